@@ -1,0 +1,117 @@
+//! The JSON options object that many functions take as their last argument.
+//!
+//! Options are strict: an unknown key or a value of the wrong type is an error naming the key,
+//! because a silently ignored misspelling (`"limt": 5`) is worse than a failed call.
+
+use crate::{Error, Result};
+use serde_json::{Map, Value as Json};
+
+pub struct Opts {
+    arg: &'static str,
+    map: Map<String, Json>,
+}
+
+impl Opts {
+    /// Parses `text` as a JSON object. SQL NULL, an empty string and `null` mean no options.
+    /// `allowed` lists the keys this function understands.
+    pub fn parse(arg: &'static str, text: Option<&str>, allowed: &[&str]) -> Result<Self> {
+        let map = match text.map(str::trim) {
+            None | Some("") => Map::new(),
+            Some(t) => match serde_json::from_str::<Json>(t) {
+                Ok(Json::Object(m)) => m,
+                Ok(Json::Null) => Map::new(),
+                Ok(_) => return Err(Error::invalid(arg, "must be a JSON object")),
+                Err(e) => return Err(Error::invalid(arg, format!("malformed JSON: {e}"))),
+            },
+        };
+        if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(Error::invalid(
+                arg,
+                format!("unknown key \"{k}\" (allowed: {})", allowed.join(", ")),
+            ));
+        }
+        Ok(Opts { arg, map })
+    }
+
+    fn bad(&self, key: &str, rule: &str) -> Error {
+        Error::invalid(format!("{}.{key}", self.arg), rule.to_owned())
+    }
+
+    fn get(&self, key: &str) -> Option<&Json> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    pub fn opt_int(&self, key: &str) -> Result<Option<i64>> {
+        self.get(key)
+            .map(|v| v.as_i64().ok_or_else(|| self.bad(key, "must be an integer")))
+            .transpose()
+    }
+
+    /// An integer in `min..=max`, or `default` when absent.
+    pub fn int(&self, key: &str, default: i64, min: i64, max: i64) -> Result<i64> {
+        let v = self.opt_int(key)?.unwrap_or(default);
+        if v < min || v > max {
+            return Err(self.bad(key, &format!("must be between {min} and {max}")));
+        }
+        Ok(v)
+    }
+
+    pub fn opt_f64(&self, key: &str) -> Result<Option<f64>> {
+        self.get(key)
+            .map(|v| v.as_f64().ok_or_else(|| self.bad(key, "must be a number")))
+            .transpose()
+    }
+
+    pub fn opt_str(&self, key: &str) -> Result<Option<String>> {
+        self.get(key)
+            .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| self.bad(key, "must be a string")))
+            .transpose()
+    }
+
+    pub fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
+        self.get(key)
+            .map(|v| v.as_bool().ok_or_else(|| self.bad(key, "must be true or false")))
+            .transpose()
+    }
+
+    /// A JSON object, re-serialised; `None` when absent.
+    pub fn opt_object(&self, key: &str) -> Result<Option<String>> {
+        self.get(key)
+            .map(|v| match v {
+                Json::Object(_) => Ok(v.to_string()),
+                _ => Err(self.bad(key, "must be a JSON object")),
+            })
+            .transpose()
+    }
+}
+
+/// Checks that `text` is a JSON object and returns it in compact form.
+pub fn object_text(arg: &str, text: Option<&str>) -> Result<String> {
+    match text.map(str::trim) {
+        None | Some("") => Ok("{}".into()),
+        Some(t) => match serde_json::from_str::<Json>(t) {
+            Ok(v @ Json::Object(_)) => Ok(v.to_string()),
+            Ok(_) => Err(Error::invalid(arg, "must be a JSON object")),
+            Err(e) => Err(Error::invalid(arg, format!("malformed JSON: {e}"))),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strictness() {
+        let e = Opts::parse("options", Some(r#"{"limt":5}"#), &["limit"]).err().unwrap();
+        assert_eq!(e.to_string(), "options: unknown key \"limt\" (allowed: limit)");
+        let e = Opts::parse("options", Some("{"), &[]).err().unwrap().to_string();
+        assert!(e.starts_with("options: malformed JSON"), "{e}");
+        let o = Opts::parse("options", Some(r#"{"limit":"x"}"#), &["limit"]).unwrap();
+        assert_eq!(o.int("limit", 10, 1, 100).unwrap_err().to_string(), "options.limit: must be an integer");
+        let o = Opts::parse("options", Some(r#"{"limit":0}"#), &["limit"]).unwrap();
+        assert_eq!(o.int("limit", 10, 1, 100).unwrap_err().to_string(), "options.limit: must be between 1 and 100");
+        let o = Opts::parse("options", None, &["limit"]).unwrap();
+        assert_eq!(o.int("limit", 10, 1, 100).unwrap(), 10);
+    }
+}

@@ -1,0 +1,1 @@
+//! The search engine (issue 3).
