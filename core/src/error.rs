@@ -18,11 +18,17 @@ pub enum Error {
 
 impl Error {
     pub fn invalid(arg: impl Into<String>, rule: impl Into<String>) -> Self {
-        Error::InvalidArgument { arg: arg.into(), rule: rule.into() }
+        Error::InvalidArgument {
+            arg: arg.into(),
+            rule: rule.into(),
+        }
     }
 
     pub fn not_found(kind: &'static str, id: impl Into<String>) -> Self {
-        Error::NotFound { kind, id: id.into() }
+        Error::NotFound {
+            kind,
+            id: id.into(),
+        }
     }
 
     pub fn internal(msg: impl Into<String>) -> Self {
@@ -54,5 +60,6 @@ impl std::error::Error for Error {}
 
 /// Runs `f`, turning a panic into [`Error::Internal`]. Adapters wrap every entry point in it.
 pub fn catch_panic<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| Err(Error::from_panic(p)))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|p| Err(Error::from_panic(p)))
 }

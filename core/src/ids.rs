@@ -17,7 +17,10 @@ pub fn check_id(arg: &str, id: &str) -> Result<()> {
         return Err(Error::invalid(arg, "must not be empty"));
     }
     if id.len() > MAX_ID_LEN {
-        return Err(Error::invalid(arg, format!("must be at most {MAX_ID_LEN} bytes")));
+        return Err(Error::invalid(
+            arg,
+            format!("must be at most {MAX_ID_LEN} bytes"),
+        ));
     }
     if id.chars().any(char::is_control) {
         return Err(Error::invalid(arg, "must not contain control characters"));
@@ -40,7 +43,10 @@ mod tests {
 
     #[test]
     fn bad_ids_are_named() {
-        assert_eq!(check_id("thread_id", "").unwrap_err().to_string(), "thread_id: must not be empty");
+        assert_eq!(
+            check_id("thread_id", "").unwrap_err().to_string(),
+            "thread_id: must not be empty"
+        );
         assert!(check_id("id", "a\u{0}b").is_err());
         assert!(check_id("id", &"x".repeat(201)).is_err());
     }

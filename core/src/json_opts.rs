@@ -43,7 +43,10 @@ impl Opts {
 
     pub fn opt_int(&self, key: &str) -> Result<Option<i64>> {
         self.get(key)
-            .map(|v| v.as_i64().ok_or_else(|| self.bad(key, "must be an integer")))
+            .map(|v| {
+                v.as_i64()
+                    .ok_or_else(|| self.bad(key, "must be an integer"))
+            })
             .transpose()
     }
 
@@ -64,13 +67,20 @@ impl Opts {
 
     pub fn opt_str(&self, key: &str) -> Result<Option<String>> {
         self.get(key)
-            .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| self.bad(key, "must be a string")))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| self.bad(key, "must be a string"))
+            })
             .transpose()
     }
 
     pub fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
         self.get(key)
-            .map(|v| v.as_bool().ok_or_else(|| self.bad(key, "must be true or false")))
+            .map(|v| {
+                v.as_bool()
+                    .ok_or_else(|| self.bad(key, "must be true or false"))
+            })
             .transpose()
     }
 
@@ -103,14 +113,28 @@ mod tests {
 
     #[test]
     fn strictness() {
-        let e = Opts::parse("options", Some(r#"{"limt":5}"#), &["limit"]).err().unwrap();
-        assert_eq!(e.to_string(), "options: unknown key \"limt\" (allowed: limit)");
-        let e = Opts::parse("options", Some("{"), &[]).err().unwrap().to_string();
+        let e = Opts::parse("options", Some(r#"{"limt":5}"#), &["limit"])
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "options: unknown key \"limt\" (allowed: limit)"
+        );
+        let e = Opts::parse("options", Some("{"), &[])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.starts_with("options: malformed JSON"), "{e}");
         let o = Opts::parse("options", Some(r#"{"limit":"x"}"#), &["limit"]).unwrap();
-        assert_eq!(o.int("limit", 10, 1, 100).unwrap_err().to_string(), "options.limit: must be an integer");
+        assert_eq!(
+            o.int("limit", 10, 1, 100).unwrap_err().to_string(),
+            "options.limit: must be an integer"
+        );
         let o = Opts::parse("options", Some(r#"{"limit":0}"#), &["limit"]).unwrap();
-        assert_eq!(o.int("limit", 10, 1, 100).unwrap_err().to_string(), "options.limit: must be between 1 and 100");
+        assert_eq!(
+            o.int("limit", 10, 1, 100).unwrap_err().to_string(),
+            "options.limit: must be between 1 and 100"
+        );
         let o = Opts::parse("options", None, &["limit"]).unwrap();
         assert_eq!(o.int("limit", 10, 1, 100).unwrap(), 10);
     }

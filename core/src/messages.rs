@@ -60,7 +60,8 @@ impl Draft {
             match v {
                 Value::Text(s) => Ok(s),
                 Value::Null => Err(Error::invalid(col, "must not be NULL")),
-                Value::Blob(b) => String::from_utf8(b).map_err(|_| Error::invalid(col, "must be valid UTF-8 text")),
+                Value::Blob(b) => String::from_utf8(b)
+                    .map_err(|_| Error::invalid(col, "must be valid UTF-8 text")),
                 other => Ok(match other {
                     Value::Int(i) => i.to_string(),
                     Value::Real(f) => f.to_string(),
@@ -127,7 +128,10 @@ impl Draft {
     /// Reads a stored row by `seq` (the SQLite triggers run after the write, so they read
     /// the row back; Postgres hands the trigger the row itself).
     pub fn load(conn: &mut dyn Conn, seq: i64) -> Result<Self> {
-        let sql = format!("SELECT {} FROM mem_messages WHERE seq = ?1", Draft::COLUMNS.join(", "));
+        let sql = format!(
+            "SELECT {} FROM mem_messages WHERE seq = ?1",
+            Draft::COLUMNS.join(", ")
+        );
         let row = conn
             .query(&sql, &[Value::Int(seq)])?
             .into_iter()
@@ -161,7 +165,10 @@ pub fn check_role(role: &str) -> Result<()> {
     if ROLES.contains(&role) {
         Ok(())
     } else {
-        Err(Error::invalid("role", format!("must be one of {} (got \"{role}\")", ROLES.join(", "))))
+        Err(Error::invalid(
+            "role",
+            format!("must be one of {} (got \"{role}\")", ROLES.join(", ")),
+        ))
     }
 }
 
@@ -170,7 +177,10 @@ pub fn check_content(arg: &str, text: &str) -> Result<()> {
     if text.len() > MAX_CONTENT_BYTES {
         return Err(Error::invalid(
             arg,
-            format!("is {} bytes; the limit is {MAX_CONTENT_BYTES} bytes (4 MiB)", text.len()),
+            format!(
+                "is {} bytes; the limit is {MAX_CONTENT_BYTES} bytes (4 MiB)",
+                text.len()
+            ),
         ));
     }
     if text.contains('\0') {
@@ -281,12 +291,19 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
 
 /// After `raw_content` changes: recount tokens (and the thread's total), and for an
 /// uncompacted message let the search and injection text follow the raw text.
-pub fn complete_update(conn: &mut dyn Conn, old_tokens: Option<i64>, mut d: Draft) -> Result<Draft> {
+pub fn complete_update(
+    conn: &mut dyn Conn,
+    old_tokens: Option<i64>,
+    mut d: Draft,
+) -> Result<Draft> {
     check_content("raw_content", &d.raw_content)?;
     let tokens = tokens::count(&d.raw_content, Encoding::O200kBase);
     conn.execute(
         "UPDATE mem_threads SET token_count = token_count + ?2 WHERE id = ?1",
-        &[d.thread_id.as_str().into(), Value::Int(tokens - old_tokens.unwrap_or(0))],
+        &[
+            d.thread_id.as_str().into(),
+            Value::Int(tokens - old_tokens.unwrap_or(0)),
+        ],
     )?;
     d.token_count = Some(tokens);
     if d.compaction_level == 0 {

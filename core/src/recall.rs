@@ -67,7 +67,10 @@ pub fn recall(
          FROM mem_messages WHERE thread_id = ?1 ORDER BY message_index DESC LIMIT ?2",
         &[thread_id.into(), Value::Int(last_n)],
     )?;
-    let mut out: Vec<Recalled> = rows.into_iter().map(|r| recalled(r, "recent")).collect::<Result<_>>()?;
+    let mut out: Vec<Recalled> = rows
+        .into_iter()
+        .map(|r| recalled(r, "recent"))
+        .collect::<Result<_>>()?;
     out.reverse();
     Ok(out)
 }
@@ -88,5 +91,15 @@ fn recalled(row: Row, reason: &'static str) -> Result<Recalled> {
     let created_at = int();
     let token_count = int();
     let task_id = it.next().and_then(Value::into_string);
-    Ok(Recalled { message_id, thread_id, role, content, message_index, created_at, token_count, task_id, reason })
+    Ok(Recalled {
+        message_id,
+        thread_id,
+        role,
+        content,
+        message_index,
+        created_at,
+        token_count,
+        task_id,
+        reason,
+    })
 }

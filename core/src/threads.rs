@@ -12,7 +12,8 @@ pub fn create(
     title: Option<&str>,
     metadata: Option<&str>,
 ) -> Result<String> {
-    let resource_id = resource_id.ok_or_else(|| Error::invalid("resource_id", "must not be NULL"))?;
+    let resource_id =
+        resource_id.ok_or_else(|| Error::invalid("resource_id", "must not be NULL"))?;
     ids::check_id("resource_id", resource_id)?;
     let metadata = json_opts::object_text("metadata", metadata)?;
     let id = ids::new_id();
@@ -20,14 +21,23 @@ pub fn create(
     conn.execute(
         "INSERT INTO mem_threads (id, resource_id, title, metadata, created_at, updated_at) \
          VALUES (?1, ?2, ?3, CAST(?4 AS @JSON), ?5, ?5)",
-        &[id.as_str().into(), resource_id.into(), title.into(), metadata.into(), Value::Int(now)],
+        &[
+            id.as_str().into(),
+            resource_id.into(),
+            title.into(),
+            metadata.into(),
+            Value::Int(now),
+        ],
     )?;
     Ok(id)
 }
 
 /// The thread's resource id, or `thread not found`.
 pub fn resource_of(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
-    conn.query_value("SELECT resource_id FROM mem_threads WHERE id = ?1", &[thread_id.into()])?
-        .and_then(Value::into_string)
-        .ok_or_else(|| Error::not_found("thread", thread_id))
+    conn.query_value(
+        "SELECT resource_id FROM mem_threads WHERE id = ?1",
+        &[thread_id.into()],
+    )?
+    .and_then(Value::into_string)
+    .ok_or_else(|| Error::not_found("thread", thread_id))
 }

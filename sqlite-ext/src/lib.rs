@@ -1,1 +1,56 @@
-//! agentmem0
+//! agentmem as a SQLite loadable extension: `.load ./agentmem0` then `SELECT mem_init();`.
+//!
+//! This crate only translates: SQL values to core arguments and back, and the core's [`Conn`]
+//! onto the calling connection. Every rule lives in `agentmem-core`.
+//!
+//! [`Conn`]: agentmem_core::Conn
+
+mod api;
+mod args;
+mod conn;
+mod functions;
+mod table;
+
+use sqlite_loadable::ext::{sqlite3, sqlite3_api_routines};
+use std::os::raw::{c_char, c_int};
+
+const SQLITE_OK: c_int = 0;
+const SQLITE_ERROR: c_int = 1;
+
+/// The entry point SQLite derives from the file name `agentmem0.so`.
+///
+/// # Safety
+/// Called by SQLite's extension loader with a live connection and its API table.
+#[no_mangle]
+pub unsafe extern "C" fn sqlite3_agentmem_init(
+    db: *mut sqlite3,
+    pz_err_msg: *mut *mut c_char,
+    p_api: *mut sqlite3_api_routines,
+) -> c_int {
+    sqlite_loadable::ext::faux_sqlite_extension_init2(p_api);
+    api::init(p_api);
+    let registered =
+        std::panic::catch_unwind(|| functions::register(db).and_then(|_| table::register(db)));
+    match registered {
+        Ok(Ok(())) => SQLITE_OK,
+        Ok(Err(e)) => {
+            report(pz_err_msg, &e.result_error_message());
+            SQLITE_ERROR
+        }
+        Err(_) => {
+            report(pz_err_msg, "agentmem0: panic while registering functions");
+            SQLITE_ERROR
+        }
+    }
+}
+
+/// Hands an error message to the loader (which frees it with sqlite3_free).
+unsafe fn report(pz_err_msg: *mut *mut c_char, msg: &str) {
+    let Ok(msg) = std::ffi::CString::new(msg.replace('\0', "")) else {
+        return;
+    };
+    if !pz_err_msg.is_null() {
+        // "%s" so that the message is never read as a format string.
+        *pz_err_msg = api::call!(mprintf(c"%s".as_ptr(), msg.as_ptr()));
+    }
+}

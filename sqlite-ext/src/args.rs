@@ -1,0 +1,58 @@
+//! Reading SQL arguments into Rust values, with errors that name the argument.
+
+use agentmem_core::{Error, Result, Value};
+use sqlite_loadable::api::{self, ValueType};
+use sqlite_loadable::ext::sqlite3_value;
+
+/// The arguments of one call, with their documented names for error messages.
+pub struct Args<'a> {
+    values: &'a [*mut sqlite3_value],
+    names: &'static [&'static str],
+}
+
+impl<'a> Args<'a> {
+    pub fn new(values: &'a [*mut sqlite3_value], names: &'static [&'static str]) -> Self {
+        Args { values, names }
+    }
+
+    fn name(&self, i: usize) -> &'static str {
+        self.names.get(i).copied().unwrap_or("argument")
+    }
+
+    /// Argument `i` as one of our values. Text and blobs must be UTF-8 when read as text.
+    pub fn value(&self, i: usize) -> Value {
+        // Absent optional arguments of table functions arrive as null pointers.
+        let Some(v) = self.values.get(i).filter(|v| !v.is_null()) else {
+            return Value::Null;
+        };
+        match api::value_type(v) {
+            ValueType::Null => Value::Null,
+            ValueType::Integer => Value::Int(api::value_int64(v)),
+            ValueType::Float => Value::Real(api::value_double(v)),
+            ValueType::Text | ValueType::Blob => Value::Blob(api::value_blob(v).to_vec()),
+        }
+    }
+
+    /// Argument `i` as text; NULL or absent gives `None`. Numbers are taken in their
+    /// decimal form; blobs and text must be valid UTF-8.
+    pub fn text(&self, i: usize) -> Result<Option<String>> {
+        match self.value(i) {
+            Value::Null => Ok(None),
+            Value::Int(v) => Ok(Some(v.to_string())),
+            Value::Real(v) => Ok(Some(v.to_string())),
+            Value::Text(s) => Ok(Some(s)),
+            Value::Blob(b) => String::from_utf8(b)
+                .map(Some)
+                .map_err(|_| Error::invalid(self.name(i), "must be valid UTF-8 text")),
+        }
+    }
+
+    /// Argument `i` as an integer; NULL or absent gives `None`.
+    pub fn int(&self, i: usize) -> Result<Option<i64>> {
+        match self.value(i) {
+            Value::Null => Ok(None),
+            Value::Int(v) => Ok(Some(v)),
+            _ => Err(Error::invalid(self.name(i), "must be an integer")),
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Table-valued functions (`SELECT * FROM mem_recall('t1')`) as eponymous virtual tables.
+//!
+//! One generic virtual table serves every table function: its arguments are hidden columns
+//! after the output columns, `xBestIndex` takes their equality constraints as the call's
+//! arguments, and `xFilter` runs the core function and hands back the materialised rows
+//! (every table function has a bounded result: a `limit` or a window).
+
+use crate::{args::Args, conn::SqliteConn, functions::sql_error};
+use agentmem_core::{error::catch_panic, recall, Error, Result, Row, Value};
+use sqlite_loadable::{
+    api,
+    ext::{sqlite3, sqlite3_context, sqlite3_value, sqlite3_vtab, sqlite3_vtab_cursor},
+    table::{BestIndexError, ConstraintOperator, IndexInfo, VTab, VTabArguments, VTabCursor},
+};
+use std::os::raw::c_int;
+
+/// A table function: output columns, argument names (the first `required` mandatory) and
+/// the core call.
+pub struct TableFn {
+    pub name: &'static str,
+    pub columns: &'static [&'static str],
+    pub args: &'static [&'static str],
+    pub required: usize,
+    pub run: fn(&mut SqliteConn, &Args) -> Result<Vec<Row>>,
+}
+
+pub const TABLE_FNS: &[TableFn] = &[TableFn {
+    name: "mem_recall",
+    columns: &recall::COLUMNS,
+    args: &["thread_id", "hint", "options"],
+    required: 1,
+    run: |c, a| {
+        let rows = recall::recall(
+            c,
+            a.text(0)?.as_deref(),
+            a.text(1)?.as_deref(),
+            a.text(2)?.as_deref(),
+        )?;
+        Ok(rows.into_iter().map(recall::Recalled::into_row).collect())
+    },
+}];
+
+#[repr(C)]
+pub struct Table {
+    base: sqlite3_vtab,
+    db: *mut sqlite3,
+    spec: &'static TableFn,
+}
+
+impl<'vtab> VTab<'vtab> for Table {
+    type Aux = &'static TableFn;
+    type Cursor = Cursor;
+
+    fn connect(
+        db: *mut sqlite3,
+        aux: Option<&Self::Aux>,
+        _args: VTabArguments,
+    ) -> sqlite_loadable::Result<(String, Self)> {
+        let spec =
+            *aux.ok_or_else(|| sqlite_loadable::Error::new_message("table function without spec"))?;
+        let cols: Vec<String> = spec
+            .columns
+            .iter()
+            .map(|c| c.to_string())
+            .chain(spec.args.iter().map(|a| format!("arg_{a} HIDDEN")))
+            .collect();
+        let sql = format!("CREATE TABLE x({})", cols.join(", "));
+        // SAFETY: an all-zero sqlite3_vtab is its documented initial state.
+        let base = unsafe { std::mem::zeroed() };
+        Ok((sql, Table { base, db, spec }))
+    }
+
+    fn best_index(&self, mut info: IndexInfo) -> std::result::Result<(), BestIndexError> {
+        let first_arg = self.spec.columns.len() as i32;
+        // Bit i of idx_num set: argument i was given. argv order is argument order.
+        let mut present = 0i32;
+        let mut constraints = info.constraints();
+        for c in constraints.iter() {
+            let col = c.column_idx() - first_arg;
+            if col >= 0 && c.op() == Some(ConstraintOperator::EQ) {
+                if !c.usable() {
+                    return Err(BestIndexError::Constraint);
+                }
+                present |= 1 << col;
+            }
+        }
+        let mut next = 1;
+        let mut argv_of = [0; 16];
+        for (i, slot) in argv_of.iter_mut().enumerate().take(self.spec.args.len()) {
+            if present & (1 << i) != 0 {
+                *slot = next;
+                next += 1;
+            }
+        }
+        for c in constraints.iter_mut() {
+            let col = c.column_idx() - first_arg;
+            if col >= 0 && c.op() == Some(ConstraintOperator::EQ) {
+                c.set_argv_index(argv_of[col as usize]);
+                c.set_omit(true);
+            }
+        }
+        info.set_idxnum(present);
+        info.set_estimated_cost(10.0);
+        info.set_estimated_rows(10);
+        Ok(())
+    }
+
+    fn open(&'vtab mut self) -> sqlite_loadable::Result<Cursor> {
+        // SAFETY: as for the table.
+        let base = unsafe { std::mem::zeroed() };
+        Ok(Cursor {
+            base,
+            db: self.db,
+            spec: self.spec,
+            rows: Vec::new(),
+            pos: 0,
+        })
+    }
+}
+
+#[repr(C)]
+pub struct Cursor {
+    base: sqlite3_vtab_cursor,
+    db: *mut sqlite3,
+    spec: &'static TableFn,
+    rows: Vec<Row>,
+    pos: usize,
+}
+
+impl VTabCursor for Cursor {
+    fn filter(
+        &mut self,
+        idx_num: c_int,
+        _idx_str: Option<&str>,
+        values: &[*mut sqlite3_value],
+    ) -> sqlite_loadable::Result<()> {
+        let spec = self.spec;
+        let db = self.db;
+        let result = catch_panic(|| {
+            // Spread the given arguments back to their positions; absent ones are NULL.
+            let mut given = values.iter();
+            let null = std::ptr::null_mut();
+            let mut positional = Vec::with_capacity(spec.args.len());
+            for i in 0..spec.args.len() {
+                positional.push(if idx_num & (1 << i) != 0 {
+                    *given.next().unwrap_or(&null)
+                } else {
+                    null
+                });
+            }
+            let missing = (0..spec.required).find(|&i| idx_num & (1 << i) == 0);
+            if let Some(i) = missing {
+                return Err(Error::invalid(
+                    spec.args[i],
+                    format!("{} requires this argument", spec.name),
+                ));
+            }
+            (spec.run)(&mut SqliteConn::new(db), &Args::new(&positional, spec.args))
+        });
+        self.rows = result.map_err(|e| sql_error(&e))?;
+        self.pos = 0;
+        Ok(())
+    }
+
+    fn next(&mut self) -> sqlite_loadable::Result<()> {
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn eof(&self) -> bool {
+        self.pos >= self.rows.len()
+    }
+
+    fn column(&self, ctx: *mut sqlite3_context, i: c_int) -> sqlite_loadable::Result<()> {
+        match self.rows.get(self.pos).and_then(|r| r.get(i as usize)) {
+            None | Some(Value::Null) => api::result_null(ctx),
+            Some(Value::Int(v)) => api::result_int64(ctx, *v),
+            Some(Value::Real(v)) => api::result_double(ctx, *v),
+            Some(Value::Text(s)) => api::result_text(ctx, s)?,
+            Some(Value::Blob(b)) => api::result_blob(ctx, b),
+        }
+        Ok(())
+    }
+
+    fn rowid(&self) -> sqlite_loadable::Result<i64> {
+        Ok(self.pos as i64)
+    }
+}
+
+/// Registers every table function on `db`.
+pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
+    for spec in TABLE_FNS {
+        sqlite_loadable::define_table_function::<Table>(db, spec.name, Some(spec))?;
+    }
+    Ok(())
+}
