@@ -144,7 +144,7 @@ impl Draft {
     pub fn store(&self, conn: &mut dyn Conn) -> Result<()> {
         conn.execute(
             "UPDATE mem_messages SET id = ?2, resource_id = ?3, search_text = ?4, injection_text = ?5, \
-             message_index = ?6, token_count = ?7, task_id = ?8 WHERE seq = ?1",
+             message_index = CAST(?6 AS BIGINT), token_count = CAST(?7 AS BIGINT), task_id = ?8 WHERE seq = ?1",
             &[
                 Value::Int(self.seq),
                 self.id.as_str().into(),

@@ -141,6 +141,11 @@ fn current_version(conn: &mut dyn Conn) -> Result<i64> {
         .unwrap_or(0))
 }
 
+/// The version the database's schema is at (0 when agentmem was never initialised).
+pub fn version(conn: &mut dyn Conn) -> Result<i64> {
+    current_version(conn)
+}
+
 /// Applies every migration above the database's version up to `target` (the latest when
 /// `None`), inside the caller's transaction. Idempotent. Returns the resulting version.
 pub fn migrate(conn: &mut dyn Conn, target: Option<i64>) -> Result<i64> {

@@ -1,0 +1,105 @@
+//! [`Conn`] over SPI, inside the calling transaction.
+//!
+//! Statement errors raised by Postgres unwind through the core as pgrx error reports and
+//! abort the statement like any other SQL error; the core never catches them.
+
+use agentmem_core::{conn::dialect_sql, Conn, Dialect, Error, Result, Row, Value};
+use pgrx::datum::DatumWithOid;
+use pgrx::prelude::*;
+use pgrx::spi::SpiHeapTupleData;
+
+pub struct SpiConn;
+
+/// A parameter as SPI wants it: a datum with its type. NULL travels as text; core statements
+/// cast nullable non-text parameters explicitly.
+fn param(v: &Value) -> DatumWithOid<'_> {
+    match v {
+        Value::Null => DatumWithOid::null::<String>(),
+        Value::Int(i) => (*i).into(),
+        Value::Real(f) => (*f).into(),
+        Value::Text(s) => s.as_str().into(),
+        Value::Blob(b) => b.as_slice().into(),
+    }
+}
+
+/// A result column as a core value, by its Postgres type.
+pub fn column(row: &SpiHeapTupleData, i: usize) -> Result<Value> {
+    let entry = row.get_datum_by_ordinal(i).map_err(spi_err)?;
+    let oid = entry.oid();
+    let v = match oid {
+        pg_sys::INT8OID => entry.value::<i64>().map_err(spi_err)?.map(Value::Int),
+        pg_sys::INT4OID => entry
+            .value::<i32>()
+            .map_err(spi_err)?
+            .map(|v| Value::Int(v.into())),
+        pg_sys::INT2OID => entry
+            .value::<i16>()
+            .map_err(spi_err)?
+            .map(|v| Value::Int(v.into())),
+        pg_sys::BOOLOID => entry
+            .value::<bool>()
+            .map_err(spi_err)?
+            .map(|v| Value::Int(v.into())),
+        pg_sys::FLOAT8OID => entry.value::<f64>().map_err(spi_err)?.map(Value::Real),
+        pg_sys::FLOAT4OID => entry
+            .value::<f32>()
+            .map_err(spi_err)?
+            .map(|v| Value::Real(v.into())),
+        pg_sys::BYTEAOID => entry.value::<Vec<u8>>().map_err(spi_err)?.map(Value::Blob),
+        pg_sys::JSONBOID => entry
+            .value::<pgrx::JsonB>()
+            .map_err(spi_err)?
+            .map(|j| Value::Text(j.0.to_string())),
+        _ => entry.value::<String>().map_err(spi_err)?.map(Value::Text),
+    };
+    Ok(v.unwrap_or(Value::Null))
+}
+
+fn spi_err(e: impl std::fmt::Display) -> Error {
+    Error::Database(e.to_string())
+}
+
+impl Conn for SpiConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        let sql = dialect_sql(sql, Dialect::Postgres);
+        let args: Vec<DatumWithOid> = params.iter().map(param).collect();
+        Spi::connect_mut(|client| {
+            let table = client.update(sql.as_str(), None, &args).map_err(spi_err)?;
+            let ncols = if table.is_empty() {
+                0
+            } else {
+                table.columns().map_err(spi_err)?
+            };
+            table
+                .map(|row| {
+                    (1..=ncols)
+                        .map(|i| column(&row, i))
+                        .collect::<Result<Row>>()
+                })
+                .collect()
+        })
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        let sql = dialect_sql(sql, Dialect::Postgres);
+        let args: Vec<DatumWithOid> = params.iter().map(param).collect();
+        Spi::connect_mut(|client| {
+            let table = client.update(sql.as_str(), None, &args).map_err(spi_err)?;
+            Ok(table.len() as u64)
+        })
+    }
+
+    fn execute_batch(&mut self, sql: &str) -> Result<()> {
+        let sql = dialect_sql(sql, Dialect::Postgres);
+        Spi::connect_mut(|client| {
+            client
+                .update(sql.as_str(), None, &[])
+                .map(|_| ())
+                .map_err(spi_err)
+        })
+    }
+}
