@@ -11,6 +11,8 @@
 //! | `@DOUBLE`            | `REAL`                         | `DOUBLE PRECISION`                              |
 //! | `@FILLED`            | (nothing)                      | `NOT NULL`                                      |
 //! | `@trigger T E H`     | `AFTER`/`BEFORE` trigger calling `H(seq)` | `BEFORE` row trigger executing `H()`  |
+//! | `@sqlite STMT`       | `STMT`                         | (nothing)                                       |
+//! | `@postgres STMT`     | (nothing)                      | `STMT`                                          |
 //!
 //! `@FILLED` marks a column that a trigger fills when a plain `INSERT` leaves it out: Postgres
 //! fills it in a BEFORE trigger (so NOT NULL holds), SQLite in an AFTER trigger (SQLite
@@ -56,6 +58,14 @@ pub fn render(script: &str, dialect: Dialect) -> String {
         let trimmed = line.trim_start();
         if let Some(rest) = trimmed.strip_prefix("@trigger ") {
             out.push_str(&render_trigger(rest, dialect));
+        } else if let Some(rest) = trimmed.strip_prefix("@sqlite ") {
+            if dialect == Dialect::Sqlite {
+                out.push_str(&render_markers(rest, dialect));
+            }
+        } else if let Some(rest) = trimmed.strip_prefix("@postgres ") {
+            if dialect == Dialect::Postgres {
+                out.push_str(&render_markers(rest, dialect));
+            }
         } else {
             out.push_str(&render_markers(line, dialect));
         }

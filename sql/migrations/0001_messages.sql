@@ -55,3 +55,7 @@ CREATE TABLE mem_compactions (
   CHECK (end_index >= start_index)
 );
 CREATE INDEX mem_compactions_thread ON mem_compactions (thread_id, start_index);
+
+-- SQLite enforces the ON DELETE CASCADE above only under PRAGMA foreign_keys = ON, which is
+-- off by default; this trigger gives the same result either way.
+@sqlite CREATE TRIGGER mem_threads_cascade AFTER DELETE ON mem_threads FOR EACH ROW BEGIN DELETE FROM mem_messages WHERE thread_id = OLD.id; DELETE FROM mem_compactions WHERE thread_id = OLD.id; END;

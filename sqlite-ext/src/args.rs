@@ -4,6 +4,22 @@ use agentmem_core::{Error, Result, Value};
 use sqlite_loadable::api::{self, ValueType};
 use sqlite_loadable::ext::sqlite3_value;
 
+/// The bytes of a text or blob value. (sqlite-loadable's `value_blob` builds a slice from
+/// the NULL pointer SQLite returns for an empty value, which aborts the process.)
+fn bytes(v: *mut sqlite3_value) -> Vec<u8> {
+    // SAFETY: v is a live argument; blob() before bytes() as the SQLite docs require, and the
+    // pointer is valid for `n` bytes until the value changes, which it does not here.
+    unsafe {
+        let p = crate::api::call!(value_blob(v)) as *const u8;
+        let n = crate::api::call!(value_bytes(v)) as usize;
+        if p.is_null() || n == 0 {
+            Vec::new()
+        } else {
+            std::slice::from_raw_parts(p, n).to_vec()
+        }
+    }
+}
+
 /// The arguments of one call, with their documented names for error messages.
 pub struct Args<'a> {
     values: &'a [*mut sqlite3_value],
@@ -29,7 +45,7 @@ impl<'a> Args<'a> {
             ValueType::Null => Value::Null,
             ValueType::Integer => Value::Int(api::value_int64(v)),
             ValueType::Float => Value::Real(api::value_double(v)),
-            ValueType::Text | ValueType::Blob => Value::Blob(api::value_blob(v).to_vec()),
+            ValueType::Text | ValueType::Blob => Value::Blob(bytes(*v)),
         }
     }
 

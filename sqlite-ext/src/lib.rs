@@ -9,6 +9,7 @@ mod api;
 mod args;
 mod conn;
 mod functions;
+mod pin;
 mod table;
 
 use sqlite_loadable::ext::{sqlite3, sqlite3_api_routines};
@@ -29,6 +30,8 @@ pub unsafe extern "C" fn sqlite3_agentmem_init(
 ) -> c_int {
     sqlite_loadable::ext::faux_sqlite_extension_init2(p_api);
     api::init(p_api);
+    pin::pin_self();
+    pin::quiet_panics();
     let registered =
         std::panic::catch_unwind(|| functions::register(db).and_then(|_| table::register(db)));
     match registered {

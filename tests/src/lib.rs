@@ -1,1 +1,40 @@
-//! Shared helpers for the test suites: loading the SQLite extension and reaching Postgres.
+//! Shared machinery of the test suites: the two backends behind one small interface, so a
+//! case written once runs on SQLite (the built `dist/agentmem0.so`, loaded at run time like any
+//! client would) and on a real PostgreSQL server with `CREATE EXTENSION agentmem`.
+
+pub mod backend;
+pub mod cases;
+
+use std::path::PathBuf;
+
+/// The workspace root (tests run with the `tests/` crate as working directory).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The SQLite extension to load: `$AGENTMEM_SQLITE_EXT` or `dist/agentmem0`.
+pub fn sqlite_extension() -> PathBuf {
+    std::env::var_os("AGENTMEM_SQLITE_EXT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("dist/agentmem0"))
+}
+
+/// Connection string of the test Postgres server (`$AGENTMEM_PG`), or `None` when unset.
+/// `make test` always sets it and also sets `AGENTMEM_PG_REQUIRED=1`, so a missing server is a
+/// failure there, never a silent skip.
+pub fn pg_url() -> Option<String> {
+    match std::env::var("AGENTMEM_PG") {
+        Ok(url) => Some(url),
+        Err(_) => {
+            assert!(
+                std::env::var_os("AGENTMEM_PG_REQUIRED").is_none(),
+                "AGENTMEM_PG_REQUIRED is set but AGENTMEM_PG is not"
+            );
+            eprintln!("AGENTMEM_PG not set: skipping the Postgres half (run `make test` for both)");
+            None
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! The conformance suite: every case in `tests/cases/*.case` on SQLite and on Postgres,
+//! each checked against the expected rows written in the case and against each other.
+
+use agentmem_tests::backend::{Backend, Postgres, Sqlite};
+use agentmem_tests::cases::{self, Case};
+
+fn load_cases() -> Vec<Case> {
+    let dir = agentmem_tests::root().join("tests/cases");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "case"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|p| {
+            cases::parse(
+                &p.file_name().unwrap().to_string_lossy(),
+                &std::fs::read_to_string(p).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn conformance() {
+    let cases = load_cases();
+    assert!(
+        cases.len() >= 30,
+        "expected at least 30 conformance cases, found {}",
+        cases.len()
+    );
+    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(Sqlite::open(":memory:"))];
+    if let Some(url) = agentmem_tests::pg_url() {
+        backends.push(Box::new(Postgres::connect(&url)));
+    }
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for case in &cases {
+        let mut results = Vec::new();
+        for db in backends.iter_mut() {
+            runs += 1;
+            match cases::run(case, db.as_mut()) {
+                Ok(rows) => results.push(rows),
+                Err(e) => failures.push(format!(
+                    "[{}] {} ({}):\n  {e}",
+                    db.name(),
+                    case.name,
+                    case.file
+                )),
+            }
+        }
+        // Parity: the backends' rows agree with each other, not only with the expectation.
+        if results.len() == 2 && results[0] != results[1] {
+            failures.push(format!(
+                "[parity] {} ({}): backends disagree",
+                case.name, case.file
+            ));
+        }
+    }
+    println!(
+        "conformance: {} cases on {} backend(s), {} runs, {} failed",
+        cases.len(),
+        backends.len(),
+        runs,
+        failures.len()
+    );
+    assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
+}
