@@ -1,0 +1,63 @@
+# agentmem — the two commands a new user needs are `make demo` and `make test`.
+SHELL := /bin/bash
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+PG_PORT ?= 5499
+export PG_PORT
+export PG_DIR ?= /tmp/agentmem-test-pg
+export USER ?= root
+# Rust toolchain from rustup, when the shell did not put it on PATH.
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: demo test bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
+        deps-sqlite deps-pg test-core test-integration test-pgrx fmt clean
+
+## Build the SQLite extension (release) and run a scripted agent session against a file database.
+demo: deps-sqlite sqlite-release
+	@scripts/demo.sh
+
+## Everything: core unit/property tests, conformance on both backends, integration,
+## concurrency and upgrade tests, pgrx in-database tests. Starts and stops its own Postgres.
+test: deps-sqlite deps-pg sqlite pg-install test-core test-integration test-pgrx
+	@echo "make test: all suites passed"
+
+deps-sqlite:
+	@scripts/deps.sh sqlite
+
+deps-pg:
+	@scripts/deps.sh pg
+
+## dist/agentmem0.so, debug build (what the tests load: debug assertions on).
+sqlite:
+	cargo build -p agentmem-sqlite
+	@mkdir -p dist && cp target/debug/libagentmem0.so dist/agentmem0.so
+
+## dist/agentmem0.so, optimised.
+sqlite-release:
+	cargo build --release -p agentmem-sqlite
+	@mkdir -p dist && cp target/release/libagentmem0.so dist/agentmem0.so
+
+## Install the Postgres extension into the local PostgreSQL 15 (debug build, for tests).
+pg-install: deps-pg
+	cd pg-ext && cargo pgrx install --pg-config $(PG_CONFIG)
+
+## Install the optimised Postgres extension.
+pg-install-release: deps-pg
+	cd pg-ext && cargo pgrx install --release --pg-config $(PG_CONFIG)
+
+test-core:
+	cargo test -p agentmem-core
+
+test-integration:
+	@set -e; scripts/pg-cluster.sh start; trap 'scripts/pg-cluster.sh stop' EXIT; \
+	AGENTMEM_PG="host=127.0.0.1 port=$(PG_PORT) user=postgres dbname=agentmem_test" \
+	AGENTMEM_PG_REQUIRED=1 cargo test -p agentmem-tests
+
+test-pgrx:
+	cd pg-ext && cargo pgrx test pg15 --runas postgres --pgdata /tmp/agentmem-pgrx-test
+
+fmt:
+	cargo fmt --all
+
+clean:
+	cargo clean
+	rm -f dist/*.so
