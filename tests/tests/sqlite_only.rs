@@ -1,0 +1,72 @@
+//! Inputs only SQLite can carry: blobs passed as text and text with NUL characters.
+
+use agentmem_tests::backend::Sqlite;
+
+fn error_of(db: &Sqlite, sql: &str) -> String {
+    db.conn
+        .query_row(sql, [], |_| Ok(()))
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn invalid_utf8_blob_is_named() {
+    let db = Sqlite::open(":memory:");
+    let t: String = db
+        .conn
+        .query_row("SELECT mem_thread_create('r')", [], |r| r.get(0))
+        .unwrap();
+    let e = error_of(
+        &db,
+        &format!("SELECT mem_message_add('{t}', 'user', x'ff00')"),
+    );
+    assert!(e.contains("content: must be valid UTF-8 text"), "{e}");
+    let e = error_of(&db, "SELECT mem_tokens(x'c328')");
+    assert!(e.contains("text: must be valid UTF-8 text"), "{e}");
+    // A valid UTF-8 blob is taken as its text.
+    let n: i64 = db
+        .conn
+        .query_row("SELECT mem_tokens(CAST('hello world' AS BLOB))", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn nul_characters_are_refused() {
+    let db = Sqlite::open(":memory:");
+    let t: String = db
+        .conn
+        .query_row("SELECT mem_thread_create('r')", [], |r| r.get(0))
+        .unwrap();
+    let e = error_of(
+        &db,
+        &format!("SELECT mem_message_add('{t}', 'user', 'a' || char(0) || 'b')"),
+    );
+    assert!(
+        e.contains("content: must not contain NUL characters"),
+        "{e}"
+    );
+    let e = db
+        .conn
+        .execute(&format!("INSERT INTO mem_messages (thread_id, role, raw_content) VALUES ('{t}', 'user', 'a' || char(0))"), [])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("raw_content: must not contain NUL characters"),
+        "{e}"
+    );
+}
+
+#[test]
+fn wrong_arity_names_the_signature() {
+    let db = Sqlite::open(":memory:");
+    let e = error_of(&db, "SELECT mem_message_add('t')");
+    assert!(
+        e.contains(
+            "mem_message_add(thread_id, role, content, [options]): takes 3 to 4 arguments, got 1"
+        ),
+        "{e}"
+    );
+}
