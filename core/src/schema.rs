@@ -44,6 +44,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "thread_lifecycle",
         script: include_str!("../../sql/migrations/0002_thread_lifecycle.sql"),
     },
+    Migration {
+        version: 3,
+        name: "search_index",
+        script: include_str!("../../sql/migrations/0003_search_index.sql"),
+    },
 ];
 
 /// The schema version this build creates.

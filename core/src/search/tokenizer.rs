@@ -1,0 +1,348 @@
+//! The tokenizer for code and prose.
+//!
+//! Text is cut into *compounds*: runs of word characters (Unicode letters and digits, `_`)
+//! joined by `.`, `-`, `/`, `\` or `::` when a word character follows the joiner. A compound
+//! yields
+//!
+//! * its **whole** form (lower-cased, joiners kept) when it has more than one atom:
+//!   `src/auth/login.ts`, `loginschema`, `login_schema`, `my-component`, `foo::bar`;
+//! * each joiner-separated **piece** that itself has more than one atom, when the compound
+//!   has several pieces: `loginschema` in `src/LoginSchema.ts`;
+//! * its **atoms**: pieces split at `_` and at camel-case boundaries (`loginSchema`,
+//!   `HTTPServer` → `http`, `server`), lower-cased. Han, Hiragana and Katakana characters are
+//!   atoms on their own (those scripts do not separate words by spaces).
+//!
+//! Atoms take consecutive positions; a whole or piece token takes the position of its first
+//! atom. Phrases are matched on atom positions, so `"login schema"` also finds `LoginSchema`.
+//! A query for `login_schema` yields `login_schema`, `login`, `schema`: a document holding the
+//! exact name matches all three and ranks above one that only has the parts.
+//!
+//! No stemming and no stop words (see docs/search.md for the measurement behind that).
+
+/// Atoms longer than this many bytes are cut (at a character boundary): hashes and base64
+/// blobs stay searchable by their start without bloating the dictionary.
+pub const MAX_ATOM_BYTES: usize = 64;
+/// Whole and piece tokens longer than this are not emitted (their atoms still are).
+pub const MAX_WHOLE_BYTES: usize = 128;
+
+/// What a token stands for inside its compound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The whole compound (`src/auth/login.ts`).
+    Whole,
+    /// One joiner-separated piece of several atoms (`login_schema` in `a/login_schema.rs`).
+    Piece,
+    /// A smallest part (`login`).
+    Atom,
+}
+
+/// One token with its position and its byte span in the source text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub text: String,
+    pub pos: u32,
+    pub start: usize,
+    pub end: usize,
+    pub kind: Kind,
+}
+
+fn is_word(c: char) -> bool {
+    c == '_' || c.is_alphanumeric()
+}
+
+/// Scripts written without spaces: each character is an atom.
+fn is_ideograph(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // Hiragana, Katakana
+        | 0x3400..=0x4DBF    // CJK Extension A
+        | 0x4E00..=0x9FFF    // CJK Unified Ideographs
+        | 0xF900..=0xFAFF    // CJK Compatibility Ideographs
+        | 0x20000..=0x2FFFF) // CJK Extensions B..
+}
+
+fn lower(s: &str) -> String {
+    if s.is_ascii() {
+        s.to_ascii_lowercase()
+    } else {
+        s.chars().flat_map(char::to_lowercase).collect()
+    }
+}
+
+fn cut(s: String, max: usize) -> String {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}
+
+/// Splits one piece (word characters only) into atom byte ranges relative to `text`.
+fn split_atoms(text: &str, base: usize, out: &mut Vec<(usize, usize)>) {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut start: Option<usize> = None;
+    let n = chars.len();
+    for i in 0..n {
+        let (off, c) = chars[i];
+        if c == '_' {
+            if let Some(s) = start.take() {
+                out.push((base + s, base + off));
+            }
+            continue;
+        }
+        if is_ideograph(c) {
+            if let Some(s) = start.take() {
+                out.push((base + s, base + off));
+            }
+            out.push((base + off, base + off + c.len_utf8()));
+            continue;
+        }
+        if let Some(s) = start {
+            let prev = chars[i - 1].1;
+            let boundary = (c.is_uppercase()
+                && (prev.is_lowercase()
+                    || prev.is_numeric() && s < off && has_lower(&text[s..off])))
+                || (c.is_uppercase()
+                    && prev.is_uppercase()
+                    && i + 1 < n
+                    && chars[i + 1].1.is_lowercase());
+            if boundary {
+                out.push((base + s, base + off));
+                start = Some(off);
+            }
+        } else {
+            start = Some(off);
+        }
+    }
+    if let Some(s) = start {
+        out.push((base + s, base + text.len()));
+    }
+}
+
+fn has_lower(s: &str) -> bool {
+    s.chars().any(char::is_lowercase)
+}
+
+/// Length in bytes of a joiner at the start of `rest` that is followed by a word character.
+fn joiner_len(rest: &str) -> usize {
+    let len = if rest.starts_with("::") {
+        2
+    } else {
+        match rest.chars().next() {
+            Some('.' | '-' | '/' | '\\') => 1,
+            _ => return 0,
+        }
+    };
+    match rest[len..].chars().next() {
+        Some(c) if is_word(c) => len,
+        _ => 0,
+    }
+}
+
+/// Tokenizes `text` into every token (wholes, pieces, atoms) with positions and spans.
+pub fn tokenize(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    tokenize_into(text, &mut out);
+    out
+}
+
+/// Like [`tokenize`], appending to `out`.
+pub fn tokenize_into(text: &str, out: &mut Vec<Token>) {
+    let mut pos: u32 = 0;
+    let mut i = 0;
+    let bytes = text.len();
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let mut atoms: Vec<(usize, usize)> = Vec::new();
+    let mut piece_atoms: Vec<usize> = Vec::new();
+    while i < bytes {
+        let c = match text[i..].chars().next() {
+            Some(c) => c,
+            None => break,
+        };
+        if !is_word(c) {
+            i += c.len_utf8();
+            continue;
+        }
+        // A compound starts at i.
+        pieces.clear();
+        let start = i;
+        loop {
+            let ps = i;
+            while i < bytes {
+                match text[i..].chars().next() {
+                    Some(c) if is_word(c) => i += c.len_utf8(),
+                    _ => break,
+                }
+            }
+            pieces.push((ps, i));
+            let j = joiner_len(&text[i..]);
+            if j == 0 {
+                break;
+            }
+            i += j;
+        }
+        let end = i;
+        atoms.clear();
+        piece_atoms.clear();
+        for &(ps, pe) in &pieces {
+            let before = atoms.len();
+            split_atoms(&text[ps..pe], ps, &mut atoms);
+            piece_atoms.push(atoms.len() - before);
+        }
+        if atoms.is_empty() {
+            continue; // only underscores
+        }
+        let first_pos = pos;
+        if atoms.len() > 1 {
+            let (ws, we) = trim_underscores(text, start, end);
+            let whole = lower(&text[ws..we]);
+            if whole.len() <= MAX_WHOLE_BYTES {
+                out.push(Token {
+                    text: whole,
+                    pos: first_pos,
+                    start: ws,
+                    end: we,
+                    kind: Kind::Whole,
+                });
+            }
+        }
+        let mut a = 0;
+        for (k, &(ps, pe)) in pieces.iter().enumerate() {
+            let na = piece_atoms[k];
+            if na > 1 && pieces.len() > 1 {
+                let (ws, we) = trim_underscores(text, ps, pe);
+                let piece = lower(&text[ws..we]);
+                if piece.len() <= MAX_WHOLE_BYTES {
+                    out.push(Token {
+                        text: piece,
+                        pos,
+                        start: ws,
+                        end: we,
+                        kind: Kind::Piece,
+                    });
+                }
+            }
+            for &(s, e) in &atoms[a..a + na] {
+                out.push(Token {
+                    text: cut(lower(&text[s..e]), MAX_ATOM_BYTES),
+                    pos,
+                    start: s,
+                    end: e,
+                    kind: Kind::Atom,
+                });
+                pos = pos.saturating_add(1);
+            }
+            a += na;
+        }
+    }
+}
+
+fn trim_underscores(text: &str, mut s: usize, mut e: usize) -> (usize, usize) {
+    let b = text.as_bytes();
+    while s < e && b[s] == b'_' {
+        s += 1;
+    }
+    while e > s && b[e - 1] == b'_' {
+        e -= 1;
+    }
+    (s, e)
+}
+
+/// The token texts only, in emission order.
+pub fn token_texts(text: &str) -> Vec<String> {
+    tokenize(text).into_iter().map(|t| t.text).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(s: &str) -> Vec<String> {
+        token_texts(s)
+    }
+
+    #[test]
+    fn camel_case_is_whole_and_parts() {
+        assert_eq!(texts("LoginSchema"), ["loginschema", "login", "schema"]);
+        assert_eq!(
+            texts("HTTPServerError"),
+            ["httpservererror", "http", "server", "error"]
+        );
+        assert_eq!(texts("parseJSON"), ["parsejson", "parse", "json"]);
+        assert_eq!(texts("utf8Decode"), ["utf8decode", "utf8", "decode"]);
+    }
+
+    #[test]
+    fn snake_kebab_and_paths() {
+        assert_eq!(
+            texts("refresh_tokens"),
+            ["refresh_tokens", "refresh", "tokens"]
+        );
+        assert_eq!(texts("my-component"), ["my-component", "my", "component"]);
+        assert_eq!(
+            texts("src/auth/login.ts"),
+            ["src/auth/login.ts", "src", "auth", "login", "ts"]
+        );
+        assert_eq!(texts("Foo::bar"), ["foo::bar", "foo", "bar"]);
+        assert_eq!(
+            texts("src/LoginSchema.ts"),
+            [
+                "src/loginschema.ts",
+                "src",
+                "loginschema",
+                "login",
+                "schema",
+                "ts"
+            ]
+        );
+        assert_eq!(texts("__init__"), ["init"]);
+        assert_eq!(texts("_private_fn"), ["private_fn", "private", "fn"]);
+    }
+
+    #[test]
+    fn prose_and_trailing_punctuation() {
+        assert_eq!(texts("It works. Then, ok!"), ["it", "works", "then", "ok"]);
+        assert_eq!(texts("see auth.ts."), ["see", "auth.ts", "auth", "ts"]);
+        assert_eq!(texts("v1.2.3"), ["v1.2.3", "v1", "2", "3"]);
+        assert_eq!(texts("Ünïcödé WÖRDS"), ["ünïcödé", "wörds"]);
+        assert_eq!(
+            texts("東京タワー"),
+            ["東京タワー", "東", "京", "タ", "ワ", "ー"]
+        );
+    }
+
+    #[test]
+    fn positions_follow_atoms() {
+        let t = tokenize("use LoginSchema now");
+        let p: Vec<(String, u32)> = t.iter().map(|t| (t.text.clone(), t.pos)).collect();
+        assert_eq!(
+            p,
+            [
+                ("use".into(), 0),
+                ("loginschema".into(), 1),
+                ("login".into(), 1),
+                ("schema".into(), 2),
+                ("now".into(), 3)
+            ]
+        );
+        assert_eq!(&"use LoginSchema now"[t[1].start..t[1].end], "LoginSchema");
+    }
+
+    #[test]
+    fn hostile_input() {
+        assert!(texts("").is_empty());
+        assert!(texts("!!! ::: --- /// \"\" ''").is_empty());
+        assert_eq!(texts("🚀 launch 🚀"), ["launch"]);
+        assert!(texts("___").is_empty());
+        let punct = "!@#$%^&*()-+=[]{};:'\",.<>/?\\|`~".repeat(40_000);
+        assert!(texts(&punct).is_empty());
+        let long = "a".repeat(1000);
+        assert_eq!(texts(&long)[0].len(), MAX_ATOM_BYTES);
+        let mixed: String = (0..5000)
+            .map(|i| char::from_u32(i * 13 % 0x10FFFF).unwrap_or('x'))
+            .collect();
+        let _ = tokenize(&mixed);
+    }
+}
