@@ -6,10 +6,13 @@
 //! arguments to calls into this crate, so SQLite and Postgres run the same code and the same
 //! statements and therefore give the same answers.
 
+pub mod compaction;
 pub mod conn;
 pub mod error;
 pub mod ids;
 pub mod json_opts;
+pub mod memory_tool;
+pub mod message_search;
 pub mod messages;
 pub mod recall;
 pub mod schema;

@@ -6,6 +6,7 @@
 //! mem_messages (thread_id, role, raw_content) VALUES (…)` is treated exactly like a call to
 //! the function, inside the same transaction.
 
+use crate::search::{self, NS_MESSAGES};
 use crate::tokens::{self, Encoding};
 use crate::{ids, json_opts::Opts, threads, Conn, Error, Result, Value};
 
@@ -286,16 +287,32 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
     if d.injection_text.is_none() {
         d.injection_text = Some(d.raw_content.clone());
     }
+    index(conn, &d)?;
     Ok(d)
 }
 
-/// After `raw_content` changes: recount tokens (and the thread's total), and for an
-/// uncompacted message let the search and injection text follow the raw text.
+/// Puts the message's search text into the search index (insert or replace).
+fn index(conn: &mut dyn Conn, d: &Draft) -> Result<()> {
+    let text = d.search_text.as_deref().unwrap_or(&d.raw_content);
+    search::index_doc(conn, NS_MESSAGES, d.seq, text, d.created_at)
+}
+
+/// After `raw_content` or `search_text` changes. A new raw text is recounted (and the thread's
+/// total with it) and, for an uncompacted message, the search and injection text follow it.
+/// The index then takes the search text.
 pub fn complete_update(
     conn: &mut dyn Conn,
+    raw_changed: bool,
     old_tokens: Option<i64>,
     mut d: Draft,
 ) -> Result<Draft> {
+    if let Some(s) = &d.search_text {
+        check_content("search_text", s)?;
+    }
+    if !raw_changed {
+        index(conn, &d)?;
+        return Ok(d);
+    }
     check_content("raw_content", &d.raw_content)?;
     let tokens = tokens::count(&d.raw_content, Encoding::O200kBase);
     conn.execute(
@@ -310,12 +327,14 @@ pub fn complete_update(
         d.search_text = Some(d.raw_content.clone());
         d.injection_text = Some(d.raw_content.clone());
     }
+    index(conn, &d)?;
     Ok(d)
 }
 
-/// Before a message row goes: take it off the thread's totals. The index counter is not
-/// lowered, so indexes are never reused.
+/// Before a message row goes: take it off the thread's totals and out of the search index.
+/// The index counter is not lowered, so message indexes are never reused.
 pub fn before_delete(conn: &mut dyn Conn, d: &Draft) -> Result<()> {
+    search::remove_doc(conn, NS_MESSAGES, d.seq)?;
     conn.execute(
         "UPDATE mem_threads SET message_count = message_count - 1, token_count = token_count - ?2 WHERE id = ?1",
         &[d.thread_id.as_str().into(), Value::Int(d.token_count.unwrap_or(0))],

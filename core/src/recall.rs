@@ -1,9 +1,13 @@
 //! `mem_recall(thread_id [, hint [, options]])`: the messages one agent turn needs.
 //!
-//! The last `last_n` messages of the thread, in conversation order. (With a hint, the search
-//! engine adds its top hits with their neighbours; see the search issue.)
+//! The last `last_n` messages of the thread and, when a hint is given, the `top_k` search hits
+//! in the thread (or its resource, with `"scope":"resource"`), each with `before` messages
+//! before it and `after` after it (seed 003: 3, 2, 1). Deduplicated and in conversation order.
 
+use crate::message_search::{self, Filters, Request};
+use crate::search::{SearchParams, SnippetSettings};
 use crate::{json_opts::Opts, threads, Conn, Error, Result, Row, Value};
+use std::collections::BTreeMap;
 
 /// Column names of the table `mem_recall` returns.
 pub const COLUMNS: [&str; 9] = [
@@ -51,28 +55,110 @@ impl Recalled {
     }
 }
 
-/// O(last_n · log n).
+const SELECT: &str =
+    "SELECT id, thread_id, role, injection_text, message_index, created_at, token_count, task_id \
+                      FROM mem_messages";
+
+/// O(last_n · log n), plus one search and top_k range reads with a hint.
 pub fn recall(
     conn: &mut dyn Conn,
     thread_id: Option<&str>,
-    _hint: Option<&str>,
+    hint: Option<&str>,
     options: Option<&str>,
 ) -> Result<Vec<Recalled>> {
     let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
     let opts = Opts::parse("options", options, OPTIONS)?;
     let last_n = opts.int("last_n", 10, 0, 10_000)?;
-    threads::resource_of(conn, thread_id)?;
+    let top_k = opts.int("top_k", 3, 0, 100)?;
+    let before = opts.int("before", 2, 0, 100)?;
+    let after = opts.int("after", 1, 0, 100)?;
+    let scope = opts.opt_str("scope")?.unwrap_or_else(|| "thread".into());
+    let resource = threads::resource_of(conn, thread_id)?;
+    let filters = match scope.as_str() {
+        "thread" => Filters {
+            thread_id: Some(thread_id.into()),
+            ..Filters::default()
+        },
+        "resource" => Filters {
+            resource_id: Some(resource),
+            ..Filters::default()
+        },
+        _ => {
+            return Err(Error::invalid(
+                "options.scope",
+                "must be \"thread\" or \"resource\"",
+            ))
+        }
+    };
+
+    // Keyed so that the result is deduplicated and in conversation order: other threads'
+    // messages (resource scope) first, by time; then this thread by message index. A message
+    // keeps its strongest reason: match over context over recent. Compacted messages that
+    // inject nothing (the summary rides on the first message of their range) are left out.
+    let mut picked: BTreeMap<(bool, i64, String, i64), Recalled> = BTreeMap::new();
+    let mut add = |r: Recalled| {
+        if r.content.is_empty() {
+            return;
+        }
+        let own = r.thread_id == thread_id;
+        let key = (
+            own,
+            if own { 0 } else { r.created_at },
+            r.thread_id.clone(),
+            r.message_index,
+        );
+        match picked.get(&key) {
+            Some(old) if rank(old.reason) >= rank(r.reason) => {}
+            _ => {
+                picked.insert(key, r);
+            }
+        }
+    };
     let rows = conn.query(
-        "SELECT id, thread_id, role, injection_text, message_index, created_at, token_count, task_id \
-         FROM mem_messages WHERE thread_id = ?1 ORDER BY message_index DESC LIMIT ?2",
+        &format!("{SELECT} WHERE thread_id = ?1 ORDER BY message_index DESC LIMIT ?2"),
         &[thread_id.into(), Value::Int(last_n)],
     )?;
-    let mut out: Vec<Recalled> = rows
-        .into_iter()
-        .map(|r| recalled(r, "recent"))
-        .collect::<Result<_>>()?;
-    out.reverse();
-    Ok(out)
+    for r in rows {
+        add(recalled(r, "recent")?);
+    }
+    if let Some(hint) = hint.filter(|h| !h.trim().is_empty()) {
+        let req = Request {
+            params: SearchParams {
+                limit: top_k as usize,
+                ..SearchParams::default()
+            },
+            filters,
+            snippet: SnippetSettings::default(),
+        };
+        for hit in message_search::run(conn, hint, &req)? {
+            let rows = conn.query(
+                &format!("{SELECT} WHERE thread_id = ?1 AND message_index BETWEEN ?2 AND ?3 ORDER BY message_index"),
+                &[
+                    hit.thread_id.as_str().into(),
+                    Value::Int(hit.message_index - before),
+                    Value::Int(hit.message_index + after),
+                ],
+            )?;
+            for r in rows {
+                let r = recalled(r, "context")?;
+                let reason = if r.message_index == hit.message_index {
+                    "match"
+                } else {
+                    "context"
+                };
+                add(Recalled { reason, ..r });
+            }
+        }
+    }
+    Ok(picked.into_values().collect())
+}
+
+fn rank(reason: &str) -> u8 {
+    match reason {
+        "match" => 2,
+        "context" => 1,
+        _ => 0,
+    }
 }
 
 fn recalled(row: Row, reason: &'static str) -> Result<Recalled> {

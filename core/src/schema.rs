@@ -18,10 +18,11 @@
 //! fills it in a BEFORE trigger (so NOT NULL holds), SQLite in an AFTER trigger (SQLite
 //! triggers cannot change `NEW`), so there the column must accept the NULL for an instant.
 //!
-//! A `@trigger <table> <insert|update(col)|delete> <handler>` line declares that `<handler>` runs for
+//! A `@trigger <table> <insert|update(col,…)|delete> <handler>` line declares that `<handler>` runs for
 //! each row. SQLite calls the SQL function `<handler>(seq)` after insert and update and before
 //! delete (so the handler can still read the row); Postgres runs the trigger function
-//! `<handler>()` before the row is written, where it may change `NEW`.
+//! `<handler>()` before the row is written, where it may change `NEW`. A trailing
+//! `if <condition>` (over `OLD`/`NEW`) guards an update trigger in both dialects.
 
 use crate::{Conn, Dialect, Error, Result, Value};
 
@@ -107,24 +108,45 @@ pub fn render_markers(line: &str, dialect: Dialect) -> String {
 }
 
 fn render_trigger(spec: &str, dialect: Dialect) -> String {
+    let (spec, guard) = match spec.split_once(" if ") {
+        Some((s, g)) => (s, Some(g.trim())),
+        None => (spec, None),
+    };
     let parts: Vec<&str> = spec.split_whitespace().collect();
     let [table, event, handler] = parts[..] else {
         panic!("malformed @trigger line: {spec}");
     };
-    // `update(col)` fires only when `col` really changes, so a handler that writes other
-    // columns of the same row cannot fire itself again.
-    let column = event
+    // `update(a,b)` fires only when one of the columns really changes, so a handler that
+    // writes other columns of the same row cannot fire itself again. SQLite's handler also
+    // gets one flag per column: whether that column changed (it cannot see OLD itself).
+    let columns: Option<Vec<&str>> = event
         .strip_prefix("update(")
-        .and_then(|c| c.strip_suffix(')'));
+        .and_then(|c| c.strip_suffix(')'))
+        .map(|c| c.split(',').collect());
+    let column = columns.as_ref().map(|cols| {
+        let list = cols.join(", ");
+        let changed_sqlite: Vec<String> = cols
+            .iter()
+            .map(|c| format!("NEW.{c} IS NOT OLD.{c}"))
+            .collect();
+        let changed_pg: Vec<String> = cols
+            .iter()
+            .map(|c| format!("NEW.{c} IS DISTINCT FROM OLD.{c}"))
+            .collect();
+        let guard = guard.map(|g| format!("({g}) AND ")).unwrap_or_default();
+        (list, changed_sqlite, changed_pg, guard)
+    });
     let name = format!("{handler}_trg");
     match (dialect, event, column) {
         (Dialect::Sqlite, "insert", _) => format!(
             "CREATE TRIGGER {name} AFTER INSERT ON {table} FOR EACH ROW \
              BEGIN SELECT {handler}(NEW.seq); END;"
         ),
-        (Dialect::Sqlite, _, Some(col)) => format!(
-            "CREATE TRIGGER {name} AFTER UPDATE OF {col} ON {table} FOR EACH ROW \
-             WHEN NEW.{col} IS NOT OLD.{col} BEGIN SELECT {handler}(NEW.seq); END;"
+        (Dialect::Sqlite, _, Some((list, changed, _, guard))) => format!(
+            "CREATE TRIGGER {name} AFTER UPDATE OF {list} ON {table} FOR EACH ROW \
+             WHEN {guard}({}) BEGIN SELECT {handler}(NEW.seq, {}); END;",
+            changed.join(" OR "),
+            changed.join(", ")
         ),
         (Dialect::Sqlite, "delete", _) => format!(
             "CREATE TRIGGER {name} BEFORE DELETE ON {table} FOR EACH ROW \
@@ -133,9 +155,10 @@ fn render_trigger(spec: &str, dialect: Dialect) -> String {
         (Dialect::Postgres, "insert", _) => format!(
             "CREATE TRIGGER {name} BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION {handler}();"
         ),
-        (Dialect::Postgres, _, Some(col)) => format!(
-            "CREATE TRIGGER {name} BEFORE UPDATE OF {col} ON {table} FOR EACH ROW \
-             WHEN (NEW.{col} IS DISTINCT FROM OLD.{col}) EXECUTE FUNCTION {handler}();"
+        (Dialect::Postgres, _, Some((list, _, changed, guard))) => format!(
+            "CREATE TRIGGER {name} BEFORE UPDATE OF {list} ON {table} FOR EACH ROW \
+             WHEN ({guard}({})) EXECUTE FUNCTION {handler}();",
+            changed.join(" OR ")
         ),
         (Dialect::Postgres, "delete", _) => format!(
             "CREATE TRIGGER {name} BEFORE DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {handler}();"

@@ -71,14 +71,18 @@ fn mem__message_insert<'a>(
 fn mem__message_update<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
-    let old_tokens = trigger
-        .old()
-        .and_then(|o| o.get_by_name::<i64>("token_count").ok().flatten());
+    let old = trigger.old().map(|o| draft(&o));
     let mut row = new_row(trigger);
+    let new = draft(&row);
+    let raw_changed = old
+        .as_ref()
+        .is_none_or(|o| o.raw_content != new.raw_content);
+    let old_tokens = old.and_then(|o| o.token_count);
     let d = ok(messages::complete_update(
         &mut crate::conn::SpiConn,
+        raw_changed,
         old_tokens,
-        draft(&row),
+        new,
     ));
     write_back(&mut row, &d);
     Ok(Some(row))

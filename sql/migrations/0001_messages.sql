@@ -39,7 +39,9 @@ CREATE INDEX mem_messages_created ON mem_messages (created_at);
 CREATE INDEX mem_messages_task ON mem_messages (task_id) WHERE task_id IS NOT NULL;
 
 @trigger mem_messages insert mem__message_insert
-@trigger mem_messages update(raw_content) mem__message_update
+-- The guard skips SQLite's own completion write (search_text is NULL only until the insert
+-- trigger has filled the row; Postgres never sees it NULL).
+@trigger mem_messages update(raw_content,search_text) mem__message_update if OLD.search_text IS NOT NULL
 @trigger mem_messages delete mem__message_delete
 
 CREATE TABLE mem_compactions (

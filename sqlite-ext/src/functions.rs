@@ -2,7 +2,8 @@
 
 use crate::{args::Args, conn::SqliteConn};
 use agentmem_core::{
-    error::catch_panic, messages, messages::Draft, schema, threads, tokens, Error, Result, Value,
+    compaction, error::catch_panic, memory_tool, message_search, messages, messages::Draft, schema,
+    threads, tokens, Error, Result, Value,
 };
 use sqlite_loadable::{
     api, ext::sqlite3, ext::sqlite3_context, ext::sqlite3ext_context_db_handle, FunctionFlags,
@@ -97,6 +98,60 @@ pub const SCALARS: &[Scalar] = &[
             .into())
         },
     },
+    Scalar {
+        name: "mem_compact",
+        args: &[
+            "thread_id",
+            "start_index",
+            "end_index",
+            "summary",
+            "extracted_code",
+        ],
+        required: 4,
+        pure: false,
+        run: |c, a| {
+            let id = compaction::compact(
+                c,
+                a.text(0)?.as_deref(),
+                a.int(1)?,
+                a.int(2)?,
+                a.text(3)?.as_deref(),
+                a.text(4)?.as_deref(),
+            )?;
+            Ok(id.into())
+        },
+    },
+    Scalar {
+        name: "mem_uncompact",
+        args: &["compaction_id"],
+        required: 1,
+        pure: false,
+        run: |c, a| Ok(Value::Int(compaction::uncompact(c, a.text(0)?.as_deref())?)),
+    },
+    Scalar {
+        name: "memory_search",
+        args: &["input"],
+        required: 1,
+        pure: false,
+        run: |c, a| Ok(memory_tool::memory_search(c, a.text(0)?.as_deref()).into()),
+    },
+    Scalar {
+        name: "mem_optimize",
+        args: &[],
+        required: 0,
+        pure: false,
+        run: |c, _| {
+            message_search::optimize(c)?;
+            Ok(Value::Int(1))
+        },
+    },
+    Scalar {
+        name: "mem_reindex",
+        args: &[],
+        required: 0,
+        pure: false,
+        run: |c, _| Ok(Value::Int(message_search::reindex(c)?)),
+    },
     // Row triggers of mem_messages (see core::schema): after insert, after update of
     // raw_content, before delete. Internal: the double underscore marks them.
     Scalar {
@@ -112,13 +167,18 @@ pub const SCALARS: &[Scalar] = &[
     },
     Scalar {
         name: "mem__message_update",
-        args: &["seq"],
+        args: &["seq", "raw_changed", "search_changed"],
         required: 1,
         pure: false,
         run: |c, a| {
             let d = Draft::load(c, seq(a)?)?;
+            // The row still holds the old token count: the user's UPDATE did not write it.
             let old_tokens = d.token_count;
-            messages::complete_update(c, old_tokens, d)?.store(c)?;
+            let raw_changed = a.int(1)?.unwrap_or(1) != 0;
+            let updated = messages::complete_update(c, raw_changed, old_tokens, d.clone())?;
+            if updated != d {
+                updated.store(c)?;
+            }
             Ok(Value::Null)
         },
     },

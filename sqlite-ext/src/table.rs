@@ -6,7 +6,7 @@
 //! (every table function has a bounded result: a `limit` or a window).
 
 use crate::{args::Args, conn::SqliteConn, functions::sql_error};
-use agentmem_core::{error::catch_panic, recall, Error, Result, Row, Value};
+use agentmem_core::{error::catch_panic, message_search, recall, Error, Result, Row, Value};
 use sqlite_loadable::{
     api,
     ext::{sqlite3, sqlite3_context, sqlite3_value, sqlite3_vtab, sqlite3_vtab_cursor},
@@ -24,21 +24,48 @@ pub struct TableFn {
     pub run: fn(&mut SqliteConn, &Args) -> Result<Vec<Row>>,
 }
 
-pub const TABLE_FNS: &[TableFn] = &[TableFn {
-    name: "mem_recall",
-    columns: &recall::COLUMNS,
-    args: &["thread_id", "hint", "options"],
-    required: 1,
-    run: |c, a| {
-        let rows = recall::recall(
-            c,
-            a.text(0)?.as_deref(),
-            a.text(1)?.as_deref(),
-            a.text(2)?.as_deref(),
-        )?;
-        Ok(rows.into_iter().map(recall::Recalled::into_row).collect())
+pub const TABLE_FNS: &[TableFn] = &[
+    TableFn {
+        name: "mem_search",
+        columns: &message_search::COLUMNS,
+        args: &["query", "options"],
+        required: 1,
+        run: |c, a| {
+            let hits = message_search::search(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?;
+            Ok(hits
+                .into_iter()
+                .map(message_search::MessageHit::into_row)
+                .collect())
+        },
     },
-}];
+    TableFn {
+        name: "mem_index_check",
+        columns: &["problem"],
+        args: &[],
+        required: 0,
+        run: |c, _| {
+            Ok(message_search::index_check(c)?
+                .into_iter()
+                .map(|p| vec![p.into()])
+                .collect())
+        },
+    },
+    TableFn {
+        name: "mem_recall",
+        columns: &recall::COLUMNS,
+        args: &["thread_id", "hint", "options"],
+        required: 1,
+        run: |c, a| {
+            let rows = recall::recall(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                a.text(2)?.as_deref(),
+            )?;
+            Ok(rows.into_iter().map(recall::Recalled::into_row).collect())
+        },
+    },
+];
 
 #[repr(C)]
 pub struct Table {

@@ -1,0 +1,317 @@
+//! `mem_search`: the search engine over `mem_messages`, with the filters, snippets and result
+//! rows the SQL function returns, and the maintenance functions of the message index.
+
+use crate::json_opts::Opts;
+use crate::search::{self, SearchParams, SnippetSettings, NS_MESSAGES};
+use crate::{Conn, Error, Result, Row, Value};
+use std::collections::{HashMap, HashSet};
+
+/// Column names of the table `mem_search` returns.
+pub const COLUMNS: [&str; 11] = [
+    "message_id",
+    "thread_id",
+    "resource_id",
+    "role",
+    "task_id",
+    "created_at",
+    "score",
+    "bm25",
+    "recency",
+    "source",
+    "snippet",
+];
+
+const OPTIONS: &[&str] = &[
+    "limit",
+    "thread_id",
+    "resource_id",
+    "role",
+    "task_id",
+    "since",
+    "until",
+    "now",
+    "recency_weight",
+    "half_life_days",
+    "snippet",
+];
+const SNIPPET_OPTIONS: &[&str] = &["start", "end", "ellipsis", "tokens"];
+const MS_PER_DAY: f64 = 86_400_000.0;
+
+/// Largest `limit` accepted.
+pub const MAX_LIMIT: i64 = 1000;
+
+/// One search hit with the message's columns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageHit {
+    pub seq: i64,
+    pub message_id: String,
+    pub thread_id: String,
+    pub resource_id: Option<String>,
+    pub role: String,
+    pub task_id: Option<String>,
+    pub created_at: i64,
+    pub message_index: i64,
+    pub score: f64,
+    pub bm25: f64,
+    pub recency: f64,
+    /// `raw` for an uncompacted message, `compacted` otherwise.
+    pub source: &'static str,
+    pub snippet: String,
+    pub raw_content: String,
+}
+
+impl MessageHit {
+    pub fn into_row(self) -> Row {
+        vec![
+            self.message_id.into(),
+            self.thread_id.into(),
+            self.resource_id.into(),
+            self.role.into(),
+            self.task_id.into(),
+            Value::Int(self.created_at),
+            Value::Real(self.score),
+            Value::Real(self.bm25),
+            Value::Real(self.recency),
+            self.source.into(),
+            self.snippet.into(),
+        ]
+    }
+}
+
+/// Which messages a search may return.
+#[derive(Clone, Debug, Default)]
+pub struct Filters {
+    pub thread_id: Option<String>,
+    pub resource_id: Option<String>,
+    pub role: Option<String>,
+    pub task_id: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
+
+impl Filters {
+    fn is_empty(&self) -> bool {
+        self.thread_id.is_none()
+            && self.resource_id.is_none()
+            && self.role.is_none()
+            && self.task_id.is_none()
+            && self.since.is_none()
+            && self.until.is_none()
+    }
+
+    /// The `seq` of every message that passes, or `None` when nothing is filtered.
+    /// O(matching messages) through the thread, resource and created_at indexes.
+    fn allowed(&self, conn: &mut dyn Conn) -> Result<Option<HashSet<i64>>> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let rows = conn.query(
+            "SELECT seq FROM mem_messages WHERE \
+               (CAST(?1 AS TEXT) IS NULL OR thread_id = ?1) \
+               AND (CAST(?2 AS TEXT) IS NULL OR resource_id = ?2) \
+               AND (CAST(?3 AS TEXT) IS NULL OR role = ?3) \
+               AND (CAST(?4 AS TEXT) IS NULL OR task_id = ?4) \
+               AND (CAST(?5 AS BIGINT) IS NULL OR created_at >= ?5) \
+               AND (CAST(?6 AS BIGINT) IS NULL OR created_at < ?6)",
+            &[
+                self.thread_id.clone().into(),
+                self.resource_id.clone().into(),
+                self.role.clone().into(),
+                self.task_id.clone().into(),
+                self.since.into(),
+                self.until.into(),
+            ],
+        )?;
+        Ok(Some(
+            rows.iter()
+                .filter_map(|r| r.first().and_then(Value::as_i64))
+                .collect(),
+        ))
+    }
+}
+
+/// A parsed search request.
+pub struct Request {
+    pub params: SearchParams,
+    pub filters: Filters,
+    pub snippet: SnippetSettings,
+}
+
+impl Request {
+    /// Parses `mem_search` options.
+    pub fn parse(options: Option<&str>) -> Result<Request> {
+        let o = Opts::parse("options", options, OPTIONS)?;
+        let mut params = SearchParams {
+            limit: o.int("limit", 10, 0, MAX_LIMIT)? as usize,
+            now: o.opt_int("now")?,
+            ..SearchParams::default()
+        };
+        if let Some(w) = o.opt_f64("recency_weight")? {
+            params.recency_weight = w;
+        }
+        if let Some(d) = o.opt_f64("half_life_days")? {
+            if !(d.is_finite() && d > 0.0) {
+                return Err(Error::invalid(
+                    "options.half_life_days",
+                    "must be a positive number",
+                ));
+            }
+            params.half_life_ms = d * MS_PER_DAY;
+        }
+        params.validate().map_err(|e| match e {
+            Error::InvalidArgument { arg, rule } => Error::invalid(format!("options.{arg}"), rule),
+            other => other,
+        })?;
+        let filters = Filters {
+            thread_id: o.opt_str("thread_id")?,
+            resource_id: o.opt_str("resource_id")?,
+            role: o.opt_str("role")?,
+            task_id: o.opt_str("task_id")?,
+            since: o.opt_int("since")?,
+            until: o.opt_int("until")?,
+        };
+        if let Some(role) = &filters.role {
+            crate::messages::check_role(role).map_err(|_| {
+                Error::invalid(
+                    "options.role",
+                    format!("must be one of {}", crate::messages::ROLES.join(", ")),
+                )
+            })?;
+        }
+        let mut snippet = SnippetSettings::default();
+        if let Some(s) = o.opt_object("snippet")? {
+            let so = Opts::parse("options.snippet", Some(&s), SNIPPET_OPTIONS)?;
+            if let Some(v) = so.opt_str("start")? {
+                snippet.start = v;
+            }
+            if let Some(v) = so.opt_str("end")? {
+                snippet.end = v;
+            }
+            if let Some(v) = so.opt_str("ellipsis")? {
+                snippet.ellipsis = v;
+            }
+            snippet.max_tokens = so.int("tokens", snippet.max_tokens as i64, 0, 1000)? as usize;
+        }
+        Ok(Request {
+            params,
+            filters,
+            snippet,
+        })
+    }
+}
+
+/// `mem_search(query [, options])`. Top-k by block-max WAND over the message index, then one
+/// indexed lookup of the k rows. An empty or all-punctuation query returns no rows.
+pub fn search(
+    conn: &mut dyn Conn,
+    query: Option<&str>,
+    options: Option<&str>,
+) -> Result<Vec<MessageHit>> {
+    let req = Request::parse(options)?;
+    let Some(query) = query else {
+        return Ok(Vec::new());
+    };
+    run(conn, query, &req)
+}
+
+/// Runs a parsed request.
+pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
+    let allowed = req.filters.allowed(conn)?;
+    let filter = allowed
+        .as_ref()
+        .map(|set| move |doc: i64| set.contains(&doc));
+    let result = search::search(
+        conn,
+        NS_MESSAGES,
+        query,
+        &req.params,
+        filter.as_ref().map(|f| f as &dyn Fn(i64) -> bool),
+    )?;
+    if result.hits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let placeholders: Vec<String> = (1..=result.hits.len()).map(|i| format!("?{i}")).collect();
+    let sql = format!(
+        "SELECT seq, id, thread_id, resource_id, role, task_id, created_at, message_index, \
+         compaction_level, search_text, raw_content FROM mem_messages WHERE seq IN ({})",
+        placeholders.join(", ")
+    );
+    let params: Vec<Value> = result.hits.iter().map(|h| Value::Int(h.doc)).collect();
+    let mut rows: HashMap<i64, Row> = conn
+        .query(&sql, &params)?
+        .into_iter()
+        .filter_map(|r| Some((r.first()?.as_i64()?, r)))
+        .collect();
+    let mut out = Vec::with_capacity(result.hits.len());
+    for h in &result.hits {
+        let Some(row) = rows.remove(&h.doc) else {
+            continue;
+        };
+        let mut it = row.into_iter();
+        let mut next = || it.next().unwrap_or(Value::Null);
+        let seq = next().as_i64().unwrap_or(h.doc);
+        let message_id = next().into_string().unwrap_or_default();
+        let thread_id = next().into_string().unwrap_or_default();
+        let resource_id = next().into_string();
+        let role = next().into_string().unwrap_or_default();
+        let task_id = next().into_string();
+        let created_at = next().as_i64().unwrap_or(0);
+        let message_index = next().as_i64().unwrap_or(0);
+        let level = next().as_i64().unwrap_or(0);
+        let search_text = next().into_string().unwrap_or_default();
+        let raw_content = next().into_string().unwrap_or_default();
+        out.push(MessageHit {
+            seq,
+            message_id,
+            thread_id,
+            resource_id,
+            role,
+            task_id,
+            created_at,
+            message_index,
+            score: h.score,
+            bm25: h.bm25,
+            recency: h.recency,
+            source: if level == 0 { "raw" } else { "compacted" },
+            snippet: search::snippet(&search_text, query, &req.snippet),
+            raw_content,
+        });
+    }
+    Ok(out)
+}
+
+/// Every message as the index should hold it: (seq, search_text, created_at).
+fn expected_docs(conn: &mut dyn Conn) -> Result<Vec<(i64, String, i64)>> {
+    Ok(conn
+        .query(
+            "SELECT seq, search_text, created_at FROM mem_messages ORDER BY seq",
+            &[],
+        )?
+        .into_iter()
+        .filter_map(|r| {
+            let mut it = r.into_iter();
+            let seq = it.next()?.as_i64()?;
+            let text = it.next()?.into_string().unwrap_or_default();
+            let created = it.next()?.as_i64()?;
+            Some((seq, text, created))
+        })
+        .collect())
+}
+
+/// `mem_index_check()`: every difference between the message index and `mem_messages`.
+pub fn index_check(conn: &mut dyn Conn) -> Result<Vec<String>> {
+    let docs = expected_docs(conn)?;
+    search::check(conn, NS_MESSAGES, &docs)
+}
+
+/// `mem_reindex()`: rebuilds the message index from `mem_messages`. Returns the document count.
+pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
+    let docs = expected_docs(conn)?;
+    search::reindex(conn, NS_MESSAGES, &docs)?;
+    Ok(docs.len() as i64)
+}
+
+/// `mem_optimize()`: merges the message index into one segment.
+pub fn optimize(conn: &mut dyn Conn) -> Result<()> {
+    search::optimize(conn, NS_MESSAGES)
+}
