@@ -308,14 +308,19 @@ enum Cur<'a> {
 }
 
 impl<'a> Cur<'a> {
-    fn build(view: &'a View, c: &PClause, idfs: &[f64], sc: &Scorer) -> Option<Self> {
+    /// `tids[i]` is the segment's number of plan term `i`, if the segment has it.
+    fn build(
+        view: &'a View,
+        c: &PClause,
+        tids: &[Option<usize>],
+        idfs: &[f64],
+        sc: &Scorer,
+    ) -> Option<Self> {
+        let term = |t: usize| TermC::new(view, tids[t]?, idfs[t], sc);
         match c {
-            PClause::Term(t) => TermC::new(view, *t, idfs[*t], sc).map(Cur::Term),
+            PClause::Term(t) => term(*t).map(Cur::Term),
             PClause::Phrase(ts) => {
-                let atoms: Option<Vec<TermC<'a>>> = ts
-                    .iter()
-                    .map(|t| TermC::new(view, *t, idfs[*t], sc))
-                    .collect();
+                let atoms: Option<Vec<TermC<'a>>> = ts.iter().map(|t| term(*t)).collect();
                 atoms.map(|a| Cur::Phrase(PhraseC::new(a)))
             }
         }
@@ -487,8 +492,18 @@ pub fn execute(
         k: params.limit,
         heap: BinaryHeap::new(),
     };
+    let mut seeded = std::collections::HashSet::new();
     for view in views {
-        run_view(view, &plan, &idfs, &sc, filter, &mut top, &mut stats);
+        run_view(
+            view,
+            &plan,
+            &idfs,
+            &sc,
+            filter,
+            &mut top,
+            &mut stats,
+            &mut seeded,
+        );
     }
     let mut hits: Vec<Entry> = top.heap.into_vec();
     hits.sort();
@@ -506,6 +521,139 @@ pub fn execute(
     }
 }
 
+/// The cursors of one view: scoring cursors with their clause index (the canonical
+/// summation order), then the constraint cursors. `None` when nothing in the view can match.
+struct Cursors<'a> {
+    curs: Vec<(usize, Cur<'a>)>,
+    must: Vec<Vec<Cur<'a>>>,
+    must_not: Vec<Vec<Cur<'a>>>,
+}
+
+fn cursors<'a>(
+    view: &'a View,
+    plan: &Plan,
+    tids: &[Option<usize>],
+    idfs: &[f64],
+    sc: &Scorer,
+) -> Option<Cursors<'a>> {
+    let mut curs: Vec<(usize, Cur)> = Vec::new();
+    for (i, c) in plan.should.iter().enumerate() {
+        if let Some(cur) = Cur::build(view, c, tids, idfs, sc) {
+            if cur.doc() != END {
+                curs.push((i, cur));
+            }
+        }
+    }
+    if curs.is_empty() {
+        return None;
+    }
+    let mut must: Vec<Vec<Cur>> = Vec::new();
+    for any in &plan.must {
+        let cs: Vec<Cur> = any
+            .iter()
+            .filter_map(|c| Cur::build(view, c, tids, idfs, sc))
+            .collect();
+        if cs.is_empty() {
+            return None; // nothing in this segment can satisfy the constraint
+        }
+        must.push(cs);
+    }
+    let must_not = plan
+        .must_not
+        .iter()
+        .map(|any| {
+            any.iter()
+                .filter_map(|c| Cur::build(view, c, tids, idfs, sc))
+                .collect()
+        })
+        .collect();
+    Some(Cursors {
+        curs,
+        must,
+        must_not,
+    })
+}
+
+/// Primes the heap before WAND: scores every document of the block with the highest upper
+/// bound (over the view's term clauses). Its real scores give WAND a threshold from the
+/// start, which matters when scores grow with the document order (recency with keys in time
+/// order). Exactness is unaffected: these are real candidates, and WAND skips them later.
+#[allow(clippy::too_many_arguments)]
+fn seed(
+    view: &View,
+    plan: &Plan,
+    tids: &[Option<usize>],
+    idfs: &[f64],
+    sc: &Scorer,
+    filter: Option<&dyn Fn(i64) -> bool>,
+    top: &mut TopK,
+    stats: &mut SearchStats,
+    seeded: &mut std::collections::HashSet<i64>,
+) {
+    let seg = &*view.seg;
+    let mut best: Option<(f64, usize, u32, u32)> = None;
+    for c in &plan.should {
+        let PClause::Term(t) = c else { continue };
+        let Some(id) = tids[*t] else { continue };
+        let Some(info) = seg.info(id) else { continue };
+        let Some(blocks) = seg
+            .blocks
+            .get(info.first_block as usize..info.first_block as usize + info.n_blocks as usize)
+        else {
+            continue;
+        };
+        for (j, b) in blocks.iter().enumerate() {
+            let ub = sc.ub(idfs[*t], b.max_tf, b.min_len, b.max_created);
+            if best.is_none_or(|x| ub > x.0) {
+                let lo = if j == 0 { 0 } else { blocks[j - 1].last + 1 };
+                best = Some((ub, id, lo, b.last));
+            }
+        }
+    }
+    let Some((_, id, lo, hi)) = best else { return };
+    let mut c = seg.cursor(id);
+    c.advance(lo);
+    let mut docs = Vec::new();
+    while c.doc() <= hi && c.doc() != END {
+        docs.push(c.doc());
+        c.next();
+    }
+    let Some(mut cs) = cursors(view, plan, tids, idfs, sc) else {
+        return;
+    };
+    let mut contrib = vec![0.0f64; plan.should.len()];
+    for d in docs {
+        contrib.iter_mut().for_each(|c| *c = 0.0);
+        let mut any = false;
+        let len = seg.lens[d as usize];
+        for (ci, cur) in cs.curs.iter_mut() {
+            cur.advance(d);
+            if cur.doc() == d {
+                contrib[*ci] = cur.contribution(len, sc);
+                any = true;
+            }
+        }
+        if !any || !accept(view, d, &mut cs.must, &mut cs.must_not, filter) {
+            continue;
+        }
+        let mut bm25 = 0.0;
+        for &c in &contrib {
+            bm25 += c;
+        }
+        let rec = sc.rec(seg.created[d as usize]);
+        let key = seg.keys[d as usize];
+        stats.scored_docs += 1;
+        seeded.insert(key);
+        top.push(Entry {
+            score: bm25 * rec,
+            doc: key,
+            bm25,
+            rec,
+        });
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_view(
     view: &View,
     plan: &Plan,
@@ -514,40 +662,20 @@ fn run_view(
     filter: Option<&dyn Fn(i64) -> bool>,
     top: &mut TopK,
     stats: &mut SearchStats,
+    seeded: &mut std::collections::HashSet<i64>,
 ) {
     let seg = &*view.seg;
-    // Scoring cursors with their clause index (the canonical summation order).
-    let mut curs: Vec<(usize, Cur)> = Vec::new();
-    for (i, c) in plan.should.iter().enumerate() {
-        if let Some(cur) = Cur::build(view, c, idfs, sc) {
-            if cur.doc() != END {
-                curs.push((i, cur));
-            }
-        }
-    }
-    if curs.is_empty() {
+    let tids: Vec<Option<usize>> = plan.terms.iter().map(|t| seg.term_id(t)).collect();
+    let tids = &tids[..];
+    let Some(Cursors {
+        mut curs,
+        mut must,
+        mut must_not,
+    }) = cursors(view, plan, tids, idfs, sc)
+    else {
         return;
-    }
-    let mut must: Vec<Vec<Cur>> = Vec::new();
-    for any in &plan.must {
-        let cs: Vec<Cur> = any
-            .iter()
-            .filter_map(|c| Cur::build(view, c, idfs, sc))
-            .collect();
-        if cs.is_empty() {
-            return; // nothing in this segment can satisfy the constraint
-        }
-        must.push(cs);
-    }
-    let mut must_not: Vec<Vec<Cur>> = plan
-        .must_not
-        .iter()
-        .map(|any| {
-            any.iter()
-                .filter_map(|c| Cur::build(view, c, idfs, sc))
-                .collect()
-        })
-        .collect();
+    };
+    seed(view, plan, tids, idfs, sc, filter, top, stats, seeded);
     let mut contrib = vec![0.0f64; plan.should.len()];
     let mut order: Vec<usize> = (0..curs.len()).collect();
     loop {
@@ -595,7 +723,9 @@ fn run_view(
         }
         if curs[order[0]].1.doc() == pd {
             // Evaluate pd: every cursor on it is in order[..=last].
-            if accept(view, pd, &mut must, &mut must_not, filter) {
+            if !seeded.contains(&seg.keys[pd as usize])
+                && accept(view, pd, &mut must, &mut must_not, filter)
+            {
                 contrib.iter_mut().for_each(|c| *c = 0.0);
                 let len = seg.lens[pd as usize];
                 for &i in &order[..=last] {

@@ -1,0 +1,740 @@
+//! The search engine against a real SQLite database (rusqlite, system libsqlite3) and a
+//! brute-force reference scorer.
+
+use agentmem_core::conn::dialect_sql;
+use agentmem_core::search::{self, query, SearchParams};
+use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
+use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+// ---------------------------------------------------------------- a test-only Conn
+
+struct Sq(rusqlite::Connection);
+
+fn db(e: rusqlite::Error) -> Error {
+    Error::Database(e.to_string())
+}
+
+fn to_sql(v: &Value) -> rusqlite::types::Value {
+    use rusqlite::types::Value as V;
+    match v {
+        Value::Null => V::Null,
+        Value::Int(i) => V::Integer(*i),
+        Value::Real(f) => V::Real(*f),
+        Value::Text(s) => V::Text(s.clone()),
+        Value::Blob(b) => V::Blob(b.clone()),
+    }
+}
+
+impl Conn for Sq {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        use rusqlite::types::ValueRef;
+        let sql = dialect_sql(sql, Dialect::Sqlite);
+        let mut st = self.0.prepare_cached(&sql).map_err(db)?;
+        let n = st.column_count();
+        let mut rows = st
+            .query(rusqlite::params_from_iter(params.iter().map(to_sql)))
+            .map_err(db)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(db)? {
+            let mut row = Vec::with_capacity(n);
+            for i in 0..n {
+                row.push(match r.get_ref(i).map_err(db)? {
+                    ValueRef::Null => Value::Null,
+                    ValueRef::Integer(i) => Value::Int(i),
+                    ValueRef::Real(f) => Value::Real(f),
+                    ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+                });
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        let sql = dialect_sql(sql, Dialect::Sqlite);
+        let mut st = self.0.prepare_cached(&sql).map_err(db)?;
+        Ok(st
+            .execute(rusqlite::params_from_iter(params.iter().map(to_sql)))
+            .map_err(db)? as u64)
+    }
+    fn execute_batch(&mut self, sql: &str) -> Result<()> {
+        self.0.execute_batch(sql).map_err(db)
+    }
+}
+
+fn open() -> Sq {
+    let c = rusqlite::Connection::open_in_memory().unwrap();
+    let m = agentmem_core::schema::MIGRATIONS
+        .iter()
+        .find(|m| m.name == "search_index")
+        .unwrap();
+    c.execute_batch(&agentmem_core::schema::render(m.script, Dialect::Sqlite))
+        .unwrap();
+    Sq(c)
+}
+
+const NS: &str = "msg";
+const NOW: i64 = 1_800_000_000_000;
+const DAY: i64 = 86_400_000;
+
+// ---------------------------------------------------------------- the reference scorer
+
+/// Brute force: tokenizes every live document and scores every one of them from scratch.
+struct Oracle {
+    docs: BTreeMap<i64, (String, i64)>,
+}
+
+struct ODoc {
+    len: u64,
+    created: i64,
+    terms: BTreeMap<String, Vec<u32>>,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+enum OClause {
+    Term(String),
+    Phrase(Vec<String>),
+}
+
+impl Oracle {
+    fn analyze(&self) -> BTreeMap<i64, ODoc> {
+        self.docs
+            .iter()
+            .map(|(k, (text, created))| {
+                let toks = search::tokenizer::tokenize(text);
+                let mut terms: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+                for t in &toks {
+                    terms.entry(t.text.clone()).or_default().push(t.pos);
+                }
+                (
+                    *k,
+                    ODoc {
+                        len: toks.len() as u64,
+                        created: *created,
+                        terms,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn search(
+        &self,
+        q: &str,
+        p: &SearchParams,
+        now: i64,
+        filter: Option<&dyn Fn(i64) -> bool>,
+    ) -> Vec<(i64, f64, f64, f64)> {
+        let docs = self.analyze();
+        let q = query::parse(q);
+        if q.should.is_empty() || docs.is_empty() || p.limit == 0 {
+            return Vec::new();
+        }
+        let vocab: BTreeSet<&String> = docs.values().flat_map(|d| d.terms.keys()).collect();
+        let resolve = |m: &query::Matcher| -> Vec<OClause> {
+            match m {
+                query::Matcher::Term(t) => vec![OClause::Term(t.clone())],
+                query::Matcher::Phrase(a) => vec![OClause::Phrase(a.clone())],
+                query::Matcher::Prefix(pre) => vocab
+                    .iter()
+                    .filter(|t| t.starts_with(pre.as_str()))
+                    .take(query::MAX_PREFIX_TERMS)
+                    .map(|t| OClause::Term((*t).clone()))
+                    .collect(),
+            }
+        };
+        let mut should: Vec<OClause> = Vec::new();
+        for m in &q.should {
+            for c in resolve(m) {
+                if !should.contains(&c) {
+                    should.push(c);
+                }
+            }
+        }
+        let must: Vec<Vec<OClause>> = q.must.iter().map(resolve).collect();
+        let must_not: Vec<Vec<OClause>> = q.must_not.iter().map(resolve).collect();
+        let n = docs.len() as u64;
+        let total: u64 = docs.values().map(|d| d.len).sum();
+        let avgdl = total as f64 / n as f64;
+        let df = |t: &str| docs.values().filter(|d| d.terms.contains_key(t)).count() as f64;
+        let idf = |t: &str| (1.0 + (n as f64 - df(t) + 0.5) / (df(t) + 0.5)).ln();
+        let tfp = |tf: usize, len: u64| {
+            let tf = tf as f64;
+            tf * (p.k1 + 1.0) / (tf + p.k1 * (1.0 - p.b + p.b * (len as f64 / avgdl)))
+        };
+        let has = |d: &ODoc, c: &OClause| match c {
+            OClause::Term(t) => d.terms.contains_key(t),
+            OClause::Phrase(a) => d.terms.get(&a[0]).is_some_and(|ps| {
+                ps.iter().any(|&s| {
+                    a.iter()
+                        .enumerate()
+                        .skip(1)
+                        .all(|(j, t)| d.terms.get(t).is_some_and(|q| q.contains(&(s + j as u32))))
+                })
+            }),
+        };
+        let mut hits = Vec::new();
+        for (k, d) in &docs {
+            if !must.iter().all(|any| any.iter().any(|c| has(d, c)))
+                || must_not.iter().any(|any| any.iter().any(|c| has(d, c)))
+            {
+                continue;
+            }
+            if let Some(f) = filter {
+                if !f(*k) {
+                    continue;
+                }
+            }
+            let mut bm25 = 0.0;
+            let mut matched = false;
+            for c in &should {
+                if !has(d, c) {
+                    continue;
+                }
+                matched = true;
+                bm25 += match c {
+                    OClause::Term(t) => idf(t) * tfp(d.terms[t].len(), d.len),
+                    OClause::Phrase(a) => {
+                        let mut s = 0.0;
+                        for t in a {
+                            s += idf(t) * tfp(d.terms[t].len(), d.len);
+                        }
+                        s
+                    }
+                };
+            }
+            if !matched {
+                continue;
+            }
+            let age = (now - d.created).max(0) as f64;
+            let rec = if p.recency_weight == 0.0 {
+                1.0
+            } else {
+                1.0 + p.recency_weight * (-(age / p.half_life_ms)).exp2()
+            };
+            hits.push((*k, bm25 * rec, bm25, rec));
+        }
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        hits.truncate(p.limit);
+        hits
+    }
+}
+
+fn assert_same(engine: &[search::Hit], oracle: &[(i64, f64, f64, f64)], ctx: &str) {
+    let e: Vec<i64> = engine.iter().map(|h| h.doc).collect();
+    let o: Vec<i64> = oracle.iter().map(|h| h.0).collect();
+    assert_eq!(
+        e, o,
+        "ids differ for {ctx}\nengine {engine:?}\noracle {oracle:?}"
+    );
+    for (h, r) in engine.iter().zip(oracle) {
+        for (a, b) in [(h.score, r.1), (h.bm25, r.2), (h.recency, r.3)] {
+            assert!(
+                (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                "score differs for {ctx}: {a} vs {b}"
+            );
+        }
+    }
+}
+
+fn params(limit: usize) -> SearchParams {
+    SearchParams {
+        limit,
+        now: Some(NOW),
+        ..Default::default()
+    }
+}
+
+// ---------------------------------------------------------------- property tests
+
+const VOCAB: &[&str] = &[
+    "LoginSchema",
+    "login_schema",
+    "loginSchema",
+    "login",
+    "schema",
+    "refresh_tokens",
+    "refresh",
+    "tokens",
+    "token",
+    "my-component",
+    "component",
+    "src/auth/login.ts",
+    "auth",
+    "auth.ts",
+    "Foo::bar",
+    "foo",
+    "bar",
+    "HTTPServer",
+    "server",
+    "parseJSON",
+    "json",
+    "v1.2.3",
+    "error",
+    "Error:",
+    "fix",
+    "the",
+    "a",
+    "bug",
+    "authentication",
+    "authorize",
+    "東京",
+    "naïve",
+    "42",
+    "x",
+    "test_login",
+    "TODO",
+];
+
+fn word() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => prop::sample::select(VOCAB).prop_map(str::to_owned),
+        1 => "[a-e]{1,3}",
+    ]
+}
+
+fn doc_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        (
+            word(),
+            prop::sample::select(&[" ", " ", ", ", ". ", "\n", " (", ") "][..]),
+        ),
+        1..14,
+    )
+    .prop_map(|ws| ws.into_iter().map(|(w, s)| format!("{w}{s}")).collect())
+}
+
+fn query_text() -> impl Strategy<Value = String> {
+    let item = (
+        prop::sample::select(&["", "", "", "+", "-"][..]),
+        word(),
+        0..6u8,
+        word(),
+    )
+        .prop_map(|(m, w, kind, w2)| match kind {
+            0 => format!("{m}\"{w} {w2}\""),
+            1 => {
+                let mut p: String = w.chars().take(3).collect();
+                if p.is_empty() {
+                    p.push('a');
+                }
+                format!("{m}{p}*")
+            }
+            _ => format!("{m}{w}"),
+        });
+    prop::collection::vec(item, 1..5).prop_map(|v| v.join(" "))
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Put(i64, String, i64),
+    Delete(i64),
+    Flush,
+    Optimize,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        10 => (0..40i64, doc_text(), 0..60i64).prop_map(|(k, t, d)| Op::Put(k, t, NOW - d * DAY / 2)),
+        3 => (0..40i64).prop_map(Op::Delete),
+        3 => Just(Op::Flush),
+        1 => Just(Op::Optimize),
+    ]
+}
+
+fn apply(conn: &mut Sq, oracle: &mut Oracle, op: &Op) {
+    match op {
+        Op::Put(k, t, c) => {
+            search::index_doc(conn, NS, *k, t, *c).unwrap();
+            oracle.docs.insert(*k, (t.clone(), *c));
+        }
+        Op::Delete(k) => {
+            search::remove_doc(conn, NS, *k).unwrap();
+            oracle.docs.remove(k);
+        }
+        Op::Flush => search::flush(conn, NS, true).unwrap(),
+        Op::Optimize => search::optimize(conn, NS).unwrap(),
+    }
+}
+
+fn expected(o: &Oracle) -> Vec<(i64, String, i64)> {
+    o.docs
+        .iter()
+        .map(|(k, (t, c))| (*k, t.clone(), *c))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn engine_equals_brute_force(
+        ops in prop::collection::vec(op(), 1..70),
+        queries in prop::collection::vec((query_text(), 1..12usize, 0..3usize), 1..6),
+    ) {
+        let mut conn = open();
+        let mut oracle = Oracle { docs: BTreeMap::new() };
+        for (i, op) in ops.iter().enumerate() {
+            apply(&mut conn, &mut oracle, op);
+            if i % 10 == 9 {
+                let (q, limit, _) = &queries[i / 10 % queries.len()];
+                let r = search::search(&mut conn, NS, q, &params(*limit), None).unwrap();
+                assert_same(&r.hits, &oracle.search(q, &params(*limit), NOW, None), q);
+            }
+        }
+        for (q, limit, variant) in &queries {
+            let p = match variant {
+                0 => params(*limit),
+                1 => SearchParams { recency_weight: 2.0, half_life_ms: 3_600_000.0, ..params(*limit) },
+                _ => SearchParams { recency_weight: 0.0, ..params(*limit) },
+            };
+            let r = search::search(&mut conn, NS, q, &p, None).unwrap();
+            assert_same(&r.hits, &oracle.search(q, &p, NOW, None), q);
+            let odd = |k: i64| k % 2 == 1;
+            let r = search::search(&mut conn, NS, q, &p, Some(&odd)).unwrap();
+            assert_same(&r.hits, &oracle.search(q, &p, NOW, Some(&odd)), q);
+        }
+        let problems = search::check(&mut conn, NS, &expected(&oracle)).unwrap();
+        prop_assert!(problems.is_empty(), "{:?}", problems);
+    }
+}
+
+// ---------------------------------------------------------------- fixed cases
+
+fn corpus(
+    conn: &mut Sq,
+    oracle: &mut Oracle,
+    n: i64,
+    text: impl Fn(i64) -> String,
+    created: impl Fn(i64) -> i64,
+) {
+    for k in 0..n {
+        let t = text(k);
+        search::index_doc(conn, NS, k, &t, created(k)).unwrap();
+        oracle.docs.insert(k, (t, created(k)));
+    }
+}
+
+#[test]
+fn pruning_skips_documents() {
+    let mut conn = open();
+    let mut oracle = Oracle {
+        docs: BTreeMap::new(),
+    };
+    corpus(
+        &mut conn,
+        &mut oracle,
+        6000,
+        |k| {
+            let mut s = format!("common words here filler{} more text", k % 50);
+            if k % 97 == 0 {
+                s.push_str(" rare_name rare");
+            }
+            s
+        },
+        |k| NOW - (6000 - k) * 60_000,
+    );
+    search::optimize(&mut conn, NS).unwrap();
+    let q = "rare_name common";
+    let r = search::search(&mut conn, NS, q, &params(10), None).unwrap();
+    assert_same(&r.hits, &oracle.search(q, &params(10), NOW, None), q);
+    let matching = 6000;
+    // The heap fills with `rare` documents within the first ~1000; after that the documents
+    // with only `common` cannot reach the threshold and are skipped block by block.
+    assert!(
+        r.stats.scored_docs < matching / 5,
+        "scored {} of {matching}",
+        r.stats.scored_docs
+    );
+    // Same text everywhere: only recency separates documents, and its block bounds prune.
+    let q = "common";
+    let r = search::search(&mut conn, NS, q, &params(10), None).unwrap();
+    assert_same(&r.hits, &oracle.search(q, &params(10), NOW, None), q);
+    assert!(
+        r.stats.scored_docs < 1000,
+        "scored {} of {matching}",
+        r.stats.scored_docs
+    );
+    assert!(r.stats.skipped_blocks > 0);
+    eprintln!("recency-only query: {:?}", r.stats);
+    // Without optimize: many segments plus a delta.
+    let mut conn = open();
+    corpus(
+        &mut conn,
+        &mut Oracle {
+            docs: BTreeMap::new(),
+        },
+        6000,
+        |k| {
+            format!(
+                "common filler{} {}",
+                k % 50,
+                if k % 97 == 0 { "rare" } else { "" }
+            )
+        },
+        |k| NOW - k,
+    );
+    let r = search::search(&mut conn, NS, "rare common", &params(10), None).unwrap();
+    assert!(r.stats.segments > 1 && r.stats.delta_docs > 0);
+    assert!(r.stats.scored_docs < 1000, "scored {}", r.stats.scored_docs);
+    assert!(search::check(
+        &mut conn,
+        NS,
+        &(0..6000)
+            .map(|k| (
+                k,
+                format!(
+                    "common filler{} {}",
+                    k % 50,
+                    if k % 97 == 0 { "rare" } else { "" }
+                ),
+                NOW - k
+            ))
+            .collect::<Vec<_>>()
+    )
+    .unwrap()
+    .is_empty());
+}
+
+#[test]
+fn recency_defaults_order_equal_matches_but_keep_better_old_ones() {
+    let mut conn = open();
+    let docs = [
+        (1, "the LoginSchema validation failed", NOW - 30 * DAY),
+        (2, "the LoginSchema validation failed", NOW - DAY),
+        // A much better but old match: every query word, the exact name, a year ago.
+        (
+            3,
+            "LoginSchema refresh_tokens: LoginSchema rejects refresh_tokens",
+            NOW - 365 * DAY,
+        ),
+        // A weak new match: one part of one word, today.
+        (4, "refresh the page after lunch and tea", NOW),
+        (5, "unrelated words about lunch and dinner and more", NOW),
+    ];
+    for (k, t, c) in docs {
+        search::index_doc(&mut conn, NS, k, t, c).unwrap();
+    }
+    let p = params(10);
+    let r = search::search(&mut conn, NS, "LoginSchema validation", &p, None).unwrap();
+    assert_eq!(
+        r.hits.iter().map(|h| h.doc).take(2).collect::<Vec<_>>(),
+        [2, 1],
+        "{:?}",
+        r.hits
+    );
+    assert_eq!(r.hits[0].bm25, r.hits[1].bm25);
+    assert!(r.hits[0].recency > r.hits[1].recency);
+    let r = search::search(&mut conn, NS, "LoginSchema refresh_tokens", &p, None).unwrap();
+    assert_eq!(r.hits[0].doc, 3, "{:?}", r.hits);
+    let new = r.hits.iter().find(|h| h.doc == 4).unwrap();
+    assert!(new.recency > 1.29 && r.hits[0].recency < 1.0001);
+    // The boost is bounded: an old match 1.3× better in BM25 always wins.
+    assert!(search::scoring::DEFAULT_RECENCY_WEIGHT <= 0.3);
+    // Per-call override: a huge weight lets today's weak match win.
+    let strong = SearchParams {
+        recency_weight: 100.0,
+        ..p.clone()
+    };
+    let r = search::search(&mut conn, NS, "LoginSchema refresh_tokens", &strong, None).unwrap();
+    let pos = |d: i64| r.hits.iter().position(|h| h.doc == d).unwrap();
+    assert!(pos(4) < pos(3), "{:?}", r.hits);
+    // Whole names rank above their parts.
+    let r = search::search(
+        &mut conn,
+        NS,
+        "login_schema",
+        &SearchParams {
+            recency_weight: 0.0,
+            ..p
+        },
+        None,
+    )
+    .unwrap();
+    assert!(r.hits.iter().any(|h| h.doc == 3));
+}
+
+#[test]
+fn whole_names_rank_above_parts_and_parts_are_found() {
+    let mut conn = open();
+    let texts = [
+        (1, "we changed LoginSchema today"),
+        (2, "the login form has a schema"),
+        (3, "see src/auth/login.ts for refresh_tokens"),
+        (4, "refresh the tokens in my-component"),
+        (5, "a component of mine"),
+    ];
+    for (k, t) in texts {
+        search::index_doc(&mut conn, NS, k, t, NOW).unwrap();
+    }
+    let p = params(10);
+    let ids = |conn: &mut Sq, q: &str| -> Vec<i64> {
+        search::search(conn, NS, q, &p, None)
+            .unwrap()
+            .hits
+            .iter()
+            .map(|h| h.doc)
+            .collect()
+    };
+    assert_eq!(ids(&mut conn, "LoginSchema")[..2], [1, 2]);
+    assert_eq!(ids(&mut conn, "refresh_tokens")[..2], [3, 4]);
+    assert_eq!(ids(&mut conn, "my-component")[..2], [4, 5]);
+    assert_eq!(ids(&mut conn, "login.ts")[0], 3);
+    let mut both = ids(&mut conn, "schema");
+    both.sort();
+    assert_eq!(both, [1, 2]);
+    assert_eq!(ids(&mut conn, "\"login schema\""), [1]);
+    let mut l = ids(&mut conn, "+login -form");
+    l.sort();
+    assert_eq!(l, [1, 3]);
+    assert_eq!(ids(&mut conn, "auth*"), [3]);
+}
+
+#[test]
+fn hostile_queries_return_nothing_without_error() {
+    let mut conn = open();
+    search::index_doc(&mut conn, NS, 1, "hello world", NOW).unwrap();
+    let p = params(10);
+    let punct = "!@#$%^&*()[]{};:'\",.<>/?\\|`~-+=".repeat(32_000);
+    for q in ["", " ", "\"", "-", "+", "*", "- + *", "🚀", "\"\"", &punct] {
+        let r = search::search(&mut conn, NS, q, &p, None).unwrap();
+        assert!(r.hits.is_empty(), "{q:?}");
+    }
+    assert_eq!(
+        search::search(&mut conn, NS, "\"hello", &p, None)
+            .unwrap()
+            .hits
+            .len(),
+        1
+    );
+    assert_eq!(
+        search::search(&mut conn, NS, "hello", &params(0), None)
+            .unwrap()
+            .hits
+            .len(),
+        0
+    );
+    assert!(search::search(
+        &mut conn,
+        NS,
+        "hello",
+        &SearchParams {
+            half_life_ms: -1.0,
+            ..p.clone()
+        },
+        None
+    )
+    .is_err());
+    assert!(search::search(&mut conn, "", "hello", &p, None).is_err());
+    assert!(search::search(&mut conn, "empty-ns", "hello", &p, None)
+        .unwrap()
+        .hits
+        .is_empty());
+}
+
+#[test]
+fn rollback_and_second_database_never_see_stale_segments() {
+    let mut conn = open();
+    conn.0.execute_batch("BEGIN").unwrap();
+    for k in 0..300 {
+        search::index_doc(&mut conn, NS, k, &format!("ghost number{k}"), NOW).unwrap();
+    }
+    search::optimize(&mut conn, NS).unwrap();
+    assert_eq!(
+        search::search(&mut conn, NS, "ghost", &params(5), None)
+            .unwrap()
+            .hits
+            .len(),
+        5
+    );
+    conn.0.execute_batch("ROLLBACK").unwrap();
+    assert!(search::search(&mut conn, NS, "ghost", &params(5), None)
+        .unwrap()
+        .hits
+        .is_empty());
+    for k in 0..300 {
+        search::index_doc(&mut conn, NS, k, &format!("real number{k}"), NOW).unwrap();
+    }
+    assert!(search::search(&mut conn, NS, "ghost", &params(5), None)
+        .unwrap()
+        .hits
+        .is_empty());
+    let mut other = open();
+    for k in 0..300 {
+        search::index_doc(&mut other, NS, k, &format!("other number{k}"), NOW).unwrap();
+    }
+    assert!(search::search(&mut other, NS, "real", &params(5), None)
+        .unwrap()
+        .hits
+        .is_empty());
+    assert_eq!(
+        search::search(&mut conn, NS, "real", &params(5), None)
+            .unwrap()
+            .hits
+            .len(),
+        5
+    );
+    let exp: Vec<(i64, String, i64)> = (0..300)
+        .map(|k| (k, format!("real number{k}"), NOW))
+        .collect();
+    assert!(search::check(&mut conn, NS, &exp).unwrap().is_empty());
+}
+
+#[test]
+fn check_finds_problems_and_reindex_fixes_them() {
+    let mut conn = open();
+    let mut exp: Vec<(i64, String, i64)> = (0..400)
+        .map(|k| (k, format!("message {k} about topic{}", k % 9), NOW - k))
+        .collect();
+    for (k, t, c) in &exp {
+        search::index_doc(&mut conn, NS, *k, t, *c).unwrap();
+    }
+    assert!(search::check(&mut conn, NS, &exp).unwrap().is_empty());
+    exp[5].1 = "changed text".into();
+    exp.push((1000, "new one".into(), NOW));
+    exp.remove(0);
+    let problems = search::check(&mut conn, NS, &exp).unwrap();
+    assert!(
+        problems.iter().any(|p| p.contains("document 5: stale")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("document 1000: missing")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("document 0: in the index but not")),
+        "{problems:?}"
+    );
+    search::reindex(&mut conn, NS, &exp).unwrap();
+    assert!(search::check(&mut conn, NS, &exp).unwrap().is_empty());
+    let r = search::search(&mut conn, NS, "changed", &params(3), None).unwrap();
+    assert_eq!(r.hits[0].doc, 5);
+}
+
+#[test]
+fn segment_count_stays_logarithmic() {
+    let mut conn = open();
+    for k in 0..20_000 {
+        search::index_doc(&mut conn, NS, k, &format!("w{} w{}", k % 100, k % 7), NOW).unwrap();
+    }
+    let segs: i64 = conn
+        .0
+        .query_row("SELECT count(*) FROM mem_idx_segments", [], |r| r.get(0))
+        .unwrap();
+    assert!(segs <= 2 * 7 + 1, "{segs} segments");
+    search::optimize(&mut conn, NS).unwrap();
+    let segs: i64 = conn
+        .0
+        .query_row("SELECT count(*) FROM mem_idx_segments", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(segs, 1);
+}
