@@ -107,12 +107,12 @@ impl Filters {
         }
         let rows = conn.query(
             "SELECT seq FROM mem_messages WHERE \
-               (CAST(?1 AS TEXT) IS NULL OR thread_id = ?1) \
+               (CAST(?1 AS TEXT) IS NULL OR thread_id = CAST(?1 AS TEXT)) \
                AND (CAST(?2 AS TEXT) IS NULL OR resource_id = ?2) \
                AND (CAST(?3 AS TEXT) IS NULL OR role = ?3) \
                AND (CAST(?4 AS TEXT) IS NULL OR task_id = ?4) \
-               AND (CAST(?5 AS BIGINT) IS NULL OR created_at >= ?5) \
-               AND (CAST(?6 AS BIGINT) IS NULL OR created_at < ?6)",
+               AND (CAST(?5 AS BIGINT) IS NULL OR created_at >= CAST(?5 AS BIGINT)) \
+               AND (CAST(?6 AS BIGINT) IS NULL OR created_at < CAST(?6 AS BIGINT))",
             &[
                 self.thread_id.clone().into(),
                 self.resource_id.clone().into(),

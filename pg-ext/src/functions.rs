@@ -2,7 +2,9 @@
 //! raises core errors as Postgres errors with a fitting SQLSTATE.
 
 use crate::conn::SpiConn;
-use agentmem_core::{messages, recall, schema, threads, tokens, Conn, Error};
+use agentmem_core::{
+    compaction, memory_tool, message_search, messages, recall, schema, threads, tokens, Conn, Error,
+};
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
@@ -144,4 +146,87 @@ fn mem_recall(
 #[pg_extern]
 fn mem__selftest_panic() -> i64 {
     panic!("deliberate panic from mem__selftest_panic")
+}
+
+#[pg_extern]
+#[allow(clippy::type_complexity)]
+fn mem_search(
+    query: Option<&str>,
+    options: default!(Option<&str>, "NULL"),
+) -> TableIterator<
+    'static,
+    (
+        name!(message_id, String),
+        name!(thread_id, String),
+        name!(resource_id, Option<String>),
+        name!(role, String),
+        name!(task_id, Option<String>),
+        name!(created_at, i64),
+        name!(score, f64),
+        name!(bm25, f64),
+        name!(recency, f64),
+        name!(source, String),
+        name!(snippet, String),
+    ),
+> {
+    let hits = ok(message_search::search(&mut SpiConn, query, options));
+    TableIterator::new(hits.into_iter().map(|h| {
+        (
+            h.message_id,
+            h.thread_id,
+            h.resource_id,
+            h.role,
+            h.task_id,
+            h.created_at,
+            h.score,
+            h.bm25,
+            h.recency,
+            h.source.to_owned(),
+            h.snippet,
+        )
+    }))
+}
+
+#[pg_extern]
+fn mem_index_check() -> SetOfIterator<'static, String> {
+    SetOfIterator::new(ok(message_search::index_check(&mut SpiConn)))
+}
+
+#[pg_extern]
+fn mem_optimize() -> i64 {
+    ok(message_search::optimize(&mut SpiConn));
+    1
+}
+
+#[pg_extern]
+fn mem_reindex() -> i64 {
+    ok(message_search::reindex(&mut SpiConn))
+}
+
+#[pg_extern]
+fn mem_compact(
+    thread_id: Option<&str>,
+    start_index: Option<i64>,
+    end_index: Option<i64>,
+    summary: Option<&str>,
+    extracted_code: default!(Option<&str>, "NULL"),
+) -> String {
+    ok(compaction::compact(
+        &mut SpiConn,
+        thread_id,
+        start_index,
+        end_index,
+        summary,
+        extracted_code,
+    ))
+}
+
+#[pg_extern]
+fn mem_uncompact(compaction_id: Option<&str>) -> i64 {
+    ok(compaction::uncompact(&mut SpiConn, compaction_id))
+}
+
+#[pg_extern]
+fn memory_search(input: Option<&str>) -> String {
+    memory_tool::memory_search(&mut SpiConn, input)
 }

@@ -10,6 +10,9 @@
 //!                                         :name for a variable's value; a blank line ends them
 //! error SELECT mem_message_add('x', …)    run; must fail with a message containing
 //! thread not found: x                     the next line
+//! same SELECT score FROM mem_search(…)    run; rows are not written in the case (scores the
+//!                                         oracle tests verify) but must be equal on every
+//!                                         backend (floats to 1e-9) and not empty
 //! ```
 //! Variables are bound as parameters, never spliced into the SQL text.
 
@@ -18,6 +21,9 @@ use std::collections::HashMap;
 
 #[derive(Debug)]
 pub enum Step {
+    Same {
+        sql: String,
+    },
     Let {
         var: String,
         sql: String,
@@ -46,7 +52,7 @@ pub struct Case {
     pub steps: Vec<Step>,
 }
 
-const DIRECTIVES: &[&str] = &["=== ", "let ", "exec ", "query ", "error "];
+const DIRECTIVES: &[&str] = &["=== ", "let ", "exec ", "query ", "error ", "same "];
 
 /// Parses one case file.
 pub fn parse(file: &str, text: &str) -> Vec<Case> {
@@ -88,6 +94,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Case> {
                 }
             }
             "exec" => Step::Exec {
+                sql: rest.to_owned(),
+            },
+            "same" => Step::Same {
                 sql: rest.to_owned(),
             },
             "query" => {
@@ -262,6 +271,16 @@ pub fn run(case: &Case, db: &mut dyn Backend) -> Result<Vec<Rows>, String> {
                         show(&want),
                         show(&rows)
                     ));
+                }
+                results.push(anonymise(rows, &vars));
+            }
+            Step::Same { sql } => {
+                let (bound, params) = bind(sql, &vars)?;
+                let rows = db
+                    .query(&bound, &params)
+                    .map_err(|e| format!("same {sql}: {e}"))?;
+                if rows.is_empty() {
+                    return Err(format!("same {sql}: returned no rows"));
                 }
                 results.push(anonymise(rows, &vars));
             }
