@@ -48,8 +48,8 @@ test-core:
 	cargo test -p agentmem-core
 
 test-integration:
-	@set -e; scripts/pg-cluster.sh start; trap 'scripts/pg-cluster.sh stop' EXIT; \
-	AGENTMEM_PG="host=127.0.0.1 port=$(PG_PORT) user=postgres dbname=agentmem_test" \
+	@set -e; trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
+	AGENTMEM_PG="host=127.0.0.1 port=$$(cat $(PG_DIR)/port) user=postgres dbname=agentmem_test" \
 	AGENTMEM_PG_REQUIRED=1 cargo test -p agentmem-tests
 
 test-pgrx:

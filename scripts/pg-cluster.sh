@@ -11,6 +11,8 @@ as_pg() { if [ "$(id -u)" -eq 0 ]; then sudo -u postgres "$@"; else "$@"; fi; }
 case "${1:-}" in
   start)
     "$0" stop >/dev/null 2>&1 || true
+    # Take the first free port from PG_PORT up; the chosen one is written to $PG_DIR/port.
+    while (exec 3<>/dev/tcp/127.0.0.1/"$PG_PORT") 2>/dev/null; do PG_PORT=$((PG_PORT + 1)); done
     rm -rf "$PG_DIR"
     mkdir -p "$PG_DIR"
     [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$PG_DIR"
@@ -20,6 +22,7 @@ case "${1:-}" in
       -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100" start >/dev/null \
       || { cat "$PG_DIR/server.log"; exit 1; }
     psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -c "CREATE DATABASE agentmem_test" >/dev/null
+    echo "$PG_PORT" > "$PG_DIR/port"
     echo "postgres: started on 127.0.0.1:$PG_PORT ($PG_DIR)"
     ;;
   stop)
