@@ -14,6 +14,24 @@ fn committed_per_writer() -> usize {
     (0..PER_WRITER).filter(|i| i % 5 != 4).count()
 }
 
+/// Searches and merges ran while the writers wrote: the index must now equal the table.
+fn check_index(db: &mut dyn Backend, thread: &str) {
+    let problems = db.query("SELECT * FROM mem_index_check()", &[]).unwrap();
+    assert!(problems.is_empty(), "index problems: {problems:?}");
+    let expect = (WRITERS * committed_per_writer()) as i64;
+    let found = db
+        .query(
+            "SELECT count(*) FROM mem_search('refresh_tokens', '{\"limit\":1000,\"thread_id\":\"' || $1 || '\"}')",
+            &[Param::Text(thread.into())],
+        )
+        .unwrap();
+    assert_eq!(
+        found[0][0].to_string(),
+        expect.to_string(),
+        "search hits after the run"
+    );
+}
+
 fn check_thread(db: &mut dyn Backend, thread: &str) {
     let expect = (WRITERS * committed_per_writer()) as i64;
     let rows = db
@@ -151,7 +169,7 @@ fn postgres_connections_share_one_thread() {
                         tx.rollback().unwrap();
                         continue;
                     }
-                    let content = format!("writer {w} message {i}");
+                    let content = format!("writer {w} message {i} refresh_tokens");
                     if i % 2 == 0 {
                         tx.execute(
                             "INSERT INTO mem_messages (thread_id, role, raw_content) VALUES ($1, 'user', $2)",
@@ -166,10 +184,31 @@ fn postgres_connections_share_one_thread() {
             })
         })
         .collect();
-    for h in handles {
+    // Searchers and a merger run beside the writers.
+    let others: Vec<_> = (0..3)
+        .map(|k| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+                for _ in 0..30 {
+                    if k == 2 {
+                        c.execute("SELECT mem_optimize()", &[]).unwrap();
+                    } else {
+                        c.query(
+                            "SELECT * FROM mem_search('refresh_tokens writer', '{\"limit\":50}')",
+                            &[],
+                        )
+                        .unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles.into_iter().chain(others) {
         h.join().unwrap();
     }
     check_thread(&mut db, &thread);
+    check_index(&mut db, &thread);
     db.client
         .execute("DELETE FROM mem_threads WHERE id = $1", &[&thread])
         .unwrap();
