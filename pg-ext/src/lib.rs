@@ -13,6 +13,8 @@ use pgrx::prelude::*;
 
 mod conn;
 mod functions;
+mod om;
+mod tasks;
 mod triggers;
 
 pgrx::pg_module_magic!();

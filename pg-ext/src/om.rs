@@ -1,0 +1,1 @@
+//! Observational memory and working memory: the Postgres functions.

@@ -1,0 +1,1 @@
+//! Task memory: the Postgres functions.
