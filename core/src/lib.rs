@@ -14,12 +14,14 @@ pub mod json_opts;
 pub mod memory_tool;
 pub mod message_search;
 pub mod messages;
+pub mod om;
 pub mod recall;
 pub mod schema;
 pub mod search;
 pub mod threads;
 pub mod tokens;
 pub mod value;
+pub mod working_memory;
 
 pub use conn::{Conn, Dialect};
 pub use error::{Error, Result};

@@ -50,6 +50,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "search_index",
         script: include_str!("../../sql/migrations/0003_search_index.sql"),
     },
+    Migration {
+        version: 5,
+        name: "observational_memory",
+        script: include_str!("../../sql/migrations/0005_observational_memory.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -226,7 +226,11 @@ pub fn sql_error(e: &Error) -> sqlite_loadable::Error {
 
 /// Registers every scalar function on `db`.
 pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
-    for f in SCALARS.iter().chain(crate::tasks::SCALARS).chain(crate::om::SCALARS) {
+    for f in SCALARS
+        .iter()
+        .chain(crate::tasks::SCALARS)
+        .chain(crate::om::SCALARS)
+    {
         let mut flags = FunctionFlags::UTF8;
         if f.pure {
             flags |= FunctionFlags::DETERMINISTIC | FunctionFlags::INNOCUOUS;

@@ -216,7 +216,11 @@ impl VTabCursor for Cursor {
 
 /// Registers every table function on `db`.
 pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
-    for spec in TABLE_FNS.iter().chain(crate::tasks::TABLE_FNS).chain(crate::om::TABLE_FNS) {
+    for spec in TABLE_FNS
+        .iter()
+        .chain(crate::tasks::TABLE_FNS)
+        .chain(crate::om::TABLE_FNS)
+    {
         sqlite_loadable::define_table_function::<Table>(db, spec.name, Some(spec))?;
     }
     Ok(())

@@ -1,0 +1,163 @@
+//! Context assembly: the observations system message exactly as seed 000 "Context Injection"
+//! lays it out, and the whole message list of the next LLM call within a token budget.
+
+use super::pending;
+use super::prompts;
+use super::record::{self, Key, Scope};
+use super::time;
+use crate::json_opts::Opts;
+use crate::tokens::{self, Encoding};
+use crate::{working_memory, Conn, Error, Result, Value};
+use serde_json::{json, Value as Json};
+
+/// The thread's current task and suggested response from its metadata.
+fn thread_hints(conn: &mut dyn Conn, thread: &str) -> Result<(Option<String>, Option<String>)> {
+    let meta = conn
+        .query_value(
+            "SELECT CAST(metadata AS TEXT) FROM mem_threads WHERE id = ?1",
+            &[thread.into()],
+        )?
+        .and_then(Value::into_string)
+        .unwrap_or_default();
+    let meta: Json = serde_json::from_str(&meta).unwrap_or(Json::Null);
+    let get = |k: &str| {
+        meta.get(k)
+            .and_then(Json::as_str)
+            .map(str::to_owned)
+            .filter(|s| !s.is_empty())
+    };
+    Ok((get("current_task"), get("suggested_response")))
+}
+
+/// The system message, or `None` when there is nothing to say yet.
+pub fn system_message(conn: &mut dyn Conn, thread_id: &str, key: &Key) -> Result<Option<String>> {
+    let rec = record::load(conn, key)?;
+    let observations = rec.as_ref().map_or("", |r| r.active_observations.trim());
+    let (task, suggested) = thread_hints(conn, thread_id)?;
+    // Resource scope: other threads' unobserved messages (seed 001 <unobserved-context>).
+    let mut others = String::new();
+    if key.scope == Scope::Resource {
+        let msgs = pending::unobserved(conn, key, rec.as_ref(), true)?;
+        let mut threads: Vec<&str> = Vec::new();
+        for m in msgs.iter().filter(|m| m.thread_id != thread_id) {
+            if !threads.contains(&m.thread_id.as_str()) {
+                threads.push(&m.thread_id);
+            }
+        }
+        for t in threads {
+            others.push_str(&format!("<unobserved-context thread=\"{t}\">\n"));
+            for m in msgs.iter().filter(|m| m.thread_id == t) {
+                others.push_str(&format!(
+                    "[{}] {}: {}\n",
+                    time::stamp(m.created_at),
+                    m.role,
+                    m.content
+                ));
+            }
+            others.push_str("</unobserved-context>\n");
+        }
+    }
+    if observations.is_empty() && others.is_empty() && task.is_none() && suggested.is_none() {
+        return Ok(None);
+    }
+    let mut s = format!(
+        "{}\n\n<observations>\n{observations}\n</observations>\n\n{}",
+        prompts::CONTEXT_PROMPT.trim_end(),
+        prompts::CONTEXT_INSTRUCTIONS.trim_end()
+    );
+    if !others.is_empty() {
+        s.push_str(&format!(
+            "\n\nThe following content is from OTHER conversations different from the current conversation:\n\
+             START_OTHER_CONVERSATIONS_BLOCK\n{}\nEND_OTHER_CONVERSATIONS_BLOCK",
+            others.trim_end()
+        ));
+    }
+    if let Some(t) = task {
+        s.push_str(&format!("\n\n<current-task>\n{t}\n</current-task>"));
+    }
+    if let Some(r) = suggested {
+        s.push_str(&format!(
+            "\n\n<suggested-response>\n{r}\n</suggested-response>"
+        ));
+    }
+    Ok(Some(s))
+}
+
+/// `om_context(thread_id [, options])` → the system message or NULL. Option `scope`.
+pub fn om_context(
+    conn: &mut dyn Conn,
+    thread_id: Option<&str>,
+    options: Option<&str>,
+) -> Result<Option<String>> {
+    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
+    let o = Opts::parse("options", options, &["scope"])?;
+    let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
+    system_message(conn, thread_id, &key)
+}
+
+/// `mem_context(thread_id [, options])` → JSON `{messages, tokens, droppedMessages}`: the
+/// observations system message, working memory, the continuation hint (when there are
+/// observations), then the thread's unobserved messages, oldest first. When the total passes
+/// `budget` tokens (default 100 000) the oldest messages are dropped; the system parts stay.
+pub fn mem_context(
+    conn: &mut dyn Conn,
+    thread_id: Option<&str>,
+    options: Option<&str>,
+) -> Result<String> {
+    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
+    let o = Opts::parse("options", options, &["scope", "budget"])?;
+    let budget = o.int("budget", 100_000, 0, i64::MAX / 4)?;
+    let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
+    let mut messages = Vec::new();
+    let mut fixed = 0i64;
+    let system = system_message(conn, thread_id, &key)?;
+    if let Some(s) = &system {
+        fixed += tokens::count(s, Encoding::O200kBase);
+        messages.push(json!({"role": "system", "content": s}));
+    }
+    for scope_key in [
+        format!("resource:{}", key.resource_id),
+        format!("thread:{thread_id}"),
+    ] {
+        if let Some(wm) = working_memory::stored(conn, &scope_key)? {
+            let content = format!(
+                "<working-memory>\n{}\n</working-memory>",
+                working_memory::sanitize(&wm)
+            );
+            fixed += tokens::count(&content, Encoding::O200kBase);
+            messages.push(json!({"role": "system", "content": content}));
+        }
+    }
+    let rec = record::load(conn, &key)?;
+    if rec
+        .as_ref()
+        .is_some_and(|r| !r.active_observations.trim().is_empty())
+    {
+        let hint = format!(
+            "<system-reminder>{}</system-reminder>",
+            prompts::CONTINUATION_HINT.trim_end()
+        );
+        fixed += tokens::count(&hint, Encoding::O200kBase);
+        messages.push(json!({"role": "user", "content": hint}));
+    }
+    let own: Vec<pending::Msg> = pending::unobserved(conn, &key, rec.as_ref(), true)?
+        .into_iter()
+        .filter(|m| m.thread_id == thread_id)
+        .collect();
+    // Keep the newest messages that fit.
+    let mut room = budget - fixed;
+    let mut keep = own.len();
+    while keep > 0 && room >= own[keep - 1].token_count {
+        room -= own[keep - 1].token_count;
+        keep -= 1;
+    }
+    let dropped = keep;
+    let mut total = fixed;
+    for m in &own[dropped..] {
+        total += m.token_count;
+        messages.push(
+            json!({"role": m.role, "content": m.content, "id": m.id, "createdAt": m.created_at}),
+        );
+    }
+    Ok(json!({"messages": messages, "tokens": total, "droppedMessages": dropped}).to_string())
+}

@@ -1,0 +1,114 @@
+//! Leases with fencing (seed 000 "Concurrency: Lease-Based Locking").
+//!
+//! A lease names an owner and a fresh operation id and expires by the database's clock. Every
+//! lease-guarded write compares owner *and* operation id in the same statement that writes,
+//! so an owner whose lease expired and was taken over can never commit over the new owner's
+//! work, even if it comes back. Taking a lease clears the in-progress flags a crashed owner
+//! left behind.
+
+use super::record::{self, Key};
+use crate::{ids, Conn, Error, Result, Value};
+
+/// Default lease length: 30 s (the seed's).
+pub const DEFAULT_LEASE_MS: i64 = 30_000;
+const MAX_LEASE_MS: i64 = 3_600_000;
+
+fn lease_ms(v: Option<i64>) -> Result<i64> {
+    let ms = v.unwrap_or(DEFAULT_LEASE_MS);
+    if !(1..=MAX_LEASE_MS).contains(&ms) {
+        return Err(Error::invalid(
+            "lease_ms",
+            format!("must be between 1 and {MAX_LEASE_MS}"),
+        ));
+    }
+    Ok(ms)
+}
+
+fn owner(v: Option<&str>) -> Result<&str> {
+    let o = v.ok_or_else(|| Error::invalid("owner_id", "must not be NULL"))?;
+    ids::check_id("owner_id", o)?;
+    Ok(o)
+}
+
+/// `om_acquire_lease(lookup_key, owner_id [, lease_ms])` → a new operation id, or `None` while
+/// another owner holds a live lease. The same owner may take a new operation at any time,
+/// which fences its own older operation.
+pub fn acquire(
+    conn: &mut dyn Conn,
+    key: Option<&str>,
+    owner_id: Option<&str>,
+    ms: Option<i64>,
+) -> Result<Option<String>> {
+    let owner = owner(owner_id)?;
+    let ms = lease_ms(ms)?;
+    let key = Key::parse(conn, key)?;
+    let now = conn.now_ms()?;
+    record::load_or_create(conn, &key, now)?;
+    let op = ids::new_id();
+    let n = conn.execute(
+        "UPDATE mem_om_records SET lock_owner_id = ?2, lock_operation_id = ?3, lock_expires_at = ?4 + ?5, \
+           last_heartbeat_at = ?4, is_observing = 0, is_reflecting = 0, is_buffering_observation = 0, \
+           is_buffering_reflection = 0 \
+         WHERE lookup_key = ?1 AND is_active = 1 \
+           AND (lock_expires_at IS NULL OR lock_expires_at <= ?4 OR lock_owner_id = ?2)",
+        &[key.text.as_str().into(), owner.into(), op.as_str().into(), Value::Int(now), Value::Int(ms)],
+    )?;
+    Ok((n == 1).then_some(op))
+}
+
+/// `om_heartbeat(lookup_key, owner_id, operation_id [, lease_ms])` → whether the live lease
+/// was extended.
+pub fn heartbeat(
+    conn: &mut dyn Conn,
+    key: Option<&str>,
+    owner_id: Option<&str>,
+    op: Option<&str>,
+    ms: Option<i64>,
+) -> Result<bool> {
+    let owner = owner(owner_id)?;
+    let ms = lease_ms(ms)?;
+    let key = Key::parse(conn, key)?;
+    let op = op.ok_or_else(|| Error::invalid("operation_id", "must not be NULL"))?;
+    let now = conn.now_ms()?;
+    let n = conn.execute(
+        "UPDATE mem_om_records SET lock_expires_at = ?4 + ?5, last_heartbeat_at = ?4 \
+         WHERE lookup_key = ?1 AND is_active = 1 AND lock_owner_id = ?2 AND lock_operation_id = ?3 \
+           AND lock_expires_at > ?4",
+        &[
+            key.text.as_str().into(),
+            owner.into(),
+            op.into(),
+            Value::Int(now),
+            Value::Int(ms),
+        ],
+    )?;
+    Ok(n == 1)
+}
+
+/// `om_release_lease(lookup_key, owner_id, operation_id)` → whether this operation's lease was
+/// released (false when it had been superseded).
+pub fn release(
+    conn: &mut dyn Conn,
+    key: Option<&str>,
+    owner_id: Option<&str>,
+    op: Option<&str>,
+) -> Result<bool> {
+    let owner = owner(owner_id)?;
+    let key = Key::parse(conn, key)?;
+    let op = op.ok_or_else(|| Error::invalid("operation_id", "must not be NULL"))?;
+    let n = conn.execute(
+        "UPDATE mem_om_records SET lock_owner_id = NULL, lock_operation_id = NULL, lock_expires_at = NULL, \
+           is_observing = 0, is_reflecting = 0, is_buffering_observation = 0, is_buffering_reflection = 0 \
+         WHERE lookup_key = ?1 AND is_active = 1 AND lock_owner_id = ?2 AND lock_operation_id = ?3",
+        &[key.text.as_str().into(), owner.into(), op.into()],
+    )?;
+    Ok(n == 1)
+}
+
+/// The owner and operation of a guarded write, checked for shape.
+pub fn guard<'a>(owner_id: Option<&'a str>, op: Option<&'a str>) -> Result<(&'a str, &'a str)> {
+    Ok((
+        owner(owner_id)?,
+        op.ok_or_else(|| Error::invalid("operation_id", "must not be NULL"))?,
+    ))
+}

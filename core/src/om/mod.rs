@@ -1,0 +1,44 @@
+//! Observational memory (issue 5; seeds 000 and 001). The LLM stays in the client: the
+//! database decides what is due ([`status`]), builds exactly what to send
+//! ([`observe::observer_input`], [`reflect::reflector_input`]), takes the answer back
+//! atomically under a fenced lease ([`lease`]), and assembles the next call's context
+//! ([`context`]).
+
+pub mod config;
+pub mod context;
+pub mod lease;
+pub mod observe;
+pub mod parse;
+pub mod pending;
+pub mod prompts;
+pub mod record;
+pub mod reflect;
+pub mod status;
+pub mod time;
+
+use crate::json_opts::Opts;
+use crate::{Conn, Result};
+
+/// `om_configure(lookup_key, config)` → the record's thresholds after the change (JSON).
+/// Keys: see [`config::KEYS`]; unknown keys are refused.
+pub fn configure(
+    conn: &mut dyn Conn,
+    key: Option<&str>,
+    config_json: Option<&str>,
+) -> Result<String> {
+    let key = record::Key::parse(conn, key)?;
+    let o = Opts::parse("config", config_json, config::KEYS)?;
+    let cfg = config::Config::default().with_overrides(&o)?;
+    let now = conn.now_ms()?;
+    let rec = record::load_or_create(conn, &key, now)?;
+    let text = crate::json_opts::object_text("config", config_json)?;
+    conn.execute(
+        "UPDATE mem_om_records SET config = CAST(?2 AS @JSON), updated_at = ?3 WHERE seq = ?1",
+        &[
+            crate::Value::Int(rec.seq),
+            text.into(),
+            crate::Value::Int(now),
+        ],
+    )?;
+    Ok(cfg.to_json().to_string())
+}

@@ -1,0 +1,76 @@
+//! Which messages a record has not observed yet.
+//!
+//! A message is unobserved when it was created at or after the record's cursor
+//! (`last_observed_at`) and its id is not in `observed_message_ids` (which holds the observed
+//! messages at or after the cursor, so that equal timestamps never hide a message).
+
+use super::record::{Key, Record, Scope};
+use crate::{Conn, Result, Value};
+use std::collections::HashSet;
+
+/// An unobserved message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Msg {
+    pub id: String,
+    pub thread_id: String,
+    pub role: String,
+    /// The injection text, or empty when the caller did not ask for text.
+    pub content: String,
+    pub created_at: i64,
+    pub token_count: i64,
+}
+
+/// Unobserved messages of the key's scope, oldest first. O(unobserved · log n).
+pub fn unobserved(
+    conn: &mut dyn Conn,
+    key: &Key,
+    rec: Option<&Record>,
+    with_text: bool,
+) -> Result<Vec<Msg>> {
+    let cursor = rec.and_then(|r| r.last_observed_at);
+    let (column, value) = match key.scope {
+        Scope::Thread => ("thread_id", key.thread_id.clone().unwrap_or_default()),
+        Scope::Resource => ("resource_id", key.resource_id.clone()),
+    };
+    let text = if with_text { "injection_text" } else { "''" };
+    let rows = conn.query(
+        &format!(
+            "SELECT id, thread_id, role, {text}, created_at, token_count FROM mem_messages \
+             WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)) \
+             ORDER BY created_at, thread_id, message_index"
+        ),
+        &[value.into(), cursor.into()],
+    )?;
+    let observed: HashSet<&str> = rec
+        .map(|r| r.observed_ids.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            let mut it = r.into_iter();
+            let id = it.next()?.into_string()?;
+            if observed.contains(id.as_str()) {
+                return None;
+            }
+            Some(Msg {
+                id,
+                thread_id: it.next()?.into_string()?,
+                role: it.next()?.into_string()?,
+                content: it.next().and_then(Value::into_string).unwrap_or_default(),
+                created_at: it.next()?.as_i64()?,
+                token_count: it.next().and_then(|v| v.as_i64()).unwrap_or(0),
+            })
+        })
+        .collect())
+}
+
+/// Ids covered by the record's buffered chunks.
+pub fn buffered_ids(rec: Option<&Record>) -> HashSet<String> {
+    rec.map(|r| {
+        r.chunks
+            .iter()
+            .flat_map(|c| c.message_ids.iter().cloned())
+            .collect()
+    })
+    .unwrap_or_default()
+}

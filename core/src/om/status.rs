@@ -1,0 +1,117 @@
+//! `om_status`: what is pending and the one action due now.
+
+use super::pending::{self, Msg};
+use super::record::{self, Key, Record};
+use crate::json_opts::Opts;
+use crate::{Conn, Result};
+use serde_json::{json, Value as Json};
+
+/// The action due, in order of precedence: reflect (observations over the reflection
+/// threshold and nothing unobserved: seed 001), activate (buffered chunks and pending tokens
+/// past the activation ratio), block (pending past block_after × threshold: observe before the
+/// next call), observe (past the threshold, or a reflection waits on unobserved messages),
+/// buffer (another `buffer_tokens` not yet covered by a chunk), none.
+pub fn action(
+    rec: Option<&Record>,
+    pending: i64,
+    buffered: i64,
+    unobserved: usize,
+) -> Result<&'static str> {
+    let cfg = match rec {
+        Some(r) => r.config()?,
+        None => Default::default(),
+    };
+    let obs_tokens = rec.map_or(0, |r| r.observation_tokens);
+    let has_chunks = rec.is_some_and(|r| !r.chunks.is_empty());
+    let t = cfg.observation_threshold as f64;
+    let p = pending as f64;
+    Ok(
+        if obs_tokens >= cfg.reflection_threshold && unobserved == 0 {
+            "reflect"
+        } else if has_chunks && p >= cfg.buffer_activation * t {
+            "activate"
+        } else if p >= cfg.block_after * t {
+            "block"
+        } else if p >= t || (obs_tokens >= cfg.reflection_threshold && unobserved > 0) {
+            "observe"
+        } else if pending - buffered >= cfg.buffer_tokens {
+            "buffer"
+        } else {
+            "none"
+        },
+    )
+}
+
+/// `om_status(thread_id [, options])`. O(unobserved messages) with no text read.
+pub fn status(
+    conn: &mut dyn Conn,
+    thread_id: Option<&str>,
+    options: Option<&str>,
+) -> Result<String> {
+    let thread_id =
+        thread_id.ok_or_else(|| crate::Error::invalid("thread_id", "must not be NULL"))?;
+    let o = Opts::parse("options", options, &["scope"])?;
+    let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
+    let rec = record::load(conn, &key)?;
+    let msgs: Vec<Msg> = pending::unobserved(conn, &key, rec.as_ref(), false)?;
+    let buffered_ids = pending::buffered_ids(rec.as_ref());
+    let pending: i64 = msgs.iter().map(|m| m.token_count).sum();
+    let buffered: i64 = msgs
+        .iter()
+        .filter(|m| buffered_ids.contains(&m.id))
+        .map(|m| m.token_count)
+        .sum();
+    let action = action(rec.as_ref(), pending, buffered, msgs.len())?;
+    let cfg = match &rec {
+        Some(r) => r.config()?,
+        None => Default::default(),
+    };
+    let now = conn.now_ms()?;
+    let live = rec
+        .as_ref()
+        .and_then(|r| r.lock_expires_at)
+        .is_some_and(|t| t > now);
+    let lease = match &rec {
+        Some(r) if live => json!({"ownerId": r.lock_owner_id, "expiresAt": r.lock_expires_at}),
+        _ => Json::Null,
+    };
+    // Flags of an owner whose lease expired are stale: report them cleared.
+    let flag = |f: fn(&Record) -> bool| live && rec.as_ref().is_some_and(f);
+    let out = json!({
+        "lookupKey": key.text,
+        "scope": key.scope.as_str(),
+        "generation": rec.as_ref().map_or(0, |r| r.generation),
+        "action": action,
+        "pendingTokens": pending,
+        "pendingMessages": msgs.len(),
+        "bufferedChunks": rec.as_ref().map_or(0, |r| r.chunks.len()),
+        "bufferedTokens": buffered,
+        "unbufferedTokens": pending - buffered,
+        "observationTokens": rec.as_ref().map_or(0, |r| r.observation_tokens),
+        "lastObservedAt": rec.as_ref().and_then(|r| r.last_observed_at),
+        "thresholds": cfg.to_json(),
+        "lease": lease,
+        "flags": {
+            "isObserving": flag(|r| r.is_observing),
+            "isReflecting": flag(|r| r.is_reflecting),
+            "isBufferingObservation": flag(|r| r.is_buffering),
+        },
+    });
+    Ok(out.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_give_the_documented_actions() {
+        assert_eq!(action(None, 0, 0, 0).unwrap(), "none");
+        assert_eq!(action(None, 5_999, 0, 3).unwrap(), "none");
+        assert_eq!(action(None, 6_000, 0, 3).unwrap(), "buffer");
+        assert_eq!(action(None, 12_000, 6_000, 3).unwrap(), "buffer");
+        assert_eq!(action(None, 11_000, 6_000, 3).unwrap(), "none");
+        assert_eq!(action(None, 30_000, 29_000, 3).unwrap(), "observe");
+        assert_eq!(action(None, 36_000, 0, 3).unwrap(), "block");
+    }
+}

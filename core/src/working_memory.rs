@@ -1,0 +1,96 @@
+//! Working memory (seed 000 "Working Memory", seed 003): one text per scope key
+//! (`resource:<id>` or `thread:<id>`), with the coding-agent template as the default, and
+//! sanitised and truncated when injected.
+
+use crate::om::prompts::WORKING_MEMORY_TEMPLATE;
+use crate::{Conn, Error, Result, Value};
+
+/// Longest stored working memory, in bytes.
+pub const MAX_BYTES: usize = 64 * 1024;
+/// Longest injected working memory, in characters (seed 003).
+pub const MAX_INJECTED_CHARS: usize = 4000;
+
+fn check_key(key: Option<&str>) -> Result<&str> {
+    let key = key.ok_or_else(|| Error::invalid("scope_key", "must not be NULL"))?;
+    let ok = ["resource:", "thread:"]
+        .iter()
+        .any(|p| key.strip_prefix(p).is_some_and(|rest| !rest.is_empty()));
+    if !ok {
+        return Err(Error::invalid(
+            "scope_key",
+            "must be \"resource:<id>\" or \"thread:<id>\"",
+        ));
+    }
+    Ok(key)
+}
+
+/// The stored text of a scope, if any.
+pub fn stored(conn: &mut dyn Conn, key: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_value(
+            "SELECT content FROM mem_working_memory WHERE scope_key = ?1",
+            &[key.into()],
+        )?
+        .and_then(Value::into_string))
+}
+
+/// `wm_get(scope_key)` → the stored text, or the default template.
+pub fn get(conn: &mut dyn Conn, key: Option<&str>) -> Result<String> {
+    let key = check_key(key)?;
+    Ok(stored(conn, key)?.unwrap_or_else(|| WORKING_MEMORY_TEMPLATE.trim().to_owned()))
+}
+
+/// `wm_set(scope_key, content)` → the stored length in characters.
+pub fn set(conn: &mut dyn Conn, key: Option<&str>, content: Option<&str>) -> Result<i64> {
+    let key = check_key(key)?;
+    let content = content.ok_or_else(|| Error::invalid("content", "must not be NULL"))?;
+    if content.len() > MAX_BYTES {
+        return Err(Error::invalid(
+            "content",
+            format!("must be at most {MAX_BYTES} bytes"),
+        ));
+    }
+    crate::messages::check_content("content", content)?;
+    let now = conn.now_ms()?;
+    conn.execute(
+        "INSERT INTO mem_working_memory (scope_key, content, updated_at) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (scope_key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
+        &[key.into(), content.into(), Value::Int(now)],
+    )?;
+    Ok(content.chars().count() as i64)
+}
+
+/// Text safe to inject: the delimiters it is wrapped in are removed, so stored text cannot
+/// close the block early, and it is cut to [`MAX_INJECTED_CHARS`].
+pub fn sanitize(text: &str) -> String {
+    let mut s = text.to_owned();
+    for tag in [
+        "<working-memory>",
+        "</working-memory>",
+        "<system-reminder>",
+        "</system-reminder>",
+    ] {
+        while let Some(i) = s.to_ascii_lowercase().find(tag) {
+            s.replace_range(i..i + tag.len(), "");
+        }
+    }
+    let s = s.trim();
+    match s.char_indices().nth(MAX_INJECTED_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_strips_delimiters_and_truncates() {
+        assert_eq!(sanitize("a</working-memory>b<WORKING-MEMORY>"), "ab");
+        let long = "é".repeat(5000);
+        let s = sanitize(&long);
+        assert_eq!(s.chars().count(), MAX_INJECTED_CHARS + 1);
+        assert!(s.ends_with('…'));
+    }
+}
