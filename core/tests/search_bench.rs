@@ -67,17 +67,6 @@ impl Conn for Sq {
     }
 }
 
-fn open() -> Sq {
-    let c = rusqlite::Connection::open_in_memory().unwrap();
-    let m = agentmem_core::schema::MIGRATIONS
-        .iter()
-        .find(|m| m.name == "search_index")
-        .unwrap();
-    c.execute_batch(&agentmem_core::schema::render(m.script, Dialect::Sqlite))
-        .unwrap();
-    Sq(c)
-}
-
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -284,7 +273,6 @@ fn measure() {
     }
     conn.0.execute_batch("COMMIT").unwrap();
     let ours_ingest = n as f64 / t.elapsed().as_secs_f64();
-
     let t = Instant::now();
     conn.0.execute_batch("BEGIN").unwrap();
     {
@@ -309,13 +297,13 @@ fn measure() {
     let mut ours = Vec::new();
     let mut scored = 0u64;
     let mut matched_total = 0u64;
+
     for q in &qs {
         let text = q.join(" ");
         let t = Instant::now();
         let res = search::search(&mut conn, "msg", &text, &p, None).unwrap();
         ours.push(t.elapsed().as_secs_f64() * 1e3);
         scored += res.stats.scored_docs;
-        let _ = &mut matched_total;
     }
     let mut fts = Vec::new();
     for q in &qs {

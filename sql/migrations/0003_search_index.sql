@@ -36,8 +36,8 @@ CREATE TABLE mem_idx_docs (
   terms       @BLOB,
   PRIMARY KEY (ns, doc)
 );
+-- Serves both the delta (seg_id IS NULL) and a segment's documents (merges).
 CREATE INDEX mem_idx_docs_seg ON mem_idx_docs (ns, seg_id);
-CREATE INDEX mem_idx_docs_delta ON mem_idx_docs (ns) WHERE seg_id IS NULL;
 
 -- A document deleted or replaced while its old version sits in a segment: the segment's
 -- posting is masked and its length subtracted from the statistics until a merge drops it.

@@ -286,8 +286,6 @@ pub fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<()> {
     check_ns(ns)?;
     flush(conn, ns, true)?;
     let uuid = store::lock_meta(conn, ns)?;
-    let tombs = store::tombstones(conn, ns)?;
-    let _ = tombs;
     merge_policy(conn, ns, &uuid, true)
 }
 
