@@ -50,7 +50,7 @@ test-core:
 test-integration:
 	@set -e; trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
 	AGENTMEM_PG="host=127.0.0.1 port=$$(cat $(PG_DIR)/port) user=postgres dbname=agentmem_test" \
-	AGENTMEM_PG_REQUIRED=1 cargo test -p agentmem-tests
+	AGENTMEM_PG_REQUIRED=1 cargo test -p agentmem-tests --no-fail-fast
 
 test-pgrx:
 	cd pg-ext && cargo pgrx test pg15 --runas postgres --pgdata /tmp/agentmem-pgrx-test

@@ -30,6 +30,12 @@ impl SqliteConn {
         SqliteConn { db }
     }
 
+    /// Whether the connection is inside a transaction (not in autocommit mode).
+    pub fn in_transaction(&self) -> bool {
+        // SAFETY: db is live.
+        unsafe { call!(get_autocommit(self.db)) == 0 }
+    }
+
     fn error(&self) -> Error {
         // SAFETY: db is a live connection; errmsg returns a NUL-terminated string it owns.
         let msg = unsafe { CStr::from_ptr(call!(errmsg(self.db))) };
