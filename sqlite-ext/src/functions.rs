@@ -292,12 +292,16 @@ const READ_ONLY: &[&str] = &[
 /// the call runs in `BEGIN IMMEDIATE … COMMIT`: all or nothing, and the write lock is taken
 /// first, through the busy handler, because a read transaction that later wants to write
 /// fails at once with SQLITE_BUSY when another connection wrote meanwhile (WAL snapshots).
-/// Inside the caller's transaction the call nests as a savepoint.
+/// Inside the caller's transaction the call nests as a savepoint; inside a writing statement
+/// (`INSERT … SELECT f()`) it is already part of that statement's all-or-nothing.
 fn atomic(
     conn: &mut SqliteConn,
     run: impl FnOnce(&mut SqliteConn) -> Result<Value>,
 ) -> Result<Value> {
     use agentmem_core::Conn;
+    if conn.in_writing_statement() {
+        return run(conn);
+    }
     let (begin, commit, rollback) = if conn.in_transaction() {
         (
             "SAVEPOINT agentmem_call",
