@@ -184,6 +184,15 @@ fn current_version(conn: &mut dyn Conn) -> Result<i64> {
         .unwrap_or(0))
 }
 
+/// Data work a migration needs beyond its script: a new index must hold the rows written
+/// before it existed.
+fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
+    match version {
+        3 => crate::message_search::reindex(conn).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
 /// The version the database's schema is at (0 when agentmem was never initialised).
 pub fn version(conn: &mut dyn Conn) -> Result<i64> {
     current_version(conn)
@@ -213,6 +222,7 @@ pub fn migrate(conn: &mut dyn Conn, target: Option<i64>) -> Result<i64> {
         .filter(|m| m.version > from && m.version <= target)
     {
         conn.execute_batch(&render(m.script, conn.dialect()))?;
+        backfill(conn, m.version)?;
         conn.execute(
             "INSERT INTO mem_schema_version (version, name, applied_at) VALUES (?1, ?2, ?3)",
             &[Value::Int(m.version), m.name.into(), Value::Int(now)],
