@@ -52,7 +52,7 @@ pub fn status(
         thread_id.ok_or_else(|| crate::Error::invalid("thread_id", "must not be NULL"))?;
     let o = Opts::parse("options", options, &["scope"])?;
     let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
-    let rec = record::load(conn, &key)?;
+    let rec = record::load_bookkeeping(conn, &key)?;
     let msgs: Vec<Msg> = pending::unobserved(conn, &key, rec.as_ref(), false)?;
     let buffered_ids = pending::buffered_ids(rec.as_ref());
     let pending: i64 = msgs.iter().map(|m| m.token_count).sum();
