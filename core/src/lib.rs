@@ -17,6 +17,7 @@ pub mod messages;
 pub mod recall;
 pub mod schema;
 pub mod search;
+pub mod tasks;
 pub mod threads;
 pub mod tokens;
 pub mod value;

@@ -50,6 +50,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "search_index",
         script: include_str!("../../sql/migrations/0003_search_index.sql"),
     },
+    Migration {
+        version: 4,
+        name: "tasks",
+        script: include_str!("../../sql/migrations/0004_tasks.sql"),
+    },
 ];
 
 /// The schema version this build creates.
