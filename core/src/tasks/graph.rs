@@ -341,14 +341,19 @@ pub fn check_dep_type(arg: &str, t: &str) -> Result<()> {
 
 // ------------------------------------------------------------------ trigger handlers
 
-/// A new task row: no dependency can name it yet, so its counters start at zero; a closed
+/// A new task row: no dependency can name it yet, so its counters must be zero; a closed
 /// row gets its `closed_at`; the search index takes its text. Returns whether the row changed.
 pub fn on_task_insert(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
     super::check_id_text("id", &row.id)?;
+    if row.open_blockers != 0 || row.blocked_parents != 0 || row.is_blocked != 0 {
+        // SQLite's CHECK refuses most such rows before the trigger runs; refuse the rest the
+        // same way on both backends.
+        return Err(Error::invalid(
+            "open_blockers, blocked_parents, is_blocked",
+            "derived by agentmem: a new task must leave them 0 (constraint of the blocked state)",
+        ));
+    }
     let before = row.clone();
-    row.open_blockers = 0;
-    row.blocked_parents = 0;
-    row.is_blocked = 0;
     if row.status == STATUS_CLOSED && row.closed_at.is_none() {
         row.closed_at = Some(conn.now_ms()?);
     }
