@@ -51,6 +51,11 @@ pub const MIGRATIONS: &[Migration] = &[
         script: include_str!("../../sql/migrations/0003_search_index.sql"),
     },
     Migration {
+        version: 4,
+        name: "tasks",
+        script: include_str!("../../sql/migrations/0004_tasks.sql"),
+    },
+    Migration {
         version: 5,
         name: "observational_memory",
         script: include_str!("../../sql/migrations/0005_observational_memory.sql"),
