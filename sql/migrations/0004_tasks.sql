@@ -1,10 +1,12 @@
 -- Task memory (seed 000 "Part 1: Task Memory", docs/tasks.md): tasks, dependencies, labels,
 -- task-message links, and the blocked state kept incrementally by the row triggers.
--- Neutral dialect: see core/src/schema.rs for the markers.
+-- Neutral dialect: see core/src/schema.rs for the markers. Text keys are COLLATE "C" in Postgres,
+-- so that ordering by id or label is byte order there too, as in SQLite (same rows, same order).
 
 CREATE TABLE mem_tasks (
   seq               @ROWID,
-  id                TEXT NOT NULL UNIQUE DEFAULT (mem_uuid7()),
+@sqlite   id                TEXT NOT NULL UNIQUE DEFAULT (mem_uuid7()),
+@postgres   id                TEXT COLLATE "C" NOT NULL UNIQUE DEFAULT (mem_uuid7()),
   title             TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 500),
   description       TEXT,
   status            TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'in_progress', 'closed')),
@@ -49,8 +51,10 @@ CREATE INDEX mem_tasks_assignee ON mem_tasks (assignee) WHERE assignee IS NOT NU
 
 CREATE TABLE mem_task_deps (
   seq            @ROWID,
-  task_id        TEXT NOT NULL,
-  depends_on_id  TEXT NOT NULL,
+@sqlite   task_id        TEXT NOT NULL,
+@sqlite   depends_on_id  TEXT NOT NULL,
+@postgres   task_id        TEXT COLLATE "C" NOT NULL,
+@postgres   depends_on_id  TEXT COLLATE "C" NOT NULL,
   type           TEXT NOT NULL DEFAULT 'blocks' CHECK (type IN ('blocks', 'parent-child', 'related', 'discovered-from')),
   created_at     BIGINT NOT NULL DEFAULT (mem_now()),
   CHECK (task_id <> depends_on_id)
@@ -63,15 +67,19 @@ CREATE INDEX mem_task_deps_target ON mem_task_deps (depends_on_id, type);
 @trigger mem_task_deps delete mem__task_dep_delete
 
 CREATE TABLE mem_task_labels (
-  task_id  TEXT NOT NULL,
-  label    TEXT NOT NULL CHECK (length(label) BETWEEN 1 AND 100),
+@sqlite   task_id  TEXT NOT NULL,
+@sqlite   label    TEXT NOT NULL CHECK (length(label) BETWEEN 1 AND 100),
+@postgres   task_id  TEXT COLLATE "C" NOT NULL,
+@postgres   label    TEXT COLLATE "C" NOT NULL CHECK (length(label) BETWEEN 1 AND 100),
   PRIMARY KEY (task_id, label)
 );
 CREATE INDEX mem_task_labels_label ON mem_task_labels (label, task_id);
 
 CREATE TABLE mem_task_messages (
-  task_id     TEXT NOT NULL,
-  message_id  TEXT NOT NULL,
+@sqlite   task_id     TEXT NOT NULL,
+@sqlite   message_id  TEXT NOT NULL,
+@postgres   task_id     TEXT COLLATE "C" NOT NULL,
+@postgres   message_id  TEXT COLLATE "C" NOT NULL,
   relation    TEXT NOT NULL DEFAULT 'output' CHECK (relation IN ('output', 'reference')),
   created_at  BIGINT NOT NULL DEFAULT (mem_now()),
   PRIMARY KEY (task_id, message_id)

@@ -230,3 +230,56 @@ impl Obj {
         format!("{}.{key}", self.arg)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{render, MIGRATIONS};
+
+    fn script(d: Dialect) -> String {
+        let m = MIGRATIONS.iter().find(|m| m.name == "tasks").unwrap();
+        render(m.script, d)
+    }
+
+    #[test]
+    fn migration_renders_per_dialect() {
+        let pg = script(Dialect::Postgres);
+        assert!(pg.contains("id                TEXT COLLATE \"C\" NOT NULL UNIQUE"));
+        assert!(pg.contains(
+            "CREATE TRIGGER mem__task_status_trg BEFORE UPDATE OF status ON mem_tasks FOR EACH ROW \
+             WHEN (((OLD.status = 'closed') <> (NEW.status = 'closed')) AND (NEW.status IS DISTINCT FROM OLD.status)) \
+             EXECUTE FUNCTION mem__task_status();"
+        ));
+        assert!(pg.contains(
+            "AFTER DELETE ON mem_tasks FOR EACH ROW EXECUTE FUNCTION mem__task_delete()"
+        ));
+        assert!(!pg.contains("json_extract"));
+        let lite = script(Dialect::Sqlite);
+        assert!(!lite.contains("COLLATE \"C\" NOT NULL"));
+        assert!(lite.contains("SELECT mem__task_dep_insert(NEW.seq)"));
+        assert!(
+            lite.contains("metadata @JSON") == false
+                && lite.contains("metadata          TEXT NOT NULL")
+        );
+    }
+
+    #[test]
+    fn validation_messages() {
+        assert_eq!(
+            check_title("title", &"x".repeat(501))
+                .unwrap_err()
+                .to_string(),
+            "title: must be at most 500 characters (got 501)"
+        );
+        assert_eq!(
+            check_title("title", " ").unwrap_err().to_string(),
+            "title: must not be empty"
+        );
+        assert_eq!(
+            check_labels("labels", &["b".into(), "a".into(), "b".into()]).unwrap(),
+            vec!["a".to_string(), "b".to_string()]
+        );
+        assert!(check_labels("labels", &["".into()]).is_err());
+        assert!(check_priority("p", 5).is_err());
+    }
+}
