@@ -15,10 +15,11 @@ const MAX_LEASE_MS: i64 = 3_600_000;
 
 fn lease_ms(v: Option<i64>) -> Result<i64> {
     let ms = v.unwrap_or(DEFAULT_LEASE_MS);
-    if !(1..=MAX_LEASE_MS).contains(&ms) {
+    // 0 is allowed: a lease that has already expired (tests use it to play a crashed owner).
+    if !(0..=MAX_LEASE_MS).contains(&ms) {
         return Err(Error::invalid(
             "lease_ms",
-            format!("must be between 1 and {MAX_LEASE_MS}"),
+            format!("must be between 0 and {MAX_LEASE_MS}"),
         ));
     }
     Ok(ms)
