@@ -68,6 +68,27 @@ SELECT message_index AS idx, role, reason, substr(content, 1, 60) AS content
   FROM mem_recall((SELECT thread_id FROM demo_state), 'password length', '{"last_n": 1, "before": 0, "after": 0}');
 SQL
 
+step "Task memory: a ready queue, dependencies, an atomic claim that links the conversation"
+sqlite3 "$DB" <<'SQL'
+.load dist/agentmem0
+.mode box
+CREATE TABLE demo_tasks AS SELECT
+  task_create('Add refresh tokens', '{"priority":1,"type":"feature","labels":["auth"]}') AS refresh,
+  task_create('Test the refresh flow', '{"priority":2}') AS tests;
+SELECT task_dep_add(tests, refresh) AS dependency_added FROM demo_tasks;
+SELECT title, priority, type FROM task_ready();
+SELECT task_mutate('{"action":"claim","id":"' || refresh || '"}',
+                   '{"sessionId":"agent-7","threadId":"' || (SELECT thread_id FROM demo_state) || '"}') ->> 'success' AS claimed,
+       task_mutate('{"action":"claim","id":"' || refresh || '"}', '{"sessionId":"agent-9"}') ->> 'error' AS second_claimer
+  FROM demo_tasks;
+SELECT mem_message_add((SELECT thread_id FROM demo_state), 'assistant',
+  'Added rotateRefreshToken() in src/auth/refresh.ts') IS NOT NULL AS message_added;
+SELECT substr(raw_content, 1, 40) AS message, task_id = (SELECT refresh FROM demo_tasks) AS linked_to_claimed_task
+  FROM mem_messages ORDER BY message_index DESC LIMIT 1;
+SELECT task_close(refresh, 'completed', 'Rotating refresh tokens in src/auth/refresh.ts') IS NOT NULL AS closed FROM demo_tasks;
+SELECT title AS now_ready FROM task_ready();
+SQL
+
 step "Observational memory: messages pile up until the status says observe (demo-size threshold)"
 sqlite3 "$DB" <<'SQL'
 .load dist/agentmem0

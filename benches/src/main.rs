@@ -5,7 +5,7 @@
 //!
 //! Prints ingest msg/s, search p50/p95/p99, index size, the ratios agentmem/peer with the
 //! targets of issue 3, and recall overlap@10; then one agent step's observational-memory
-//! bookkeeping (issue 5). Writes the same markdown to `benches/results/latest.md`. See
+//! bookkeeping (issue 5) and task memory against a recursive-CTE ready query (issue 4). Writes the same markdown to `benches/results/latest.md`. See
 //! benches/README.md.
 
 mod generator;
@@ -14,6 +14,7 @@ mod pg_bench;
 mod queries;
 mod report;
 mod sqlite_bench;
+mod tasks_bench;
 
 use report::{Comparison, Outcome};
 use std::path::PathBuf;
@@ -379,6 +380,13 @@ fn main() {
         eprintln!("[om] observational-memory bookkeeping");
         text.push('\n');
         text.push_str(&om_bench::run(&s.extension, pg_url.as_deref(), args.quick));
+        eprintln!("[tasks] ready queue, claims, closes");
+        text.push('\n');
+        text.push_str(&tasks_bench::run(
+            &s.extension,
+            pg_url.as_deref(),
+            args.quick,
+        ));
     }
     text.push_str(
         "\nLatency is per query, executing and fetching all rows, single connection. Ratios are \

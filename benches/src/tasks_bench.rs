@@ -157,7 +157,13 @@ fn load(db: &mut dyn Db, n: usize, series: &dyn Fn(usize) -> String, obj: &dyn F
     ));
 }
 
-fn measure(db: &mut dyn Db, backend: &'static str, n: usize, quick: bool, load_time: Duration) -> Figures {
+fn measure(
+    db: &mut dyn Db,
+    backend: &'static str,
+    n: usize,
+    quick: bool,
+    load_time: Duration,
+) -> Figures {
     let blocked = db.count("SELECT count(*) FROM mem_tasks WHERE is_blocked = 1");
     let total = db.count("SELECT count(*) FROM mem_tasks");
     // Same answer, then timings.
@@ -175,7 +181,13 @@ fn measure(db: &mut dyn Db, backend: &'static str, n: usize, quick: bool, load_t
             t.elapsed()
         })
         .collect();
-    let naive_reps = if quick { 5 } else if n > 50_000 { 10 } else { 30 };
+    let naive_reps = if quick {
+        5
+    } else if n > 50_000 {
+        10
+    } else {
+        30
+    };
     let naive: Vec<Duration> = (0..naive_reps)
         .map(|_| {
             let t = Instant::now();
@@ -194,7 +206,11 @@ fn measure(db: &mut dyn Db, backend: &'static str, n: usize, quick: bool, load_t
     let claims_per_s = to_claim.len() as f64 / t.elapsed().as_secs_f64();
     let t = Instant::now();
     for id in &to_claim {
-        db.one_text("SELECT task_close(?1, 'completed', ?2)", id, "benchmark close");
+        db.one_text(
+            "SELECT task_close(?1, 'completed', ?2)",
+            id,
+            "benchmark close",
+        );
     }
     let closes_per_s = to_claim.len() as f64 / t.elapsed().as_secs_f64();
     let t = Instant::now();
@@ -202,7 +218,10 @@ fn measure(db: &mut dyn Db, backend: &'static str, n: usize, quick: bool, load_t
     let hub_close = t.elapsed();
     let a = db.ids(READY);
     let b = db.ids(NAIVE_READY);
-    assert_eq!(a, b, "task_ready and the recursive CTE disagree after the closes");
+    assert_eq!(
+        a, b,
+        "task_ready and the recursive CTE disagree after the closes"
+    );
     Figures {
         backend,
         tasks: n,
@@ -256,7 +275,9 @@ fn pg_run(url: &str, n: usize, quick: bool) -> Figures {
     let t = Instant::now();
     db.exec("BEGIN");
     // json_build_object gives json; the functions take its text.
-    load(&mut db, n, &series, &|a: &str| format!("json_build_object({a})::text"));
+    load(&mut db, n, &series, &|a: &str| {
+        format!("json_build_object({a})::text")
+    });
     db.exec("COMMIT");
     db.exec("ANALYZE");
     let load_time = t.elapsed();
