@@ -38,3 +38,20 @@ pub fn pg_url() -> Option<String> {
         }
     }
 }
+
+/// A small deterministic PRNG (xorshift64) for the randomised tests: a failing run replays.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// True with the given probability in percent.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}

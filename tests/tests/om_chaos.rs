@@ -4,6 +4,7 @@
 //! message is observed exactly once (no loss, no duplicate), every buffered chunk is either
 //! active or still buffered, and the generations form a clean chain.
 
+use agentmem_tests::Rng;
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -23,17 +24,6 @@ fn worker(db: &str, key: &str, seed: u64, drain: bool) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .expect("python3 worker")
-}
-
-/// A tiny deterministic PRNG (xorshift) so a failing run can be replayed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 #[test]

@@ -3,22 +3,10 @@
 //! and let their lease expire, while a writer adds messages. Afterwards every message is
 //! observed exactly once and the generations form a clean chain.
 
+use agentmem_tests::Rng;
 use postgres::{Client, NoTls};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
 
 fn answer(ids: &[String]) -> String {
     let lines: Vec<String> = ids.iter().map(|i| format!("* obs {i}")).collect();
