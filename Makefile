@@ -50,10 +50,28 @@ test-core:
 test-integration:
 	@set -e; trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
 	AGENTMEM_PG="host=127.0.0.1 port=$$(cat $(PG_DIR)/port) user=postgres dbname=agentmem_test" \
-	AGENTMEM_PG_REQUIRED=1 cargo test -p agentmem-tests
+	AGENTMEM_PG_REQUIRED=1 cargo test -p agentmem-tests --no-fail-fast
 
 test-pgrx:
 	cd pg-ext && cargo pgrx test pg15 --runas postgres --pgdata /tmp/agentmem-pgrx-test
+
+## Benchmarks against SQLite FTS5, Postgres tsvector/GIN and naive SQL (benches/README.md); the
+## report goes to benches/results/latest.md. Extra flags: BENCH_ARGS="--sizes 200000".
+BENCH_PG_DIR ?= /tmp/agentmem-bench-pg
+BENCH_PG_PORT ?= 5498
+
+bench: deps-sqlite deps-pg sqlite-release pg-install-release
+	@set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
+	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
+	AGENTMEM_PG="host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=agentmem_test" \
+	cargo run --release -p agentmem-bench -- $(BENCH_ARGS)
+
+## The same at 20k messages and fewer queries (a few minutes once built).
+bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release
+	@set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
+	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
+	AGENTMEM_PG="host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=agentmem_test" \
+	cargo run --release -p agentmem-bench -- --quick $(BENCH_ARGS)
 
 fmt:
 	cargo fmt --all

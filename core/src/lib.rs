@@ -18,6 +18,7 @@ pub mod om;
 pub mod recall;
 pub mod schema;
 pub mod search;
+pub mod tasks;
 pub mod threads;
 pub mod tokens;
 pub mod value;

@@ -258,6 +258,7 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
         Some(_) => return Err(Error::invalid("token_count", "must not be negative")),
         None => tokens::count(&d.raw_content, Encoding::O200kBase),
     };
+    crate::tasks::link::implicit(conn, &mut d)?;
     let row = conn
         .query(
             "UPDATE mem_threads SET \

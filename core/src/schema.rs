@@ -51,6 +51,11 @@ pub const MIGRATIONS: &[Migration] = &[
         script: include_str!("../../sql/migrations/0003_search_index.sql"),
     },
     Migration {
+        version: 4,
+        name: "tasks",
+        script: include_str!("../../sql/migrations/0004_tasks.sql"),
+    },
+    Migration {
         version: 5,
         name: "observational_memory",
         script: include_str!("../../sql/migrations/0005_observational_memory.sql"),
@@ -184,6 +189,15 @@ fn current_version(conn: &mut dyn Conn) -> Result<i64> {
         .unwrap_or(0))
 }
 
+/// Data work a migration needs beyond its script: a new index must hold the rows written
+/// before it existed.
+fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
+    match version {
+        3 => crate::message_search::reindex(conn).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
 /// The version the database's schema is at (0 when agentmem was never initialised).
 pub fn version(conn: &mut dyn Conn) -> Result<i64> {
     current_version(conn)
@@ -213,6 +227,7 @@ pub fn migrate(conn: &mut dyn Conn, target: Option<i64>) -> Result<i64> {
         .filter(|m| m.version > from && m.version <= target)
     {
         conn.execute_batch(&render(m.script, conn.dialect()))?;
+        backfill(conn, m.version)?;
         conn.execute(
             "INSERT INTO mem_schema_version (version, name, applied_at) VALUES (?1, ?2, ?3)",
             &[Value::Int(m.version), m.name.into(), Value::Int(now)],

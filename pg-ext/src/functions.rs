@@ -24,6 +24,17 @@ pub fn ok<T>(r: agentmem_core::Result<T>) -> T {
     }
 }
 
+/// JSON made by the core, as `jsonb`: Postgres users get operators (`->>`) and indexing, and
+/// `->>` on the result reads the same as SQLite's `->>` on its text.
+pub fn json(text: String) -> pgrx::JsonB {
+    match serde_json::from_str(&text) {
+        Ok(v) => pgrx::JsonB(v),
+        Err(e) => ok(Err(Error::internal(format!(
+            "core produced invalid JSON: {e}"
+        )))),
+    }
+}
+
 #[pg_extern]
 fn mem_version() -> &'static str {
     agentmem_core::VERSION
@@ -227,6 +238,6 @@ fn mem_uncompact(compaction_id: Option<&str>) -> i64 {
 }
 
 #[pg_extern]
-fn memory_search(input: Option<&str>) -> String {
-    memory_tool::memory_search(&mut SpiConn, input)
+fn memory_search(input: Option<&str>) -> pgrx::JsonB {
+    json(memory_tool::memory_search(&mut SpiConn, input))
 }

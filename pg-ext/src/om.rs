@@ -1,18 +1,19 @@
 //! Observational memory and working memory: the Postgres functions.
 
 use crate::conn::SpiConn;
-use crate::functions::ok;
+use crate::functions::{json, ok};
 use agentmem_core::{om, working_memory};
 use pgrx::prelude::*;
+use pgrx::JsonB;
 
 #[pg_extern]
-fn om_status(thread_id: Option<&str>, options: default!(Option<&str>, "NULL")) -> String {
-    ok(om::status::status(&mut SpiConn, thread_id, options))
+fn om_status(thread_id: Option<&str>, options: default!(Option<&str>, "NULL")) -> JsonB {
+    json(ok(om::status::status(&mut SpiConn, thread_id, options)))
 }
 
 #[pg_extern]
-fn om_configure(lookup_key: Option<&str>, config: Option<&str>) -> String {
-    ok(om::configure(&mut SpiConn, lookup_key, config))
+fn om_configure(lookup_key: Option<&str>, config: Option<&str>) -> JsonB {
+    json(ok(om::configure(&mut SpiConn, lookup_key, config)))
 }
 
 #[pg_extern]
@@ -60,12 +61,12 @@ fn om_release_lease(
 }
 
 #[pg_extern]
-fn om_observer_input(lookup_key: Option<&str>, options: default!(Option<&str>, "NULL")) -> String {
-    ok(om::observe::observer_input(
+fn om_observer_input(lookup_key: Option<&str>, options: default!(Option<&str>, "NULL")) -> JsonB {
+    json(ok(om::observe::observer_input(
         &mut SpiConn,
         lookup_key,
         options,
-    ))
+    )))
 }
 
 #[pg_extern]
@@ -119,12 +120,12 @@ fn om_activate(
 }
 
 #[pg_extern]
-fn om_reflector_input(lookup_key: Option<&str>, options: default!(Option<&str>, "NULL")) -> String {
-    ok(om::reflect::reflector_input(
+fn om_reflector_input(lookup_key: Option<&str>, options: default!(Option<&str>, "NULL")) -> JsonB {
+    json(ok(om::reflect::reflector_input(
         &mut SpiConn,
         lookup_key,
         options,
-    ))
+    )))
 }
 
 #[pg_extern]
@@ -149,8 +150,12 @@ fn om_context(thread_id: Option<&str>, options: default!(Option<&str>, "NULL")) 
 }
 
 #[pg_extern]
-fn mem_context(thread_id: Option<&str>, options: default!(Option<&str>, "NULL")) -> String {
-    ok(om::context::mem_context(&mut SpiConn, thread_id, options))
+fn mem_context(thread_id: Option<&str>, options: default!(Option<&str>, "NULL")) -> JsonB {
+    json(ok(om::context::mem_context(
+        &mut SpiConn,
+        thread_id,
+        options,
+    )))
 }
 
 #[pg_extern]

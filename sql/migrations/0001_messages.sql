@@ -34,7 +34,10 @@ CREATE TABLE mem_messages (
   metadata          @JSON NOT NULL DEFAULT '{}'
 );
 CREATE UNIQUE INDEX mem_messages_thread_index ON mem_messages (thread_id, message_index);
-CREATE INDEX mem_messages_resource ON mem_messages (resource_id, created_at);
+-- (scope, created_at, token_count): pending tokens of a thread or resource are an index range
+-- sum, without reading the rows (observational memory's status on every agent step).
+CREATE INDEX mem_messages_resource ON mem_messages (resource_id, created_at, token_count);
+CREATE INDEX mem_messages_thread_time ON mem_messages (thread_id, created_at, token_count);
 CREATE INDEX mem_messages_created ON mem_messages (created_at);
 CREATE INDEX mem_messages_task ON mem_messages (task_id) WHERE task_id IS NOT NULL;
 

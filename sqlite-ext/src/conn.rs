@@ -30,6 +30,30 @@ impl SqliteConn {
         SqliteConn { db }
     }
 
+    /// Whether the connection is inside a transaction (not in autocommit mode).
+    pub fn in_transaction(&self) -> bool {
+        // SAFETY: db is live.
+        unsafe { call!(get_autocommit(self.db)) == 0 }
+    }
+
+    /// Whether a writing statement is running on this connection (the caller's
+    /// `INSERT … SELECT f()`, `CREATE TABLE … AS SELECT f()`, or a trigger's statement): then
+    /// our statements are part of its statement transaction, and it cannot commit before it
+    /// ends.
+    pub fn in_writing_statement(&self) -> bool {
+        // SAFETY: next_stmt walks the connection's prepared statements; we only read flags.
+        unsafe {
+            let mut s = call!(next_stmt(self.db, std::ptr::null_mut()));
+            while !s.is_null() {
+                if call!(stmt_busy(s)) != 0 && call!(stmt_readonly(s)) == 0 {
+                    return true;
+                }
+                s = call!(next_stmt(self.db, s));
+            }
+        }
+        false
+    }
+
     fn error(&self) -> Error {
         // SAFETY: db is a live connection; errmsg returns a NUL-terminated string it owns.
         let msg = unsafe { CStr::from_ptr(call!(errmsg(self.db))) };

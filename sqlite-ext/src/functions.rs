@@ -240,14 +240,27 @@ pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
             f.name,
             -1,
             move |ctx, values| {
-                let result = catch_panic(|| {
-                    if values.len() < f.required || values.len() > f.args.len() {
-                        return Err(arity_error(f.name, f.args, f.required, values.len()));
-                    }
-                    // SAFETY: ctx is the live context of this call.
-                    let db = unsafe { sqlite3ext_context_db_handle(ctx) };
-                    (f.run)(&mut SqliteConn::new(db), &Args::new(values, f.args))
-                });
+                if values.len() < f.required || values.len() > f.args.len() {
+                    return Err(sql_error(&arity_error(
+                        f.name,
+                        f.args,
+                        f.required,
+                        values.len(),
+                    )));
+                }
+                // SAFETY: ctx is the live context of this call.
+                let db = unsafe { sqlite3ext_context_db_handle(ctx) };
+                let mut conn = SqliteConn::new(db);
+                let run =
+                    |c: &mut SqliteConn| catch_panic(|| (f.run)(c, &Args::new(values, f.args)));
+                let result = if f.pure || f.name.starts_with("mem__") || READ_ONLY.contains(&f.name)
+                {
+                    // Readers need no transaction of their own; trigger handlers already run
+                    // inside the writing statement, whose failure undoes them.
+                    run(&mut conn)
+                } else {
+                    atomic(&mut conn, run)
+                };
                 match result {
                     Ok(v) => set_result(ctx, v),
                     Err(e) => Err(sql_error(&e)),
@@ -257,6 +270,54 @@ pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Functions that only read (and are not deterministic, so not `pure`).
+const READ_ONLY: &[&str] = &[
+    "mem_uuid7",
+    "mem_now",
+    "memory_search",
+    "om_status",
+    "om_observer_input",
+    "om_reflector_input",
+    "om_context",
+    "mem_context",
+    "wm_get",
+];
+
+/// Runs a writing call as one unit.
+///
+/// Called as `SELECT f(…)` outside a transaction, the statements the core runs would each
+/// commit on their own, and a failure (or a SIGKILL) half-way would leave half a change. So
+/// the call runs in `BEGIN IMMEDIATE … COMMIT`: all or nothing, and the write lock is taken
+/// first, through the busy handler, because a read transaction that later wants to write
+/// fails at once with SQLITE_BUSY when another connection wrote meanwhile (WAL snapshots).
+/// Inside the caller's transaction the call nests as a savepoint; inside a writing statement
+/// (`INSERT … SELECT f()`) it is already part of that statement's all-or-nothing.
+fn atomic(
+    conn: &mut SqliteConn,
+    run: impl FnOnce(&mut SqliteConn) -> Result<Value>,
+) -> Result<Value> {
+    use agentmem_core::Conn;
+    if conn.in_writing_statement() {
+        return run(conn);
+    }
+    let (begin, commit, rollback) = if conn.in_transaction() {
+        (
+            "SAVEPOINT agentmem_call",
+            "RELEASE agentmem_call",
+            "ROLLBACK TO agentmem_call; RELEASE agentmem_call",
+        )
+    } else {
+        ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
+    };
+    conn.execute_batch(begin)?;
+    let result = run(conn);
+    match &result {
+        Ok(_) => conn.execute_batch(commit)?,
+        Err(_) => conn.execute_batch(rollback)?,
+    }
+    result
 }
 
 /// `"mem_tokens(text [, encoding]) takes 1 to 2 arguments, got 3"`.

@@ -7,7 +7,8 @@
 //! exec INSERT INTO … VALUES (:t, …)       run; must succeed
 //! query SELECT message_index FROM …       run; rows must equal the lines that follow,
 //! 0                                       cells separated by " | ", NULL for null,
-//!                                         :name for a variable's value; a blank line ends them
+//!                                         :name for a variable's value, \n for a line
+//!                                         break inside a cell; a blank line ends them
 //! error SELECT mem_message_add('x', …)    run; must fail with a message containing
 //! thread not found: x                     the next line
 //! same SELECT score FROM mem_search(…)    run; rows are not written in the case (scores the
@@ -81,16 +82,24 @@ pub fn parse(file: &str, text: &str) -> Vec<Case> {
                     .split_once(" = ")
                     .unwrap_or_else(|| panic!("{file}: bad let: {line}"));
                 let var = var.trim().to_owned();
-                // `let v = repeat <char> <n>`: text made by the harness (SQLite has no repeat()).
-                match sql.strip_prefix("repeat ").and_then(|r| r.split_once(' ')) {
-                    Some((ch, n)) => Step::Text {
+                // Text made by the harness, bound as a parameter: `let v = repeat <char> <n>`
+                // (SQLite has no repeat()) and `let v = text <literal, \n for a line break>`
+                // (SQLite spells chr(10) char(10)).
+                if let Some((ch, n)) = sql.strip_prefix("repeat ").and_then(|r| r.split_once(' ')) {
+                    Step::Text {
                         var,
                         text: ch.repeat(n.parse().expect("repeat count")),
-                    },
-                    None => Step::Let {
+                    }
+                } else if let Some(t) = sql.strip_prefix("text ") {
+                    Step::Text {
+                        var,
+                        text: t.replace("\\n", "\n"),
+                    }
+                } else {
+                    Step::Let {
                         var,
                         sql: sql.to_owned(),
-                    },
+                    }
                 }
             }
             "exec" => Step::Exec {
@@ -164,6 +173,8 @@ fn bind(sql: &str, vars: &HashMap<String, String>) -> Result<(String, Vec<Param>
 }
 
 fn expected_cell(s: &str, vars: &HashMap<String, String>) -> Cell {
+    let unescaped = s.replace("\\n", "\n");
+    let s = unescaped.as_str();
     if s == "NULL" {
         return Cell::Null;
     }
@@ -205,7 +216,7 @@ fn anonymise(rows: Rows, vars: &HashMap<String, String>) -> Rows {
 /// Expected cells are written as text, so a number written in the case also matches a text
 /// cell that spells it (`substr(id, 15, 1)` is the text "7"). Backends are compared with
 /// each other strictly.
-fn matches_expected(got: &Rows, want: &Rows) -> bool {
+pub fn matches_expected(got: &Rows, want: &Rows) -> bool {
     got.len() == want.len()
         && got.iter().zip(want).all(|(g, w)| {
             g.len() == w.len()

@@ -1,11 +1,17 @@
 //! A database made by an older schema version is migrated in place, data intact.
 
+use agentmem_core::schema::{render, MIGRATIONS};
+use agentmem_core::Dialect;
 use agentmem_tests::backend::{Backend, Param, Postgres, Sqlite};
 
-/// Writes with plain SQL at schema version 1, then migrates to the latest.
+/// Builds a version-1 database as version 1 of agentmem left it, then migrates to the latest.
+///
+/// The message row is written complete with the insert trigger set aside: this build's
+/// trigger handler is today's (it indexes for search), and a v1 database never ran it.
 fn upgrade_from_v1(
     db: &mut dyn Backend,
     migrate_to: &dyn Fn(&mut dyn Backend, Option<i64>) -> i64,
+    dialect: Dialect,
 ) {
     assert_eq!(migrate_to(db, Some(1)), 1);
     db.query(
@@ -13,11 +19,29 @@ fn upgrade_from_v1(
         &[],
     )
     .unwrap();
+    let drop = match dialect {
+        Dialect::Sqlite => "DROP TRIGGER mem__message_insert_trg",
+        Dialect::Postgres => "DROP TRIGGER mem__message_insert_trg ON mem_messages",
+    };
+    db.query(drop, &[]).unwrap();
     db.query(
-        "INSERT INTO mem_messages (thread_id, role, raw_content) VALUES ('t-old', 'user', 'written at v1')",
+        "INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content, search_text, injection_text, \
+         message_index, token_count) VALUES ('m-old', 't-old', 'r', 'user', 'written at v1 about LoginSchema', \
+         'written at v1 about LoginSchema', 'written at v1 about LoginSchema', 0, 7)",
         &[],
     )
     .unwrap();
+    db.query(
+        "UPDATE mem_threads SET next_message_index = 1, message_count = 1, token_count = 7",
+        &[],
+    )
+    .unwrap();
+    let v1 = render(MIGRATIONS[0].script, dialect);
+    let trigger = v1
+        .lines()
+        .find(|l| l.contains("CREATE TRIGGER mem__message_insert_trg"))
+        .unwrap();
+    db.query(trigger, &[]).unwrap();
     assert!(
         db.query("SELECT state FROM mem_threads", &[]).is_err(),
         "v1 has no thread state"
@@ -32,7 +56,22 @@ fn upgrade_from_v1(
         .unwrap();
     assert_eq!(rows.len(), 1);
     let cells: Vec<String> = rows[0].iter().map(|c| c.to_string()).collect();
-    assert_eq!(cells, ["active", "1", "0", "4"]);
+    assert_eq!(cells, ["active", "1", "0", "7"]);
+    // The search index created by migration 3 holds the message written before it existed.
+    let hits = db
+        .query("SELECT message_id FROM mem_search('LoginSchema')", &[])
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(db
+        .query("SELECT * FROM mem_index_check()", &[])
+        .unwrap()
+        .is_empty());
+    // And writing after the upgrade works as usual.
+    db.query(
+        "INSERT INTO mem_messages (thread_id, role, raw_content) VALUES ('t-old', 'user', 'after')",
+        &[],
+    )
+    .unwrap();
     // Migrating again is a no-op.
     assert_eq!(migrate_to(db, None), agentmem_core_latest());
 }
@@ -46,13 +85,17 @@ fn sqlite_upgrades_from_v1() {
     let conn = rusqlite::Connection::open_in_memory().unwrap();
     agentmem_tests::backend::load(&conn);
     let mut db = Sqlite { conn };
-    upgrade_from_v1(&mut db, &|db, v| {
-        let rows = match v {
-            Some(v) => db.query("SELECT mem_init($1)", &[Param::Int(v)]),
-            None => db.query("SELECT mem_init()", &[]),
-        };
-        rows.unwrap()[0][0].to_string().parse().unwrap()
-    });
+    upgrade_from_v1(
+        &mut db,
+        &|db, v| {
+            let rows = match v {
+                Some(v) => db.query("SELECT mem_init($1)", &[Param::Int(v)]),
+                None => db.query("SELECT mem_init()", &[]),
+            };
+            rows.unwrap()[0][0].to_string().parse().unwrap()
+        },
+        Dialect::Sqlite,
+    );
 }
 
 #[test]
@@ -88,13 +131,17 @@ fn postgres_upgrades_from_v1() {
              CREATE SCHEMA upgrade_test; SET search_path = upgrade_test, public",
         )
         .unwrap();
-    upgrade_from_v1(&mut db, &|db, v| {
-        let rows = match v {
-            Some(v) => db.query("SELECT public.mem__migrate($1)", &[Param::Int(v)]),
-            None => db.query("SELECT public.mem__migrate(NULL)", &[]),
-        };
-        rows.unwrap()[0][0].to_string().parse().unwrap()
-    });
+    upgrade_from_v1(
+        &mut db,
+        &|db, v| {
+            let rows = match v {
+                Some(v) => db.query("SELECT public.mem__migrate($1)", &[Param::Int(v)]),
+                None => db.query("SELECT public.mem__migrate(NULL)", &[]),
+            };
+            rows.unwrap()[0][0].to_string().parse().unwrap()
+        },
+        Dialect::Postgres,
+    );
     db.client
         .batch_execute("SET search_path = public; DROP SCHEMA upgrade_test CASCADE")
         .unwrap();

@@ -3,12 +3,12 @@
 
 use super::pending;
 use super::prompts;
-use super::record::{self, Key, Scope};
+use super::record::{self, Key, Record, Scope};
 use super::time;
 use crate::json_opts::Opts;
 use crate::tokens::{self, Encoding};
 use crate::{working_memory, Conn, Error, Result, Value};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 /// The thread's current task and suggested response from its metadata.
 fn thread_hints(conn: &mut dyn Conn, thread: &str) -> Result<(Option<String>, Option<String>)> {
@@ -29,15 +29,42 @@ fn thread_hints(conn: &mut dyn Conn, thread: &str) -> Result<(Option<String>, Op
     Ok((get("current_task"), get("suggested_response")))
 }
 
-/// The system message, or `None` when there is nothing to say yet.
-pub fn system_message(conn: &mut dyn Conn, thread_id: &str, key: &Key) -> Result<Option<String>> {
-    let rec = record::load(conn, key)?;
-    let observations = rec.as_ref().map_or("", |r| r.active_observations.trim());
+/// Tokens of the fixed prompt texts, counted once per process.
+static FIXED_TOKENS: once_cell::sync::Lazy<(i64, i64)> = once_cell::sync::Lazy::new(|| {
+    let frame = format!(
+        "{}\n\n<observations>\n\n</observations>\n\n{}",
+        prompts::CONTEXT_PROMPT.trim_end(),
+        prompts::CONTEXT_INSTRUCTIONS.trim_end()
+    );
+    let hint = format!(
+        "<system-reminder>{}</system-reminder>",
+        prompts::CONTINUATION_HINT.trim_end()
+    );
+    (
+        tokens::count(&frame, Encoding::O200kBase),
+        tokens::count(&hint, Encoding::O200kBase),
+    )
+});
+
+/// The system message with its token count, or `None` when there is nothing to say yet. The
+/// count adds the parts' counts (the observations' is kept on the record), so a 40k-token
+/// memory is not tokenised again on every call; parts meet at line breaks, where BPE splits.
+///
+/// `msgs` are the key's unobserved messages with their text (other threads' appear in the
+/// resource-scope block).
+pub fn system_message(
+    conn: &mut dyn Conn,
+    thread_id: &str,
+    key: &Key,
+    rec: Option<&Record>,
+    msgs: &[pending::Msg],
+) -> Result<Option<(String, i64)>> {
+    let observations = rec.map_or("", |r| r.active_observations.trim());
     let (task, suggested) = thread_hints(conn, thread_id)?;
     // Resource scope: other threads' unobserved messages (seed 001 <unobserved-context>).
     let mut others = String::new();
+    let mut others_tokens = 0;
     if key.scope == Scope::Resource {
-        let msgs = pending::unobserved(conn, key, rec.as_ref(), true)?;
         let mut threads: Vec<&str> = Vec::new();
         for m in msgs.iter().filter(|m| m.thread_id != thread_id) {
             if !threads.contains(&m.thread_id.as_str()) {
@@ -53,6 +80,8 @@ pub fn system_message(conn: &mut dyn Conn, thread_id: &str, key: &Key) -> Result
                     m.role,
                     m.content
                 ));
+                // The message's own exact count plus its stamp and role (about 12 tokens).
+                others_tokens += m.token_count + 12;
             }
             others.push_str("</unobserved-context>\n");
         }
@@ -65,22 +94,29 @@ pub fn system_message(conn: &mut dyn Conn, thread_id: &str, key: &Key) -> Result
         prompts::CONTEXT_PROMPT.trim_end(),
         prompts::CONTEXT_INSTRUCTIONS.trim_end()
     );
+    let mut n = FIXED_TOKENS.0 + rec.map_or(0, |r| r.observation_tokens);
     if !others.is_empty() {
+        n += others_tokens + 40;
         s.push_str(&format!(
             "\n\nThe following content is from OTHER conversations different from the current conversation:\n\
              START_OTHER_CONVERSATIONS_BLOCK\n{}\nEND_OTHER_CONVERSATIONS_BLOCK",
             others.trim_end()
         ));
     }
+    let mut add = |s: &mut String, part: String| {
+        n += tokens::count(&part, Encoding::O200kBase);
+        s.push_str(&part);
+    };
     if let Some(t) = task {
-        s.push_str(&format!("\n\n<current-task>\n{t}\n</current-task>"));
+        add(&mut s, format!("\n\n<current-task>\n{t}\n</current-task>"));
     }
     if let Some(r) = suggested {
-        s.push_str(&format!(
-            "\n\n<suggested-response>\n{r}\n</suggested-response>"
-        ));
+        add(
+            &mut s,
+            format!("\n\n<suggested-response>\n{r}\n</suggested-response>"),
+        );
     }
-    Ok(Some(s))
+    Ok(Some((s, n)))
 }
 
 /// `om_context(thread_id [, options])` → the system message or NULL. Option `scope`.
@@ -92,7 +128,12 @@ pub fn om_context(
     let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
     let o = Opts::parse("options", options, &["scope"])?;
     let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
-    system_message(conn, thread_id, &key)
+    let rec = record::load(conn, &key)?;
+    let msgs = match key.scope {
+        Scope::Resource => pending::unobserved(conn, &key, rec.as_ref(), true)?,
+        Scope::Thread => Vec::new(),
+    };
+    Ok(system_message(conn, thread_id, &key, rec.as_ref(), &msgs)?.map(|(s, _)| s))
 }
 
 /// `mem_context(thread_id [, options])` → JSON `{messages, tokens, droppedMessages}`: the
@@ -108,12 +149,14 @@ pub fn mem_context(
     let o = Opts::parse("options", options, &["scope", "budget"])?;
     let budget = o.int("budget", 100_000, 0, i64::MAX / 4)?;
     let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
-    let mut messages = Vec::new();
+    let rec = record::load(conn, &key)?;
+    let msgs = pending::unobserved(conn, &key, rec.as_ref(), true)?;
+    let system = system_message(conn, thread_id, &key, rec.as_ref(), &msgs)?;
     let mut fixed = 0i64;
-    let system = system_message(conn, thread_id, &key)?;
-    if let Some(s) = &system {
-        fixed += tokens::count(s, Encoding::O200kBase);
-        messages.push(json!({"role": "system", "content": s}));
+    let mut parts: Vec<(&str, String)> = Vec::new();
+    if let Some((s, n)) = system {
+        fixed += n;
+        parts.push(("system", s));
     }
     for scope_key in [
         format!("resource:{}", key.resource_id),
@@ -125,25 +168,23 @@ pub fn mem_context(
                 working_memory::sanitize(&wm)
             );
             fixed += tokens::count(&content, Encoding::O200kBase);
-            messages.push(json!({"role": "system", "content": content}));
+            parts.push(("system", content));
         }
     }
-    let rec = record::load(conn, &key)?;
     if rec
         .as_ref()
         .is_some_and(|r| !r.active_observations.trim().is_empty())
     {
-        let hint = format!(
-            "<system-reminder>{}</system-reminder>",
-            prompts::CONTINUATION_HINT.trim_end()
-        );
-        fixed += tokens::count(&hint, Encoding::O200kBase);
-        messages.push(json!({"role": "user", "content": hint}));
+        fixed += FIXED_TOKENS.1;
+        parts.push((
+            "user",
+            format!(
+                "<system-reminder>{}</system-reminder>",
+                prompts::CONTINUATION_HINT.trim_end()
+            ),
+        ));
     }
-    let own: Vec<pending::Msg> = pending::unobserved(conn, &key, rec.as_ref(), true)?
-        .into_iter()
-        .filter(|m| m.thread_id == thread_id)
-        .collect();
+    let own: Vec<&pending::Msg> = msgs.iter().filter(|m| m.thread_id == thread_id).collect();
     // Keep the newest messages that fit.
     let mut room = budget - fixed;
     let mut keep = own.len();
@@ -152,12 +193,50 @@ pub fn mem_context(
         keep -= 1;
     }
     let dropped = keep;
+    let mut messages: Vec<OutMessage> = parts
+        .iter()
+        .map(|(role, content)| OutMessage {
+            role,
+            content,
+            id: None,
+            created_at: None,
+        })
+        .collect();
     let mut total = fixed;
     for m in &own[dropped..] {
         total += m.token_count;
-        messages.push(
-            json!({"role": m.role, "content": m.content, "id": m.id, "createdAt": m.created_at}),
-        );
+        messages.push(OutMessage {
+            role: &m.role,
+            content: &m.content,
+            id: Some(&m.id),
+            created_at: Some(m.created_at),
+        });
     }
-    Ok(json!({"messages": messages, "tokens": total, "droppedMessages": dropped}).to_string())
+    let out = Out {
+        messages,
+        tokens: total,
+        dropped_messages: dropped,
+    };
+    serde_json::to_string(&out).map_err(|e| Error::internal(e.to_string()))
+}
+
+/// `mem_context`'s answer, serialised straight from borrowed text (the messages and the
+/// observations can be hundreds of kilobytes; no intermediate JSON tree).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Out<'a> {
+    messages: Vec<OutMessage<'a>>,
+    tokens: i64,
+    dropped_messages: usize,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OutMessage<'a> {
+    role: &'a str,
+    content: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created_at: Option<i64>,
 }

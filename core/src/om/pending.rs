@@ -64,6 +64,57 @@ pub fn unobserved(
         .collect())
 }
 
+/// Count and tokens of the unobserved messages, as index range sums: the messages at or after
+/// the cursor, less the observed ones among them. O(log n + range) inside the database.
+pub fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Result<(i64, i64)> {
+    let cursor = rec.and_then(|r| r.last_observed_at);
+    let (column, value) = match key.scope {
+        Scope::Thread => ("thread_id", key.thread_id.clone().unwrap_or_default()),
+        Scope::Resource => ("resource_id", key.resource_id.clone()),
+    };
+    let sum = |conn: &mut dyn Conn, sql: &str, params: &[Value]| -> Result<(i64, i64)> {
+        let row = conn
+            .query(sql, params)?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let n = row.first().and_then(Value::as_i64).unwrap_or(0);
+        let t = row.get(1).and_then(Value::as_i64).unwrap_or(0);
+        Ok((n, t))
+    };
+    let (mut n, mut t) = sum(
+        conn,
+        &format!(
+            "SELECT count(*), CAST(coalesce(sum(token_count), 0) AS BIGINT) FROM mem_messages \
+             WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT))"
+        ),
+        &[value.into(), cursor.into()],
+    )?;
+    let observed = rec.map(|r| r.observed_ids.as_slice()).unwrap_or_default();
+    if !observed.is_empty() {
+        let placeholders: Vec<String> = (3..observed.len() + 3).map(|i| format!("?{i}")).collect();
+        let mut params: Vec<Value> = vec![Value::Text(String::new()), cursor.into()];
+        params[0] = match key.scope {
+            Scope::Thread => key.thread_id.clone().unwrap_or_default().into(),
+            Scope::Resource => key.resource_id.clone().into(),
+        };
+        params.extend(observed.iter().map(|i| Value::Text(i.clone())));
+        let (on, ot) = sum(
+            conn,
+            &format!(
+                "SELECT count(*), CAST(coalesce(sum(token_count), 0) AS BIGINT) FROM mem_messages \
+                 WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)) \
+                 AND id IN ({})",
+                placeholders.join(", ")
+            ),
+            &params,
+        )?;
+        n -= on;
+        t -= ot;
+    }
+    Ok((n, t))
+}
+
 /// Ids covered by the record's buffered chunks.
 pub fn buffered_ids(rec: Option<&Record>) -> HashSet<String> {
     rec.map(|r| {

@@ -123,7 +123,9 @@ pub struct Record {
     pub last_reflection_at: Option<i64>,
 }
 
-const COLUMNS: &str = "seq, id, generation, origin_type, active_observations, observation_tokens, \
+/// The record's columns; `{obs}` is the observations text or `''` when the caller needs only
+/// the bookkeeping (the text can be hundreds of kilobytes).
+const COLUMNS: &str = "seq, id, generation, origin_type, {obs}, observation_tokens, \
     CAST(buffered_chunks AS TEXT), last_observed_at, CAST(observed_message_ids AS TEXT), total_tokens_observed, \
     last_buffered_at_tokens, is_observing, is_reflecting, is_buffering_observation, CAST(config AS TEXT), \
     lock_owner_id, lock_operation_id, lock_expires_at, last_reflection_at";
@@ -175,8 +177,18 @@ impl Record {
 
 /// The active record of a key, if any.
 pub fn load(conn: &mut dyn Conn, key: &Key) -> Result<Option<Record>> {
+    load_columns(conn, key, "active_observations")
+}
+
+/// The active record without its observations text (`active_observations` is empty).
+pub fn load_bookkeeping(conn: &mut dyn Conn, key: &Key) -> Result<Option<Record>> {
+    load_columns(conn, key, "''")
+}
+
+fn load_columns(conn: &mut dyn Conn, key: &Key, obs: &str) -> Result<Option<Record>> {
+    let columns = COLUMNS.replace("{obs}", obs);
     let rows = conn.query(
-        &format!("SELECT {COLUMNS} FROM mem_om_records WHERE lookup_key = ?1 AND is_active = 1"),
+        &format!("SELECT {columns} FROM mem_om_records WHERE lookup_key = ?1 AND is_active = 1"),
         &[key.text.as_str().into()],
     )?;
     rows.into_iter().next().map(from_row).transpose()

@@ -1,6 +1,6 @@
 //! `om_status`: what is pending and the one action due now.
 
-use super::pending::{self, Msg};
+use super::pending;
 use super::record::{self, Key, Record};
 use crate::json_opts::Opts;
 use crate::{Conn, Result};
@@ -42,7 +42,7 @@ pub fn action(
     )
 }
 
-/// `om_status(thread_id [, options])`. O(unobserved messages) with no text read.
+/// `om_status(thread_id [, options])`. Index range sums; no message row is read.
 pub fn status(
     conn: &mut dyn Conn,
     thread_id: Option<&str>,
@@ -52,16 +52,13 @@ pub fn status(
         thread_id.ok_or_else(|| crate::Error::invalid("thread_id", "must not be NULL"))?;
     let o = Opts::parse("options", options, &["scope"])?;
     let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
-    let rec = record::load(conn, &key)?;
-    let msgs: Vec<Msg> = pending::unobserved(conn, &key, rec.as_ref(), false)?;
-    let buffered_ids = pending::buffered_ids(rec.as_ref());
-    let pending: i64 = msgs.iter().map(|m| m.token_count).sum();
-    let buffered: i64 = msgs
-        .iter()
-        .filter(|m| buffered_ids.contains(&m.id))
-        .map(|m| m.token_count)
-        .sum();
-    let action = action(rec.as_ref(), pending, buffered, msgs.len())?;
+    let rec = record::load_bookkeeping(conn, &key)?;
+    let (count, pending) = pending::totals(conn, &key, rec.as_ref())?;
+    // A chunk's messages stay unobserved until it is activated, so its tokens are pending.
+    let buffered: i64 = rec
+        .as_ref()
+        .map_or(0, |r| r.chunks.iter().map(|c| c.message_tokens).sum());
+    let action = action(rec.as_ref(), pending, buffered, count as usize)?;
     let cfg = match &rec {
         Some(r) => r.config()?,
         None => Default::default(),
@@ -83,7 +80,7 @@ pub fn status(
         "generation": rec.as_ref().map_or(0, |r| r.generation),
         "action": action,
         "pendingTokens": pending,
-        "pendingMessages": msgs.len(),
+        "pendingMessages": count,
         "bufferedChunks": rec.as_ref().map_or(0, |r| r.chunks.len()),
         "bufferedTokens": buffered,
         "unbufferedTokens": pending - buffered,

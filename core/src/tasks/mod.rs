@@ -1,0 +1,285 @@
+//! Task memory (seed 000 "Part 1: Task Memory"; docs/tasks.md).
+//!
+//! * [`graph`] — the blocked state, kept incrementally by the row triggers, and the
+//!   dependency rules (types, cycles).
+//! * [`ops`] — the writing functions: create, update, claim, close, dependencies, links,
+//!   compaction.
+//! * [`query`] — `task_ready`, `task_list`, `task_search`, `task_show` and the task JSON.
+//! * [`tool`] — the agent tools `task_query(json)` and `task_mutate(json)`.
+//! * [`link`] — implicit linking of new messages to the thread's active task.
+//!
+//! Every write goes through plain `INSERT`/`UPDATE`/`DELETE` on the documented tables; the
+//! triggers call [`graph`], so rows written by an ORM get exactly the same bookkeeping.
+
+pub mod graph;
+pub mod link;
+pub mod ops;
+pub mod query;
+pub mod tool;
+
+use crate::{ids, Conn, Dialect, Error, Result, Value};
+
+pub const STATUSES: &[&str] = &["open", "in_progress", "closed"];
+pub const STATUS_CLOSED: &str = "closed";
+pub const TYPES: &[&str] = &["bug", "feature", "task", "epic", "chore"];
+pub const DEP_TYPES: &[&str] = &["blocks", "parent-child", "related", "discovered-from"];
+pub const CLOSE_REASONS: &[&str] = &["completed", "wontfix", "duplicate"];
+pub const RELATIONS: &[&str] = &["output", "reference"];
+
+/// Longest title accepted, in characters (seed 000: max 500).
+pub const MAX_TITLE_CHARS: usize = 500;
+/// Longest label accepted, in characters.
+pub const MAX_LABEL_CHARS: usize = 100;
+
+/// Checks an id given as text.
+pub fn check_id_text(arg: &str, id: &str) -> Result<()> {
+    ids::check_id(arg, id)
+}
+
+/// A required text argument.
+pub fn required<'a>(arg: &str, v: Option<&'a str>) -> Result<&'a str> {
+    v.ok_or_else(|| Error::invalid(arg, "must not be NULL"))
+}
+
+/// Checks `v` against a list of allowed values.
+pub fn check_one_of(arg: &str, v: &str, allowed: &[&str]) -> Result<()> {
+    if allowed.contains(&v) {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            arg,
+            format!("must be one of {} (got \"{v}\")", allowed.join(", ")),
+        ))
+    }
+}
+
+/// A title: 1 to 500 characters, not only whitespace, no NUL.
+pub fn check_title(arg: &str, title: &str) -> Result<()> {
+    if title.trim().is_empty() {
+        return Err(Error::invalid(arg, "must not be empty"));
+    }
+    let n = title.chars().count();
+    if n > MAX_TITLE_CHARS {
+        return Err(Error::invalid(
+            arg,
+            format!("must be at most {MAX_TITLE_CHARS} characters (got {n})"),
+        ));
+    }
+    crate::messages::check_content(arg, title)
+}
+
+/// A priority 0 (highest) to 4.
+pub fn check_priority(arg: &str, p: i64) -> Result<()> {
+    if (0..=4).contains(&p) {
+        Ok(())
+    } else {
+        Err(Error::invalid(arg, "must be between 0 and 4"))
+    }
+}
+
+/// Labels: 1 to 100 characters each, no control characters; duplicates are dropped.
+pub fn check_labels(arg: &str, labels: &[String]) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::with_capacity(labels.len());
+    for l in labels {
+        let n = l.chars().count();
+        if n == 0 || n > MAX_LABEL_CHARS || l.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                arg,
+                format!("each label must be 1 to {MAX_LABEL_CHARS} characters without control characters"),
+            ));
+        }
+        if !out.contains(l) {
+            out.push(l.clone());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The task's status, or `task not found: <id>`.
+pub fn status_of(conn: &mut dyn Conn, id: &str) -> Result<String> {
+    conn.query_value("SELECT status FROM mem_tasks WHERE id = ?1", &[id.into()])?
+        .and_then(Value::into_string)
+        .ok_or_else(|| Error::not_found("task", id))
+}
+
+/// Removes `active_task_id` from every thread that points at the task (O(pointing threads)
+/// through the expression index on the pointer).
+pub fn clear_active_pointers(conn: &mut dyn Conn, task_id: &str) -> Result<u64> {
+    let sql = match conn.dialect() {
+        Dialect::Sqlite => {
+            "UPDATE mem_threads SET metadata = json_remove(metadata, '$.active_task_id') \
+             WHERE json_extract(metadata, '$.active_task_id') = ?1"
+        }
+        Dialect::Postgres => {
+            "UPDATE mem_threads SET metadata = metadata - 'active_task_id' \
+             WHERE (metadata ->> 'active_task_id') = ?1"
+        }
+    };
+    conn.execute(sql, &[task_id.into()])
+}
+
+/// A JSON options object for the task functions. Like [`crate::json_opts::Opts`] (strict
+/// keys, errors naming `options.<key>`), but it tells an explicit `null` (clear the field)
+/// from an absent key, and reads arrays of strings.
+pub struct Obj {
+    arg: &'static str,
+    map: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Obj {
+    pub fn parse(arg: &'static str, text: Option<&str>, allowed: &[&str]) -> Result<Obj> {
+        // Opts gives the same messages for malformed JSON and unknown keys.
+        crate::json_opts::Opts::parse(arg, text, allowed)?;
+        let map = match text.map(str::trim) {
+            None | Some("") => Default::default(),
+            Some(t) => match serde_json::from_str::<serde_json::Value>(t) {
+                Ok(serde_json::Value::Object(m)) => m,
+                _ => Default::default(),
+            },
+        };
+        Ok(Obj { arg, map })
+    }
+
+    pub fn from_map(arg: &'static str, map: serde_json::Map<String, serde_json::Value>) -> Obj {
+        Obj { arg, map }
+    }
+
+    fn bad(&self, key: &str, rule: &str) -> Error {
+        Error::invalid(format!("{}.{key}", self.arg), rule.to_owned())
+    }
+
+    /// The key is present (possibly `null`).
+    pub fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    pub fn str(&self, key: &str) -> Result<Option<String>> {
+        self.get(key)
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| self.bad(key, "must be a string"))
+            })
+            .transpose()
+    }
+
+    pub fn int(&self, key: &str) -> Result<Option<i64>> {
+        self.get(key)
+            .map(|v| {
+                v.as_i64()
+                    .ok_or_else(|| self.bad(key, "must be an integer"))
+            })
+            .transpose()
+    }
+
+    pub fn bool(&self, key: &str) -> Result<Option<bool>> {
+        self.get(key)
+            .map(|v| {
+                v.as_bool()
+                    .ok_or_else(|| self.bad(key, "must be true or false"))
+            })
+            .transpose()
+    }
+
+    /// An array of strings (a single string is taken as a one-element array).
+    pub fn strings(&self, key: &str) -> Result<Option<Vec<String>>> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        let rule = "must be an array of strings";
+        match v {
+            serde_json::Value::String(s) => Ok(Some(vec![s.clone()])),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| self.bad(key, rule))
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            _ => Err(self.bad(key, rule)),
+        }
+    }
+
+    /// A JSON object, re-serialised.
+    pub fn object(&self, key: &str) -> Result<Option<String>> {
+        self.get(key)
+            .map(|v| match v {
+                serde_json::Value::Object(_) => Ok(v.to_string()),
+                _ => Err(self.bad(key, "must be a JSON object")),
+            })
+            .transpose()
+    }
+
+    /// A limit in `0..=max`, `default` when absent.
+    pub fn limit(&self, key: &str, default: i64, max: i64) -> Result<i64> {
+        let v = self.int(key)?.unwrap_or(default);
+        if !(0..=max).contains(&v) {
+            return Err(self.bad(key, &format!("must be between 0 and {max}")));
+        }
+        Ok(v)
+    }
+
+    pub fn name(&self, key: &str) -> String {
+        format!("{}.{key}", self.arg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{render, MIGRATIONS};
+
+    fn script(d: Dialect) -> String {
+        let m = MIGRATIONS.iter().find(|m| m.name == "tasks").unwrap();
+        render(m.script, d)
+    }
+
+    #[test]
+    fn migration_renders_per_dialect() {
+        let pg = script(Dialect::Postgres);
+        assert!(pg.contains("id                TEXT COLLATE \"C\" NOT NULL UNIQUE"));
+        assert!(pg.contains(
+            "CREATE TRIGGER mem__task_status_trg BEFORE UPDATE OF status ON mem_tasks FOR EACH ROW \
+             WHEN (((OLD.status = 'closed') <> (NEW.status = 'closed')) AND (NEW.status IS DISTINCT FROM OLD.status)) \
+             EXECUTE FUNCTION mem__task_status();"
+        ));
+        assert!(pg.contains(
+            "AFTER DELETE ON mem_tasks FOR EACH ROW EXECUTE FUNCTION mem__task_delete()"
+        ));
+        assert!(!pg.contains("json_extract"));
+        let lite = script(Dialect::Sqlite);
+        assert!(!lite.contains("COLLATE \"C\" NOT NULL"));
+        assert!(lite.contains("SELECT mem__task_dep_insert(NEW.seq)"));
+        assert!(
+            lite.contains("metadata @JSON") == false
+                && lite.contains("metadata          TEXT NOT NULL")
+        );
+    }
+
+    #[test]
+    fn validation_messages() {
+        assert_eq!(
+            check_title("title", &"x".repeat(501))
+                .unwrap_err()
+                .to_string(),
+            "title: must be at most 500 characters (got 501)"
+        );
+        assert_eq!(
+            check_title("title", " ").unwrap_err().to_string(),
+            "title: must not be empty"
+        );
+        assert_eq!(
+            check_labels("labels", &["b".into(), "a".into(), "b".into()]).unwrap(),
+            vec!["a".to_string(), "b".to_string()]
+        );
+        assert!(check_labels("labels", &["".into()]).is_err());
+        assert!(check_priority("p", 5).is_err());
+    }
+}

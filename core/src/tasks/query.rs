@@ -1,0 +1,566 @@
+//! The reading task functions and the task JSON of seed 000.
+
+use super::graph::NS_TASKS;
+use super::{check_one_of, required, Obj, STATUSES, TYPES};
+use crate::search::{self, SearchParams, SnippetSettings};
+use crate::{Conn, Error, Result, Row, Value};
+use serde_json::{json, Map, Value as Json};
+use std::collections::{HashMap, HashSet};
+
+/// Columns of `task_ready`.
+pub const READY_COLUMNS: [&str; 8] = [
+    "id",
+    "title",
+    "priority",
+    "type",
+    "status",
+    "assignee",
+    "labels",
+    "created_at",
+];
+
+/// Columns of `task_list`.
+pub const LIST_COLUMNS: [&str; 12] = [
+    "id",
+    "title",
+    "status",
+    "priority",
+    "type",
+    "assignee",
+    "session_id",
+    "labels",
+    "is_blocked",
+    "created_at",
+    "updated_at",
+    "closed_at",
+];
+
+/// Columns of `task_search`.
+pub const SEARCH_COLUMNS: [&str; 7] = [
+    "id", "title", "status", "priority", "type", "score", "snippet",
+];
+
+const READY_OPTIONS: &[&str] = &[
+    "limit",
+    "labels",
+    "assignee",
+    "parent",
+    "type",
+    "include_epics",
+    "now",
+];
+const LIST_OPTIONS: &[&str] = &[
+    "limit", "status", "type", "assignee", "labels", "parent", "blocked",
+];
+const SEARCH_OPTIONS: &[&str] = &["limit", "status", "now"];
+
+pub const MAX_READY_LIMIT: i64 = 1000;
+pub const MAX_LIST_LIMIT: i64 = 10_000;
+
+fn text(v: Option<Value>) -> Option<String> {
+    v.and_then(Value::into_string)
+}
+
+fn int(v: Option<Value>) -> Option<i64> {
+    v.and_then(|v| v.as_i64())
+}
+
+/// The labels of the given tasks, as sorted JSON array text per task.
+fn labels_of(conn: &mut dyn Conn, ids: &[String]) -> Result<HashMap<String, Vec<String>>> {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for chunk in ids.chunks(500) {
+        let ph: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "SELECT task_id, label FROM mem_task_labels WHERE task_id IN ({}) ORDER BY task_id, label",
+            ph.join(", ")
+        );
+        let params: Vec<Value> = chunk.iter().map(|s| s.as_str().into()).collect();
+        for r in conn.query(&sql, &params)? {
+            let mut it = r.into_iter();
+            if let (Some(t), Some(l)) = (text(it.next()), text(it.next())) {
+                out.entry(t).or_default().push(l);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn labels_json(labels: Option<&Vec<String>>) -> String {
+    Json::from(labels.cloned().unwrap_or_default()).to_string()
+}
+
+/// SQL conditions and parameters shared by `task_ready` and `task_list`: labels (all of
+/// them), parent (every descendant through parent-child), assignee, type.
+struct Filter {
+    sql: String,
+    params: Vec<Value>,
+}
+
+impl Filter {
+    fn new(params: Vec<Value>) -> Filter {
+        Filter {
+            sql: String::new(),
+            params,
+        }
+    }
+
+    fn param(&mut self, v: Value) -> String {
+        self.params.push(v);
+        format!("?{}", self.params.len())
+    }
+
+    fn apply(&mut self, o: &Obj) -> Result<()> {
+        if let Some(a) = o.str("assignee")? {
+            let p = self.param(a.into());
+            self.sql.push_str(&format!(" AND t.assignee = {p}"));
+        }
+        if let Some(ty) = o.str("type")? {
+            check_one_of(&o.name("type"), &ty, TYPES)?;
+            let p = self.param(ty.into());
+            self.sql.push_str(&format!(" AND t.type = {p}"));
+        }
+        if let Some(labels) = o.strings("labels")? {
+            let labels = super::check_labels(&o.name("labels"), &labels)?;
+            if !labels.is_empty() {
+                let ps: Vec<String> = labels
+                    .iter()
+                    .map(|l| self.param(l.as_str().into()))
+                    .collect();
+                self.sql.push_str(&format!(
+                    " AND (SELECT count(*) FROM mem_task_labels l WHERE l.task_id = t.id AND l.label IN ({})) = {}",
+                    ps.join(", "),
+                    labels.len()
+                ));
+            }
+        }
+        if let Some(parent) = o.str("parent")? {
+            let p = self.param(parent.into());
+            self.sql.push_str(&format!(
+                " AND t.id IN (WITH RECURSIVE d(id) AS (\
+                   SELECT task_id FROM mem_task_deps WHERE depends_on_id = {p} AND type = 'parent-child' \
+                   UNION SELECT x.task_id FROM mem_task_deps x JOIN d ON x.depends_on_id = d.id AND x.type = 'parent-child') \
+                 SELECT id FROM d)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One row of `task_ready`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadyRow {
+    pub id: String,
+    pub title: String,
+    pub priority: i64,
+    pub ty: String,
+    pub status: String,
+    pub assignee: Option<String>,
+    pub labels: String,
+    pub created_at: i64,
+}
+
+impl ReadyRow {
+    pub fn into_row(self) -> Row {
+        vec![
+            self.id.into(),
+            self.title.into(),
+            Value::Int(self.priority),
+            self.ty.into(),
+            self.status.into(),
+            self.assignee.into(),
+            self.labels.into(),
+            Value::Int(self.created_at),
+        ]
+    }
+}
+
+/// `task_ready([options])`: open, not blocked, not deferred (`defer_until` in the future),
+/// epics only with `include_epics`; by priority, then age, then id. Options: limit (default
+/// 10), labels (all must be present), assignee, parent (any descendant), type, include_epics,
+/// now. Without filters it reads the first `limit` entries of the partial index
+/// `mem_tasks_ready`: O(limit + skipped deferred or epic rows), no graph walk.
+pub fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>> {
+    let o = Obj::parse("options", options, READY_OPTIONS)?;
+    let limit = o.limit("limit", 10, MAX_READY_LIMIT)?;
+    let now = match o.int("now")? {
+        Some(n) => n,
+        None => conn.now_ms()?,
+    };
+    let epics =
+        o.bool("include_epics")?.unwrap_or(false) || o.str("type")?.as_deref() == Some("epic");
+    let mut f = Filter::new(vec![
+        Value::Int(now),
+        Value::Int(epics as i64),
+        Value::Int(limit),
+    ]);
+    f.apply(&o)?;
+    // SQLite's planner, without statistics, prefers the status index and sorts; the partial
+    // index gives the order and stops after `limit` rows.
+    let hint = match conn.dialect() {
+        crate::Dialect::Sqlite => " INDEXED BY mem_tasks_ready",
+        crate::Dialect::Postgres => "",
+    };
+    let sql = format!(
+        "SELECT t.id, t.title, t.priority, t.type, t.status, t.assignee, t.created_at FROM mem_tasks t{hint} \
+         WHERE t.status = 'open' AND t.is_blocked = 0 AND (t.defer_until IS NULL OR t.defer_until <= ?1) \
+         AND (?2 = 1 OR t.type <> 'epic'){} ORDER BY t.priority, t.created_at, t.id LIMIT ?3",
+        f.sql
+    );
+    let rows = conn.query(&sql, &f.params)?;
+    let ids: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.first()?.as_str().map(str::to_owned))
+        .collect();
+    let labels = labels_of(conn, &ids)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let mut it = r.into_iter();
+            let id = text(it.next()).unwrap_or_default();
+            ReadyRow {
+                labels: labels_json(labels.get(&id)),
+                id,
+                title: text(it.next()).unwrap_or_default(),
+                priority: int(it.next()).unwrap_or(2),
+                ty: text(it.next()).unwrap_or_default(),
+                status: text(it.next()).unwrap_or_default(),
+                assignee: text(it.next()),
+                created_at: int(it.next()).unwrap_or(0),
+            }
+        })
+        .collect())
+}
+
+/// `task_list([options])`: tasks by priority, then age, then id. Options: status, type,
+/// assignee, labels, parent, blocked (true/false), limit (default 100).
+pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Row>> {
+    let o = Obj::parse("options", options, LIST_OPTIONS)?;
+    let limit = o.limit("limit", 100, MAX_LIST_LIMIT)?;
+    let mut f = Filter::new(vec![Value::Int(limit)]);
+    if let Some(s) = o.str("status")? {
+        check_one_of("options.status", &s, STATUSES)?;
+        let p = f.param(s.into());
+        f.sql.push_str(&format!(" AND t.status = {p}"));
+    }
+    if let Some(b) = o.bool("blocked")? {
+        f.sql.push_str(if b {
+            " AND t.is_blocked = 1"
+        } else {
+            " AND t.is_blocked = 0"
+        });
+    }
+    f.apply(&o)?;
+    let sql = format!(
+        "SELECT t.id, t.title, t.status, t.priority, t.type, t.assignee, t.session_id, t.is_blocked, \
+         t.created_at, t.updated_at, t.closed_at FROM mem_tasks t WHERE 1 = 1{} \
+         ORDER BY t.priority, t.created_at, t.id LIMIT ?1",
+        f.sql
+    );
+    let rows = conn.query(&sql, &f.params)?;
+    let ids: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.first()?.as_str().map(str::to_owned))
+        .collect();
+    let labels = labels_of(conn, &ids)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let mut it = r.into_iter();
+            let id = text(it.next()).unwrap_or_default();
+            let l = labels_json(labels.get(&id));
+            let mut out: Row = vec![id.into()];
+            for _ in 0..6 {
+                out.push(it.next().unwrap_or(Value::Null));
+            }
+            out.push(l.into());
+            out.extend(it);
+            out
+        })
+        .collect())
+}
+
+/// `task_search(query [, options])`: the search engine over title, description and summary
+/// (namespace `task`). Options: limit (default 10), status, now.
+pub fn search_tasks(
+    conn: &mut dyn Conn,
+    query: Option<&str>,
+    options: Option<&str>,
+) -> Result<Vec<Row>> {
+    let o = Obj::parse("options", options, SEARCH_OPTIONS)?;
+    let limit = o.limit("limit", 10, MAX_READY_LIMIT)?;
+    let status = o.str("status")?;
+    if let Some(s) = &status {
+        check_one_of("options.status", s, STATUSES)?;
+    }
+    let Some(query) = query else {
+        return Ok(Vec::new());
+    };
+    let params = SearchParams {
+        limit: limit as usize,
+        now: o.int("now")?,
+        ..SearchParams::default()
+    };
+    let allowed: Option<HashSet<i64>> = match &status {
+        Some(s) => Some(
+            conn.query(
+                "SELECT seq FROM mem_tasks WHERE status = ?1",
+                &[s.as_str().into()],
+            )?
+            .iter()
+            .filter_map(|r| r.first().and_then(Value::as_i64))
+            .collect(),
+        ),
+        None => None,
+    };
+    let filter = allowed
+        .as_ref()
+        .map(|set| move |doc: i64| set.contains(&doc));
+    let result = search::search(
+        conn,
+        NS_TASKS,
+        query,
+        &params,
+        filter.as_ref().map(|f| f as &dyn Fn(i64) -> bool),
+    )?;
+    if result.hits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ph: Vec<String> = (1..=result.hits.len()).map(|i| format!("?{i}")).collect();
+    let sql = format!(
+        "SELECT seq, id, title, status, priority, type, description, summary FROM mem_tasks WHERE seq IN ({})",
+        ph.join(", ")
+    );
+    let params: Vec<Value> = result.hits.iter().map(|h| Value::Int(h.doc)).collect();
+    let mut rows: HashMap<i64, Row> = conn
+        .query(&sql, &params)?
+        .into_iter()
+        .filter_map(|r| Some((r.first()?.as_i64()?, r)))
+        .collect();
+    let snippet = SnippetSettings::default();
+    let mut out = Vec::new();
+    for h in &result.hits {
+        let Some(r) = rows.remove(&h.doc) else {
+            continue;
+        };
+        let mut it = r.into_iter().skip(1);
+        let id = it.next().unwrap_or(Value::Null);
+        let title = text(it.next()).unwrap_or_default();
+        let status = it.next().unwrap_or(Value::Null);
+        let priority = it.next().unwrap_or(Value::Null);
+        let ty = it.next().unwrap_or(Value::Null);
+        let mut full = title.clone();
+        for part in [text(it.next()), text(it.next())].into_iter().flatten() {
+            full.push('\n');
+            full.push_str(&part);
+        }
+        out.push(vec![
+            id,
+            title.into(),
+            status,
+            priority,
+            ty,
+            Value::Real(h.score),
+            search::snippet(&full, query, &snippet).into(),
+        ]);
+    }
+    Ok(out)
+}
+
+/// What blocks a task, root causes first: its open `blocks` targets, then (for a task blocked
+/// through its parents) the open blockers of its blocked ancestors. O(blocked ancestry).
+pub fn blockers(conn: &mut dyn Conn, task_id: &str) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::from([task_id.to_owned()]);
+    let mut queue = vec![task_id.to_owned()];
+    let mut i = 0;
+    while i < queue.len() {
+        let x = queue[i].clone();
+        i += 1;
+        for r in conn.query(
+            "SELECT d.depends_on_id FROM mem_task_deps d JOIN mem_tasks b ON b.id = d.depends_on_id \
+             WHERE d.task_id = ?1 AND d.type = 'blocks' AND b.status <> 'closed' \
+             ORDER BY b.priority, b.created_at, b.id",
+            &[x.as_str().into()],
+        )? {
+            if let Some(id) = text(r.into_iter().next()) {
+                if !out.contains(&id) {
+                    out.push(id);
+                }
+            }
+        }
+        for r in conn.query(
+            "SELECT d.depends_on_id FROM mem_task_deps d JOIN mem_tasks p ON p.id = d.depends_on_id \
+             WHERE d.task_id = ?1 AND d.type = 'parent-child' AND p.is_blocked = 1 ORDER BY p.id",
+            &[x.as_str().into()],
+        )? {
+            if let Some(id) = text(r.into_iter().next()) {
+                if seen.insert(id.clone()) {
+                    queue.push(id);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The tasks as seed 000's `Task` objects (absent optional fields left out), in the order of
+/// `ids`; unknown ids are skipped. A handful of indexed queries for any number of tasks.
+pub fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Json>> {
+    let mut objs: HashMap<String, Map<String, Json>> = HashMap::new();
+    for chunk in ids.chunks(500) {
+        let ph: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+        let list = ph.join(", ");
+        let params: Vec<Value> = chunk.iter().map(|s| s.as_str().into()).collect();
+        let sql = format!(
+            "SELECT id, title, description, status, priority, type, assignee, session_id, created_at, \
+             updated_at, closed_at, close_reason, summary, compaction_level, compacted_at, original_content, \
+             CAST(metadata AS TEXT), defer_until FROM mem_tasks WHERE id IN ({list})"
+        );
+        for r in conn.query(&sql, &params)? {
+            let mut it = r.into_iter();
+            let mut m = Map::new();
+            let id = text(it.next()).unwrap_or_default();
+            m.insert("id".into(), json!(id));
+            let put_text = |m: &mut Map<String, Json>, k: &str, v: Option<Value>| {
+                if let Some(s) = text(v) {
+                    m.insert(k.into(), json!(s));
+                }
+            };
+            put_text(&mut m, "title", it.next());
+            put_text(&mut m, "description", it.next());
+            put_text(&mut m, "status", it.next());
+            m.insert("priority".into(), json!(int(it.next()).unwrap_or(2)));
+            put_text(&mut m, "type", it.next());
+            put_text(&mut m, "assignee", it.next());
+            put_text(&mut m, "sessionId", it.next());
+            m.insert("createdAt".into(), json!(int(it.next()).unwrap_or(0)));
+            m.insert("updatedAt".into(), json!(int(it.next()).unwrap_or(0)));
+            if let Some(c) = int(it.next()) {
+                m.insert("closedAt".into(), json!(c));
+            }
+            put_text(&mut m, "closeReason", it.next());
+            put_text(&mut m, "summary", it.next());
+            m.insert("compactionLevel".into(), json!(int(it.next()).unwrap_or(0)));
+            if let Some(c) = int(it.next()) {
+                m.insert("compactedAt".into(), json!(c));
+            }
+            put_text(&mut m, "originalContent", it.next());
+            if let Some(meta) = text(it.next()) {
+                if let Ok(v @ Json::Object(_)) = serde_json::from_str::<Json>(&meta) {
+                    if v.as_object().is_some_and(|o| !o.is_empty()) {
+                        m.insert("metadata".into(), v);
+                    }
+                }
+            }
+            if let Some(d) = int(it.next()) {
+                m.insert("deferUntil".into(), json!(d));
+            }
+            m.insert("dependencies".into(), json!([]));
+            m.insert("labels".into(), json!([]));
+            m.insert("linkedMessageIds".into(), json!([]));
+            objs.insert(id, m);
+        }
+        let sql = format!(
+            "SELECT task_id, depends_on_id, type FROM mem_task_deps WHERE task_id IN ({list}) \
+             ORDER BY task_id, created_at, depends_on_id, type"
+        );
+        for r in conn.query(&sql, &params)? {
+            let mut it = r.into_iter();
+            let (t, d, ty) = (text(it.next()), text(it.next()), text(it.next()));
+            if let (Some(t), Some(d), Some(ty)) = (t, d, ty) {
+                if let Some(Json::Array(a)) =
+                    objs.get_mut(&t).and_then(|m| m.get_mut("dependencies"))
+                {
+                    a.push(json!({ "taskId": t, "dependsOnId": d, "type": ty }));
+                }
+            }
+        }
+        let sql = format!(
+            "SELECT task_id, label FROM mem_task_labels WHERE task_id IN ({list}) ORDER BY task_id, label"
+        );
+        for r in conn.query(&sql, &params)? {
+            let mut it = r.into_iter();
+            if let (Some(t), Some(l)) = (text(it.next()), text(it.next())) {
+                if let Some(Json::Array(a)) = objs.get_mut(&t).and_then(|m| m.get_mut("labels")) {
+                    a.push(json!(l));
+                }
+            }
+        }
+        let sql = format!(
+            "SELECT tm.task_id, tm.message_id FROM mem_task_messages tm JOIN mem_messages m ON m.id = tm.message_id \
+             WHERE tm.task_id IN ({list}) ORDER BY tm.task_id, m.created_at, m.message_index, tm.message_id"
+        );
+        for r in conn.query(&sql, &params)? {
+            let mut it = r.into_iter();
+            if let (Some(t), Some(mid)) = (text(it.next()), text(it.next())) {
+                if let Some(Json::Array(a)) =
+                    objs.get_mut(&t).and_then(|m| m.get_mut("linkedMessageIds"))
+                {
+                    a.push(json!(mid));
+                }
+            }
+        }
+    }
+    Ok(ids
+        .iter()
+        .filter_map(|id| objs.get(id).cloned().map(Json::Object))
+        .collect())
+}
+
+/// The task, whether it is blocked, and what blocks it (as `Task` objects); `None` for an
+/// unknown id.
+pub fn show_value(conn: &mut dyn Conn, task_id: &str) -> Result<Option<Json>> {
+    let Some(task) = task_objects(conn, &[task_id.to_owned()])?
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    let blocked = conn
+        .query_value(
+            "SELECT is_blocked FROM mem_tasks WHERE id = ?1",
+            &[task_id.into()],
+        )?
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0)
+        != 0;
+    let blocking = if blocked {
+        let ids = blockers(conn, task_id)?;
+        task_objects(conn, &ids)?
+    } else {
+        Vec::new()
+    };
+    Ok(Some(
+        json!({ "task": task, "isBlocked": blocked, "blockingTasks": blocking }),
+    ))
+}
+
+/// `task_show(task_id)` → JSON `{"task": Task, "isBlocked": …, "blockingTasks": [Task]}`.
+pub fn show(conn: &mut dyn Conn, task_id: Option<&str>) -> Result<String> {
+    let task_id = required("task_id", task_id)?;
+    show_value(conn, task_id)?
+        .map(|v| v.to_string())
+        .ok_or_else(|| Error::not_found("task", task_id))
+}
+
+/// Ready tasks (open, unblocked, not deferred, epics excluded) and blocked non-closed tasks in
+/// the whole database: the counts of the task-query tool. O(ready + blocked) index entries.
+pub fn counts(conn: &mut dyn Conn) -> Result<(i64, i64)> {
+    let now = conn.now_ms()?;
+    let ready = conn
+        .query_value(
+            "SELECT count(*) FROM mem_tasks WHERE status = 'open' AND is_blocked = 0 \
+             AND (defer_until IS NULL OR defer_until <= ?1) AND type <> 'epic'",
+            &[Value::Int(now)],
+        )?
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    let blocked = conn
+        .query_value(
+            "SELECT count(*) FROM mem_tasks WHERE status <> 'closed' AND is_blocked = 1",
+            &[],
+        )?
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    Ok((ready, blocked))
+}
