@@ -59,36 +59,88 @@ fn spi_err(e: impl std::fmt::Display) -> Error {
     Error::Database(e.to_string())
 }
 
+/// Plans kept for the life of the backend (`SPI_keepplan`), keyed by the core's SQL text and
+/// the parameter types, so a trigger running the same statements for every row does not
+/// parse and plan them each time. Postgres revalidates kept plans itself (DDL, search_path),
+/// and a backend runs one statement at a time, so a thread-local map is enough. A statement
+/// whose preparation fails is not kept (the error aborts the statement as before).
+mod plans {
+    use pgrx::pg_sys::{self, PgOid};
+    use pgrx::spi::{OwnedPreparedStatement, SpiClient};
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+
+    /// Distinct plans kept (the core has a few dozen statements).
+    const MAX_PLANS: usize = 512;
+
+    thread_local! {
+        static PLANS: RefCell<HashMap<(String, Vec<pg_sys::Oid>), Rc<OwnedPreparedStatement>>> =
+            RefCell::new(HashMap::new());
+    }
+
+    /// The kept plan for `sql` with these parameter types, prepared on first use.
+    pub(super) fn get(
+        client: &SpiClient<'_>,
+        sql: &str,
+        oids: &[pg_sys::Oid],
+        render: impl FnOnce() -> String,
+    ) -> Result<Rc<OwnedPreparedStatement>, pgrx::spi::SpiError> {
+        // Keyed by the core text (before rendering), so a hit allocates nothing but the key.
+        let key = (sql.to_owned(), oids.to_vec());
+        if let Some(p) = PLANS.with(|m| m.borrow().get(&key).cloned()) {
+            return Ok(p);
+        }
+        let args: Vec<PgOid> = oids.iter().map(|o| PgOid::from(*o)).collect();
+        let plan = Rc::new(client.prepare_mut(render().as_str(), &args)?.keep());
+        PLANS.with(|m| {
+            let mut m = m.borrow_mut();
+            if m.len() < MAX_PLANS {
+                m.insert(key, plan.clone());
+            }
+        });
+        Ok(plan)
+    }
+}
+
+fn run(sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+    let args: Vec<DatumWithOid> = params.iter().map(param).collect();
+    let oids: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();
+    Spi::connect_mut(|client| {
+        let plan = plans::get(client, sql, &oids, || dialect_sql(sql, Dialect::Postgres))
+            .map_err(spi_err)?;
+        let table = client.update(&*plan, None, &args).map_err(spi_err)?;
+        let ncols = if table.is_empty() {
+            0
+        } else {
+            table.columns().map_err(spi_err)?
+        };
+        table
+            .map(|row| {
+                (1..=ncols)
+                    .map(|i| column(&row, i))
+                    .collect::<Result<Row>>()
+            })
+            .collect()
+    })
+}
+
 impl Conn for SpiConn {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        let sql = dialect_sql(sql, Dialect::Postgres);
-        let args: Vec<DatumWithOid> = params.iter().map(param).collect();
-        Spi::connect_mut(|client| {
-            let table = client.update(sql.as_str(), None, &args).map_err(spi_err)?;
-            let ncols = if table.is_empty() {
-                0
-            } else {
-                table.columns().map_err(spi_err)?
-            };
-            table
-                .map(|row| {
-                    (1..=ncols)
-                        .map(|i| column(&row, i))
-                        .collect::<Result<Row>>()
-                })
-                .collect()
-        })
+        run(sql, params)
     }
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
-        let sql = dialect_sql(sql, Dialect::Postgres);
         let args: Vec<DatumWithOid> = params.iter().map(param).collect();
+        let oids: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();
         Spi::connect_mut(|client| {
-            let table = client.update(sql.as_str(), None, &args).map_err(spi_err)?;
+            let plan = plans::get(client, sql, &oids, || dialect_sql(sql, Dialect::Postgres))
+                .map_err(spi_err)?;
+            let table = client.update(&*plan, None, &args).map_err(spi_err)?;
             Ok(table.len() as u64)
         })
     }

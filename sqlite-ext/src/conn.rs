@@ -60,41 +60,58 @@ impl SqliteConn {
         Error::Database(msg.to_string_lossy().into_owned())
     }
 
-    /// Prepares `sql` and binds `params`; the statement is finalized when dropped.
+    /// A statement for `sql` with `params` bound: from the connection's statement cache when
+    /// it holds one, prepared otherwise. Dropping the [`Stmt`] resets it and returns it to the
+    /// cache (or finalizes it).
     fn prepare(&mut self, sql: &str, params: &[Value]) -> Result<Stmt> {
-        let sql = dialect_sql(sql, Dialect::Sqlite);
-        let mut stmt: *mut sqlite3_stmt = std::ptr::null_mut();
-        // SAFETY: sql outlives the call; SQLite copies what it keeps.
-        let rc = unsafe {
-            call!(prepare_v2(
-                self.db,
-                sql.as_ptr() as *const c_char,
-                sql.len() as c_int,
-                &mut stmt,
-                std::ptr::null_mut()
-            ))
+        let stmt = match cache::take(self.db, sql) {
+            Some(s) => s,
+            None => {
+                let text = dialect_sql(sql, Dialect::Sqlite);
+                let mut raw: *mut sqlite3_stmt = std::ptr::null_mut();
+                // SAFETY: text outlives the call; SQLite copies what it keeps.
+                let rc = unsafe {
+                    call!(prepare_v2(
+                        self.db,
+                        text.as_ptr() as *const c_char,
+                        text.len() as c_int,
+                        &mut raw,
+                        std::ptr::null_mut()
+                    ))
+                };
+                if rc != SQLITE_OK {
+                    if !raw.is_null() {
+                        // SAFETY: raw came from prepare_v2 and is finalized once.
+                        unsafe { call!(finalize(raw)) };
+                    }
+                    return Err(self.error());
+                }
+                Stmt {
+                    raw,
+                    db: self.db,
+                    key: Some(sql.to_owned()),
+                    failed: false,
+                }
+            }
         };
-        if rc != SQLITE_OK {
-            return Err(self.error());
-        }
-        let stmt = Stmt(stmt);
+        let mut stmt = stmt;
         for (i, p) in params.iter().enumerate() {
             let i = i as c_int + 1;
             // SAFETY: stmt is valid; text and blob are copied (SQLITE_TRANSIENT).
             let rc = unsafe {
                 match p {
-                    Value::Null => call!(bind_null(stmt.0, i)),
-                    Value::Int(v) => call!(bind_int64(stmt.0, i, *v)),
-                    Value::Real(v) => call!(bind_double(stmt.0, i, *v)),
+                    Value::Null => call!(bind_null(stmt.raw, i)),
+                    Value::Int(v) => call!(bind_int64(stmt.raw, i, *v)),
+                    Value::Real(v) => call!(bind_double(stmt.raw, i, *v)),
                     Value::Text(s) => call!(bind_text(
-                        stmt.0,
+                        stmt.raw,
                         i,
                         s.as_ptr() as *const c_char,
                         s.len() as c_int,
                         transient()
                     )),
                     Value::Blob(b) => call!(bind_blob(
-                        stmt.0,
+                        stmt.raw,
                         i,
                         b.as_ptr() as *const c_void,
                         b.len() as c_int,
@@ -103,6 +120,7 @@ impl SqliteConn {
                 }
             };
             if rc != SQLITE_OK {
+                stmt.failed = true;
                 return Err(self.error());
             }
         }
@@ -110,25 +128,48 @@ impl SqliteConn {
     }
 }
 
-struct Stmt(*mut sqlite3_stmt);
+/// A prepared statement in use. On drop it is reset and its bindings cleared, then handed
+/// back to the connection's cache, or finalized when it failed, when it is not cacheable or
+/// when the cache is gone.
+struct Stmt {
+    raw: *mut sqlite3_stmt,
+    db: *mut sqlite3,
+    /// The core SQL text it was prepared from (the cache key).
+    key: Option<String>,
+    /// Set on any error: the statement is finalized, never reused.
+    failed: bool,
+}
 
 impl Drop for Stmt {
     fn drop(&mut self) {
-        // SAFETY: finalize accepts any statement from prepare_v2, once.
-        unsafe { call!(finalize(self.0)) };
+        // SAFETY: raw is a live statement of db, owned by this Stmt alone.
+        unsafe {
+            call!(reset(self.raw));
+            call!(clear_bindings(self.raw));
+        }
+        let raw = std::mem::replace(&mut self.raw, std::ptr::null_mut());
+        let leftover = match (self.failed, self.key.take()) {
+            (false, Some(key)) => cache::give_back(self.db, key, raw),
+            _ => Some(raw),
+        };
+        if let Some(raw) = leftover {
+            // SAFETY: finalize accepts any statement from prepare_v2, once.
+            unsafe { call!(finalize(raw)) };
+        }
     }
 }
 
 impl Stmt {
     fn column(&self, i: c_int) -> Value {
+        let stmt = self.raw;
         // SAFETY: the statement is positioned on a row and i < column_count.
         unsafe {
-            match call!(column_type(self.0, i)) {
-                SQLITE_INTEGER => Value::Int(call!(column_int64(self.0, i))),
-                SQLITE_FLOAT => Value::Real(call!(column_double(self.0, i))),
+            match call!(column_type(stmt, i)) {
+                SQLITE_INTEGER => Value::Int(call!(column_int64(stmt, i))),
+                SQLITE_FLOAT => Value::Real(call!(column_double(stmt, i))),
                 SQLITE_TEXT => {
-                    let p = call!(column_text(self.0, i));
-                    let n = call!(column_bytes(self.0, i)) as usize;
+                    let p = call!(column_text(stmt, i));
+                    let n = call!(column_bytes(stmt, i)) as usize;
                     let bytes = if p.is_null() {
                         &[][..]
                     } else {
@@ -137,8 +178,8 @@ impl Stmt {
                     Value::Text(String::from_utf8_lossy(bytes).into_owned())
                 }
                 SQLITE_BLOB => {
-                    let p = call!(column_blob(self.0, i)) as *const u8;
-                    let n = call!(column_bytes(self.0, i)) as usize;
+                    let p = call!(column_blob(stmt, i)) as *const u8;
+                    let n = call!(column_bytes(stmt, i)) as usize;
                     let bytes = if p.is_null() {
                         &[][..]
                     } else {
@@ -152,33 +193,286 @@ impl Stmt {
     }
 }
 
+/// Prepared statements kept per connection, keyed by the core's SQL text, so that a trigger
+/// running the same few statements for every inserted row does not parse and plan them each
+/// time (preparing was most of the cost of an insert).
+///
+/// Lifetime: `sqlite3_close` refuses to close a connection with unfinalized statements, and
+/// SQLite has no close hook that runs before that check, except that it disconnects every
+/// virtual table first (FTS5 keeps its statements the same way). So the first use on a
+/// connection registers a tiny eponymous virtual table `mem__stmt_cache` and connects it;
+/// its `xDisconnect`, run by `sqlite3_close`/`sqlite3_close_v2` before the busy check,
+/// finalizes the connection's statements and forgets the connection, so a new connection at
+/// the same address starts empty. If SQLite disconnects it earlier for any reason, the
+/// statements are just finalized early and the next use registers it again.
+///
+/// A statement is taken out of the cache while it runs, so a nested use of the same SQL
+/// (a statement firing a trigger that calls back into the extension) prepares its own copy.
+mod cache {
+    use crate::api::call;
+    use sqlite_loadable::ext::{
+        sqlite3, sqlite3_context, sqlite3_index_info, sqlite3_module, sqlite3_stmt, sqlite3_value,
+        sqlite3_vtab, sqlite3_vtab_cursor,
+    };
+    use std::collections::HashMap;
+    use std::ffi::{c_char, c_int, c_void};
+    use std::sync::{Mutex, MutexGuard, OnceLock};
+
+    /// Distinct statements kept per connection (the core has a few dozen).
+    const MAX_STATEMENTS: usize = 256;
+    const MODULE_NAME: &[u8] = b"mem__stmt_cache\0";
+    const PROBE_SQL: &[u8] = b"SELECT 1 FROM mem__stmt_cache\0";
+
+    struct Entry {
+        /// False when the disconnect hook could not be installed: nothing is cached.
+        enabled: bool,
+        stmts: HashMap<String, *mut sqlite3_stmt>,
+    }
+
+    struct Map(HashMap<usize, Entry>);
+    // SAFETY: the raw pointers are only used by the thread that holds the connection's mutex
+    // (SQLite serialises calls on one connection); the map itself is behind a Mutex.
+    unsafe impl Send for Map {}
+
+    fn map() -> MutexGuard<'static, Map> {
+        static MAP: OnceLock<Mutex<Map>> = OnceLock::new();
+        MAP.get_or_init(|| Mutex::new(Map(HashMap::new())))
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the cached statement for `sql`, installing the connection's cache on first use.
+    pub(super) fn take(db: *mut sqlite3, sql: &str) -> Option<super::Stmt> {
+        let known = {
+            let mut m = map();
+            match m.0.get_mut(&(db as usize)) {
+                Some(e) => {
+                    let (key, raw) = e.stmts.remove_entry(sql)?;
+                    return Some(super::Stmt {
+                        raw,
+                        db,
+                        key: Some(key),
+                        failed: false,
+                    });
+                }
+                None => false,
+            }
+        };
+        if !known {
+            let enabled = install(db);
+            map().0.entry(db as usize).or_insert(Entry {
+                enabled,
+                stmts: HashMap::new(),
+            });
+        }
+        None
+    }
+
+    /// Returns a reset statement to the cache; gives it back when it cannot be kept.
+    pub(super) fn give_back(
+        db: *mut sqlite3,
+        key: String,
+        raw: *mut sqlite3_stmt,
+    ) -> Option<*mut sqlite3_stmt> {
+        let mut m = map();
+        match m.0.get_mut(&(db as usize)) {
+            Some(e)
+                if e.enabled && e.stmts.len() < MAX_STATEMENTS && !e.stmts.contains_key(&key) =>
+            {
+                e.stmts.insert(key, raw);
+                None
+            }
+            _ => Some(raw),
+        }
+    }
+
+    /// Finalizes and forgets the connection's statements.
+    fn forget(db: *mut sqlite3) {
+        let entry = map().0.remove(&(db as usize));
+        if let Some(e) = entry {
+            for raw in e.stmts.into_values() {
+                // SAFETY: each cached statement is owned by the cache alone, finalized once.
+                unsafe { call!(finalize(raw)) };
+            }
+        }
+    }
+
+    #[repr(C)]
+    struct Tab {
+        base: sqlite3_vtab,
+        db: *mut sqlite3,
+    }
+
+    unsafe extern "C" fn x_connect(
+        db: *mut sqlite3,
+        _aux: *mut c_void,
+        _argc: c_int,
+        _argv: *const *const c_char,
+        pp_vtab: *mut *mut sqlite3_vtab,
+        _err: *mut *mut c_char,
+    ) -> c_int {
+        let rc = call!(declare_vtab(
+            db,
+            b"CREATE TABLE x(x)\0".as_ptr() as *const c_char
+        ));
+        if rc != 0 {
+            return rc;
+        }
+        let tab = Box::new(Tab {
+            // SAFETY: an all-zero sqlite3_vtab is what SQLite expects from xConnect.
+            base: std::mem::zeroed(),
+            db,
+        });
+        *pp_vtab = Box::into_raw(tab) as *mut sqlite3_vtab;
+        0
+    }
+
+    unsafe extern "C" fn x_disconnect(vtab: *mut sqlite3_vtab) -> c_int {
+        let tab = Box::from_raw(vtab as *mut Tab);
+        let _ = std::panic::catch_unwind(|| forget(tab.db));
+        0
+    }
+
+    unsafe extern "C" fn x_best_index(
+        _v: *mut sqlite3_vtab,
+        info: *mut sqlite3_index_info,
+    ) -> c_int {
+        (*info).estimatedCost = 1.0;
+        0
+    }
+
+    unsafe extern "C" fn x_open(_v: *mut sqlite3_vtab, pp: *mut *mut sqlite3_vtab_cursor) -> c_int {
+        // SAFETY: an all-zero cursor; SQLite fills pVtab.
+        *pp = Box::into_raw(Box::new(std::mem::zeroed::<sqlite3_vtab_cursor>()));
+        0
+    }
+
+    unsafe extern "C" fn x_close(c: *mut sqlite3_vtab_cursor) -> c_int {
+        drop(Box::from_raw(c));
+        0
+    }
+
+    unsafe extern "C" fn x_filter(
+        _c: *mut sqlite3_vtab_cursor,
+        _n: c_int,
+        _s: *const c_char,
+        _argc: c_int,
+        _argv: *mut *mut sqlite3_value,
+    ) -> c_int {
+        0
+    }
+
+    unsafe extern "C" fn x_next(_c: *mut sqlite3_vtab_cursor) -> c_int {
+        0
+    }
+
+    unsafe extern "C" fn x_eof(_c: *mut sqlite3_vtab_cursor) -> c_int {
+        1
+    }
+
+    unsafe extern "C" fn x_column(
+        _c: *mut sqlite3_vtab_cursor,
+        _ctx: *mut sqlite3_context,
+        _i: c_int,
+    ) -> c_int {
+        0
+    }
+
+    unsafe extern "C" fn x_rowid(_c: *mut sqlite3_vtab_cursor, r: *mut i64) -> c_int {
+        *r = 0;
+        0
+    }
+
+    fn module() -> *const sqlite3_module {
+        struct M(sqlite3_module);
+        // SAFETY: a table of function pointers, never written after initialisation.
+        unsafe impl Send for M {}
+        unsafe impl Sync for M {}
+        static MODULE: OnceLock<M> = OnceLock::new();
+        &MODULE
+            .get_or_init(|| {
+                // SAFETY: all-zero is a valid sqlite3_module (every callback None).
+                let mut m: sqlite3_module = unsafe { std::mem::zeroed() };
+                m.iVersion = 1;
+                m.xConnect = Some(x_connect);
+                m.xBestIndex = Some(x_best_index);
+                m.xDisconnect = Some(x_disconnect);
+                m.xDestroy = Some(x_disconnect);
+                m.xOpen = Some(x_open);
+                m.xClose = Some(x_close);
+                m.xFilter = Some(x_filter);
+                m.xNext = Some(x_next);
+                m.xEof = Some(x_eof);
+                m.xColumn = Some(x_column);
+                m.xRowid = Some(x_rowid);
+                M(m)
+            })
+            .0
+    }
+
+    /// Registers and connects the eponymous table whose disconnect empties the cache.
+    fn install(db: *mut sqlite3) -> bool {
+        // SAFETY: db is live; the module table is static; the probe is finalized here.
+        unsafe {
+            let rc = call!(create_module_v2(
+                db,
+                MODULE_NAME.as_ptr() as *const c_char,
+                module(),
+                std::ptr::null_mut(),
+                None
+            ));
+            if rc != 0 {
+                return false;
+            }
+            let mut probe: *mut sqlite3_stmt = std::ptr::null_mut();
+            let rc = call!(prepare_v2(
+                db,
+                PROBE_SQL.as_ptr() as *const c_char,
+                -1,
+                &mut probe,
+                std::ptr::null_mut()
+            ));
+            if !probe.is_null() {
+                call!(finalize(probe));
+            }
+            rc == 0
+        }
+    }
+}
+
 impl Conn for SqliteConn {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        let stmt = self.prepare(sql, params)?;
+        let mut stmt = self.prepare(sql, params)?;
         // SAFETY: stmt is valid until dropped at the end of this function.
-        let ncols = unsafe { call!(column_count(stmt.0)) };
+        let ncols = unsafe { call!(column_count(stmt.raw)) };
         let mut rows = Vec::new();
         loop {
-            match unsafe { call!(step(stmt.0)) } {
+            match unsafe { call!(step(stmt.raw)) } {
                 SQLITE_ROW => rows.push((0..ncols).map(|i| stmt.column(i)).collect()),
                 SQLITE_DONE => return Ok(rows),
-                _ => return Err(self.error()),
+                _ => {
+                    stmt.failed = true;
+                    return Err(self.error());
+                }
             }
         }
     }
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
-        let stmt = self.prepare(sql, params)?;
+        let mut stmt = self.prepare(sql, params)?;
         loop {
             // SAFETY: as in query.
-            match unsafe { call!(step(stmt.0)) } {
+            match unsafe { call!(step(stmt.raw)) } {
                 SQLITE_ROW => continue,
                 SQLITE_DONE => break,
-                _ => return Err(self.error()),
+                _ => {
+                    stmt.failed = true;
+                    return Err(self.error());
+                }
             }
         }
         // SAFETY: db is live.

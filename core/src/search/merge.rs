@@ -8,8 +8,8 @@
 //! rewritten on its own. Merges run inside the write that flushes (amortised) and fully in
 //! `optimize`.
 
-use super::postings::{Posting, END};
-use super::segment::{DocIn, Segment};
+use super::postings::{TermPostings, END};
+use super::segment::{Builder, DocIn, Segment};
 use crate::Result;
 use std::sync::Arc;
 
@@ -84,30 +84,35 @@ pub fn merge(inputs: &[(Arc<Segment>, Vec<u32>)]) -> Result<Segment> {
         op = op.add(&s.dict);
     }
     let mut union = op.union().into_stream();
-    // Terms stream in order; only one term's postings are in memory at a time.
-    let terms = std::iter::from_fn(|| loop {
-        let (term, ivs) = union.next()?;
-        let mut postings = Vec::new();
+    // Terms stream in order; one term's postings at a time, in buffers reused for every term
+    // (one cursor per input, re-pointed at each term).
+    let mut b = Builder::new(docs)?;
+    let mut cursors: Vec<_> = inputs.iter().map(|(s, _)| s.empty_cursor()).collect();
+    let mut tp = TermPostings::default();
+    let mut sorted = TermPostings::default();
+    while let Some((term, ivs)) = union.next() {
+        tp.clear();
         for iv in ivs {
             let map = &maps[iv.index];
-            let mut c = inputs[iv.index].0.cursor(iv.value as usize);
+            let c = &mut cursors[iv.index];
+            c.reset(inputs[iv.index].0.term_blocks(iv.value as usize));
             while c.doc() != END {
                 let new = map[c.doc() as usize];
                 if new != END {
-                    postings.push(Posting {
-                        ord: new,
-                        positions: c.positions().to_vec(),
-                    });
+                    let tf = c.tf();
+                    tp.push_raw(new, tf, c.raw_positions());
                 }
                 c.next();
             }
         }
-        if !postings.is_empty() {
-            postings.sort_by_key(|p| p.ord);
-            return Some((term.to_vec(), postings));
+        if ivs.len() > 1 && !tp.is_sorted() {
+            tp.sorted_into(&mut sorted);
+            b.add_term(term, &sorted)?;
+        } else {
+            b.add_term(term, &tp)?;
         }
-    });
-    Segment::build(docs, terms)
+    }
+    b.finish()
 }
 
 #[cfg(test)]

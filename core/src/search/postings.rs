@@ -68,6 +68,79 @@ pub struct Posting {
     pub positions: Vec<u32>,
 }
 
+/// One term's postings while building, flat so that a merge or a flush reuses the buffers:
+/// posting `i` has ordinal `ords[i]`, term frequency `tfs[i]` and its positions already
+/// encoded (delta varints, as in the positions stream) at `bytes[starts[i]..starts[i + 1]]`,
+/// so a merge copies positions without decoding them.
+#[derive(Clone, Debug, Default)]
+pub struct TermPostings {
+    pub ords: Vec<u32>,
+    pub tfs: Vec<u32>,
+    pub starts: Vec<u32>,
+    pub bytes: Vec<u8>,
+}
+
+impl TermPostings {
+    pub fn clear(&mut self) {
+        self.ords.clear();
+        self.tfs.clear();
+        self.starts.clear();
+        self.bytes.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.ords.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ords.is_empty()
+    }
+
+    /// Adds a posting with its positions (ascending, at least one).
+    pub fn push(&mut self, ord: u32, positions: &[u32]) {
+        self.ords.push(ord);
+        self.tfs.push(positions.len() as u32);
+        self.starts.push(self.bytes.len() as u32);
+        let mut last_pos = 0u64;
+        for &q in positions {
+            put_varint(&mut self.bytes, u64::from(q) - last_pos.min(u64::from(q)));
+            last_pos = u64::from(q);
+        }
+    }
+
+    /// Adds a posting whose `tf` positions are already encoded.
+    pub fn push_raw(&mut self, ord: u32, tf: u32, encoded: &[u8]) {
+        self.ords.push(ord);
+        self.tfs.push(tf);
+        self.starts.push(self.bytes.len() as u32);
+        self.bytes.extend_from_slice(encoded);
+    }
+
+    fn raw(&self, i: usize) -> &[u8] {
+        let s = self.starts[i] as usize;
+        let e = self
+            .starts
+            .get(i + 1)
+            .map_or(self.bytes.len(), |&e| e as usize);
+        &self.bytes[s..e]
+    }
+
+    /// Whether the ordinals ascend strictly.
+    pub fn is_sorted(&self) -> bool {
+        self.ords.windows(2).all(|w| w[0] < w[1])
+    }
+
+    /// Copies the postings into `out` ordered by ordinal (stable).
+    pub fn sorted_into(&self, out: &mut TermPostings) {
+        let mut idx: Vec<usize> = (0..self.len()).collect();
+        idx.sort_by_key(|&i| self.ords[i]);
+        out.clear();
+        for i in idx {
+            out.push_raw(self.ords[i], self.tfs[i], self.raw(i));
+        }
+    }
+}
+
 /// Appends one term's postings (sorted by ordinal, tf = number of positions ≥ 1) as blocks.
 /// `lens` and `created` are indexed by ordinal.
 pub fn encode_term(
@@ -78,11 +151,30 @@ pub fn encode_term(
     pos_out: &mut Vec<u8>,
     blocks: &mut Vec<BlockMeta>,
 ) {
+    let mut tp = TermPostings::default();
+    for p in postings {
+        tp.push(p.ord, &p.positions);
+    }
+    encode_postings(&tp, lens, created, docs_out, pos_out, blocks);
+}
+
+/// [`encode_term`] over flat postings.
+pub fn encode_postings(
+    tp: &TermPostings,
+    lens: &[u32],
+    created: &[i64],
+    docs_out: &mut Vec<u8>,
+    pos_out: &mut Vec<u8>,
+    blocks: &mut Vec<BlockMeta>,
+) {
     let mut prev_last: u64 = 0;
-    for chunk in postings.chunks(BLOCK) {
+    let n = tp.len();
+    let mut from = 0;
+    while from < n {
+        let to = (from + BLOCK).min(n);
         let mut meta = BlockMeta {
             last: 0,
-            count: chunk.len() as u32,
+            count: (to - from) as u32,
             max_tf: 0,
             min_len: u32::MAX,
             max_created: i64::MIN,
@@ -90,28 +182,27 @@ pub fn encode_term(
             pos_off: pos_out.len() as u32,
         };
         let mut prev = prev_last;
-        for p in chunk {
-            put_varint(docs_out, u64::from(p.ord) - prev);
-            prev = u64::from(p.ord);
-            let ord = p.ord as usize;
+        for &o in &tp.ords[from..to] {
+            put_varint(docs_out, u64::from(o) - prev);
+            prev = u64::from(o);
+            let ord = o as usize;
             meta.min_len = meta.min_len.min(lens.get(ord).copied().unwrap_or(0));
             meta.max_created = meta
                 .max_created
                 .max(created.get(ord).copied().unwrap_or(i64::MAX));
         }
-        for p in chunk {
-            let tf = p.positions.len() as u32;
+        for &tf in &tp.tfs[from..to] {
             put_varint(docs_out, u64::from(tf));
             meta.max_tf = meta.max_tf.max(tf);
-            let mut last_pos = 0u64;
-            for &q in &p.positions {
-                put_varint(pos_out, u64::from(q) - last_pos.min(u64::from(q)));
-                last_pos = u64::from(q);
-            }
         }
+        // The block's positions are contiguous in `bytes`.
+        let s = tp.starts[from] as usize;
+        let e = tp.starts.get(to).map_or(tp.bytes.len(), |&e| e as usize);
+        pos_out.extend_from_slice(&tp.bytes[s..e]);
         meta.last = prev as u32;
         prev_last = prev;
         blocks.push(meta);
+        from = to;
     }
 }
 
@@ -184,6 +275,8 @@ pub struct TermCursor<'a> {
     pos_loaded: bool,
     pos_buf: Vec<u32>,
     pos_starts: Vec<u32>,
+    raw_loaded: bool,
+    raw_starts: Vec<u32>,
     doc: u32,
 }
 
@@ -201,6 +294,8 @@ impl<'a> TermCursor<'a> {
             pos_loaded: false,
             pos_buf: Vec::new(),
             pos_starts: Vec::new(),
+            raw_loaded: false,
+            raw_starts: Vec::new(),
             doc: END,
         };
         if !blocks.is_empty() {
@@ -209,10 +304,27 @@ impl<'a> TermCursor<'a> {
         c
     }
 
+    /// Points the cursor at another term's blocks of the same segment, keeping its buffers.
+    pub fn reset(&mut self, blocks: &'a [BlockMeta]) {
+        self.blocks = blocks;
+        self.bi = 0;
+        self.loaded = usize::MAX;
+        self.i = 0;
+        self.pos_loaded = false;
+        self.raw_loaded = false;
+        self.ords.clear();
+        self.tfs.clear();
+        self.doc = END;
+        if !blocks.is_empty() {
+            self.load(0);
+        }
+    }
+
     fn load(&mut self, bi: usize) {
         self.bi = bi;
         self.i = 0;
         self.pos_loaded = false;
+        self.raw_loaded = false;
         let base = if bi == 0 { 0 } else { self.blocks[bi - 1].last };
         let ok = decode_block(
             self.docs,
@@ -287,6 +399,36 @@ impl<'a> TermCursor<'a> {
         let start = self.bi.min(blocks.len());
         let k = blocks[start..].partition_point(|b| b.last < target);
         blocks.get(start + k)
+    }
+
+    /// The current document's positions as stored (delta varints), for a merge to copy.
+    pub fn raw_positions(&mut self) -> &'a [u8] {
+        if self.doc == END {
+            return &[];
+        }
+        if !self.raw_loaded {
+            // Byte offsets of the block's documents: skip tf varints per document.
+            self.raw_starts.clear();
+            let pos = self.pos;
+            let mut p = self.blocks[self.bi].pos_off as usize;
+            for &tf in &self.tfs {
+                self.raw_starts.push(p as u32);
+                let mut k = 0;
+                while k < tf && p < pos.len() {
+                    if pos[p] < 0x80 {
+                        k += 1;
+                    }
+                    p += 1;
+                }
+            }
+            self.raw_starts.push(p as u32);
+            self.raw_loaded = true;
+        }
+        let (Some(&s), Some(&e)) = (self.raw_starts.get(self.i), self.raw_starts.get(self.i + 1))
+        else {
+            return &[];
+        };
+        self.pos.get(s as usize..e as usize).unwrap_or(&[])
     }
 
     /// The positions of the current document (ascending).

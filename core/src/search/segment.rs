@@ -16,11 +16,11 @@
 
 use super::delta::DocTerms;
 use super::postings::{
-    decode_block, decode_positions, encode_term, get_varint, put_varint, unzigzag, zigzag,
-    BlockMeta, Posting, TermCursor, BLOCK,
+    decode_block, decode_positions, encode_postings, get_varint, put_varint, unzigzag, zigzag,
+    BlockMeta, Posting, TermCursor, TermPostings, BLOCK,
 };
 use crate::{Error, Result};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 const MAGIC: &[u8; 4] = b"AMS1";
@@ -57,6 +57,100 @@ impl std::fmt::Debug for Segment {
             self.keys.len(),
             self.terms.len()
         )
+    }
+}
+
+/// Builds a segment term by term (terms ascending).
+pub struct Builder {
+    keys: Vec<i64>,
+    lens: Vec<u32>,
+    created: Vec<i64>,
+    total_len: u64,
+    fb: fst::MapBuilder<Vec<u8>>,
+    infos: Vec<TermInfo>,
+    blocks: Vec<BlockMeta>,
+    dout: Vec<u8>,
+    pout: Vec<u8>,
+}
+
+impl Builder {
+    /// Starts a segment of documents sorted by key (unique).
+    pub fn new(docs: Vec<DocIn>) -> Result<Builder> {
+        let keys: Vec<i64> = docs.iter().map(|d| d.key).collect();
+        if keys.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Error::internal(
+                "segment build: document keys not strictly ascending",
+            ));
+        }
+        let lens: Vec<u32> = docs.iter().map(|d| d.len).collect();
+        let created: Vec<i64> = docs.iter().map(|d| d.created).collect();
+        let total_len = lens.iter().map(|&l| u64::from(l)).sum();
+        Ok(Builder {
+            keys,
+            lens,
+            created,
+            total_len,
+            fb: fst::MapBuilder::memory(),
+            infos: Vec::new(),
+            blocks: Vec::new(),
+            dout: Vec::new(),
+            pout: Vec::new(),
+        })
+    }
+
+    /// Adds a term (greater than the previous one) with its postings sorted by ordinal;
+    /// a term without postings is skipped.
+    pub fn add_term(&mut self, term: &[u8], postings: &TermPostings) -> Result<()> {
+        if postings.is_empty() {
+            return Ok(());
+        }
+        let first_block = self.blocks.len() as u32;
+        encode_postings(
+            postings,
+            &self.lens,
+            &self.created,
+            &mut self.dout,
+            &mut self.pout,
+            &mut self.blocks,
+        );
+        let n_blocks = self.blocks.len() as u32 - first_block;
+        let bs = &self.blocks[first_block as usize..];
+        let info = TermInfo {
+            df: postings.len() as u32,
+            first_block,
+            n_blocks,
+            max_tf: bs.iter().map(|b| b.max_tf).max().unwrap_or(0),
+            min_len: bs.iter().map(|b| b.min_len).min().unwrap_or(0),
+            max_created: bs.iter().map(|b| b.max_created).max().unwrap_or(i64::MAX),
+        };
+        self.fb
+            .insert(term, self.infos.len() as u64)
+            .map_err(|e| Error::internal(format!("segment build: {e}")))?;
+        self.infos.push(info);
+        Ok(())
+    }
+
+    pub fn finish(self) -> Result<Segment> {
+        if self.dout.len() > u32::MAX as usize || self.pout.len() > u32::MAX as usize {
+            return Err(Error::internal("segment build: segment larger than 4 GiB"));
+        }
+        let bytes = self
+            .fb
+            .into_inner()
+            .map_err(|e| Error::internal(format!("segment build: {e}")))?;
+        let dict =
+            fst::Map::new(bytes).map_err(|e| Error::internal(format!("segment build: {e}")))?;
+        Ok(Segment {
+            keys: self.keys,
+            lens: self.lens,
+            created: self.created,
+            total_len: self.total_len,
+            dict,
+            terms: self.infos,
+            blocks: self.blocks,
+            docs: self.dout,
+            pos: self.pout,
+        })
     }
 }
 
@@ -116,93 +210,116 @@ impl Segment {
         TermCursor::new(blocks, &self.docs, &self.pos)
     }
 
+    /// The postings blocks of a term number (empty when unknown).
+    pub fn term_blocks(&self, id: usize) -> &[BlockMeta] {
+        match self.terms.get(id) {
+            Some(t) => self
+                .blocks
+                .get(t.first_block as usize..(t.first_block as usize + t.n_blocks as usize))
+                .unwrap_or(&[]),
+            None => &[],
+        }
+    }
+
+    /// A cursor over nothing yet, for [`TermCursor::reset`] to point at this segment's terms.
+    pub fn empty_cursor(&self) -> TermCursor<'_> {
+        TermCursor::new(&[], &self.docs, &self.pos)
+    }
+
     /// Builds a segment from documents sorted by key (unique) and terms sorted ascending, each
     /// with its postings sorted by ordinal.
     pub fn build<I>(docs: Vec<DocIn>, terms: I) -> Result<Segment>
     where
         I: IntoIterator<Item = (Vec<u8>, Vec<Posting>)>,
     {
-        let keys: Vec<i64> = docs.iter().map(|d| d.key).collect();
-        if keys.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(Error::internal(
-                "segment build: document keys not strictly ascending",
-            ));
-        }
-        let lens: Vec<u32> = docs.iter().map(|d| d.len).collect();
-        let created: Vec<i64> = docs.iter().map(|d| d.created).collect();
-        let total_len = lens.iter().map(|&l| u64::from(l)).sum();
-        let mut fb = fst::MapBuilder::memory();
-        let mut infos = Vec::new();
-        let mut blocks = Vec::new();
-        let (mut dout, mut pout) = (Vec::new(), Vec::new());
+        let mut b = Builder::new(docs)?;
+        let mut tp = TermPostings::default();
         for (term, postings) in terms {
-            if postings.is_empty() {
-                continue;
+            tp.clear();
+            for p in &postings {
+                tp.push(p.ord, &p.positions);
             }
-            let first_block = blocks.len() as u32;
-            encode_term(
-                &postings,
-                &lens,
-                &created,
-                &mut dout,
-                &mut pout,
-                &mut blocks,
-            );
-            let n_blocks = blocks.len() as u32 - first_block;
-            let bs = &blocks[first_block as usize..];
-            let info = TermInfo {
-                df: postings.len() as u32,
-                first_block,
-                n_blocks,
-                max_tf: bs.iter().map(|b| b.max_tf).max().unwrap_or(0),
-                min_len: bs.iter().map(|b| b.min_len).min().unwrap_or(0),
-                max_created: bs.iter().map(|b| b.max_created).max().unwrap_or(i64::MAX),
-            };
-            fb.insert(&term, infos.len() as u64)
-                .map_err(|e| Error::internal(format!("segment build: {e}")))?;
-            infos.push(info);
+            b.add_term(&term, &tp)?;
         }
-        if dout.len() > u32::MAX as usize || pout.len() > u32::MAX as usize {
-            return Err(Error::internal("segment build: segment larger than 4 GiB"));
-        }
-        let bytes = fb
-            .into_inner()
-            .map_err(|e| Error::internal(format!("segment build: {e}")))?;
-        let dict =
-            fst::Map::new(bytes).map_err(|e| Error::internal(format!("segment build: {e}")))?;
-        Ok(Segment {
-            keys,
-            lens,
-            created,
-            total_len,
-            dict,
-            terms: infos,
-            blocks,
-            docs: dout,
-            pos: pout,
-        })
+        b.finish()
     }
 
     /// Builds a segment from analysed documents (the delta, a reindex).
     pub fn from_docs(mut docs: Vec<(i64, i64, DocTerms)>) -> Result<Segment> {
         docs.sort_by_key(|d| d.0);
         docs.dedup_by_key(|d| d.0);
-        let mut terms: BTreeMap<Vec<u8>, Vec<Posting>> = BTreeMap::new();
-        let mut metas = Vec::with_capacity(docs.len());
-        for (ord, (key, created, dt)) in docs.into_iter().enumerate() {
-            metas.push(DocIn {
-                key,
+        let metas = docs
+            .iter()
+            .map(|(key, created, dt)| DocIn {
+                key: *key,
                 len: dt.len,
-                created,
-            });
-            for (t, positions) in dt.terms {
-                terms.entry(t.into_bytes()).or_default().push(Posting {
-                    ord: ord as u32,
-                    positions,
-                });
+                created: *created,
+            })
+            .collect();
+        // Every (term, ord) pair, sorted by term; a stable sort keeps ordinals ascending.
+        let mut entries: Vec<(&str, u32, &[u32])> = Vec::new();
+        for (ord, (_, _, dt)) in docs.iter().enumerate() {
+            for (t, positions) in &dt.terms {
+                entries.push((t.as_str(), ord as u32, positions.as_slice()));
             }
         }
-        Segment::build(metas, terms)
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        let mut b = Builder::new(metas)?;
+        let mut tp = TermPostings::default();
+        let mut i = 0;
+        while i < entries.len() {
+            let term = entries[i].0;
+            tp.clear();
+            while i < entries.len() && entries[i].0 == term {
+                tp.push(entries[i].1, entries[i].2);
+                i += 1;
+            }
+            b.add_term(term.as_bytes(), &tp)?;
+        }
+        b.finish()
+    }
+
+    /// Builds a segment from delta payloads `(key, created_at, len, payload)`, copying the
+    /// stored positions without decoding them (the payload uses the segment's encoding).
+    /// `Err(key)` names a document whose payload is malformed.
+    pub fn from_payloads(
+        docs: &[(i64, i64, u32, &[u8])],
+    ) -> std::result::Result<Result<Segment>, i64> {
+        let mut order: Vec<usize> = (0..docs.len()).collect();
+        order.sort_by_key(|&i| docs[i].0);
+        order.dedup_by_key(|i| docs[*i].0);
+        let metas: Vec<DocIn> = order
+            .iter()
+            .map(|&i| DocIn {
+                key: docs[i].0,
+                len: docs[i].2,
+                created: docs[i].1,
+            })
+            .collect();
+        // Every (term, ord) pair, sorted by term; a stable sort keeps ordinals ascending.
+        let mut entries: Vec<(u32, super::delta::RawTerm<'_>)> = Vec::new();
+        for (ord, &i) in order.iter().enumerate() {
+            let terms = super::delta::raw_terms(docs[i].3).ok_or(docs[i].0)?;
+            entries.extend(terms.into_iter().map(|t| (ord as u32, t)));
+        }
+        entries.sort_by(|a, b| a.1.term.cmp(b.1.term));
+        let build = || {
+            let mut b = Builder::new(metas)?;
+            let mut tp = TermPostings::default();
+            let mut i = 0;
+            while i < entries.len() {
+                let term = entries[i].1.term;
+                tp.clear();
+                while i < entries.len() && entries[i].1.term == term {
+                    let (ord, t) = &entries[i];
+                    tp.push_raw(*ord, t.tf, t.positions);
+                    i += 1;
+                }
+                b.add_term(term, &tp)?;
+            }
+            b.finish()
+        };
+        Ok(build())
     }
 
     /// Every live posting of every term, for merges: calls `f(term, ord, positions)` in term

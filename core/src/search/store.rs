@@ -172,18 +172,37 @@ pub fn insert_delta(
     created: i64,
     terms: &DocTerms,
 ) -> Result<()> {
-    conn.execute(
-        "INSERT INTO mem_idx_docs (ns, doc, seg_id, ver, len, created_at, terms) VALUES (?1, ?2, CAST(NULL AS TEXT), ?3, ?4, ?5, ?6)",
-        &[
-            ns.into(),
-            doc.into(),
-            new_ver().into(),
-            i64::from(terms.len).into(),
-            created.into(),
-            Value::Blob(delta::encode(terms)),
-        ],
-    )?;
+    conn.execute(INSERT_DELTA, &delta_params(ns, doc, created, terms))?;
     Ok(())
+}
+
+const INSERT_DELTA: &str = "INSERT INTO mem_idx_docs (ns, doc, seg_id, ver, len, created_at, terms) VALUES (?1, ?2, CAST(NULL AS TEXT), ?3, ?4, ?5, ?6)";
+
+fn delta_params(ns: &str, doc: i64, created: i64, terms: &DocTerms) -> [Value; 6] {
+    [
+        ns.into(),
+        doc.into(),
+        new_ver().into(),
+        i64::from(terms.len).into(),
+        created.into(),
+        Value::Blob(delta::encode(terms)),
+    ]
+}
+
+/// Puts a document that is not indexed yet in the delta, in one statement; `false` (and
+/// nothing written) when the document already has a row.
+pub fn insert_new_delta(
+    conn: &mut dyn Conn,
+    ns: &str,
+    doc: i64,
+    created: i64,
+    terms: &DocTerms,
+) -> Result<bool> {
+    let n = conn.execute(
+        "INSERT INTO mem_idx_docs (ns, doc, seg_id, ver, len, created_at, terms) VALUES (?1, ?2, CAST(NULL AS TEXT), ?3, ?4, ?5, ?6) ON CONFLICT (ns, doc) DO NOTHING",
+        &delta_params(ns, doc, created, terms),
+    )?;
+    Ok(n > 0)
 }
 
 pub fn delta_count(conn: &mut dyn Conn, ns: &str) -> Result<i64> {
@@ -216,6 +235,54 @@ pub fn delta_rows(conn: &mut dyn Conn, ns: &str) -> Result<Vec<DeltaRow>> {
             }
         })
         .collect())
+}
+
+/// Delta rows moved into segment `id` per statement.
+const MOVE_CHUNK: usize = 256;
+
+/// Moves the delta rows a flush read into segment `id`: a row moves only if its `ver` is still
+/// the one read (random per write, so it names the version). A row a concurrent writer
+/// replaced or removed meanwhile (Postgres only) is tombstoned in the new segment instead.
+pub fn move_delta(conn: &mut dyn Conn, ns: &str, id: &str, rows: &[DeltaRow]) -> Result<()> {
+    let mut moved: u64 = 0;
+    for chunk in rows.chunks(MOVE_CHUNK) {
+        // `ver IN` selects the versions read; `doc IN` only guards against a random clash.
+        let n = chunk.len();
+        let list = |from: usize| {
+            (from..from + n)
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let sql = format!(
+            "UPDATE mem_idx_docs SET seg_id = ?2, terms = CAST(NULL AS @BLOB) \
+             WHERE ns = ?1 AND seg_id IS NULL AND ver IN ({}) AND doc IN ({})",
+            list(3),
+            list(3 + n)
+        );
+        let mut params: Vec<Value> = Vec::with_capacity(2 * n + 2);
+        params.push(ns.into());
+        params.push(id.into());
+        params.extend(chunk.iter().map(|r| Value::Int(r.ver)));
+        params.extend(chunk.iter().map(|r| Value::Int(r.doc)));
+        moved += conn.execute(&sql, &params)?;
+    }
+    if moved as usize != rows.len() {
+        let present: std::collections::HashSet<i64> = conn
+            .query(
+                "SELECT doc FROM mem_idx_docs WHERE ns = ?1 AND seg_id = ?2",
+                &[ns.into(), id.into()],
+            )?
+            .iter()
+            .filter_map(|r| r.first().and_then(|v| v.as_i64()))
+            .collect();
+        for r in rows {
+            if !present.contains(&r.doc) {
+                add_tombstone(conn, ns, id, r.doc, i64::from(r.len))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Segment ids with their doc counts, ascending by id.
