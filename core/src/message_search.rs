@@ -200,8 +200,9 @@ impl Request {
     }
 }
 
-/// `mem_search(query [, options])`. Top-k by block-max WAND over the message index, then one
-/// indexed lookup of the k rows. An empty or all-punctuation query returns no rows.
+/// `mem_search(query [, options])`. Top-k by block-max WAND over the message index and over the
+/// observations (`source` `reflection`), merged by score, then one indexed lookup of the k rows.
+/// An empty or all-punctuation query returns no rows.
 pub fn search(
     conn: &mut dyn Conn,
     query: Option<&str>,
@@ -211,7 +212,13 @@ pub fn search(
     let Some(query) = query else {
         return Ok(Vec::new());
     };
-    run(conn, query, &req)
+    let mut hits = run(conn, query, &req)?;
+    hits.extend(crate::om::search::hits(conn, query, &req)?);
+    // Score descending; the sort is stable, so equal scores keep the engine's order and
+    // messages come before observations.
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits.truncate(req.params.limit);
+    Ok(hits)
 }
 
 /// Runs a parsed request.

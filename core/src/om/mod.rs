@@ -13,6 +13,7 @@ pub mod pending;
 pub mod prompts;
 pub mod record;
 pub mod reflect;
+pub mod search;
 pub mod status;
 pub mod time;
 

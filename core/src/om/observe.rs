@@ -299,6 +299,7 @@ pub fn apply_observation(
     if !record::store_guarded(conn, &rec, owner, op, now)? {
         return Ok(None);
     }
+    super::search::index(conn, rec.seq, &rec.active_observations, now)?;
     update_thread(conn, &thread, &parsed, now)?;
     Ok(Some(rec.observation_tokens))
 }
@@ -378,6 +379,9 @@ pub fn activate(
     }
     if !record::store_guarded(conn, &rec, owner, op, now)? {
         return Ok(None);
+    }
+    if !chunks.is_empty() {
+        super::search::index(conn, rec.seq, &rec.active_observations, now)?;
     }
     for c in &chunks {
         let p = Parsed {

@@ -120,6 +120,15 @@ pub fn apply_reflection(
             Value::Int(old.seq),
         ],
     )?;
+    let new_seq = conn
+        .query_value(
+            "SELECT seq FROM mem_om_records WHERE lookup_key = ?1 AND is_active = 1",
+            &[key.text.as_str().into()],
+        )?
+        .and_then(|v| v.as_i64())
+        .ok_or_else(|| Error::internal("reflection wrote no active generation"))?;
+    super::search::unindex(conn, old.seq)?;
+    super::search::index(conn, new_seq, &body, now)?;
     if let Some(thread) = &key.thread_id {
         let p = parse::Parsed {
             observations: String::new(),
