@@ -283,6 +283,8 @@ const READ_ONLY: &[&str] = &[
     "om_context",
     "mem_context",
     "wm_get",
+    "task_show",
+    "task_query",
 ];
 
 /// Runs a writing call as one unit.
