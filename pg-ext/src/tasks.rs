@@ -3,6 +3,7 @@
 
 use crate::conn::SpiConn;
 use crate::functions::ok;
+use crate::triggers::values;
 use agentmem_core::tasks::{
     graph::{self, DepRow, TaskRow},
     ops, query, tool,
@@ -213,28 +214,6 @@ fn task_search(
 }
 
 // ------------------------------------------------------------------ row triggers
-
-/// Reads named columns of a row by their Postgres types.
-fn values<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, cols: &[&str]) -> Vec<Value> {
-    cols.iter()
-        .map(|&col| {
-            let v = match row.get_attribute_by_name(col).map(|(_, a)| a.atttypid) {
-                Some(pg_sys::INT8OID) => row.get_by_name::<i64>(col).ok().flatten().map(Value::Int),
-                Some(pg_sys::INT4OID) => row
-                    .get_by_name::<i32>(col)
-                    .ok()
-                    .flatten()
-                    .map(|v| Value::Int(v.into())),
-                _ => row
-                    .get_by_name::<String>(col)
-                    .ok()
-                    .flatten()
-                    .map(Value::Text),
-            };
-            v.unwrap_or(Value::Null)
-        })
-        .collect()
-}
 
 fn task_row<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> TaskRow {
     ok(TaskRow::from_values(values(row, &TaskRow::COLUMNS)))

@@ -7,10 +7,10 @@ use pgrx::heap_tuple::PgHeapTuple;
 use pgrx::prelude::*;
 use pgrx::{AllocatedByRust, WhoAllocated};
 
-/// Reads the draft's columns from a row, by their Postgres types.
-fn draft<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> Draft {
-    let values = Draft::COLUMNS
-        .iter()
+/// Reads named columns of a trigger row as core values, by their Postgres types. The row
+/// triggers of every table use it.
+pub fn values<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, cols: &[&str]) -> Vec<Value> {
+    cols.iter()
         .map(|&col| {
             let v = match row.get_attribute_by_name(col).map(|(_, a)| a.atttypid) {
                 Some(pg_sys::INT8OID) => row.get_by_name::<i64>(col).ok().flatten().map(Value::Int),
@@ -27,8 +27,12 @@ fn draft<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> Draft {
             };
             v.unwrap_or(Value::Null)
         })
-        .collect();
-    ok(Draft::from_values(values))
+        .collect()
+}
+
+/// Reads the draft's columns from a row.
+fn draft<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> Draft {
+    ok(Draft::from_values(values(row, &Draft::COLUMNS)))
 }
 
 /// Writes the columns the core fills back into `NEW`.
