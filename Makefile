@@ -29,12 +29,12 @@ deps-pg:
 ## dist/agentmem0.so, debug build (what the tests load: debug assertions on).
 sqlite:
 	cargo build -p agentmem-sqlite
-	@mkdir -p dist && cp target/debug/libagentmem0.so dist/agentmem0.so
+	@scripts/place.sh target/debug/libagentmem0.so dist/agentmem0.so
 
 ## dist/agentmem0.so, optimised.
 sqlite-release:
 	cargo build --release -p agentmem-sqlite
-	@mkdir -p dist && cp target/release/libagentmem0.so dist/agentmem0.so
+	@scripts/place.sh target/release/libagentmem0.so dist/agentmem0.so
 
 ## Install the Postgres extension into the local PostgreSQL 15 (debug build, for tests).
 pg-install: deps-pg

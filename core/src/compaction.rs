@@ -21,7 +21,8 @@ pub fn compact(
     let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
     let start = start_index.ok_or_else(|| Error::invalid("start_index", "must not be NULL"))?;
     let end = end_index.ok_or_else(|| Error::invalid("end_index", "must not be NULL"))?;
-    let summary = summary.map(str::trim).filter(|s| !s.is_empty());
+    let summary = summary.ok_or_else(|| Error::invalid("summary", "must not be NULL"))?;
+    let summary = Some(summary.trim()).filter(|s| !s.is_empty());
     let summary = summary.ok_or_else(|| Error::invalid("summary", "must not be empty"))?;
     if end < start {
         return Err(Error::invalid(
@@ -35,6 +36,27 @@ pub fn compact(
         crate::messages::check_content("extracted_code", c)?;
     }
     let resource = threads::resource_of(conn, thread_id)?;
+    // A message belongs to at most one compaction: uncompacting one range must not undo
+    // another's summary.
+    let overlap = conn.query(
+        "SELECT id, start_index, end_index FROM mem_compactions \
+         WHERE thread_id = ?1 AND start_index <= ?3 AND end_index >= ?2 ORDER BY start_index LIMIT 1",
+        &[thread_id.into(), Value::Int(start), Value::Int(end)],
+    )?;
+    if let Some(r) = overlap.into_iter().next() {
+        let mut it = r.into_iter();
+        let id = it.next().and_then(Value::into_string).unwrap_or_default();
+        let (s, e) = (
+            it.next().and_then(|v| v.as_i64()).unwrap_or(0),
+            it.next().and_then(|v| v.as_i64()).unwrap_or(0),
+        );
+        return Err(Error::invalid(
+            "start_index",
+            format!(
+                "the range {start}–{end} overlaps compaction {id} ({s}–{e}); uncompact it first"
+            ),
+        ));
+    }
     let rows = conn.query(
         "SELECT id, message_index FROM mem_messages WHERE thread_id = ?1 AND message_index BETWEEN ?2 AND ?3 \
          ORDER BY message_index",

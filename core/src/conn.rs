@@ -13,6 +13,17 @@ pub enum Dialect {
     Postgres,
 }
 
+impl Dialect {
+    /// SQL for the text of `key` in the JSON object column `column` (NULL when absent). Keys
+    /// are the core's own constants, never user text.
+    pub fn json_text(self, column: &str, key: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("CAST(json_extract({column}, '$.{key}') AS TEXT)"),
+            Dialect::Postgres => format!("({column} ->> '{key}')"),
+        }
+    }
+}
+
 /// A connection inside the current transaction.
 pub trait Conn {
     fn dialect(&self) -> Dialect;

@@ -24,10 +24,11 @@ impl Error {
         }
     }
 
-    pub fn not_found(kind: &'static str, id: impl Into<String>) -> Self {
+    /// A missing row, named by its id (cut and escaped: see [`echo`]).
+    pub fn not_found(kind: &'static str, id: impl AsRef<str>) -> Self {
         Error::NotFound {
             kind,
-            id: id.into(),
+            id: echo_bare(id.as_ref()),
         }
     }
 
@@ -48,18 +49,95 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::InvalidArgument { arg, rule } => write!(f, "{arg}: {rule}"),
-            Error::NotFound { kind, id } => write!(f, "{kind} not found: {id}"),
-            Error::Database(m) | Error::Internal(m) => f.write_str(m),
-        }
+        let text = match self {
+            Error::InvalidArgument { arg, rule } => format!("{arg}: {rule}"),
+            Error::NotFound { kind, id } => format!("{kind} not found: {id}"),
+            Error::Database(m) | Error::Internal(m) => m.clone(),
+        };
+        // The last line of defence: whatever a message quotes, it stays one readable line
+        // of bounded length.
+        f.write_str(&escape_and_cut(&text, MAX_MESSAGE_CHARS))
     }
 }
 
+/// Longest error message, in characters, before it is cut.
+pub const MAX_MESSAGE_CHARS: usize = 1000;
+/// Longest value quoted inside an error message, in characters, before it is cut.
+pub const MAX_ECHO_CHARS: usize = 80;
+
+/// A caller's value as an error message quotes it: in double quotes, control characters
+/// escaped (`\n`, `\u{1b}`), and cut after [`MAX_ECHO_CHARS`] characters with an ellipsis and
+/// the full length, so a 10 MB argument gives a one-line error.
+pub fn echo(value: &str) -> String {
+    format!("\"{}\"", echo_bare(value))
+}
+
+/// [`echo`] without the quotes (ids after "not found:").
+pub fn echo_bare(value: &str) -> String {
+    escape_and_cut(value, MAX_ECHO_CHARS)
+}
+
+fn escape_and_cut(value: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in value.chars().enumerate() {
+        if n == max_chars {
+            out.push_str(&format!("… ({} bytes)", value.len()));
+            return out;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 impl std::error::Error for Error {}
+
+/// A list of names as an error message shows it: all of them when few, else the first and
+/// last few around a count (a cycle through 10 000 tasks stays readable).
+pub fn echo_list(items: &[String], sep: &str) -> String {
+    const HEAD: usize = 8;
+    const TAIL: usize = 3;
+    let show = |s: &String| echo_bare(s);
+    if items.len() <= HEAD + TAIL {
+        return items.iter().map(show).collect::<Vec<_>>().join(sep);
+    }
+    let head: Vec<String> = items[..HEAD].iter().map(show).collect();
+    let tail: Vec<String> = items[items.len() - TAIL..].iter().map(show).collect();
+    format!(
+        "{}{sep}… ({} more){sep}{}",
+        head.join(sep),
+        items.len() - HEAD - TAIL,
+        tail.join(sep)
+    )
+}
 
 /// Runs `f`, turning a panic into [`Error::Internal`]. Adapters wrap every entry point in it.
 pub fn catch_panic<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
         .unwrap_or_else(|p| Err(Error::from_panic(p)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoed_values_are_cut_and_escaped() {
+        assert_eq!(echo("ok"), "\"ok\"");
+        assert_eq!(echo("a\nb\u{1b}"), "\"a\\nb\\u{1b}\"");
+        let big = "x".repeat(10 << 20);
+        let e = Error::not_found("thread", &big).to_string();
+        assert!(e.len() < 200, "{}", e.len());
+        assert!(e.ends_with("… (10485760 bytes)"), "{e}");
+        let long = Error::invalid("a", "b".repeat(5000)).to_string();
+        assert!(long.chars().count() < MAX_MESSAGE_CHARS + 30);
+        let ids: Vec<String> = (0..10_000).map(|i| format!("t{i}")).collect();
+        let l = echo_list(&ids, " → ");
+        assert!(l.starts_with("t0 → t1") && l.contains("(9989 more)") && l.ends_with("t9999"));
+    }
 }

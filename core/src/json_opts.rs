@@ -27,7 +27,11 @@ impl Opts {
         if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(Error::invalid(
                 arg,
-                format!("unknown key \"{k}\" (allowed: {})", allowed.join(", ")),
+                format!(
+                    "unknown key {} (allowed: {})",
+                    crate::error::echo(k),
+                    allowed.join(", ")
+                ),
             ));
         }
         Ok(Opts { arg, map })

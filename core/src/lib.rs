@@ -16,8 +16,10 @@ pub mod message_search;
 pub mod messages;
 pub mod om;
 pub mod recall;
+pub mod row;
 pub mod schema;
 pub mod search;
+pub mod sqlite_triggers;
 pub mod tasks;
 pub mod threads;
 pub mod tokens;
@@ -27,6 +29,14 @@ pub mod working_memory;
 pub use conn::{Conn, Dialect};
 pub use error::{Error, Result};
 pub use value::{Row, Value};
+
+/// A tool argument's text. Tools answer every bad call with `{"success":false,…}` instead
+/// of an SQL error, so their arguments arrive as bytes and are checked here.
+pub(crate) fn tool_text<'a>(arg: &str, bytes: Option<&'a [u8]>) -> Result<Option<&'a str>, String> {
+    bytes
+        .map(|b| std::str::from_utf8(b).map_err(|_| format!("{arg} must be valid UTF-8 text")))
+        .transpose()
+}
 
 /// The extension's version, as `mem_version()` reports it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -6,19 +6,30 @@ use crate::Conn;
 use serde_json::{json, Value as Json};
 
 /// Runs the tool. Never fails: a bad call answers `{"success":false,"error":…}`.
-pub fn memory_search(conn: &mut dyn Conn, input: Option<&str>) -> String {
+pub fn memory_search(conn: &mut dyn Conn, input: Option<&[u8]>) -> String {
     match run(conn, input) {
         Ok(v) => v.to_string(),
         Err(e) => json!({ "success": false, "error": e }).to_string(),
     }
 }
 
-fn run(conn: &mut dyn Conn, input: Option<&str>) -> Result<Json, String> {
+fn run(conn: &mut dyn Conn, input: Option<&[u8]>) -> Result<Json, String> {
+    let input = crate::tool_text("input", input)?;
     let input: Json = serde_json::from_str(input.unwrap_or(""))
         .map_err(|e| format!("input must be JSON: {e}"))?;
-    let action = input.get("action").and_then(Json::as_str).unwrap_or("");
-    if action != "search" {
-        return Err(format!("unknown action \"{action}\" (expected \"search\")"));
+    if !input.is_object() {
+        return Err("input must be a JSON object".into());
+    }
+    match input.get("action") {
+        None | Some(Json::Null) => return Err("action: missing (expected \"search\")".into()),
+        Some(Json::String(a)) if a == "search" => {}
+        Some(Json::String(a)) => {
+            return Err(format!(
+                "unknown action {} (expected \"search\")",
+                crate::error::echo(a)
+            ))
+        }
+        Some(_) => return Err("action: must be the string \"search\"".into()),
     }
     let query = input
         .get("query")

@@ -85,7 +85,10 @@ pub struct Filters {
     pub resource_id: Option<String>,
     pub role: Option<String>,
     pub task_id: Option<String>,
+    /// Messages created at or after this time (epoch ms).
     pub since: Option<i64>,
+    /// Messages created at or before this time (epoch ms; inclusive, so that every time,
+    /// `i64::MAX` included, can be selected).
     pub until: Option<i64>,
 }
 
@@ -112,7 +115,7 @@ impl Filters {
                AND (CAST(?3 AS TEXT) IS NULL OR role = ?3) \
                AND (CAST(?4 AS TEXT) IS NULL OR task_id = ?4) \
                AND (CAST(?5 AS BIGINT) IS NULL OR created_at >= CAST(?5 AS BIGINT)) \
-               AND (CAST(?6 AS BIGINT) IS NULL OR created_at < CAST(?6 AS BIGINT))",
+               AND (CAST(?6 AS BIGINT) IS NULL OR created_at <= CAST(?6 AS BIGINT))",
             &[
                 self.thread_id.clone().into(),
                 self.resource_id.clone().into(),

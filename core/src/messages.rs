@@ -2,10 +2,21 @@
 //! counters kept on the thread.
 //!
 //! `mem_message_add` is a thin wrapper around a plain `INSERT`: the row triggers call
-//! [`complete_insert`], [`complete_update`] and [`before_delete`], so an ORM's `INSERT INTO
+//! [`complete_insert`], [`complete_update`] and [`after_delete`], so an ORM's `INSERT INTO
 //! mem_messages (thread_id, role, raw_content) VALUES (…)` is treated exactly like a call to
 //! the function, inside the same transaction.
+//!
+//! What plain SQL may do (docs/functions.md, "Plain SQL"): insert (including SQLite's `INSERT
+//! OR REPLACE` / `OR IGNORE` and upserts), update the text columns, `role`, `summary`,
+//! `compaction_level`, `task_id`, `created_at` and `metadata`, and delete. The identity of a
+//! message (`seq`, `id`, `thread_id`, `resource_id`, `message_index`) and its `token_count`
+//! cannot be updated; triggers refuse it with the reason.
+//!
+//! Every handler books a row at most once: a message is counted on its thread exactly while
+//! its search document exists, so a handler run twice (or its SQL function called by hand)
+//! finds the booking done and changes nothing.
 
+use crate::row::Cells;
 use crate::search::{self, NS_MESSAGES};
 use crate::tokens::{self, Encoding};
 use crate::{ids, json_opts::Opts, threads, Conn, Error, Result, Value};
@@ -33,11 +44,13 @@ pub struct Draft {
     pub message_index: Option<i64>,
     pub token_count: Option<i64>,
     pub created_at: i64,
+    /// Read to check that it is a JSON object; nothing derived depends on it.
+    pub metadata: String,
 }
 
 impl Draft {
     /// The `mem_messages` columns a draft is read from and written back to.
-    pub const COLUMNS: [&'static str; 13] = [
+    pub const COLUMNS: [&'static str; 14] = [
         "seq",
         "id",
         "thread_id",
@@ -51,59 +64,28 @@ impl Draft {
         "message_index",
         "token_count",
         "created_at",
+        "metadata",
     ];
 
-    /// Builds a draft from values in [`Draft::COLUMNS`] order.
+    /// Builds a draft from values in [`Draft::COLUMNS`] order, strictly typed (a plain SQLite
+    /// `INSERT` of `created_at = 'yesterday'` is refused here, before anything is indexed).
     pub fn from_values(v: Vec<Value>) -> Result<Self> {
-        let mut it = v.into_iter();
-        let mut next = || it.next().unwrap_or(Value::Null);
-        let text = |v: Value, col: &str| -> Result<String> {
-            match v {
-                Value::Text(s) => Ok(s),
-                Value::Null => Err(Error::invalid(col, "must not be NULL")),
-                Value::Blob(b) => String::from_utf8(b)
-                    .map_err(|_| Error::invalid(col, "must be valid UTF-8 text")),
-                other => Ok(match other {
-                    Value::Int(i) => i.to_string(),
-                    Value::Real(f) => f.to_string(),
-                    _ => unreachable!(),
-                }),
-            }
-        };
-        let opt_text = |v: Value, col: &str| -> Result<Option<String>> {
-            if v.is_null() {
-                Ok(None)
-            } else {
-                text(v, col).map(Some)
-            }
-        };
-        let seq = next().as_i64().unwrap_or(0);
-        let id = text(next(), "id")?;
-        let thread_id = text(next(), "thread_id")?;
-        let resource_id = opt_text(next(), "resource_id")?;
-        let role = text(next(), "role")?;
-        let raw_content = text(next(), "raw_content")?;
-        let search_text = opt_text(next(), "search_text")?;
-        let injection_text = opt_text(next(), "injection_text")?;
-        let compaction_level = next().as_i64().unwrap_or(0);
-        let task_id = opt_text(next(), "task_id")?;
-        let message_index = next().as_i64();
-        let token_count = next().as_i64();
-        let created_at = next().as_i64().unwrap_or(0);
+        let mut c = Cells::new("mem_messages", &Draft::COLUMNS, v);
         Ok(Draft {
-            seq,
-            id,
-            thread_id,
-            resource_id,
-            role,
-            raw_content,
-            search_text,
-            injection_text,
-            compaction_level,
-            task_id,
-            message_index,
-            token_count,
-            created_at,
+            seq: c.int()?,
+            id: c.text()?,
+            thread_id: c.text()?,
+            resource_id: c.opt_text()?,
+            role: c.text()?,
+            raw_content: c.text()?,
+            search_text: c.opt_text()?,
+            injection_text: c.opt_text()?,
+            compaction_level: c.int()?,
+            task_id: c.opt_text()?,
+            message_index: c.opt_int()?,
+            token_count: c.opt_int()?,
+            created_at: c.int()?,
+            metadata: c.json_object()?,
         })
     }
 
@@ -123,6 +105,7 @@ impl Draft {
             self.message_index.into(),
             self.token_count.into(),
             Value::Int(self.created_at),
+            self.metadata.as_str().into(),
         ]
     }
 
@@ -131,7 +114,9 @@ impl Draft {
     pub fn load(conn: &mut dyn Conn, seq: i64) -> Result<Self> {
         let sql = format!(
             "SELECT {} FROM mem_messages WHERE seq = ?1",
-            Draft::COLUMNS.join(", ")
+            Draft::COLUMNS
+                .join(", ")
+                .replace("metadata", "CAST(metadata AS TEXT)")
         );
         let row = conn
             .query(&sql, &[Value::Int(seq)])?
@@ -161,6 +146,14 @@ impl Draft {
     }
 }
 
+/// When a trigger completes a row: Postgres before the row is written (the trigger rewrites
+/// `NEW`), SQLite after (the handler writes the filled columns back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    BeforeWrite,
+    AfterWrite,
+}
+
 /// Checks a role against [`ROLES`].
 pub fn check_role(role: &str) -> Result<()> {
     if ROLES.contains(&role) {
@@ -168,7 +161,11 @@ pub fn check_role(role: &str) -> Result<()> {
     } else {
         Err(Error::invalid(
             "role",
-            format!("must be one of {} (got \"{role}\")", ROLES.join(", ")),
+            format!(
+                "must be one of {} (got {})",
+                ROLES.join(", "),
+                crate::error::echo(role)
+            ),
         ))
     }
 }
@@ -243,7 +240,14 @@ pub fn add(
 /// The thread row's counter is bumped with one `UPDATE … RETURNING`: it locks the thread row
 /// until commit (Postgres) or runs under the single writer lock (SQLite), so concurrent
 /// writers of one thread get consecutive, unique indexes, and a rollback returns the number.
-pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
+/// The same statement returns the thread's active task, for the implicit link.
+///
+/// Before the write (Postgres), a row that will conflict with an existing one on `seq`, `id` or
+/// `(thread_id, message_index)` is only filled, not booked: the insert then fails, or takes the
+/// `ON CONFLICT` path, and nothing was counted for it. After the write (SQLite), the search
+/// document is written first and doubles as the booking token: when it exists already the row
+/// was booked before, and nothing happens.
+pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Result<Draft> {
     check_role(&d.role)?;
     check_content("raw_content", &d.raw_content)?;
     if let Some(s) = &d.search_text {
@@ -258,88 +262,228 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
         Some(_) => return Err(Error::invalid("token_count", "must not be negative")),
         None => tokens::count(&d.raw_content, Encoding::O200kBase),
     };
-    crate::tasks::link::implicit(conn, &mut d)?;
-    let row = conn
-        .query(
-            "UPDATE mem_threads SET \
-               next_message_index = CASE WHEN CAST(?2 AS BIGINT) IS NULL THEN next_message_index + 1 \
-                 WHEN CAST(?2 AS BIGINT) >= next_message_index THEN CAST(?2 AS BIGINT) + 1 \
-                 ELSE next_message_index END, \
-               message_count = message_count + 1, \
-               token_count = token_count + ?3, \
-               updated_at = CASE WHEN updated_at < ?4 THEN ?4 ELSE updated_at END \
-             WHERE id = ?1 RETURNING next_message_index, resource_id",
-            &[d.thread_id.as_str().into(), d.message_index.into(), Value::Int(tokens), Value::Int(d.created_at)],
-        )?
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::not_found("thread", d.thread_id.clone()))?;
-    let mut row = row.into_iter();
-    let next_index = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
-    let resource = row.next().and_then(Value::into_string);
-    d.message_index = Some(d.message_index.unwrap_or(next_index - 1));
     d.token_count = Some(tokens);
-    if d.resource_id.is_none() {
-        d.resource_id = resource;
-    }
     if d.search_text.is_none() {
         d.search_text = Some(d.raw_content.clone());
     }
     if d.injection_text.is_none() {
         d.injection_text = Some(d.raw_content.clone());
     }
-    index(conn, &d)?;
+    if timing == Timing::AfterWrite && !index(conn, &d, true)? {
+        return Ok(d);
+    }
+    let conflict_guard = match timing {
+        Timing::BeforeWrite => {
+            " AND NOT EXISTS (SELECT 1 FROM mem_messages WHERE seq = ?5 OR id = ?6 \
+               OR (thread_id = ?1 AND message_index = CAST(?2 AS BIGINT)))"
+        }
+        Timing::AfterWrite => "",
+    };
+    let dialect = conn.dialect();
+    let sql = format!(
+        "UPDATE mem_threads SET \
+           next_message_index = CASE WHEN CAST(?2 AS BIGINT) IS NULL THEN next_message_index + 1 \
+             WHEN CAST(?2 AS BIGINT) >= next_message_index THEN CAST(?2 AS BIGINT) + 1 \
+             ELSE next_message_index END, \
+           message_count = message_count + 1, \
+           token_count = token_count + ?3, \
+           updated_at = CASE WHEN updated_at < ?4 THEN ?4 ELSE updated_at END \
+         WHERE id = ?1{conflict_guard} \
+         RETURNING next_message_index, resource_id, {}, {}",
+        dialect.json_text("metadata", "active_task_id"),
+        dialect.json_text("metadata", "session_id"),
+    );
+    let mut params = vec![
+        d.thread_id.as_str().into(),
+        d.message_index.into(),
+        Value::Int(tokens),
+        Value::Int(d.created_at),
+    ];
+    if timing == Timing::BeforeWrite {
+        params.push(Value::Int(d.seq));
+        params.push(d.id.as_str().into());
+    }
+    let Some(row) = conn.query(&sql, &params)?.into_iter().next() else {
+        return match timing {
+            Timing::BeforeWrite => fill_only(conn, d),
+            Timing::AfterWrite => Err(Error::not_found("thread", &d.thread_id)),
+        };
+    };
+    let mut row = row.into_iter();
+    let next_index = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+    let resource = row.next().and_then(Value::into_string);
+    let active_task = row.next().and_then(Value::into_string);
+    let session = row.next().and_then(Value::into_string);
+    d.message_index = Some(d.message_index.unwrap_or(next_index - 1));
+    if d.resource_id.is_none() {
+        d.resource_id = resource;
+    }
+    crate::tasks::link::implicit(conn, &mut d, active_task, session)?;
+    if timing == Timing::BeforeWrite {
+        index(conn, &d, false)?;
+    }
     Ok(d)
 }
 
-/// Puts the message's search text into the search index (insert or replace).
-fn index(conn: &mut dyn Conn, d: &Draft) -> Result<()> {
-    let text = d.search_text.as_deref().unwrap_or(&d.raw_content);
-    search::index_doc(conn, NS_MESSAGES, d.seq, text, d.created_at)
+/// A row that conflicts with an existing one (Postgres, before the write): the columns NOT
+/// NULL needs are filled without booking anything.
+fn fill_only(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
+    let row = conn
+        .query(
+            "SELECT next_message_index, resource_id FROM mem_threads WHERE id = ?1",
+            &[d.thread_id.as_str().into()],
+        )?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::not_found("thread", &d.thread_id))?;
+    let mut row = row.into_iter();
+    let next_index = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+    d.message_index = Some(d.message_index.unwrap_or(next_index));
+    if d.resource_id.is_none() {
+        d.resource_id = row.next().and_then(Value::into_string);
+    }
+    Ok(d)
 }
 
-/// After `raw_content` or `search_text` changes. A new raw text is recounted (and the thread's
-/// total with it) and, for an uncompacted message, the search and injection text follow it.
-/// The index then takes the search text.
+/// Puts the message's search text into the search index: only when it has no document yet
+/// (`new_only`; returns whether it wrote), or replacing the old one.
+fn index(conn: &mut dyn Conn, d: &Draft, new_only: bool) -> Result<bool> {
+    let text = d.search_text.as_deref().unwrap_or(&d.raw_content);
+    if new_only {
+        search::index_new(conn, NS_MESSAGES, d.seq, text, d.created_at)
+    } else {
+        search::index_doc(conn, NS_MESSAGES, d.seq, text, d.created_at).map(|_| true)
+    }
+}
+
+/// Which of the watched columns an update changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Changed {
+    pub raw_content: bool,
+    pub search_text: bool,
+    pub created_at: bool,
+}
+
+/// After `raw_content`, `search_text` or `created_at` changes. A new raw text is recounted
+/// (and the thread's total with it) and, for an uncompacted message, the search and injection
+/// text follow it. The index then takes the search text and the time.
+///
+/// `old_tokens` is the count booked on the thread for this row: the stored count, which a
+/// plain `UPDATE` cannot change, so running the handler again finds nothing to add.
 pub fn complete_update(
     conn: &mut dyn Conn,
-    raw_changed: bool,
+    changed: Changed,
     old_tokens: Option<i64>,
     mut d: Draft,
 ) -> Result<Draft> {
     if let Some(s) = &d.search_text {
         check_content("search_text", s)?;
     }
-    if !raw_changed {
-        index(conn, &d)?;
-        return Ok(d);
+    if changed.raw_content {
+        check_content("raw_content", &d.raw_content)?;
+        let tokens = tokens::count(&d.raw_content, Encoding::O200kBase);
+        let diff = tokens - old_tokens.unwrap_or(0);
+        if diff != 0 {
+            conn.execute(
+                "UPDATE mem_threads SET token_count = token_count + ?2 WHERE id = ?1",
+                &[d.thread_id.as_str().into(), Value::Int(diff)],
+            )?;
+        }
+        d.token_count = Some(tokens);
+        if d.compaction_level == 0 {
+            d.search_text = Some(d.raw_content.clone());
+            d.injection_text = Some(d.raw_content.clone());
+        }
     }
-    check_content("raw_content", &d.raw_content)?;
-    let tokens = tokens::count(&d.raw_content, Encoding::O200kBase);
-    conn.execute(
-        "UPDATE mem_threads SET token_count = token_count + ?2 WHERE id = ?1",
-        &[
-            d.thread_id.as_str().into(),
-            Value::Int(tokens - old_tokens.unwrap_or(0)),
-        ],
-    )?;
-    d.token_count = Some(tokens);
-    if d.compaction_level == 0 {
-        d.search_text = Some(d.raw_content.clone());
-        d.injection_text = Some(d.raw_content.clone());
+    if changed.raw_content || changed.search_text || changed.created_at {
+        index(conn, &d, false)?;
     }
-    index(conn, &d)?;
     Ok(d)
 }
 
-/// Before a message row goes: take it off the thread's totals and out of the search index.
-/// The index counter is not lowered, so message indexes are never reused.
-pub fn before_delete(conn: &mut dyn Conn, d: &Draft) -> Result<()> {
-    search::remove_doc(conn, NS_MESSAGES, d.seq)?;
-    conn.execute(
-        "UPDATE mem_threads SET message_count = message_count - 1, token_count = token_count - ?2 WHERE id = ?1",
-        &[d.thread_id.as_str().into(), Value::Int(d.token_count.unwrap_or(0))],
+/// After a message row is gone: take it off the thread's totals and out of the search index.
+/// A row that still exists is refused, so a call by hand changes nothing. The index counter is
+/// not lowered, so message indexes are never reused.
+pub fn after_delete(conn: &mut dyn Conn, seq: i64, thread_id: &str, tokens: i64) -> Result<()> {
+    let live = conn.query_value(
+        "SELECT 1 FROM mem_messages WHERE seq = ?1",
+        &[Value::Int(seq)],
     )?;
+    if live.is_some() {
+        return Err(Error::invalid(
+            "mem__message_delete",
+            "runs after a message row is deleted; the message still exists",
+        ));
+    }
+    unbook(conn, seq, thread_id, tokens)
+}
+
+/// Takes a gone row off its thread's totals, only if its search document (the booking token)
+/// is still there.
+fn unbook(conn: &mut dyn Conn, seq: i64, thread_id: &str, tokens: i64) -> Result<()> {
+    if search::remove_doc(conn, NS_MESSAGES, seq)? {
+        conn.execute(
+            "UPDATE mem_threads SET message_count = message_count - 1, token_count = token_count - ?2 WHERE id = ?1",
+            &[thread_id.into(), Value::Int(tokens)],
+        )?;
+    }
+    Ok(())
+}
+
+/// A row that an `INSERT` may replace (SQLite's `INSERT OR REPLACE` deletes conflicting rows
+/// without running their delete triggers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replaced {
+    pub seq: i64,
+    pub thread_id: String,
+    pub token_count: i64,
+}
+
+/// The existing rows a new row conflicts with, on `seq`, `id` or `(thread_id,
+/// message_index)`. SQLite's before-insert trigger asks only when one exists, and keeps the
+/// answer for the after-insert handler ([`settle_replaced`]).
+pub fn conflicts(
+    conn: &mut dyn Conn,
+    seq: Option<i64>,
+    id: Option<&str>,
+    thread_id: Option<&str>,
+    message_index: Option<i64>,
+) -> Result<Vec<Replaced>> {
+    let rows = conn.query(
+        "SELECT seq, thread_id, token_count FROM mem_messages \
+         WHERE seq = CAST(?1 AS BIGINT) OR id = ?2 OR (thread_id = ?3 AND message_index = CAST(?4 AS BIGINT))",
+        &[seq.into(), id.into(), thread_id.into(), message_index.into()],
+    )?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let mut it = r.into_iter();
+            Replaced {
+                seq: it.next().and_then(|v| v.as_i64()).unwrap_or(0),
+                thread_id: it.next().and_then(Value::into_string).unwrap_or_default(),
+                token_count: it.next().and_then(|v| v.as_i64()).unwrap_or(0),
+            }
+        })
+        .collect())
+}
+
+/// Called for the new row `seq` with the conflicts its before-insert trigger saw: a
+/// conflicting row that is gone, or whose `seq` the new row took, was replaced, and is taken
+/// off the books (once: the booking token). A conflicting row still there (the insert was
+/// ignored for it) changes nothing.
+pub fn settle_replaced(conn: &mut dyn Conn, seq: i64, gone: &[Replaced]) -> Result<()> {
+    for r in gone {
+        let replaced = r.seq == seq
+            || conn
+                .query_value(
+                    "SELECT 1 FROM mem_messages WHERE seq = ?1",
+                    &[Value::Int(r.seq)],
+                )?
+                .is_none();
+        if replaced {
+            unbook(conn, r.seq, &r.thread_id, r.token_count)?;
+        }
+    }
     Ok(())
 }
 
@@ -381,6 +525,7 @@ mod tests {
             message_index: Some(3),
             token_count: None,
             created_at: 42,
+            metadata: "{}".into(),
         };
         assert_eq!(Draft::from_values(d.to_values()).unwrap(), d);
     }

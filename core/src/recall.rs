@@ -59,6 +59,13 @@ const SELECT: &str =
     "SELECT id, thread_id, role, injection_text, message_index, created_at, token_count, task_id \
                       FROM mem_messages";
 
+/// Whether a hint is really an options object passed one argument too early: a JSON object is
+/// never a search hint an agent means.
+fn looks_like_options(hint: &str) -> bool {
+    hint.trim_start().starts_with('{')
+        && serde_json::from_str::<serde_json::Value>(hint).is_ok_and(|v| v.is_object())
+}
+
 /// O(last_n · log n), plus one search and top_k range reads with a hint.
 pub fn recall(
     conn: &mut dyn Conn,
@@ -67,6 +74,12 @@ pub fn recall(
     options: Option<&str>,
 ) -> Result<Vec<Recalled>> {
     let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
+    if hint.is_some_and(looks_like_options) {
+        return Err(Error::invalid(
+            "hint",
+            "is a JSON object: options go in the third argument (mem_recall(thread_id, NULL, '{…}'))",
+        ));
+    }
     let opts = Opts::parse("options", options, OPTIONS)?;
     let last_n = opts.int("last_n", 10, 0, 10_000)?;
     let top_k = opts.int("top_k", 3, 0, 100)?;

@@ -13,6 +13,10 @@
 //! | `@trigger T E H`     | `AFTER`/`BEFORE` trigger calling `H(seq)` | `BEFORE` row trigger executing `H()`  |
 //! | `@sqlite STMT`       | `STMT`                         | (nothing)                                       |
 //! | `@postgres STMT`     | (nothing)                      | `STMT`                                          |
+//! | `@refuse T C [if G] : M` | `BEFORE UPDATE OF C` raising `M` | the same, through `mem__refuse('M')`          |
+//! | `@derived T C,… : M` | `BEFORE INSERT`/`UPDATE` raising `M` outside agentmem's own writes | the same |
+//! | `@drop_trigger T N`  | `DROP TRIGGER IF EXISTS N`     | `DROP TRIGGER IF EXISTS N ON T`                 |
+//! | `@types T c:k …`     | `BEFORE INSERT`/`UPDATE` type checks | `CHECK` that JSON columns hold objects    |
 //!
 //! `@FILLED` marks a column that a trigger fills when a plain `INSERT` leaves it out: Postgres
 //! fills it in a BEFORE trigger (so NOT NULL holds), SQLite in an AFTER trigger (SQLite
@@ -23,6 +27,18 @@
 //! delete (so the handler can still read the row); Postgres runs the trigger function
 //! `<handler>()` before the row is written, where it may change `NEW`. A trailing
 //! `if <condition>` (over `OLD`/`NEW`) guards an update trigger in both dialects.
+//!
+//! `@refuse <table> <column> [if <guard>] : <message>` makes a column immutable: an update
+//! that changes it (while the guard holds) fails with the message. `@derived <table>
+//! <columns> : <message>` marks columns that only agentmem writes (counters kept by triggers):
+//! an insert that sets them to anything but 0, or an update that changes them, fails with the
+//! message unless it runs inside one of agentmem's own calls (`mem__internal()`). Messages are
+//! SQL string literals: no single quotes.
+//!
+//! `@types <table> <column>:<kind> …` gives SQLite the column types it would otherwise not
+//! enforce (a plain `INSERT` could store `'yesterday'` in a BIGINT column). Kinds: `int`,
+//! `text`, `object` (a JSON object), with `?` for nullable. Postgres' column types already do
+//! this; there only `object` adds a `CHECK`.
 
 use crate::{Conn, Dialect, Error, Result, Value};
 
@@ -60,6 +76,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "observational_memory",
         script: include_str!("../../sql/migrations/0005_observational_memory.sql"),
     },
+    Migration {
+        version: 6,
+        name: "plain_sql",
+        script: include_str!("../../sql/migrations/0006_plain_sql.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -74,6 +95,21 @@ pub fn render(script: &str, dialect: Dialect) -> String {
         let trimmed = line.trim_start();
         if let Some(rest) = trimmed.strip_prefix("@trigger ") {
             out.push_str(&render_trigger(rest, dialect));
+        } else if let Some(rest) = trimmed.strip_prefix("@refuse ") {
+            out.push_str(&render_refuse(rest, dialect));
+        } else if let Some(rest) = trimmed.strip_prefix("@derived ") {
+            out.push_str(&render_derived(rest, dialect));
+        } else if let Some(rest) = trimmed.strip_prefix("@types ") {
+            out.push_str(&render_types(rest, dialect));
+        } else if let Some(rest) = trimmed.strip_prefix("@drop_trigger ") {
+            let parts: Vec<&str> = rest.split_whitespace().collect();
+            let [table, name] = parts[..] else {
+                panic!("malformed @drop_trigger line: {rest}");
+            };
+            out.push_str(&match dialect {
+                Dialect::Sqlite => format!("DROP TRIGGER IF EXISTS {name};"),
+                Dialect::Postgres => format!("DROP TRIGGER IF EXISTS {name} ON {table};"),
+            });
         } else if let Some(rest) = trimmed.strip_prefix("@sqlite ") {
             if dialect == Dialect::Sqlite {
                 out.push_str(&render_markers(rest, dialect));
@@ -177,6 +213,176 @@ fn render_trigger(spec: &str, dialect: Dialect) -> String {
     }
 }
 
+/// Splits `head : message` and checks that the message is a safe SQL literal.
+fn message_of(spec: &str) -> (&str, &str) {
+    let (head, msg) = spec
+        .split_once(" : ")
+        .unwrap_or_else(|| panic!("marker without \" : message\": {spec}"));
+    assert!(
+        !msg.contains('\''),
+        "marker message must not contain quotes: {msg}"
+    );
+    (head.trim(), msg.trim())
+}
+
+/// The statement that raises `msg` from a `BEFORE` trigger whose condition is `when`.
+fn raising_trigger(
+    dialect: Dialect,
+    name: &str,
+    event: &str,
+    table: &str,
+    when: &str,
+    msg: &str,
+) -> String {
+    match dialect {
+        Dialect::Sqlite => format!(
+            "CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW WHEN {when} \
+             BEGIN SELECT RAISE(ABORT, '{msg}'); END;"
+        ),
+        Dialect::Postgres => format!(
+            "CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW WHEN ({when}) \
+             EXECUTE FUNCTION mem__refuse('{msg}');"
+        ),
+    }
+}
+
+fn changed(dialect: Dialect, col: &str) -> String {
+    match dialect {
+        Dialect::Sqlite => format!("NEW.{col} IS NOT OLD.{col}"),
+        Dialect::Postgres => format!("NEW.{col} IS DISTINCT FROM OLD.{col}"),
+    }
+}
+
+fn render_refuse(spec: &str, dialect: Dialect) -> String {
+    let (head, msg) = message_of(spec);
+    let (head, guard) = match head.split_once(" if ") {
+        Some((h, g)) => (h, format!("({}) AND ", g.trim())),
+        None => (head, String::new()),
+    };
+    let parts: Vec<&str> = head.split_whitespace().collect();
+    let [table, col] = parts[..] else {
+        panic!("malformed @refuse line: {spec}");
+    };
+    let when = format!("{guard}{}", changed(dialect, col));
+    raising_trigger(
+        dialect,
+        &format!("{table}_{col}_fixed"),
+        &format!("UPDATE OF {col}"),
+        table,
+        &when,
+        msg,
+    )
+}
+
+fn render_derived(spec: &str, dialect: Dialect) -> String {
+    let (head, msg) = message_of(spec);
+    let parts: Vec<&str> = head.split_whitespace().collect();
+    let [table, cols] = parts[..] else {
+        panic!("malformed @derived line: {spec}");
+    };
+    let cols: Vec<&str> = cols.split(',').collect();
+    let any =
+        |f: &dyn Fn(&str) -> String| cols.iter().map(|c| f(c)).collect::<Vec<_>>().join(" OR ");
+    let on_update = format!(
+        "({}) AND NOT mem__internal()",
+        any(&|c| changed(dialect, c))
+    );
+    let on_insert = format!(
+        "({}) AND NOT mem__internal()",
+        any(&|c| format!("NEW.{c} <> 0"))
+    );
+    format!(
+        "{}\n{}",
+        raising_trigger(
+            dialect,
+            &format!("{table}_derived_insert"),
+            "INSERT",
+            table,
+            &on_insert,
+            msg
+        ),
+        raising_trigger(
+            dialect,
+            &format!("{table}_derived_update"),
+            &format!("UPDATE OF {}", cols.join(", ")),
+            table,
+            &on_update,
+            msg
+        )
+    )
+}
+
+fn render_types(spec: &str, dialect: Dialect) -> String {
+    let mut parts = spec.split_whitespace();
+    let table = parts.next().expect("@types needs a table");
+    let mut checks = Vec::new();
+    for p in parts {
+        let (col, kind) = p
+            .split_once(':')
+            .unwrap_or_else(|| panic!("@types column without a kind: {p}"));
+        let (kind, nullable) = match kind.strip_suffix('?') {
+            Some(k) => (k, true),
+            None => (kind, false),
+        };
+        let (cond, rule) = match kind {
+            "int" => (format!("typeof(NEW.{col}) = 'integer'"), "an integer"),
+            "text" => (format!("typeof(NEW.{col}) = 'text'"), "text"),
+            "object" => (
+                format!(
+                    "typeof(NEW.{col}) = 'text' AND CASE WHEN json_valid(NEW.{col}) \
+                     THEN json_type(NEW.{col}) = 'object' ELSE 0 END"
+                ),
+                "a JSON object",
+            ),
+            other => panic!("@types: unknown kind {other}"),
+        };
+        let cond = if nullable {
+            format!("(NEW.{col} IS NULL OR {cond})")
+        } else {
+            format!("({cond})")
+        };
+        let null = if nullable { " or NULL" } else { "" };
+        checks.push((
+            col,
+            kind,
+            cond,
+            format!("{table}.{col}: must be {rule}{null}"),
+        ));
+    }
+    match dialect {
+        Dialect::Sqlite => {
+            let all: Vec<&str> = checks.iter().map(|c| c.2.as_str()).collect();
+            let body: String = checks
+                .iter()
+                .map(|(_, _, cond, msg)| format!("SELECT RAISE(ABORT, '{msg}') WHERE NOT {cond}; "))
+                .collect();
+            ["insert", "update"]
+                .iter()
+                .map(|ev| {
+                    format!(
+                        "CREATE TRIGGER {table}_types_{ev} BEFORE {} ON {table} FOR EACH ROW \
+                         WHEN NOT ({}) BEGIN {body}END;",
+                        ev.to_uppercase(),
+                        all.join(" AND ")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        Dialect::Postgres => checks
+            .iter()
+            .filter(|c| c.1 == "object")
+            .map(|(col, ..)| {
+                format!(
+                    "ALTER TABLE {table} ADD CONSTRAINT {table}_{col}_object \
+                     CHECK (jsonb_typeof({col}) = 'object') NOT VALID;"
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
 /// Creates the bookkeeping table and returns the version the database is at.
 fn current_version(conn: &mut dyn Conn) -> Result<i64> {
     conn.execute_batch(
@@ -251,6 +457,32 @@ mod tests {
         assert_eq!(
             render(s, Dialect::Postgres).trim(),
             "CREATE TABLE t (seq BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, b BYTEA, n BIGINT NOT NULL);"
+        );
+    }
+
+    #[test]
+    fn refuse_and_derived_render_per_dialect() {
+        let r = "@refuse t c if OLD.x IS NOT NULL : t.c cannot change";
+        assert_eq!(
+            render(r, Dialect::Sqlite).trim(),
+            "CREATE TRIGGER t_c_fixed BEFORE UPDATE OF c ON t FOR EACH ROW WHEN (OLD.x IS NOT NULL) AND \
+             NEW.c IS NOT OLD.c BEGIN SELECT RAISE(ABORT, 't.c cannot change'); END;"
+        );
+        assert!(render(r, Dialect::Postgres)
+            .contains("WHEN ((OLD.x IS NOT NULL) AND NEW.c IS DISTINCT FROM OLD.c) EXECUTE FUNCTION mem__refuse('t.c cannot change')"));
+        let d = render("@derived t a,b : derived", Dialect::Sqlite);
+        assert!(d.contains("BEFORE INSERT ON t FOR EACH ROW WHEN (NEW.a <> 0 OR NEW.b <> 0) AND NOT mem__internal()"));
+        assert!(d.contains("BEFORE UPDATE OF a, b ON t"));
+        let t = render("@types t a:int b:text? m:object", Dialect::Sqlite);
+        assert!(t.contains("CREATE TRIGGER t_types_insert BEFORE INSERT ON t"));
+        assert!(t.contains("RAISE(ABORT, 't.b: must be text or NULL') WHERE NOT (NEW.b IS NULL OR typeof(NEW.b) = 'text')"));
+        assert_eq!(
+            render("@types t a:int m:object", Dialect::Postgres).trim(),
+            "ALTER TABLE t ADD CONSTRAINT t_m_object CHECK (jsonb_typeof(m) = 'object') NOT VALID;"
+        );
+        assert_eq!(
+            render("@drop_trigger t x", Dialect::Postgres).trim(),
+            "DROP TRIGGER IF EXISTS x ON t;"
         );
     }
 

@@ -41,3 +41,18 @@ pub fn resource_of(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
     .and_then(Value::into_string)
     .ok_or_else(|| Error::not_found("thread", thread_id))
 }
+
+/// Recounts a thread's counters from its messages (SQLite: after `INSERT OR REPLACE` put a
+/// new row in place of a thread whose messages stayed). `next_message_index` continues after
+/// the largest index present. O(messages of the thread) through its index; idempotent.
+pub fn recount(conn: &mut dyn Conn, thread_id: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE mem_threads SET \
+           message_count = (SELECT count(*) FROM mem_messages m WHERE m.thread_id = ?1), \
+           token_count = (SELECT coalesce(sum(m.token_count), 0) FROM mem_messages m WHERE m.thread_id = ?1), \
+           next_message_index = (SELECT coalesce(max(m.message_index) + 1, 0) FROM mem_messages m WHERE m.thread_id = ?1) \
+         WHERE id = ?1",
+        &[thread_id.into()],
+    )?;
+    Ok(())
+}

@@ -44,10 +44,17 @@ pub fn get(conn: &mut dyn Conn, key: Option<&str>) -> Result<String> {
 pub fn set(conn: &mut dyn Conn, key: Option<&str>, content: Option<&str>) -> Result<i64> {
     let key = check_key(key)?;
     let content = content.ok_or_else(|| Error::invalid("content", "must not be NULL"))?;
+    put(conn, key, content)?;
+    Ok(content.chars().count() as i64)
+}
+
+/// Stores a scope's text (every writer goes through here: `wm_set` and the task tool's
+/// `update_context`), after the size and content rules. Returns the time it was written.
+pub fn put(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> {
     if content.len() > MAX_BYTES {
         return Err(Error::invalid(
             "content",
-            format!("must be at most {MAX_BYTES} bytes"),
+            format!("is {} bytes; the limit is {MAX_BYTES} bytes", content.len()),
         ));
     }
     crate::messages::check_content("content", content)?;
@@ -57,7 +64,7 @@ pub fn set(conn: &mut dyn Conn, key: Option<&str>, content: Option<&str>) -> Res
          ON CONFLICT (scope_key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
         &[key.into(), content.into(), Value::Int(now)],
     )?;
-    Ok(content.chars().count() as i64)
+    Ok(now)
 }
 
 /// Text safe to inject: the delimiters it is wrapped in are removed, so stored text cannot

@@ -44,6 +44,7 @@ fn mem_version() -> &'static str {
 /// tables for pg_dump (so a dump carries the memory, not just the extension).
 #[pg_extern]
 fn mem__bootstrap() -> i64 {
+    let _inside = crate::triggers::internal::Guard::new();
     let version = ok(schema::migrate(&mut SpiConn, None));
     // One call per statement: each call rewrites the pg_extension row.
     let tables = ok(SpiConn.query(
@@ -66,6 +67,7 @@ fn mem__bootstrap() -> i64 {
 /// extension itself migrates through its install and update scripts.
 #[pg_extern]
 fn mem__migrate(version: Option<i64>) -> i64 {
+    let _inside = crate::triggers::internal::Guard::new();
     ok(schema::migrate(&mut SpiConn, version))
 }
 
@@ -239,5 +241,8 @@ fn mem_uncompact(compaction_id: Option<&str>) -> i64 {
 
 #[pg_extern]
 fn memory_search(input: Option<&str>) -> pgrx::JsonB {
-    json(memory_tool::memory_search(&mut SpiConn, input))
+    json(memory_tool::memory_search(
+        &mut SpiConn,
+        input.map(str::as_bytes),
+    ))
 }

@@ -2,8 +2,8 @@
 //! `mem_task_deps`. Every rule is in `agentmem_core::tasks`.
 
 use crate::conn::SpiConn;
-use crate::functions::ok;
-use crate::triggers::values;
+use crate::functions::{json, ok};
+use crate::triggers::{internal, values};
 use agentmem_core::tasks::{
     graph::{self, DepRow, TaskRow},
     ops, query, tool,
@@ -73,8 +73,8 @@ fn task_update(task_id: Option<&str>, options: Option<&str>) -> String {
 }
 
 #[pg_extern]
-fn task_show(task_id: Option<&str>) -> String {
-    ok(query::show(&mut SpiConn, task_id))
+fn task_show(task_id: Option<&str>) -> pgrx::JsonB {
+    json(ok(query::show(&mut SpiConn, task_id)))
 }
 
 #[pg_extern]
@@ -101,13 +101,21 @@ fn task_restore(task_id: Option<&str>) -> i64 {
 }
 
 #[pg_extern]
-fn task_query(input: Option<&str>, context: default!(Option<&str>, "NULL")) -> String {
-    tool::task_query(&mut SpiConn, input, context)
+fn task_query(input: Option<&str>, context: default!(Option<&str>, "NULL")) -> pgrx::JsonB {
+    json(tool::task_query(
+        &mut SpiConn,
+        input.map(str::as_bytes),
+        context.map(str::as_bytes),
+    ))
 }
 
 #[pg_extern]
-fn task_mutate(input: Option<&str>, context: default!(Option<&str>, "NULL")) -> String {
-    tool::task_mutate(&mut SpiConn, input, context)
+fn task_mutate(input: Option<&str>, context: default!(Option<&str>, "NULL")) -> pgrx::JsonB {
+    json(tool::task_mutate(
+        &mut SpiConn,
+        input.map(str::as_bytes),
+        context.map(str::as_bytes),
+    ))
 }
 
 #[pg_extern]
@@ -248,6 +256,7 @@ fn new_row<'a>(trigger: &'a PgTrigger<'a>) -> PgHeapTuple<'a, AllocatedByRust> {
 fn mem__task_insert<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
+    let _inside = internal::Guard::new();
     let mut row = new_row(trigger);
     let mut t = task_row(&row);
     if ok(graph::on_task_insert(&mut SpiConn, &mut t)) {
@@ -256,10 +265,12 @@ fn mem__task_insert<'a>(
     Ok(Some(row))
 }
 
+/// BEFORE UPDATE of a status that crosses the closed line: fills the row.
 #[pg_trigger]
 fn mem__task_status<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
+    let _inside = internal::Guard::new();
     let mut row = new_row(trigger);
     let mut t = task_row(&row);
     if ok(graph::on_task_status(&mut SpiConn, &mut t)) {
@@ -268,10 +279,23 @@ fn mem__task_status<'a>(
     Ok(Some(row))
 }
 
+/// AFTER UPDATE of such a status: the dependents see the new status.
+#[pg_trigger]
+fn mem__task_status_after<'a>(
+    trigger: &'a PgTrigger<'a>,
+) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
+    let _inside = internal::Guard::new();
+    if let Some(new) = trigger.new() {
+        ok(graph::after_task_status(&mut SpiConn, &task_row(&new).id));
+    }
+    Ok(None)
+}
+
 #[pg_trigger]
 fn mem__task_text<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
+    let _inside = internal::Guard::new();
     let row = new_row(trigger);
     ok(graph::on_task_text(&mut SpiConn, &task_row(&row)));
     Ok(Some(row))
@@ -285,31 +309,29 @@ fn mem__task_id_change<'a>(
     Ok(None)
 }
 
-/// AFTER DELETE: the row is gone; its old values settle the dependents.
+/// AFTER DELETE: the row is gone; its dependencies, labels, links and document follow.
 #[pg_trigger]
 fn mem__task_delete<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
+    let _inside = internal::Guard::new();
     if let Some(old) = trigger.old() {
         let t = task_row(&old);
-        ok(graph::on_task_delete(
-            &mut SpiConn,
-            t.seq,
-            &t.id,
-            &t.status,
-            t.is_blocked != 0,
-        ));
+        ok(graph::on_task_delete(&mut SpiConn, t.seq, &t.id));
     }
     Ok(None)
 }
 
+/// AFTER INSERT: the new dependency is counted.
 #[pg_trigger]
 fn mem__task_dep_insert<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
-    let row = new_row(trigger);
-    ok(graph::on_dep_insert(&mut SpiConn, &dep_row(&row)));
-    Ok(Some(row))
+    let _inside = internal::Guard::new();
+    if let Some(new) = trigger.new() {
+        ok(graph::on_dep_insert(&mut SpiConn, &dep_row(&new)));
+    }
+    Ok(None)
 }
 
 #[pg_trigger]
@@ -320,13 +342,14 @@ fn mem__task_dep_update<'a>(
     Ok(None)
 }
 
+/// AFTER DELETE: the task is recounted without the dependency.
 #[pg_trigger]
 fn mem__task_dep_delete<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
-    let Some(old) = trigger.old() else {
-        return Ok(None);
-    };
-    ok(graph::on_dep_delete(&mut SpiConn, &dep_row(&old)));
-    Ok(Some(old.into_owned()))
+    let _inside = internal::Guard::new();
+    if let Some(old) = trigger.old() {
+        ok(graph::on_dep_delete(&mut SpiConn, &dep_row(&old).task_id));
+    }
+    Ok(None)
 }

@@ -2,7 +2,8 @@
 //! change it, so the core's completion is written straight into `NEW`.
 
 use crate::functions::ok;
-use agentmem_core::{messages, messages::Draft, Error, Value};
+use agentmem_core::messages::{self, Changed, Draft, Timing};
+use agentmem_core::{Error, Value};
 use pgrx::heap_tuple::PgHeapTuple;
 use pgrx::prelude::*;
 use pgrx::{AllocatedByRust, WhoAllocated};
@@ -19,6 +20,11 @@ pub fn values<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, cols: &[&str]) -> Vec<V
                     .ok()
                     .flatten()
                     .map(|v| Value::Int(v.into())),
+                Some(pg_sys::JSONBOID) => row
+                    .get_by_name::<pgrx::JsonB>(col)
+                    .ok()
+                    .flatten()
+                    .map(|j| Value::Text(j.0.to_string())),
                 _ => row
                     .get_by_name::<String>(col)
                     .ok()
@@ -62,10 +68,12 @@ fn new_row<'a>(trigger: &'a PgTrigger<'a>) -> PgHeapTuple<'a, AllocatedByRust> {
 fn mem__message_insert<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
+    let _inside = internal::Guard::new();
     let mut row = new_row(trigger);
     let d = ok(messages::complete_insert(
         &mut crate::conn::SpiConn,
         draft(&row),
+        Timing::BeforeWrite,
     ));
     write_back(&mut row, &d);
     Ok(Some(row))
@@ -75,16 +83,26 @@ fn mem__message_insert<'a>(
 fn mem__message_update<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
+    let _inside = internal::Guard::new();
     let old = trigger.old().map(|o| draft(&o));
     let mut row = new_row(trigger);
     let new = draft(&row);
-    let raw_changed = old
-        .as_ref()
-        .is_none_or(|o| o.raw_content != new.raw_content);
+    let changed = match &old {
+        Some(o) => Changed {
+            raw_content: o.raw_content != new.raw_content,
+            search_text: o.search_text != new.search_text,
+            created_at: o.created_at != new.created_at,
+        },
+        None => Changed {
+            raw_content: true,
+            search_text: true,
+            created_at: true,
+        },
+    };
     let old_tokens = old.and_then(|o| o.token_count);
     let d = ok(messages::complete_update(
         &mut crate::conn::SpiConn,
-        raw_changed,
+        changed,
         old_tokens,
         new,
     ));
@@ -92,16 +110,71 @@ fn mem__message_update<'a>(
     Ok(Some(row))
 }
 
+/// AFTER DELETE: the row is gone; its old values take it off the books.
 #[pg_trigger]
 fn mem__message_delete<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
-    let Some(old) = trigger.old() else {
-        return Ok(None);
-    };
-    ok(messages::before_delete(
-        &mut crate::conn::SpiConn,
-        &draft(&old),
-    ));
-    Ok(Some(old.into_owned()))
+    let _inside = internal::Guard::new();
+    if let Some(old) = trigger.old() {
+        let d = draft(&old);
+        ok(messages::after_delete(
+            &mut crate::conn::SpiConn,
+            d.seq,
+            &d.thread_id,
+            d.token_count.unwrap_or(0),
+        ));
+    }
+    Ok(None)
+}
+
+/// Refuses the row with the message the schema gave the trigger (`@refuse`, `@derived` in
+/// core::schema).
+#[pg_trigger]
+fn mem__refuse<'a>(
+    trigger: &'a PgTrigger<'a>,
+) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
+    let msg = trigger
+        .extra_args()
+        .ok()
+        .and_then(|a| a.into_iter().next())
+        .unwrap_or_else(|| "this change is not allowed".into());
+    pgrx::ereport!(ERROR, pgrx::PgSqlErrorCode::ERRCODE_RESTRICT_VIOLATION, msg);
+}
+
+/// Whether the backend is inside one of agentmem's own writes; the schema's guards on derived
+/// columns let writes through only then.
+#[pg_extern(stable, parallel_safe)]
+fn mem__internal() -> bool {
+    internal::inside()
+}
+
+/// How deep this backend is inside agentmem's trigger handlers (and migrations), which are
+/// the only writers of derived columns.
+pub mod internal {
+    use std::cell::Cell;
+
+    thread_local! {
+        static DEPTH: Cell<u32> = const { Cell::new(0) };
+    }
+
+    pub fn inside() -> bool {
+        DEPTH.with(|d| d.get() > 0)
+    }
+
+    /// Held while a handler runs; released on return and on an error's unwinding.
+    pub struct Guard(());
+
+    impl Guard {
+        pub fn new() -> Guard {
+            DEPTH.with(|d| d.set(d.get() + 1));
+            Guard(())
+        }
+    }
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+        }
+    }
 }

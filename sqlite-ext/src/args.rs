@@ -63,6 +63,18 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// Argument `i` as bytes, unchecked (the tools check UTF-8 themselves, to answer with
+    /// JSON instead of an SQL error); numbers in their decimal form.
+    pub fn bytes(&self, i: usize) -> Option<Vec<u8>> {
+        match self.value(i) {
+            Value::Null => None,
+            Value::Int(v) => Some(v.to_string().into_bytes()),
+            Value::Real(v) => Some(v.to_string().into_bytes()),
+            Value::Text(s) => Some(s.into_bytes()),
+            Value::Blob(b) => Some(b),
+        }
+    }
+
     /// Argument `i` as an integer; NULL or absent gives `None`.
     pub fn int(&self, i: usize) -> Result<Option<i64>> {
         match self.value(i) {

@@ -30,6 +30,11 @@ impl SqliteConn {
         SqliteConn { db }
     }
 
+    /// The connection's identity (its handle's address), for per-connection state.
+    pub fn key(&self) -> usize {
+        self.db as usize
+    }
+
     /// Whether the connection is inside a transaction (not in autocommit mode).
     pub fn in_transaction(&self) -> bool {
         // SAFETY: db is live.

@@ -2,7 +2,7 @@
 
 use crate::{args::Args, conn::SqliteConn};
 use agentmem_core::{
-    compaction, error::catch_panic, memory_tool, message_search, messages, messages::Draft, schema,
+    compaction, error::catch_panic, memory_tool, message_search, messages, schema, sqlite_triggers,
     threads, tokens, Error, Result, Value,
 };
 use sqlite_loadable::{
@@ -133,7 +133,7 @@ pub const SCALARS: &[Scalar] = &[
         args: &["input"],
         required: 1,
         pure: false,
-        run: |c, a| Ok(memory_tool::memory_search(c, a.text(0)?.as_deref()).into()),
+        run: |c, a| Ok(memory_tool::memory_search(c, a.bytes(0).as_deref()).into()),
     },
     Scalar {
         name: "mem_optimize",
@@ -152,47 +152,6 @@ pub const SCALARS: &[Scalar] = &[
         pure: false,
         run: |c, _| Ok(Value::Int(message_search::reindex(c)?)),
     },
-    // Row triggers of mem_messages (see core::schema): after insert, after update of
-    // raw_content, before delete. Internal: the double underscore marks them.
-    Scalar {
-        name: "mem__message_insert",
-        args: &["seq"],
-        required: 1,
-        pure: false,
-        run: |c, a| {
-            let d = Draft::load(c, seq(a)?)?;
-            messages::complete_insert(c, d)?.store(c)?;
-            Ok(Value::Null)
-        },
-    },
-    Scalar {
-        name: "mem__message_update",
-        args: &["seq", "raw_changed", "search_changed"],
-        required: 1,
-        pure: false,
-        run: |c, a| {
-            let d = Draft::load(c, seq(a)?)?;
-            // The row still holds the old token count: the user's UPDATE did not write it.
-            let old_tokens = d.token_count;
-            let raw_changed = a.int(1)?.unwrap_or(1) != 0;
-            let updated = messages::complete_update(c, raw_changed, old_tokens, d.clone())?;
-            if updated != d {
-                updated.store(c)?;
-            }
-            Ok(Value::Null)
-        },
-    },
-    Scalar {
-        name: "mem__message_delete",
-        args: &["seq"],
-        required: 1,
-        pure: false,
-        run: |c, a| {
-            let d = Draft::load(c, seq(a)?)?;
-            messages::before_delete(c, &d)?;
-            Ok(Value::Null)
-        },
-    },
     // Proves that a panic inside a function becomes an SQL error instead of killing the host.
     Scalar {
         name: "mem__selftest_panic",
@@ -202,11 +161,6 @@ pub const SCALARS: &[Scalar] = &[
         run: |_, _| panic!("deliberate panic from mem__selftest_panic"),
     },
 ];
-
-fn seq(a: &Args) -> Result<i64> {
-    a.int(0)?
-        .ok_or_else(|| Error::invalid("seq", "must not be NULL"))
-}
 
 fn set_result(ctx: *mut sqlite3_context, v: Value) -> sqlite_loadable::Result<()> {
     match v {
@@ -224,7 +178,8 @@ pub fn sql_error(e: &Error) -> sqlite_loadable::Error {
     sqlite_loadable::Error::new_message(e.to_string().replace('\0', ""))
 }
 
-/// Registers every scalar function on `db`.
+/// Registers every scalar function on `db`: the public ones, SQLite's row-trigger functions
+/// (`core::sqlite_triggers`) and `mem__internal()`.
 pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
     for f in SCALARS
         .iter()
@@ -248,18 +203,12 @@ pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
                         values.len(),
                     )));
                 }
-                // SAFETY: ctx is the live context of this call.
-                let db = unsafe { sqlite3ext_context_db_handle(ctx) };
-                let mut conn = SqliteConn::new(db);
-                let run =
-                    |c: &mut SqliteConn| catch_panic(|| (f.run)(c, &Args::new(values, f.args)));
-                let result = if f.pure || f.name.starts_with("mem__") || READ_ONLY.contains(&f.name)
-                {
-                    // Readers need no transaction of their own; trigger handlers already run
-                    // inside the writing statement, whose failure undoes them.
-                    run(&mut conn)
+                let run = |c: &mut SqliteConn| (f.run)(c, &Args::new(values, f.args));
+                let result = if f.pure || READ_ONLY.contains(&f.name) {
+                    // Readers need no transaction of their own.
+                    enter(ctx, run)
                 } else {
-                    atomic(&mut conn, run)
+                    enter(ctx, |c| atomic(c, run))
                 };
                 match result {
                     Ok(v) => set_result(ctx, v),
@@ -269,7 +218,98 @@ pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
             flags,
         )?;
     }
+    for &name in sqlite_triggers::NAMES {
+        sqlite_loadable::define_scalar_function(
+            db,
+            name,
+            -1,
+            move |ctx, values| {
+                let args: Vec<Value> = (0..values.len())
+                    .map(|i| Args::new(values, &[]).value(i))
+                    .collect();
+                // Trigger functions run inside the writing statement, whose failure undoes
+                // them: no transaction of their own.
+                let result = enter(ctx, |c| {
+                    let key = c.key();
+                    sqlite_triggers::call(c, key, name, &args)
+                });
+                match result {
+                    Ok(v) => set_result(ctx, v),
+                    Err(e) => Err(sql_error(&e)),
+                }
+            },
+            FunctionFlags::UTF8,
+        )?;
+    }
+    sqlite_loadable::define_scalar_function(
+        db,
+        "mem__internal",
+        0,
+        |ctx, _| {
+            // SAFETY: ctx is the live context of this call.
+            let db = unsafe { sqlite3ext_context_db_handle(ctx) };
+            api::result_int64(ctx, i64::from(depth::inside(db)));
+            Ok(())
+        },
+        FunctionFlags::UTF8,
+    )?;
     Ok(())
+}
+
+/// Runs a call on the calling connection, with panics caught and the connection marked as
+/// inside agentmem for `mem__internal()`.
+fn enter(
+    ctx: *mut sqlite3_context,
+    run: impl FnOnce(&mut SqliteConn) -> Result<Value>,
+) -> Result<Value> {
+    // SAFETY: ctx is the live context of this call.
+    let db = unsafe { sqlite3ext_context_db_handle(ctx) };
+    let _inside = depth::Guard::new(db);
+    let mut conn = SqliteConn::new(db);
+    catch_panic(|| run(&mut conn))
+}
+
+/// How deep each connection is inside agentmem's own calls. The schema's guards on derived
+/// columns (`@derived` in core::schema) let writes through only while it is above zero, so
+/// the counters and the blocked state are written by agentmem alone.
+mod depth {
+    use sqlite_loadable::ext::sqlite3;
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    thread_local! {
+        // A connection is used by one thread at a time, and a call enters and leaves on the
+        // same thread.
+        static DEPTH: RefCell<HashMap<usize, u32>> = RefCell::new(HashMap::new());
+    }
+
+    pub fn inside(db: *mut sqlite3) -> bool {
+        DEPTH.with(|d| d.borrow().get(&(db as usize)).is_some_and(|&n| n > 0))
+    }
+
+    pub struct Guard(usize);
+
+    impl Guard {
+        pub fn new(db: *mut sqlite3) -> Guard {
+            let key = db as usize;
+            DEPTH.with(|d| *d.borrow_mut().entry(key).or_insert(0) += 1);
+            Guard(key)
+        }
+    }
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            DEPTH.with(|d| {
+                let mut d = d.borrow_mut();
+                if let Some(n) = d.get_mut(&self.0) {
+                    *n -= 1;
+                    if *n == 0 {
+                        d.remove(&self.0);
+                    }
+                }
+            });
+        }
+    }
 }
 
 /// Functions that only read (and are not deterministic, so not `pure`).

@@ -1,16 +1,8 @@
 //! Task memory: the SQLite functions.
 
-use crate::{args::Args, functions::Scalar, table::TableFn};
-use agentmem_core::tasks::{
-    graph::{self, DepRow, TaskRow},
-    ops, query, tool,
-};
-use agentmem_core::{Error, Result, Value};
-
-fn seq(a: &Args) -> Result<i64> {
-    a.int(0)?
-        .ok_or_else(|| Error::invalid("seq", "must not be NULL"))
-}
+use crate::{functions::Scalar, table::TableFn};
+use agentmem_core::tasks::{ops, query, tool};
+use agentmem_core::Value;
 
 pub const SCALARS: &[Scalar] = &[
     Scalar {
@@ -132,111 +124,14 @@ pub const SCALARS: &[Scalar] = &[
         args: &["input", "context"],
         required: 1,
         pure: false,
-        run: |c, a| Ok(tool::task_query(c, a.text(0)?.as_deref(), a.text(1)?.as_deref()).into()),
+        run: |c, a| Ok(tool::task_query(c, a.bytes(0).as_deref(), a.bytes(1).as_deref()).into()),
     },
     Scalar {
         name: "task_mutate",
         args: &["input", "context"],
         required: 1,
         pure: false,
-        run: |c, a| Ok(tool::task_mutate(c, a.text(0)?.as_deref(), a.text(1)?.as_deref()).into()),
-    },
-    // Row triggers of mem_tasks and mem_task_deps (see sql/migrations/0004_tasks.sql).
-    Scalar {
-        name: "mem__task_insert",
-        args: &["seq"],
-        required: 1,
-        pure: false,
-        run: |c, a| {
-            let mut row = TaskRow::load(c, seq(a)?)?;
-            if graph::on_task_insert(c, &mut row)? {
-                row.store(c)?;
-            }
-            Ok(Value::Null)
-        },
-    },
-    Scalar {
-        name: "mem__task_status",
-        args: &["seq", "status_changed"],
-        required: 1,
-        pure: false,
-        run: |c, a| {
-            let mut row = TaskRow::load(c, seq(a)?)?;
-            if graph::on_task_status(c, &mut row)? {
-                row.store(c)?;
-            }
-            Ok(Value::Null)
-        },
-    },
-    Scalar {
-        name: "mem__task_text",
-        args: &[
-            "seq",
-            "title_changed",
-            "description_changed",
-            "summary_changed",
-        ],
-        required: 1,
-        pure: false,
-        run: |c, a| {
-            let row = TaskRow::load(c, seq(a)?)?;
-            graph::on_task_text(c, &row)?;
-            Ok(Value::Null)
-        },
-    },
-    Scalar {
-        name: "mem__task_id_change",
-        args: &["seq", "id_changed"],
-        required: 1,
-        pure: false,
-        run: |_, _| graph::on_task_id_change().map(|_| Value::Null),
-    },
-    Scalar {
-        name: "mem__task_delete",
-        args: &["seq", "id", "status", "is_blocked"],
-        required: 4,
-        pure: false,
-        run: |c, a| {
-            let id = a.text(1)?.unwrap_or_default();
-            let status = a.text(2)?.unwrap_or_default();
-            let blocked = a.int(3)?.unwrap_or(0) != 0;
-            graph::on_task_delete(c, seq(a)?, &id, &status, blocked)?;
-            Ok(Value::Null)
-        },
-    },
-    Scalar {
-        name: "mem__task_dep_insert",
-        args: &["seq"],
-        required: 1,
-        pure: false,
-        run: |c, a| {
-            let dep = DepRow::load(c, seq(a)?)?;
-            graph::on_dep_insert(c, &dep)?;
-            Ok(Value::Null)
-        },
-    },
-    Scalar {
-        name: "mem__task_dep_update",
-        args: &[
-            "seq",
-            "task_id_changed",
-            "depends_on_id_changed",
-            "type_changed",
-        ],
-        required: 1,
-        pure: false,
-        run: |_, _| graph::on_dep_update().map(|_| Value::Null),
-    },
-    Scalar {
-        name: "mem__task_dep_delete",
-        args: &["seq"],
-        required: 1,
-        pure: false,
-        run: |c, a| {
-            let dep = DepRow::load(c, seq(a)?)?;
-            graph::on_dep_delete(c, &dep)?;
-            Ok(Value::Null)
-        },
+        run: |c, a| Ok(tool::task_mutate(c, a.bytes(0).as_deref(), a.bytes(1).as_deref()).into()),
     },
 ];
 

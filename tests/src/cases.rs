@@ -93,7 +93,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Case> {
                 } else if let Some(t) = sql.strip_prefix("text ") {
                     Step::Text {
                         var,
-                        text: t.replace("\\n", "\n"),
+                        text: unescape(t),
                     }
                 } else {
                     Step::Let {
@@ -138,6 +138,29 @@ pub fn parse(file: &str, text: &str) -> Vec<Case> {
         case.steps.push(step);
     }
     cases
+}
+
+/// The text of a `let v = text …` line: `\\n` is a line break and `\\u{1b}` any character.
+fn unescape(t: &str) -> String {
+    let mut out = String::new();
+    let mut rest = t;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        if let Some(r) = tail.strip_prefix("\\n") {
+            out.push('\n');
+            rest = r;
+        } else if let Some((hex, r)) = tail.strip_prefix("\\u{").and_then(|r| r.split_once('}')) {
+            let c = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32);
+            out.push(c.expect("\\u{…} escape"));
+            rest = r;
+        } else {
+            out.push('\\');
+            rest = &tail[1..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Replaces `:name` with `$N` and collects the parameters.

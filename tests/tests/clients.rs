@@ -84,3 +84,61 @@ fn psql_creates_the_extension() {
     ]));
     assert_eq!(out, format!("{}\n2\n", agentmem_core::VERSION));
 }
+
+/// `make sqlite` replaces dist/agentmem0.so while agents may have it loaded: the new file
+/// must arrive by rename, never by writing over the mapped one (which kills them with SIGBUS).
+#[test]
+fn replacing_the_library_spares_processes_that_loaded_it() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = std::env::temp_dir().join(format!("agentmem-swap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join("agentmem0.so");
+    let src = agentmem_tests::sqlite_extension();
+    let src = if src.exists() {
+        src
+    } else {
+        src.with_extension("so")
+    };
+    std::fs::copy(&src, &lib).unwrap();
+    // A process that loads the library, waits, then runs code it has not run yet.
+    let script = r#"
+import sqlite3, sys
+c = sqlite3.connect(':memory:')
+c.enable_load_extension(True)
+c.load_extension(sys.argv[1])
+print(c.execute('select mem_version()').fetchone()[0], flush=True)
+sys.stdin.readline()
+c.execute('select mem_init()')
+t = c.execute("select mem_thread_create('r')").fetchone()[0]
+for i in range(200):
+    c.execute("select mem_message_add(?, 'user', ?)", (t, 'message number %d about LoginSchema' % i))
+print(len(c.execute("select * from mem_search('LoginSchema', '{\"limit\":50}')").fetchall()), flush=True)
+"#;
+    let mut child = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .arg(&lib)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), agentmem_core::VERSION);
+    // Another "build" lands: bytes unlike the loaded ones.
+    let junk = dir.join("junk");
+    std::fs::write(&junk, vec![0u8; 4096]).unwrap();
+    run(
+        Command::new(agentmem_tests::root().join("scripts/place.sh"))
+            .arg(&junk)
+            .arg(&lib),
+    );
+    assert_eq!(std::fs::metadata(&lib).unwrap().len(), 4096);
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the process died: {status:?}");
+    assert_eq!(line.trim(), "50");
+    std::fs::remove_dir_all(&dir).ok();
+}

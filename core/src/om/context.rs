@@ -138,8 +138,9 @@ pub fn om_context(
 
 /// `mem_context(thread_id [, options])` → JSON `{messages, tokens, droppedMessages}`: the
 /// observations system message, working memory, the continuation hint (when there are
-/// observations), then the thread's unobserved messages, oldest first. When the total passes
-/// `budget` tokens (default 100 000) the oldest messages are dropped; the system parts stay.
+/// observations), then the thread's unobserved messages, oldest first. The answer never passes
+/// `budget` tokens (default 100 000): the oldest messages are dropped, and a budget too small
+/// for the system parts is an error rather than an answer over budget.
 pub fn mem_context(
     conn: &mut dyn Conn,
     thread_id: Option<&str>,
@@ -181,6 +182,15 @@ pub fn mem_context(
             format!(
                 "<system-reminder>{}</system-reminder>",
                 prompts::CONTINUATION_HINT.trim_end()
+            ),
+        ));
+    }
+    if fixed > budget {
+        return Err(Error::invalid(
+            "options.budget",
+            format!(
+                "{budget} tokens cannot hold the system parts ({fixed} tokens: observations, \
+                 working memory, continuation hint); raise the budget, or reflect to shrink the observations"
             ),
         ));
     }

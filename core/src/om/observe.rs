@@ -112,6 +112,13 @@ fn parse_ids(text: Option<&str>) -> Result<Vec<String>> {
     if ids.is_empty() {
         return Err(Error::invalid("message_ids", "must not be empty"));
     }
+    let mut seen = HashSet::new();
+    if let Some(dup) = ids.iter().find(|i| !seen.insert(i.as_str())) {
+        return Err(Error::invalid(
+            "message_ids",
+            format!("lists {} more than once", crate::error::echo(dup)),
+        ));
+    }
     Ok(ids)
 }
 
@@ -137,19 +144,23 @@ fn batch_of(
             .map(String::as_str)
             .filter(|i| !found.contains(i))
             .collect();
+        let missing: Vec<String> = missing.into_iter().map(str::to_owned).collect();
         return Err(Error::invalid(
             "message_ids",
             format!(
                 "not unobserved messages of {}: {}",
-                key.text,
-                missing.join(", ")
+                crate::error::echo_bare(&key.text),
+                crate::error::echo_list(&missing, ", ")
             ),
         ));
     }
     if let Some(m) = batch.iter().find(|m| buffered.contains(&m.id)) {
         return Err(Error::invalid(
             "message_ids",
-            format!("{} is already in a buffered chunk", m.id),
+            format!(
+                "{} is already in a buffered chunk",
+                crate::error::echo(&m.id)
+            ),
         ));
     }
     let thread = batch[0].thread_id.clone();

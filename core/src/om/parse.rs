@@ -1,11 +1,20 @@
 //! Reading the observer's and reflector's answers.
 //!
-//! LLM output is untrusted text. The parser takes `<observations>`, `<current-task>` and
-//! `<suggested-response>` wherever they are, tolerates text around them, a missing closing
-//! tag at the end, tags in any case, and a missing `<observations>` block (then the whole
-//! answer, minus the other blocks, is the observations). Thread tags the model added are
-//! stripped: attribution is ours. An answer with no observation text is refused, so a caller
-//! never applies half an answer.
+//! LLM output is untrusted text, and an answer is applied whole or not at all, so the parser
+//! is strict about structure and lenient only about noise:
+//!
+//! * the answer must hold at least one `<observations>…</observations>` block; several are
+//!   joined in order (none is dropped);
+//! * `<current-task>` and `<suggested-response>` are optional, at most one each;
+//! * tags are matched case-insensitively, carry no attributes, do not nest, and every opened
+//!   block is closed — an unclosed block usually means the model's output was cut off, and
+//!   applying a truncated answer would lose what it did not say;
+//! * text outside the blocks (a preamble, a sign-off) is ignored;
+//! * `<thread …>` tags inside the observations are stripped (attribution is ours), and what is
+//!   left must contain words, not only markup.
+//!
+//! Every refusal names the rule and the byte position, and nothing is applied. The scan is one
+//! pass over the text, so a megabyte of nested tags costs a millisecond, not a stack.
 
 use crate::{Error, Result};
 
@@ -17,33 +26,86 @@ pub struct Parsed {
     pub suggested_response: Option<String>,
 }
 
-/// Parses an answer; the error names `arg`.
+/// The blocks an answer may hold.
+const BLOCKS: [&str; 3] = ["observations", "current-task", "suggested-response"];
+
+/// Parses an answer; every error names `arg` and nothing of a refused answer is used.
 pub fn parse(arg: &str, text: &str) -> Result<Parsed> {
-    let current_task = block(text, "current-task")
-        .map(|(_, b)| b)
-        .filter(|b| !b.is_empty());
-    let suggested_response = block(text, "suggested-response")
-        .map(|(_, b)| b)
-        .filter(|b| !b.is_empty());
-    let observations = match block(text, "observations") {
-        Some((_, b)) => b,
-        None => {
-            // No <observations> block: the answer minus the other blocks.
-            let mut rest = text.to_owned();
-            for tag in ["current-task", "suggested-response"] {
-                if let Some((range, _)) = block(&rest, tag) {
-                    rest.replace_range(range, "");
+    let bad = |rule: String| Error::invalid(arg, format!("{rule} (nothing was applied)"));
+    if text.contains('\0') {
+        return Err(bad("must not contain NUL characters".into()));
+    }
+    if text.len() > crate::messages::MAX_CONTENT_BYTES {
+        return Err(bad(format!(
+            "is {} bytes; the limit is {} bytes",
+            text.len(),
+            crate::messages::MAX_CONTENT_BYTES
+        )));
+    }
+    let mut bodies: [Vec<&str>; 3] = Default::default();
+    let mut open: Option<(usize, usize, usize)> = None; // (block, tag start, body start)
+    for tag in tags(text) {
+        match (tag.closing, open) {
+            (false, None) => {
+                if tag.attributes {
+                    return Err(bad(format!(
+                        "<{}> at byte {} must not carry attributes",
+                        BLOCKS[tag.block], tag.start
+                    )));
                 }
+                open = Some((tag.block, tag.start, tag.end));
             }
-            rest.trim().to_owned()
+            (false, Some((b, at, _))) => {
+                return Err(bad(format!(
+                    "<{}> at byte {} opens inside the <{}> block opened at byte {at} (blocks do not nest)",
+                    BLOCKS[tag.block], tag.start, BLOCKS[b]
+                )));
+            }
+            (true, Some((b, _, body))) if b == tag.block => {
+                bodies[b].push(&text[body..tag.start]);
+                open = None;
+            }
+            (true, Some((b, at, _))) => {
+                return Err(bad(format!(
+                    "</{}> at byte {} closes the <{}> block opened at byte {at}",
+                    BLOCKS[tag.block], tag.start, BLOCKS[b]
+                )));
+            }
+            (true, None) => {
+                return Err(bad(format!(
+                    "</{}> at byte {} has no opening tag",
+                    BLOCKS[tag.block], tag.start
+                )));
+            }
+        }
+    }
+    if let Some((b, at, _)) = open {
+        return Err(bad(format!(
+            "<{}> at byte {at} is never closed (was the answer cut off?)",
+            BLOCKS[b]
+        )));
+    }
+    let [obs, task, suggested] = bodies;
+    if obs.is_empty() {
+        return Err(bad("has no <observations> block".into()));
+    }
+    let single = |bodies: Vec<&str>, name: &str| -> Result<Option<String>> {
+        match bodies.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one.trim().to_owned()).filter(|s| !s.is_empty())),
+            _ => Err(bad(format!("has more than one <{name}> block"))),
         }
     };
-    let observations = strip_thread_tags(&observations);
-    if observations.trim().is_empty() {
-        return Err(Error::invalid(
-            arg,
-            "contains no observations (nothing was applied)",
-        ));
+    let current_task = single(task, "current-task")?;
+    let suggested_response = single(suggested, "suggested-response")?;
+    let joined: Vec<String> = obs
+        .iter()
+        .map(|b| strip_thread_tags(b))
+        .filter(|b| !b.is_empty())
+        .collect();
+    let observations = joined.join("\n");
+    if !has_words(&observations) {
+        return Err(bad("contains no observations".into()));
     }
     Ok(Parsed {
         observations,
@@ -52,19 +114,77 @@ pub fn parse(arg: &str, text: &str) -> Result<Parsed> {
     })
 }
 
-/// The trimmed body of the first `<tag>…</tag>` block (case-insensitive), with the byte range
-/// of the whole block. An unclosed block runs to the end of the text.
-fn block(text: &str, tag: &str) -> Option<(std::ops::Range<usize>, String)> {
-    let lower = text.to_ascii_lowercase();
-    let open = format!("<{tag}>");
-    let close = format!("</{tag}>");
-    let start = lower.find(&open)?;
-    let body_start = start + open.len();
-    let (body_end, end) = match lower[body_start..].find(&close) {
-        Some(i) => (body_start + i, body_start + i + close.len()),
-        None => (text.len(), text.len()),
-    };
-    Some((start..end, text[body_start..body_end].trim().to_owned()))
+/// One of our tags found in an answer.
+struct Tag {
+    block: usize,
+    closing: bool,
+    attributes: bool,
+    start: usize,
+    end: usize,
+}
+
+/// Our tags in order of appearance. `<observations foo="x">` is reported with `attributes`;
+/// other tags and stray `<` are text.
+fn tags(text: &str) -> impl Iterator<Item = Tag> + '_ {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while let Some(off) = bytes[i..].iter().position(|&b| b == b'<') {
+            let start = i + off;
+            i = start + 1;
+            let closing = bytes.get(i) == Some(&b'/');
+            let name_at = i + usize::from(closing);
+            for (block, name) in BLOCKS.iter().enumerate() {
+                let end_name = name_at + name.len();
+                let matches = bytes
+                    .get(name_at..end_name)
+                    .is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes()));
+                if !matches {
+                    continue;
+                }
+                match bytes.get(end_name) {
+                    Some(b'>') => {
+                        i = end_name + 1;
+                        return Some(Tag {
+                            block,
+                            closing,
+                            attributes: false,
+                            start,
+                            end: i,
+                        });
+                    }
+                    Some(c) if c.is_ascii_whitespace() && !closing => {
+                        let close = bytes[end_name..].iter().position(|&b| b == b'>');
+                        i = close.map_or(bytes.len(), |c| end_name + c + 1);
+                        return Some(Tag {
+                            block,
+                            closing,
+                            attributes: true,
+                            start,
+                            end: i,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        i = bytes.len();
+        None
+    })
+}
+
+/// Whether text has a word once markup (`<…>`) is removed.
+fn has_words(text: &str) -> bool {
+    let mut in_tag = false;
+    for c in text.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag && c.is_alphanumeric() => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Removes `<thread …>` and `</thread>` tags (any case), keeping their contents.
@@ -98,6 +218,10 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn err(text: &str) -> String {
+        parse("answer", text).unwrap_err().to_string()
+    }
+
     #[test]
     fn reads_the_three_blocks() {
         let p = parse(
@@ -108,19 +232,18 @@ mod tests {
         assert_eq!(p.observations, "Date: Dec 4\n* 🔴 (09:15) x");
         assert_eq!(p.current_task.as_deref(), Some("JWT"));
         assert_eq!(p.suggested_response.as_deref(), Some("go on"));
+        let p = parse("answer", "<OBSERVATIONS>* a\n* b</Observations>").unwrap();
+        assert_eq!(p.observations, "* a\n* b");
     }
 
     #[test]
-    fn tolerates_missing_tags() {
+    fn several_observation_blocks_are_joined() {
         let p = parse(
             "answer",
-            "* 🟡 (10:00) did a thing\n<current-task>t</current-task>",
+            "<observations>* one</observations> and <observations>* two</observations>",
         )
         .unwrap();
-        assert_eq!(p.observations, "* 🟡 (10:00) did a thing");
-        assert_eq!(p.current_task.as_deref(), Some("t"));
-        let p = parse("answer", "<OBSERVATIONS>* a\n* b").unwrap();
-        assert_eq!(p.observations, "* a\n* b");
+        assert_eq!(p.observations, "* one\n* two");
     }
 
     #[test]
@@ -135,14 +258,47 @@ mod tests {
     }
 
     #[test]
-    fn empty_answers_are_refused() {
-        assert!(parse("answer", "").is_err());
-        assert!(parse(
+    fn malformed_answers_are_refused_with_the_rule() {
+        assert!(err("").contains("has no <observations> block"));
+        assert!(err("plain prose about the work").contains("has no <observations> block"));
+        assert!(err("* 🟡 (10:00) did a thing").contains("has no <observations> block"));
+        assert!(err("</observations>").contains("</observations> at byte 0 has no opening tag"));
+        assert!(
+            err("<observations foo='bar'>* x</observations>").contains("must not carry attributes")
+        );
+        assert!(err("<observations>* cut off").contains("is never closed"));
+        assert!(
+            err("<observations>* a<current-task>t</current-task></observations>")
+                .contains("do not nest")
+        );
+        assert!(err("<observations>* a</current-task>").contains("closes the <observations> block"));
+        assert!(err("<observations>a\0b</observations>").contains("NUL"));
+        assert!(
+            err("<observations><a><b></b></a></observations>").contains("contains no observations")
+        );
+        assert!(
+            err("<observations>  </observations><current-task>x</current-task>")
+                .contains("contains no observations")
+        );
+        assert!(
+            err("<observations><thread id=\"x\"></thread></observations>")
+                .contains("contains no observations")
+        );
+        assert!(err("<observations>a</observations><current-task>1</current-task><current-task>2</current-task>")
+            .contains("more than one <current-task>"));
+        let deep = "<observations>".repeat(100_000);
+        assert!(err(&deep).contains("do not nest"));
+        assert!(err("total garbage no tags").ends_with("(nothing was applied)"));
+    }
+
+    #[test]
+    fn markup_in_observations_is_text() {
+        let p = parse(
             "answer",
-            "<observations>  </observations><current-task>x</current-task>"
+            "<observations>* uses <Button> when a < b</observations>",
         )
-        .is_err());
-        assert!(parse("answer", "<thread id=\"x\"></thread>").is_err());
+        .unwrap();
+        assert_eq!(p.observations, "* uses <Button> when a < b");
     }
 
     proptest! {
@@ -156,12 +312,14 @@ mod tests {
         fn tag_soup_never_panics(parts in proptest::collection::vec(prop_oneof![
             Just("<observations>".to_string()), Just("</observations>".to_string()),
             Just("<current-task>".to_string()), Just("</current-task>".to_string()),
+            Just("<OBSERVATIONS x>".to_string()), Just("<suggested-response>".to_string()),
             Just("<thread id=\"é\">".to_string()), Just("</thread>".to_string()), Just("<thread".to_string()),
             "\\PC{0,20}"], 0..20)) {
             let s: String = parts.concat();
             if let Ok(p) = parse("answer", &s) {
-                prop_assert!(!p.observations.trim().is_empty());
+                prop_assert!(has_words(&p.observations));
                 prop_assert!(!p.observations.to_ascii_lowercase().contains("</thread>"));
+                prop_assert!(!p.observations.to_ascii_lowercase().contains("<observations>"));
             }
         }
     }

@@ -17,7 +17,7 @@ pub fn index(conn: &mut dyn Conn, seq: i64, observations: &str, at: i64) -> Resu
 
 /// Takes a record that is no longer active out of the index.
 pub fn unindex(conn: &mut dyn Conn, seq: i64) -> Result<()> {
-    search::remove_doc(conn, NS_OBSERVATIONS, seq)
+    search::remove_doc(conn, NS_OBSERVATIONS, seq).map(|_| ())
 }
 
 /// Observation hits for a `mem_search` request. Filters on role or task exclude observations

@@ -59,18 +59,33 @@ pub fn index_doc(
     text: &str,
     created_at: i64,
 ) -> Result<()> {
-    check_ns(ns)?;
-    let terms = delta::analyze(text);
-    // A new document (the common case: a message insert) takes one statement; an indexed
-    // one is removed first (tombstoned if it is in a segment).
-    if !store::insert_new_delta(conn, ns, doc, created_at, &terms)? {
+    if !index_new(conn, ns, doc, text, created_at)? {
+        let terms = delta::analyze(text);
         store::remove(conn, ns, doc)?;
         store::insert_delta(conn, ns, doc, created_at, &terms)?;
+    }
+    Ok(())
+}
+
+/// Indexes a document that is not indexed yet, in one statement; `false` (nothing written)
+/// when the key already has a document. Row triggers use it as a booking token: a document
+/// exists exactly while its row has been counted, so a handler run twice books once.
+pub fn index_new(
+    conn: &mut dyn Conn,
+    ns: &str,
+    doc: i64,
+    text: &str,
+    created_at: i64,
+) -> Result<bool> {
+    check_ns(ns)?;
+    let terms = delta::analyze(text);
+    if !store::insert_new_delta(conn, ns, doc, created_at, &terms)? {
+        return Ok(false);
     }
     if should_count(doc) && store::delta_count(conn, ns)? >= merge::FLUSH_DOCS as i64 {
         flush(conn, ns, false)?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Writes between two counts of the delta: counting on every write was a statement per
@@ -88,9 +103,9 @@ fn should_count(doc: i64) -> bool {
     doc.rem_euclid(FLUSH_CHECK_EVERY as i64) == 0 || n % FLUSH_CHECK_EVERY == 0
 }
 
-/// Removes a document (a no-op when it is not indexed). O(1) statements: a delta row is
+/// Removes a document; `false` when it was not indexed. O(1) statements: a delta row is
 /// deleted, a segment document is tombstoned.
-pub fn remove_doc(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
+pub fn remove_doc(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
     check_ns(ns)?;
     store::remove(conn, ns, doc)
 }

@@ -148,11 +148,13 @@ pub fn segment(
 }
 
 /// Removes a document's row; when its old version is in a segment, tombstones it there.
-pub fn remove(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
+/// Returns whether there was a row.
+pub fn remove(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
     let rows = conn.query(
         "DELETE FROM mem_idx_docs WHERE ns = ?1 AND doc = ?2 RETURNING seg_id, len",
         &[ns.into(), doc.into()],
     )?;
+    let removed = !rows.is_empty();
     for r in rows {
         if let (Some(Value::Text(seg)), Some(len)) = (r.first(), r.get(1)) {
             conn.execute(
@@ -161,7 +163,7 @@ pub fn remove(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
             )?;
         }
     }
-    Ok(())
+    Ok(removed)
 }
 
 /// Puts a document in the delta.

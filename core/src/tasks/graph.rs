@@ -1,5 +1,5 @@
-//! The blocked state, kept incrementally by the row triggers of `mem_tasks` and
-//! `mem_task_deps` inside the writing transaction.
+//! The blocked state, kept by the row triggers of `mem_tasks` and `mem_task_deps` inside the
+//! writing transaction.
 //!
 //! Every task row carries two counters and their result:
 //!
@@ -7,21 +7,26 @@
 //! * `blocked_parents` — how many of its parents (`parent-child` targets) are blocked;
 //! * `is_blocked = open_blockers > 0 OR blocked_parents > 0`.
 //!
-//! A write changes the counters of the rows it touches with one `UPDATE … RETURNING`; only
-//! the rows whose `is_blocked` actually flipped pass the flip on to their children (a
-//! worklist, one statement per flipped task). Nothing is ever recomputed from scratch, so the
-//! cost of a write is O(edges of the tasks whose state changes), and `task_ready` reads an
-//! index without walking the graph. Blocked-ness does not depend on the task's own status
-//! (as in beads and seed 000's `computeBlockedStatus`): closing a task changes its
-//! dependents, not itself.
+//! A write *refreshes* the tasks it can affect: their counters are recounted from their own
+//! dependency rows (an index range each), and only the tasks whose `is_blocked` flipped pass
+//! the refresh on to their children. So a write costs O(edges of the tasks whose state it
+//! touches), `task_ready` reads an index without walking the graph, and every handler is
+//! idempotent: running one again, or calling its SQL function by hand, recounts the same truth
+//! instead of counting twice. Blocked-ness does not depend on the task's own status (as in
+//! beads and seed 000's `computeBlockedStatus`): closing a task changes its dependents, not
+//! itself.
 //!
-//! Postgres: a dependency's target row is locked (`FOR UPDATE`) before its status or blocked
-//! state is read, and the status change of a task holds that row's lock while it updates the
-//! dependents, so a concurrent edge insert and close cannot both miss each other; blocking
-//! edge inserts also take one transaction advisory lock so two concurrent inserts cannot close
-//! a cycle that neither saw. SQLite has one writer at a time.
+//! Postgres (READ COMMITTED): a refresh locks the task row it recounts (`FOR UPDATE`) and
+//! counts in a later statement, so it sees every concurrent change that committed before it
+//! got the lock; a change to a task's status holds that row's lock while it refreshes the
+//! dependents, and a new dependency locks its target before the refresh counts it, so a
+//! concurrent edge insert and close cannot both miss each other. Blocking edge inserts also
+//! take one transaction advisory lock so two concurrent inserts cannot close a cycle that
+//! neither saw. SQLite has one writer at a time.
 
 use super::{DEP_TYPES, STATUS_CLOSED};
+use crate::error::{echo_bare, echo_list};
+use crate::row::Cells;
 use crate::search;
 use crate::{Conn, Dialect, Error, Result, Value};
 use std::collections::{HashMap, HashSet};
@@ -56,7 +61,7 @@ pub struct TaskRow {
 
 impl TaskRow {
     /// The `mem_tasks` columns a row is read from, in field order.
-    pub const COLUMNS: [&'static str; 12] = [
+    pub const COLUMNS: [&'static str; 15] = [
         "seq",
         "id",
         "title",
@@ -69,39 +74,42 @@ impl TaskRow {
         "open_blockers",
         "blocked_parents",
         "is_blocked",
+        "updated_at",
+        "defer_until",
+        "metadata",
     ];
 
+    /// Reads values in [`TaskRow::COLUMNS`] order, strictly typed (see [`crate::row`]).
     pub fn from_values(v: Vec<Value>) -> Result<Self> {
-        let mut it = v.into_iter();
-        let mut next = || it.next().unwrap_or(Value::Null);
-        let text = |v: Value| match v {
-            Value::Text(s) => Some(s),
-            Value::Blob(b) => String::from_utf8(b).ok(),
-            Value::Int(i) => Some(i.to_string()),
-            Value::Real(f) => Some(f.to_string()),
-            Value::Null => None,
+        let mut c = Cells::new("mem_tasks", &TaskRow::COLUMNS, v);
+        let row = TaskRow {
+            seq: c.int()?,
+            id: c.text()?,
+            title: c.text()?,
+            description: c.opt_text()?,
+            summary: c.opt_text()?,
+            status: c.text()?,
+            close_reason: c.opt_text()?,
+            closed_at: c.opt_int()?,
+            created_at: c.int()?,
+            open_blockers: c.int()?,
+            blocked_parents: c.int()?,
+            is_blocked: c.int()?,
         };
-        Ok(TaskRow {
-            seq: next().as_i64().unwrap_or(0),
-            id: text(next()).ok_or_else(|| Error::invalid("id", "must not be NULL"))?,
-            title: text(next()).unwrap_or_default(),
-            description: text(next()),
-            summary: text(next()),
-            status: text(next()).unwrap_or_default(),
-            close_reason: text(next()),
-            closed_at: next().as_i64(),
-            created_at: next().as_i64().unwrap_or(0),
-            open_blockers: next().as_i64().unwrap_or(0),
-            blocked_parents: next().as_i64().unwrap_or(0),
-            is_blocked: next().as_i64().unwrap_or(0),
-        })
+        // Read for their types only: nothing derived depends on them.
+        c.int()?; // updated_at
+        c.opt_int()?; // defer_until
+        c.json_object()?; // metadata
+        Ok(row)
     }
 
     /// Reads a stored row by `seq` (SQLite's after-triggers).
     pub fn load(conn: &mut dyn Conn, seq: i64) -> Result<Self> {
         let sql = format!(
             "SELECT {} FROM mem_tasks WHERE seq = ?1",
-            TaskRow::COLUMNS.join(", ")
+            TaskRow::COLUMNS
+                .join(", ")
+                .replace("metadata", "CAST(metadata AS TEXT)")
         );
         let row = conn
             .query(&sql, &[Value::Int(seq)])?
@@ -152,19 +160,12 @@ impl DepRow {
     pub const COLUMNS: [&'static str; 4] = ["seq", "task_id", "depends_on_id", "type"];
 
     pub fn from_values(v: Vec<Value>) -> Result<Self> {
-        let mut it = v.into_iter();
-        let mut next = || it.next().unwrap_or(Value::Null);
-        let seq = next().as_i64().unwrap_or(0);
-        let mut text = |col: &str| {
-            next()
-                .into_string()
-                .ok_or_else(|| Error::invalid(col, "must not be NULL"))
-        };
+        let mut c = Cells::new("mem_task_deps", &DepRow::COLUMNS, v);
         Ok(DepRow {
-            seq,
-            task_id: text("task_id")?,
-            depends_on_id: text("depends_on_id")?,
-            dep_type: text("type")?,
+            seq: c.int()?,
+            task_id: c.text()?,
+            depends_on_id: c.text()?,
+            dep_type: c.text()?,
         })
     }
 
@@ -188,108 +189,123 @@ fn lock_suffix(conn: &dyn Conn) -> &'static str {
     }
 }
 
-/// Which rows a counter change applies to.
-enum Rows<'a> {
-    /// One task.
-    One(&'a str),
-    /// The tasks that have a `blocks` dependency on this one.
-    BlockedBy(&'a str),
-    /// The children (`parent-child` dependents) of this one.
-    ChildrenOf(&'a str),
+/// Tasks per recount statement.
+const CHUNK: usize = 500;
+
+fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-/// Adds `d_ob` to `open_blockers` and `d_bp` to `blocked_parents` of the rows, and returns the
-/// tasks whose blocked state flipped with their new state.
-fn bump(conn: &mut dyn Conn, rows: Rows, d_ob: i64, d_bp: i64) -> Result<Vec<(String, bool)>> {
-    let (filter, id) = match rows {
-        Rows::One(id) => ("id = ?1", id),
-        Rows::BlockedBy(id) => (
-            "id IN (SELECT task_id FROM mem_task_deps WHERE depends_on_id = ?1 AND type = 'blocks')",
-            id,
-        ),
-        Rows::ChildrenOf(id) => (
-            "id IN (SELECT task_id FROM mem_task_deps WHERE depends_on_id = ?1 AND type = 'parent-child')",
-            id,
-        ),
-    };
-    let sql = format!(
-        "UPDATE mem_tasks SET open_blockers = open_blockers + ?2, blocked_parents = blocked_parents + ?3, \
-         is_blocked = CASE WHEN open_blockers + ?2 > 0 OR blocked_parents + ?3 > 0 THEN 1 ELSE 0 END \
-         WHERE {filter} RETURNING id, open_blockers, blocked_parents, is_blocked"
-    );
-    let out = conn.query(&sql, &[id.into(), Value::Int(d_ob), Value::Int(d_bp)])?;
-    let mut flips = Vec::new();
-    for r in out {
-        let mut it = r.into_iter();
-        let id = it.next().and_then(Value::into_string).unwrap_or_default();
-        let ob = it.next().and_then(|v| v.as_i64()).unwrap_or(0);
-        let bp = it.next().and_then(|v| v.as_i64()).unwrap_or(0);
-        let now = it.next().and_then(|v| v.as_i64()).unwrap_or(0) != 0;
-        let before = (ob - d_ob) > 0 || (bp - d_bp) > 0;
-        if before != now {
-            flips.push((id, now));
-        }
-    }
-    Ok(flips)
+fn text_params(ids: &[String]) -> Vec<Value> {
+    ids.iter().map(|i| i.as_str().into()).collect()
 }
 
-/// Passes blocked-state flips down to children, and theirs to their children, until no state
-/// changes. Each flipped task costs one UPDATE over its children.
-fn propagate(conn: &mut dyn Conn, mut flips: Vec<(String, bool)>) -> Result<()> {
-    let mut guard = 0usize;
-    while !flips.is_empty() {
-        guard += flips.len();
-        if guard > 100_000_000 {
-            return Err(Error::internal(
-                "blocked-state propagation did not converge",
-            ));
+/// Recounts the blocked state of `tasks` from their dependency rows, writes what changed, and
+/// refreshes the children of every task whose `is_blocked` flipped, until nothing flips.
+/// Idempotent. Unknown ids are skipped.
+fn refresh(conn: &mut dyn Conn, tasks: Vec<String>) -> Result<()> {
+    let mut work = tasks;
+    let mut rounds = 0usize;
+    while !work.is_empty() {
+        rounds += work.len();
+        if rounds > 100_000_000 {
+            return Err(Error::internal("blocked-state refresh did not converge"));
         }
-        // Most flipped tasks have no children: find the ones that do with one query per 500
-        // instead of one UPDATE each.
-        let parents = with_children(conn, &flips)?;
-        let mut next = Vec::new();
-        for (id, blocked) in flips {
-            if parents.contains(&id) {
-                let d = if blocked { 1 } else { -1 };
-                next.extend(bump(conn, Rows::ChildrenOf(&id), 0, d)?);
-            }
+        work.sort();
+        work.dedup();
+        let mut flipped = Vec::new();
+        for chunk in work.chunks(CHUNK) {
+            flipped.extend(recount(conn, chunk)?);
         }
-        flips = next;
+        work = children(conn, &flipped)?;
     }
     Ok(())
 }
 
-/// Which of the tasks have children (parent-child dependents).
-fn with_children(conn: &mut dyn Conn, tasks: &[(String, bool)]) -> Result<HashSet<String>> {
-    let mut out = HashSet::new();
-    for chunk in tasks.chunks(500) {
-        let ph: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+/// One chunk of [`refresh`]: returns the tasks whose blocked state flipped.
+fn recount(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<String>> {
+    let params = text_params(ids);
+    if conn.dialect() == Dialect::Postgres {
+        // Lock first, count in the next statement: its snapshot sees every change committed
+        // by a transaction that held one of these rows.
+        conn.query(
+            &format!(
+                "SELECT id FROM mem_tasks WHERE id IN ({}) ORDER BY id FOR UPDATE",
+                placeholders(1, ids.len())
+            ),
+            &params,
+        )?;
+    }
+    let rows = conn.query(
+        &format!(
+            "SELECT t.id, t.is_blocked, t.open_blockers, t.blocked_parents, \
+               (SELECT count(*) FROM mem_task_deps d JOIN mem_tasks b ON b.id = d.depends_on_id \
+                 WHERE d.task_id = t.id AND d.type = 'blocks' AND b.status <> 'closed'), \
+               (SELECT count(*) FROM mem_task_deps d JOIN mem_tasks p ON p.id = d.depends_on_id \
+                 WHERE d.task_id = t.id AND d.type = 'parent-child' AND p.is_blocked = 1) \
+             FROM mem_tasks t WHERE t.id IN ({})",
+            placeholders(1, ids.len())
+        ),
+        &params,
+    )?;
+    let mut flipped = Vec::new();
+    for r in rows {
+        let mut it = r.into_iter();
+        let id = it.next().and_then(Value::into_string).unwrap_or_default();
+        let mut int = || it.next().and_then(|v| v.as_i64()).unwrap_or(0);
+        let (was, ob, bp, new_ob, new_bp) = (int() != 0, int(), int(), int(), int());
+        if (ob, bp) == (new_ob, new_bp) {
+            continue;
+        }
+        let now = new_ob > 0 || new_bp > 0;
+        conn.execute(
+            "UPDATE mem_tasks SET open_blockers = ?2, blocked_parents = ?3, is_blocked = ?4 WHERE id = ?1",
+            &[
+                id.as_str().into(),
+                Value::Int(new_ob),
+                Value::Int(new_bp),
+                Value::Int(i64::from(now)),
+            ],
+        )?;
+        if now != was {
+            flipped.push(id);
+        }
+    }
+    Ok(flipped)
+}
+
+/// The `parent-child` dependents (children) of `tasks`.
+fn children(conn: &mut dyn Conn, tasks: &[String]) -> Result<Vec<String>> {
+    dependents(conn, tasks, "parent-child")
+}
+
+/// The tasks with a dependency of `dep_type` on one of `tasks`.
+fn dependents(conn: &mut dyn Conn, tasks: &[String], dep_type: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for chunk in tasks.chunks(CHUNK) {
+        let mut params = vec![Value::from(dep_type)];
+        params.extend(text_params(chunk));
         let sql = format!(
-            "SELECT DISTINCT depends_on_id FROM mem_task_deps WHERE type = 'parent-child' AND depends_on_id IN ({})",
-            ph.join(", ")
+            "SELECT task_id FROM mem_task_deps WHERE type = ?1 AND depends_on_id IN ({})",
+            placeholders(2, chunk.len())
         );
-        let params: Vec<Value> = chunk.iter().map(|(id, _)| id.as_str().into()).collect();
         for r in conn.query(&sql, &params)? {
             if let Some(id) = r.into_iter().next().and_then(Value::into_string) {
-                out.insert(id);
+                out.push(id);
             }
         }
     }
     Ok(out)
 }
 
-/// The status and blocked state of a task, locked in Postgres; `None` when it does not exist.
-fn target_state(conn: &mut dyn Conn, id: &str) -> Result<Option<(String, bool)>> {
-    let sql = format!(
-        "SELECT status, is_blocked FROM mem_tasks WHERE id = ?1{}",
-        lock_suffix(conn)
-    );
-    Ok(conn.query(&sql, &[id.into()])?.into_iter().next().map(|r| {
-        let mut it = r.into_iter();
-        let status = it.next().and_then(Value::into_string).unwrap_or_default();
-        let blocked = it.next().and_then(|v| v.as_i64()).unwrap_or(0) != 0;
-        (status, blocked)
-    }))
+/// Locks a task row in Postgres (a dependency's target, before its state is counted);
+/// `false` when it does not exist.
+fn lock_task(conn: &mut dyn Conn, id: &str) -> Result<bool> {
+    let sql = format!("SELECT 1 FROM mem_tasks WHERE id = ?1{}", lock_suffix(conn));
+    Ok(conn.query_value(&sql, &[id.into()])?.is_some())
 }
 
 fn task_exists(conn: &mut dyn Conn, id: &str) -> Result<bool> {
@@ -341,7 +357,10 @@ pub fn check_cycle(conn: &mut dyn Conn, task_id: &str, depends_on_id: &str) -> R
     if task_id == depends_on_id {
         return Err(Error::invalid(
             "depends_on_id",
-            format!("a task cannot depend on itself (dependency cycle: {task_id} → {task_id})"),
+            format!(
+                "a task cannot depend on itself (dependency cycle: {0} → {0})",
+                echo_bare(task_id)
+            ),
         ));
     }
     if let Some(path) = blocking_path(conn, depends_on_id, task_id)? {
@@ -349,7 +368,7 @@ pub fn check_cycle(conn: &mut dyn Conn, task_id: &str, depends_on_id: &str) -> R
         names.extend(path);
         return Err(Error::invalid(
             "depends_on_id",
-            format!("dependency cycle: {}", names.join(" → ")),
+            format!("dependency cycle: {}", echo_list(&names, " → ")),
         ));
     }
     Ok(())
@@ -362,25 +381,22 @@ pub fn check_dep_type(arg: &str, t: &str) -> Result<()> {
     } else {
         Err(Error::invalid(
             arg,
-            format!("must be one of {} (got \"{t}\")", DEP_TYPES.join(", ")),
+            format!(
+                "must be one of {} (got {})",
+                DEP_TYPES.join(", "),
+                crate::error::echo(t)
+            ),
         ))
     }
 }
 
 // ------------------------------------------------------------------ trigger handlers
 
-/// A new task row: no dependency can name it yet, so its counters must be zero; a closed
-/// row gets its `closed_at`; the search index takes its text. Returns whether the row changed.
+/// A new task row (no dependency can name it yet, and the schema keeps its counters at 0): a
+/// closed row gets its `closed_at`; the search index takes its text. Returns whether the row
+/// changed.
 pub fn on_task_insert(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
     super::check_id_text("id", &row.id)?;
-    if row.open_blockers != 0 || row.blocked_parents != 0 || row.is_blocked != 0 {
-        // SQLite's CHECK refuses most such rows before the trigger runs; refuse the rest the
-        // same way on both backends.
-        return Err(Error::invalid(
-            "open_blockers, blocked_parents, is_blocked",
-            "derived by agentmem: a new task must leave them 0 (constraint of the blocked state)",
-        ));
-    }
     let before = row.clone();
     if row.status == STATUS_CLOSED && row.closed_at.is_none() {
         row.closed_at = Some(conn.now_ms()?);
@@ -389,13 +405,13 @@ pub fn on_task_insert(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
     Ok(*row != before)
 }
 
-/// A task crossed the closed line (closing or reopening): its `blocks` dependents lose or
-/// regain an open blocker; closing fills `closed_at` and clears the threads' active-task
-/// pointers, reopening clears `closed_at` and `close_reason`. Returns whether the row changed.
+/// A task crossed the closed line (closing or reopening), before the row is written: closing
+/// fills `closed_at` and clears the threads' active-task pointers, reopening clears
+/// `closed_at` and `close_reason`. Returns whether the row changed. The dependents are
+/// refreshed by [`after_task_status`] once the new status is visible.
 pub fn on_task_status(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
     let before = row.clone();
-    let closing = row.status == STATUS_CLOSED;
-    if closing {
+    if row.status == STATUS_CLOSED {
         if row.closed_at.is_none() {
             row.closed_at = Some(conn.now_ms()?);
         }
@@ -404,14 +420,14 @@ pub fn on_task_status(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
         row.closed_at = None;
         row.close_reason = None;
     }
-    let flips = bump(
-        conn,
-        Rows::BlockedBy(&row.id),
-        if closing { -1 } else { 1 },
-        0,
-    )?;
-    propagate(conn, flips)?;
     Ok(*row != before)
+}
+
+/// After a task's status crossed the closed line: its `blocks` dependents gain or lose an open
+/// blocker.
+pub fn after_task_status(conn: &mut dyn Conn, id: &str) -> Result<()> {
+    let deps = dependents(conn, &[id.to_owned()], "blocks")?;
+    refresh(conn, deps)
 }
 
 /// Title, description or summary changed: the search index takes the new text.
@@ -427,25 +443,20 @@ pub fn on_task_id_change() -> Result<()> {
     ))
 }
 
-/// After a task row is deleted (with its old values): its dependents lose a blocker (when it
-/// was not closed) or a blocked parent (when it was blocked), then its dependencies, labels,
-/// links and search document go.
-pub fn on_task_delete(
-    conn: &mut dyn Conn,
-    seq: i64,
-    id: &str,
-    status: &str,
-    was_blocked: bool,
-) -> Result<()> {
-    if status != STATUS_CLOSED {
-        let flips = bump(conn, Rows::BlockedBy(id), -1, 0)?;
-        propagate(conn, flips)?;
+/// After a task row is deleted: its dependencies (in both directions), labels, links and
+/// search document go; deleting the dependency rows refreshes the dependents. Refused while
+/// the task still exists, so a call by hand cannot strip a live task.
+pub fn on_task_delete(conn: &mut dyn Conn, seq: i64, id: &str) -> Result<()> {
+    let live = conn.query_value(
+        "SELECT 1 FROM mem_tasks WHERE seq = ?1 OR id = ?2",
+        &[Value::Int(seq), id.into()],
+    )?;
+    if live.is_some() {
+        return Err(Error::invalid(
+            "mem__task_delete",
+            "runs after a task row is deleted; the task still exists",
+        ));
     }
-    if was_blocked {
-        let flips = bump(conn, Rows::ChildrenOf(id), 0, -1)?;
-        propagate(conn, flips)?;
-    }
-    // The dependency triggers see a missing endpoint and leave the counters alone.
     conn.execute(
         "DELETE FROM mem_task_deps WHERE task_id = ?1 OR depends_on_id = ?1",
         &[id.into()],
@@ -458,36 +469,23 @@ pub fn on_task_delete(
         "DELETE FROM mem_task_messages WHERE task_id = ?1",
         &[id.into()],
     )?;
-    search::remove_doc(conn, NS_TASKS, seq)
+    search::remove_doc(conn, NS_TASKS, seq).map(|_| ())
 }
 
-/// A new dependency row: both tasks must exist, a blocking one must not close a cycle; the
-/// task's counters take the target's state and a flip goes down to its children.
+/// After a dependency row is inserted: both tasks must exist, a blocking one must not close a
+/// cycle; then the task is refreshed (its target locked first, so a concurrent status change
+/// of the target is seen).
 pub fn on_dep_insert(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
     check_dep_type("type", &dep.dep_type)?;
     if dep.task_id == dep.depends_on_id {
         return check_cycle(conn, &dep.task_id, &dep.depends_on_id);
     }
-    // An identical edge already there (Postgres' BEFORE trigger also fires for rows that
-    // ON CONFLICT DO NOTHING then skips): nothing to count.
-    let dup = conn.query_value(
-        "SELECT 1 FROM mem_task_deps WHERE task_id = ?1 AND depends_on_id = ?2 AND type = ?3 AND seq <> ?4",
-        &[
-            dep.task_id.as_str().into(),
-            dep.depends_on_id.as_str().into(),
-            dep.dep_type.as_str().into(),
-            Value::Int(dep.seq),
-        ],
-    )?;
-    if dup.is_some() {
-        return Ok(());
-    }
     if !task_exists(conn, &dep.task_id)? {
-        return Err(Error::not_found("task", dep.task_id.clone()));
+        return Err(Error::not_found("task", &dep.task_id));
     }
     if !is_blocking(&dep.dep_type) {
         if !task_exists(conn, &dep.depends_on_id)? {
-            return Err(Error::not_found("task", dep.depends_on_id.clone()));
+            return Err(Error::not_found("task", &dep.depends_on_id));
         }
         return Ok(());
     }
@@ -497,35 +495,18 @@ pub fn on_dep_insert(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
             &[Value::Int(DEP_LOCK_KEY)],
         )?;
     }
-    let Some((status, blocked)) = target_state(conn, &dep.depends_on_id)? else {
-        return Err(Error::not_found("task", dep.depends_on_id.clone()));
-    };
+    if !lock_task(conn, &dep.depends_on_id)? {
+        return Err(Error::not_found("task", &dep.depends_on_id));
+    }
+    // The new row is in the table already, but a path from its target back to its task
+    // cannot use it (it would have to pass the task first).
     check_cycle(conn, &dep.task_id, &dep.depends_on_id)?;
-    let (d_ob, d_bp) = match dep.dep_type.as_str() {
-        "blocks" if status != STATUS_CLOSED => (1, 0),
-        "parent-child" if blocked => (0, 1),
-        _ => return Ok(()),
-    };
-    let flips = bump(conn, Rows::One(&dep.task_id), d_ob, d_bp)?;
-    propagate(conn, flips)
+    refresh(conn, vec![dep.task_id.clone()])
 }
 
-/// A dependency row goes: the reverse of [`on_dep_insert`]. When either task is already gone
-/// (a task delete removing its edges) the counters were settled by [`on_task_delete`].
-pub fn on_dep_delete(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
-    if !is_blocking(&dep.dep_type) || !task_exists(conn, &dep.task_id)? {
-        return Ok(());
-    }
-    let Some((status, blocked)) = target_state(conn, &dep.depends_on_id)? else {
-        return Ok(());
-    };
-    let (d_ob, d_bp) = match dep.dep_type.as_str() {
-        "blocks" if status != STATUS_CLOSED => (-1, 0),
-        "parent-child" if blocked => (0, -1),
-        _ => return Ok(()),
-    };
-    let flips = bump(conn, Rows::One(&dep.task_id), d_ob, d_bp)?;
-    propagate(conn, flips)
+/// After a dependency row is deleted: the task is refreshed (a no-op when the task is gone).
+pub fn on_dep_delete(conn: &mut dyn Conn, task_id: &str) -> Result<()> {
+    refresh(conn, vec![task_id.to_owned()])
 }
 
 /// Dependency rows are not updated in place: the old edge's effect would have to be undone

@@ -4,35 +4,21 @@
 //! another session, stops the linking; an explicit `task_id` on the message wins.
 
 use crate::messages::Draft;
-use crate::{Conn, Dialect, Result, Value};
+use crate::{Conn, Result, Value};
 
-/// Called by `messages::complete_insert` for every new message. Two indexed lookups when the
-/// thread has an active task, one otherwise.
-pub fn implicit(conn: &mut dyn Conn, d: &mut Draft) -> Result<()> {
+/// Called by `messages::complete_insert` for every new message, with the thread's active task
+/// and session (read by the same statement that books the message). One indexed lookup when
+/// the thread has an active task, none otherwise.
+pub fn implicit(
+    conn: &mut dyn Conn,
+    d: &mut Draft,
+    active_task: Option<String>,
+    session: Option<String>,
+) -> Result<()> {
     if d.task_id.is_some() {
         return Ok(());
     }
-    let sql = match conn.dialect() {
-        Dialect::Sqlite => {
-            "SELECT CAST(json_extract(metadata, '$.active_task_id') AS TEXT), \
-             CAST(json_extract(metadata, '$.session_id') AS TEXT) FROM mem_threads WHERE id = ?1"
-        }
-        Dialect::Postgres => {
-            "SELECT metadata ->> 'active_task_id', metadata ->> 'session_id' FROM mem_threads WHERE id = ?1"
-        }
-    };
-    let Some(row) = conn
-        .query(sql, &[d.thread_id.as_str().into()])?
-        .into_iter()
-        .next()
-    else {
-        return Ok(());
-    };
-    let mut it = row.into_iter();
-    let (Some(task), Some(session)) = (
-        it.next().and_then(Value::into_string),
-        it.next().and_then(Value::into_string),
-    ) else {
+    let (Some(task), Some(session)) = (active_task, session) else {
         return Ok(());
     };
     let live = conn

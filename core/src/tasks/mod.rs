@@ -48,7 +48,11 @@ pub fn check_one_of(arg: &str, v: &str, allowed: &[&str]) -> Result<()> {
     } else {
         Err(Error::invalid(
             arg,
-            format!("must be one of {} (got \"{v}\")", allowed.join(", ")),
+            format!(
+                "must be one of {} (got {})",
+                allowed.join(", "),
+                crate::error::echo(v)
+            ),
         ))
     }
 }
@@ -186,14 +190,13 @@ impl Obj {
             .transpose()
     }
 
-    /// An array of strings (a single string is taken as a one-element array).
+    /// An array of strings.
     pub fn strings(&self, key: &str) -> Result<Option<Vec<String>>> {
         let Some(v) = self.get(key) else {
             return Ok(None);
         };
         let rule = "must be an array of strings";
         match v {
-            serde_json::Value::String(s) => Ok(Some(vec![s.clone()])),
             serde_json::Value::Array(a) => a
                 .iter()
                 .map(|x| {

@@ -6,6 +6,7 @@ use super::{
     check_labels, check_one_of, check_priority, check_title, required, status_of, Obj,
     CLOSE_REASONS, RELATIONS, STATUS_CLOSED, TYPES,
 };
+use crate::error::{echo_bare, echo_list};
 use crate::{ids, messages::check_content, threads, Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
 
@@ -216,17 +217,21 @@ impl Refusal {
     pub fn into_error(self, task_id: &str) -> Error {
         match self {
             Refusal::NotFound => Error::not_found("task", task_id),
-            Refusal::ClaimedBy(s) => {
-                Error::invalid("task_id", format!("already claimed by session {s}"))
-            }
+            Refusal::ClaimedBy(s) => Error::invalid(
+                "task_id",
+                format!("already claimed by session {}", echo_bare(&s)),
+            ),
             Refusal::Blocked(b) => Error::invalid(
                 "task_id",
                 format!(
-                    "task {task_id} is blocked by open dependencies: {}",
-                    b.join(", ")
+                    "task {} is blocked by open dependencies: {}",
+                    echo_bare(task_id),
+                    echo_list(&b, ", ")
                 ),
             ),
-            Refusal::Closed => Error::invalid("task_id", format!("task {task_id} is closed")),
+            Refusal::Closed => {
+                Error::invalid("task_id", format!("task {} is closed", echo_bare(task_id)))
+            }
         }
     }
 }
@@ -447,7 +452,7 @@ pub fn update(conn: &mut dyn Conn, task_id: Option<&str>, options: Option<&str>)
             other => {
                 return Err(Error::invalid(
                     "options.status",
-                    format!("must be \"open\" (got \"{other}\")"),
+                    format!("must be \"open\" (got {})", crate::error::echo(other)),
                 ))
             }
         }

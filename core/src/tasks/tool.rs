@@ -50,7 +50,9 @@ struct Input {
 }
 
 impl Input {
-    fn parse(input: Option<&str>, context: Option<&str>) -> std::result::Result<Input, Failure> {
+    fn parse(input: Option<&[u8]>, context: Option<&[u8]>) -> std::result::Result<Input, Failure> {
+        let input = crate::tool_text("input", input)?;
+        let context = crate::tool_text("context", context)?;
         let map = match serde_json::from_str::<Json>(input.unwrap_or("")) {
             Ok(Json::Object(m)) => m,
             Ok(_) => return Err("input must be a JSON object".to_string().into()),
@@ -67,12 +69,12 @@ impl Input {
         Ok(Input { map, ctx })
     }
 
-    fn action(&self) -> String {
+    /// The `action` key as given (absent or not a string: `None`).
+    fn action(&self) -> Option<String> {
         self.map
             .get("action")
             .and_then(Json::as_str)
-            .unwrap_or("")
-            .to_owned()
+            .map(str::to_owned)
     }
 
     fn opt_str(&self, key: &str) -> std::result::Result<Option<String>, Failure> {
@@ -135,16 +137,22 @@ fn answer(action: &str, r: Answer) -> String {
     }
 }
 
-fn known(action: &str, actions: &[&str]) -> std::result::Result<(), Failure> {
-    if actions.contains(&action) {
-        return Ok(());
-    }
+/// The call's action, which must be one of `actions`; the error names what was wrong.
+fn known(i: &Input, actions: &[&str]) -> std::result::Result<String, Failure> {
     let (last, rest) = actions.split_last().unwrap_or((&"", &[]));
-    Err(format!(
-        "unknown action \"{action}\" (expected {} or {last})",
-        rest.join(", ")
-    )
-    .into())
+    let expected = format!("{} or {last}", rest.join(", "));
+    match (i.map.get("action"), i.action()) {
+        (_, Some(a)) if actions.contains(&a.as_str()) => Ok(a),
+        (None | Some(Json::Null), _) => {
+            Err(format!("action: missing (expected {expected})").into())
+        }
+        (_, Some(a)) => Err(format!(
+            "unknown action {} (expected {expected})",
+            crate::error::echo(&a)
+        )
+        .into()),
+        (Some(_), None) => Err(format!("action: must be a string (expected {expected})").into()),
+    }
 }
 
 fn tasks_answer(conn: &mut dyn Conn, ids: &[String]) -> Answer {
@@ -169,16 +177,19 @@ fn ids_of(rows: Vec<crate::Row>) -> Vec<String> {
 
 /// `task_query(input [, context])`: actions ready (limit, default 5), show (id), list
 /// (status, limit), search (query, limit default 3, includeMessages).
-pub fn task_query(conn: &mut dyn Conn, input: Option<&str>, context: Option<&str>) -> String {
+pub fn task_query(conn: &mut dyn Conn, input: Option<&[u8]>, context: Option<&[u8]>) -> String {
     let parsed = Input::parse(input, context);
-    let action = parsed.as_ref().map(Input::action).unwrap_or_default();
+    let action = parsed
+        .as_ref()
+        .ok()
+        .and_then(Input::action)
+        .unwrap_or_default();
     let r = parsed.and_then(|i| run_query(conn, &i));
     answer(&action, r)
 }
 
 fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
-    let action = i.action();
-    known(&action, &["ready", "show", "list", "search"])?;
+    let action = known(i, &["ready", "show", "list", "search"])?;
     match action.as_str() {
         "ready" => {
             let limit = i.limit(5, query::MAX_READY_LIMIT)?;
@@ -217,10 +228,8 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
                 query::search_tasks(conn, Some(&q), Some(&json!({ "limit": limit }).to_string()))?;
             let mut out = tasks_answer(conn, &ids_of(rows))?;
             if i.bool("includeMessages", false)? {
-                let found = crate::memory_tool::memory_search(
-                    conn,
-                    Some(&json!({ "action": "search", "query": q, "limit": limit }).to_string()),
-                );
+                let call = json!({ "action": "search", "query": q, "limit": limit }).to_string();
+                let found = crate::memory_tool::memory_search(conn, Some(call.as_bytes()));
                 let found: Json = serde_json::from_str(&found).unwrap_or(Json::Null);
                 out["messages"] = found.get("results").cloned().unwrap_or(json!([]));
             }
@@ -230,17 +239,20 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
 }
 
 /// `task_mutate(input [, context])`: actions create, claim, close, dep, link, update_context.
-pub fn task_mutate(conn: &mut dyn Conn, input: Option<&str>, context: Option<&str>) -> String {
+pub fn task_mutate(conn: &mut dyn Conn, input: Option<&[u8]>, context: Option<&[u8]>) -> String {
     let parsed = Input::parse(input, context);
-    let action = parsed.as_ref().map(Input::action).unwrap_or_default();
+    let action = parsed
+        .as_ref()
+        .ok()
+        .and_then(Input::action)
+        .unwrap_or_default();
     let r = parsed.and_then(|i| run_mutate(conn, &i));
     answer(&action, r)
 }
 
 fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
-    let action = i.action();
-    known(
-        &action,
+    let action = known(
+        i,
         &["create", "claim", "close", "dep", "link", "update_context"],
     )?;
     match action.as_str() {
@@ -346,7 +358,6 @@ fn thread_session(conn: &mut dyn Conn, thread: Option<&str>) -> Result<Option<St
 /// `resource:<id>` / `thread:<id>`.
 fn update_context(conn: &mut dyn Conn, i: &Input) -> Answer {
     let content = i.str("content")?;
-    crate::messages::check_content("content", &content)?;
     let scope = i.opt_str("scope")?.unwrap_or_else(|| "resource".into());
     let thread = i.context("threadId")?;
     let (key, resource, thread_out) = match scope.as_str() {
@@ -377,17 +388,14 @@ fn update_context(conn: &mut dyn Conn, i: &Input) -> Answer {
             (format!("resource:{r}"), r, None)
         }
         other => {
-            return Err(
-                format!("scope: must be \"resource\" or \"thread\" (got \"{other}\")").into(),
+            return Err(format!(
+                "scope: must be \"resource\" or \"thread\" (got {})",
+                crate::error::echo(other)
             )
+            .into())
         }
     };
-    let now = conn.now_ms()?;
-    conn.execute(
-        "INSERT INTO mem_working_memory (scope_key, content, updated_at) VALUES (?1, ?2, ?3) \
-         ON CONFLICT (scope_key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
-        &[key.into(), content.as_str().into(), Value::Int(now)],
-    )?;
+    let now = crate::working_memory::put(conn, &key, &content)?;
     let mut wm = Map::new();
     wm.insert("resourceId".into(), json!(resource));
     if let Some(t) = thread_out {

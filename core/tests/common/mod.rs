@@ -60,3 +60,121 @@ impl Conn for Sq {
         self.0.execute_batch(sql).map_err(db)
     }
 }
+
+/// A fresh in-memory database with the schema and the SQL functions its triggers call
+/// (`agentmem_core::sqlite_triggers`, plus `mem_uuid7`, `mem_now`, `mem__internal`), as the
+/// extension registers them, over the system SQLite.
+#[allow(dead_code)]
+pub fn open_with_triggers() -> Sq {
+    triggers::open()
+}
+
+mod triggers {
+    use super::{db, Sq};
+    use agentmem_core::{sqlite_triggers, Conn, Error, Result, Value};
+    use rusqlite::ffi;
+    use std::cell::Cell;
+    use std::ffi::{c_char, c_int, c_void, CString};
+
+    const OWN: &[&str] = &["mem_uuid7", "mem_now", "mem__internal"];
+
+    thread_local! {
+        /// How deep the test connection is inside a trigger function (for `mem__internal`).
+        static DEPTH: Cell<u32> = const { Cell::new(0) };
+    }
+
+    fn names() -> Vec<&'static str> {
+        OWN.iter().chain(sqlite_triggers::NAMES).copied().collect()
+    }
+
+    unsafe fn arg(v: *mut ffi::sqlite3_value) -> Value {
+        match ffi::sqlite3_value_type(v) {
+            ffi::SQLITE_INTEGER => Value::Int(ffi::sqlite3_value_int64(v)),
+            ffi::SQLITE_FLOAT => Value::Real(ffi::sqlite3_value_double(v)),
+            ffi::SQLITE_TEXT | ffi::SQLITE_BLOB => {
+                let p = ffi::sqlite3_value_blob(v) as *const u8;
+                let n = ffi::sqlite3_value_bytes(v) as usize;
+                let bytes = if p.is_null() {
+                    Vec::new()
+                } else {
+                    std::slice::from_raw_parts(p, n).to_vec()
+                };
+                match String::from_utf8(bytes) {
+                    Ok(s) if ffi::sqlite3_value_type(v) == ffi::SQLITE_TEXT => Value::Text(s),
+                    Ok(s) => Value::Blob(s.into_bytes()),
+                    Err(e) => Value::Blob(e.into_bytes()),
+                }
+            }
+            _ => Value::Null,
+        }
+    }
+
+    fn handler(name: &str, c: &mut Sq, key: usize, a: &[Value]) -> Result<Value> {
+        match name {
+            "mem_uuid7" => Ok(agentmem_core::ids::new_id().into()),
+            "mem_now" => Ok(Value::Int(c.now_ms()?)),
+            "mem__internal" => Ok(Value::Int(i64::from(DEPTH.with(|d| d.get()) > 0))),
+            other => {
+                DEPTH.with(|d| d.set(d.get() + 1));
+                let r = sqlite_triggers::call(c, key, other, a);
+                DEPTH.with(|d| d.set(d.get() - 1));
+                r
+            }
+        }
+    }
+
+    unsafe extern "C" fn dispatch(
+        ctx: *mut ffi::sqlite3_context,
+        argc: c_int,
+        argv: *mut *mut ffi::sqlite3_value,
+    ) {
+        let which = ffi::sqlite3_user_data(ctx) as usize;
+        let handle = ffi::sqlite3_context_db_handle(ctx);
+        let args: Vec<Value> = (0..argc as usize).map(|i| arg(*argv.add(i))).collect();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let conn = rusqlite::Connection::from_handle(handle).map_err(db)?;
+            let mut c = Sq(conn);
+            handler(names()[which], &mut c, handle as usize, &args)
+        }))
+        .unwrap_or_else(|_| Err(Error::internal("panic")));
+        match result {
+            Ok(Value::Int(i)) => ffi::sqlite3_result_int64(ctx, i),
+            Ok(Value::Text(s)) => ffi::sqlite3_result_text(
+                ctx,
+                s.as_ptr() as *const c_char,
+                s.len() as c_int,
+                ffi::SQLITE_TRANSIENT(),
+            ),
+            Ok(_) => ffi::sqlite3_result_null(ctx),
+            Err(e) => {
+                let m = CString::new(e.to_string().replace('\0', "")).unwrap();
+                ffi::sqlite3_result_error(ctx, m.as_ptr(), -1);
+            }
+        }
+    }
+
+    pub fn open() -> Sq {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        for (i, name) in names().iter().enumerate() {
+            let cname = CString::new(*name).unwrap();
+            // SAFETY: a live connection; the callback only reads its arguments.
+            let rc = unsafe {
+                ffi::sqlite3_create_function_v2(
+                    c.handle(),
+                    cname.as_ptr(),
+                    -1,
+                    ffi::SQLITE_UTF8,
+                    i as *mut c_void,
+                    Some(dispatch),
+                    None,
+                    None,
+                    None,
+                )
+            };
+            assert_eq!(rc, ffi::SQLITE_OK);
+        }
+        let mut sq = Sq(c);
+        agentmem_core::schema::migrate(&mut sq, None).unwrap();
+        sq
+    }
+}

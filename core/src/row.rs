@@ -1,0 +1,128 @@
+//! Typed reading of a row the triggers hand over.
+//!
+//! SQLite stores whatever a plain `INSERT` gives it (`created_at = 'yesterday'` lands as text
+//! in a BIGINT column), so the row triggers read their rows strictly: a value of the wrong
+//! storage class is an error naming `table.column` and what it got, and the statement that
+//! wrote it fails before any derived structure takes it in. Postgres' column types already
+//! refuse such values; there the checks never fire.
+
+use crate::error::echo;
+use crate::{Error, Result, Row, Value};
+
+/// The cells of one row, read in column order.
+pub struct Cells {
+    table: &'static str,
+    cols: &'static [&'static str],
+    vals: std::vec::IntoIter<Value>,
+    i: usize,
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        Value::Int(i) => format!("the integer {i}"),
+        Value::Real(f) => format!("the real {f}"),
+        Value::Text(s) => format!("the text {}", echo(s)),
+        Value::Blob(b) => format!("a blob of {} bytes", b.len()),
+    }
+}
+
+impl Cells {
+    /// `row` holds the values of `cols` in order; missing trailing values read as NULL.
+    pub fn new(table: &'static str, cols: &'static [&'static str], row: Row) -> Cells {
+        Cells {
+            table,
+            cols,
+            vals: row.into_iter(),
+            i: 0,
+        }
+    }
+
+    fn next(&mut self) -> (&'static str, Value) {
+        let col = self.cols.get(self.i).copied().unwrap_or("?");
+        self.i += 1;
+        (col, self.vals.next().unwrap_or(Value::Null))
+    }
+
+    fn bad(&self, col: &str, rule: &str, got: &Value) -> Error {
+        Error::invalid(
+            format!("{}.{col}", self.table),
+            format!("{rule} (got {})", describe(got)),
+        )
+    }
+
+    /// An integer, or NULL.
+    pub fn opt_int(&mut self) -> Result<Option<i64>> {
+        match self.next() {
+            (_, Value::Null) => Ok(None),
+            (_, Value::Int(i)) => Ok(Some(i)),
+            (col, other) => Err(self.bad(col, "must be an integer", &other)),
+        }
+    }
+
+    /// An integer, not NULL.
+    pub fn int(&mut self) -> Result<i64> {
+        match self.next() {
+            (_, Value::Int(i)) => Ok(i),
+            (col, other) => Err(self.bad(col, "must be an integer", &other)),
+        }
+    }
+
+    /// Text, or NULL. Numbers in a text column are taken in their decimal form (SQLite's text
+    /// affinity stores them so); blobs are refused.
+    pub fn opt_text(&mut self) -> Result<Option<String>> {
+        match self.next() {
+            (_, Value::Null) => Ok(None),
+            (_, Value::Text(s)) => Ok(Some(s)),
+            (_, Value::Int(i)) => Ok(Some(i.to_string())),
+            (_, Value::Real(f)) => Ok(Some(f.to_string())),
+            (col, other) => Err(self.bad(col, "must be text", &other)),
+        }
+    }
+
+    /// Text, not NULL.
+    pub fn text(&mut self) -> Result<String> {
+        let col = self.cols.get(self.i).copied().unwrap_or("?");
+        self.opt_text()?
+            .ok_or_else(|| self.bad(col, "must not be NULL", &Value::Null))
+    }
+
+    /// A JSON object given as text (SQLite) or `jsonb` read as text (Postgres).
+    pub fn json_object(&mut self) -> Result<String> {
+        match self.next() {
+            (col, Value::Text(s)) => match serde_json::from_str::<serde_json::Value>(&s) {
+                Ok(serde_json::Value::Object(_)) => Ok(s),
+                _ => Err(self.bad(col, "must be a JSON object", &Value::Text(s))),
+            },
+            (col, other) => Err(self.bad(col, "must be a JSON object", &other)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_storage_classes_are_named() {
+        const COLS: &[&str] = &["created_at", "raw_content", "metadata"];
+        let mut c = Cells::new(
+            "mem_messages",
+            COLS,
+            vec!["yesterday".into(), Value::Blob(vec![1]), "[1]".into()],
+        );
+        assert_eq!(
+            c.int().unwrap_err().to_string(),
+            "mem_messages.created_at: must be an integer (got the text \"yesterday\")"
+        );
+        assert_eq!(
+            c.text().unwrap_err().to_string(),
+            "mem_messages.raw_content: must be text (got a blob of 1 bytes)"
+        );
+        assert!(c.json_object().is_err());
+        let mut ok = Cells::new("t", COLS, vec![Value::Int(5), "x".into(), "{}".into()]);
+        assert_eq!(ok.int().unwrap(), 5);
+        assert_eq!(ok.text().unwrap(), "x");
+        assert_eq!(ok.json_object().unwrap(), "{}");
+    }
+}

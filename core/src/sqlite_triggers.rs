@@ -1,0 +1,175 @@
+//! SQLite's row triggers, as the SQL functions they call.
+//!
+//! SQLite triggers cannot change `NEW` and cannot run host code, so each trigger in the schema
+//! calls one of these functions with the row's key (and, after a delete, its old values). The
+//! function reads the row, runs the core's handler and writes back what the core filled in.
+//! The extension registers every name in [`NAMES`]; tests that drive the schema through the
+//! system SQLite register the same ones, so both run this dispatch.
+//!
+//! Every handler is safe to call by hand: it books a row at most once, refuses to act on a row
+//! that still exists where it expects it gone, or recounts instead of counting.
+
+use crate::messages::{self, Changed, Draft, Replaced, Timing};
+use crate::tasks::graph::{self, DepRow, TaskRow};
+use crate::{threads, Conn, Error, Result, Value};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// The trigger functions, by SQL name.
+pub const NAMES: &[&str] = &[
+    "mem__message_insert",
+    "mem__message_conflicts",
+    "mem__message_update",
+    "mem__message_delete",
+    "mem__thread_recount",
+    "mem__task_insert",
+    "mem__task_status",
+    "mem__task_text",
+    "mem__task_id_change",
+    "mem__task_delete",
+    "mem__task_dep_insert",
+    "mem__task_dep_update",
+    "mem__task_dep_delete",
+];
+
+/// The rows an `INSERT OR REPLACE` may remove, seen by the before-insert trigger of the row
+/// with this id, kept per connection until that row's after-insert handler runs. A stale
+/// entry (its insert was ignored) is harmless: settling books nothing for rows still there.
+struct Pending {
+    id: String,
+    rows: Vec<Replaced>,
+}
+
+static PENDING: Mutex<Option<HashMap<usize, Pending>>> = Mutex::new(None);
+
+/// Connections with a pending entry kept at most (entries of closed connections are dropped
+/// beyond it; see [`Pending`]).
+const MAX_PENDING: usize = 4096;
+
+fn take_pending(conn_key: usize, id: &str) -> Vec<Replaced> {
+    let mut p = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    let map = p.get_or_insert_with(HashMap::new);
+    match map.remove(&conn_key) {
+        Some(e) if e.id == id => e.rows,
+        _ => Vec::new(),
+    }
+}
+
+fn put_pending(conn_key: usize, id: String, rows: Vec<Replaced>) {
+    let mut p = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    let map = p.get_or_insert_with(HashMap::new);
+    if map.len() >= MAX_PENDING {
+        map.clear();
+    }
+    map.insert(conn_key, Pending { id, rows });
+}
+
+fn int(args: &[Value], i: usize, name: &str) -> Result<i64> {
+    args.get(i)
+        .and_then(Value::as_i64)
+        .ok_or_else(|| Error::invalid(name, "must be an integer"))
+}
+
+fn opt_int(args: &[Value], i: usize) -> Option<i64> {
+    args.get(i).and_then(Value::as_i64)
+}
+
+fn text(args: &[Value], i: usize) -> Option<String> {
+    match args.get(i) {
+        Some(Value::Text(s)) => Some(s.clone()),
+        Some(Value::Int(v)) => Some(v.to_string()),
+        Some(Value::Blob(b)) => String::from_utf8(b.clone()).ok(),
+        _ => None,
+    }
+}
+
+fn flag(args: &[Value], i: usize) -> bool {
+    opt_int(args, i).unwrap_or(1) != 0
+}
+
+/// Runs the trigger function `name` with its arguments on the connection `conn_key` (an
+/// identity of the SQLite connection, for the state a replacing insert carries from its
+/// before- to its after-insert trigger).
+pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) -> Result<Value> {
+    match name {
+        "mem__message_insert" => {
+            let d = Draft::load(conn, int(args, 0, "seq")?)?;
+            let replaced = take_pending(conn_key, &d.id);
+            messages::settle_replaced(conn, d.seq, &replaced)?;
+            let before = d.clone();
+            let d = messages::complete_insert(conn, d, Timing::AfterWrite)?;
+            if d != before {
+                d.store(conn)?;
+            }
+        }
+        "mem__message_conflicts" => {
+            let id = text(args, 1).unwrap_or_default();
+            let rows = messages::conflicts(
+                conn,
+                opt_int(args, 0),
+                Some(&id),
+                text(args, 2).as_deref(),
+                opt_int(args, 3),
+            )?;
+            put_pending(conn_key, id, rows);
+        }
+        "mem__message_update" => {
+            let d = Draft::load(conn, int(args, 0, "seq")?)?;
+            // The stored count is the one booked on the thread (token_count cannot be updated).
+            let old_tokens = d.token_count;
+            let changed = Changed {
+                raw_content: flag(args, 1),
+                search_text: flag(args, 2),
+                created_at: flag(args, 3),
+            };
+            let updated = messages::complete_update(conn, changed, old_tokens, d.clone())?;
+            if updated != d {
+                updated.store(conn)?;
+            }
+        }
+        "mem__message_delete" => {
+            let thread = text(args, 1).unwrap_or_default();
+            messages::after_delete(
+                conn,
+                int(args, 0, "seq")?,
+                &thread,
+                opt_int(args, 2).unwrap_or(0),
+            )?;
+        }
+        "mem__thread_recount" => {
+            threads::recount(conn, &text(args, 0).unwrap_or_default())?;
+        }
+        "mem__task_insert" => {
+            let mut row = TaskRow::load(conn, int(args, 0, "seq")?)?;
+            if graph::on_task_insert(conn, &mut row)? {
+                row.store(conn)?;
+            }
+        }
+        "mem__task_status" => {
+            let mut row = TaskRow::load(conn, int(args, 0, "seq")?)?;
+            if graph::on_task_status(conn, &mut row)? {
+                row.store(conn)?;
+            }
+            graph::after_task_status(conn, &row.id)?;
+        }
+        "mem__task_text" => {
+            let row = TaskRow::load(conn, int(args, 0, "seq")?)?;
+            graph::on_task_text(conn, &row)?;
+        }
+        "mem__task_id_change" => graph::on_task_id_change()?,
+        "mem__task_delete" => {
+            let id = text(args, 1).unwrap_or_default();
+            graph::on_task_delete(conn, int(args, 0, "seq")?, &id)?;
+        }
+        "mem__task_dep_insert" => {
+            let dep = DepRow::load(conn, int(args, 0, "seq")?)?;
+            graph::on_dep_insert(conn, &dep)?;
+        }
+        "mem__task_dep_update" => graph::on_dep_update()?,
+        "mem__task_dep_delete" => {
+            graph::on_dep_delete(conn, &text(args, 0).unwrap_or_default())?;
+        }
+        other => return Err(Error::internal(format!("no trigger function {other}"))),
+    }
+    Ok(Value::Null)
+}
