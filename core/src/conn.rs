@@ -46,6 +46,13 @@ pub trait Conn {
             .and_then(|r| r.into_iter().next()))
     }
 
+    /// Asks the host whether the running call was cancelled (SQLite: `sqlite3_interrupt` or a
+    /// progress handler; Postgres: a cancel request or `statement_timeout`), and returns its
+    /// error if so. Long loops in the core call it through [`crate::search::interrupt`].
+    fn check_interrupt(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// The database's clock in Unix epoch milliseconds: leases and defaults use it so that
     /// every client of one database agrees on the time.
     fn now_ms(&mut self) -> Result<i64> {

@@ -81,6 +81,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "plain_sql",
         script: include_str!("../../sql/migrations/0006_plain_sql.sql"),
     },
+    Migration {
+        version: 7,
+        name: "reflection_buffer",
+        script: include_str!("../../sql/migrations/0007_reflection_buffer.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -383,12 +388,15 @@ fn render_types(spec: &str, dialect: Dialect) -> String {
     }
 }
 
+/// The bookkeeping table of applied migrations. The statement is idempotent and valid on any
+/// database, which also makes it the SQLite adapter's rollback guard (see `sqlite-ext`'s
+/// `atomic`): a prepared writing statement that SQLite can run even after `sqlite3_interrupt`.
+pub const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS mem_schema_version (\
+    version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)";
+
 /// Creates the bookkeeping table and returns the version the database is at.
 fn current_version(conn: &mut dyn Conn) -> Result<i64> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS mem_schema_version (\
-           version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
-    )?;
+    conn.execute_batch(VERSION_TABLE)?;
     Ok(conn
         .query_value("SELECT max(version) FROM mem_schema_version", &[])?
         .and_then(|v| v.as_i64())

@@ -684,3 +684,79 @@ fn segment_count_stays_logarithmic() {
         .unwrap();
     assert_eq!(segs, 1);
 }
+
+/// A phrase costs what the postings of its distinct terms cost, whatever its length: the
+/// probe's `"ka ka … ka"` (5000 words) on a corpus where every document says "ka" did 5 ms of
+/// work per word. Work is counted (`steps`), never timed.
+#[test]
+fn phrase_cost_is_bounded_by_the_postings_of_its_terms() {
+    let mut conn = open();
+    let n = 3000i64;
+    for k in 0..n {
+        let text = format!("ka ka ka doc{k} words around ka the middle {} ka", k % 7);
+        search::index_doc(&mut conn, NS, k, &text, NOW - k).unwrap();
+    }
+    search::optimize(&mut conn, NS).unwrap();
+    let df = n as u64; // every document holds "ka"
+    let p = params(10);
+    let long = format!("\"{}\"", "ka ".repeat(5000));
+    let r = search::search(&mut conn, NS, &long, &p, None).unwrap();
+    assert!(r.hits.is_empty());
+    assert!(
+        r.stats.steps <= 3 * df,
+        "{} steps for {df} postings",
+        r.stats.steps
+    );
+    // A phrase that does occur is found, with the same bound.
+    let r = search::search(&mut conn, NS, "\"ka ka ka doc17\"", &p, None).unwrap();
+    assert_eq!(r.hits.iter().map(|h| h.doc).collect::<Vec<_>>(), [17]);
+    assert!(r.stats.steps <= 3 * df);
+    // Thousands of distinct words in one phrase: bounded by the rarest one's postings.
+    let many: String = (0..4000).map(|i| format!("w{i} ")).collect();
+    let r = search::search(&mut conn, NS, &format!("\"ka {many}\""), &p, None).unwrap();
+    assert!(r.hits.is_empty());
+    assert!(r.stats.steps <= 3 * df, "{}", r.stats.steps);
+}
+
+/// A cancelled search or merge ends with the host's error.
+#[test]
+fn long_work_stops_when_the_host_cancels() {
+    struct Cancelling(Sq, u32);
+    impl agentmem_core::Conn for Cancelling {
+        fn dialect(&self) -> Dialect {
+            self.0.dialect()
+        }
+        fn query(
+            &mut self,
+            sql: &str,
+            params: &[agentmem_core::Value],
+        ) -> agentmem_core::Result<Vec<agentmem_core::Row>> {
+            self.0.query(sql, params)
+        }
+        fn execute(
+            &mut self,
+            sql: &str,
+            params: &[agentmem_core::Value],
+        ) -> agentmem_core::Result<u64> {
+            self.0.execute(sql, params)
+        }
+        fn execute_batch(&mut self, sql: &str) -> agentmem_core::Result<()> {
+            self.0.execute_batch(sql)
+        }
+        fn check_interrupt(&mut self) -> agentmem_core::Result<()> {
+            self.1 += 1;
+            Err(agentmem_core::Error::Database("interrupted".into()))
+        }
+    }
+    let mut conn = Cancelling(open(), 0);
+    for k in 0..6000i64 {
+        search::index_doc(&mut conn, NS, k, &format!("common word {k} again"), NOW).unwrap();
+    }
+    let mut p = params(5000);
+    p.recency_weight = 0.0;
+    let e = search::search(&mut conn, NS, "common word again", &p, None).unwrap_err();
+    assert_eq!(e.to_string(), "interrupted");
+    assert!(conn.1 >= 1);
+    let e = search::optimize(&mut conn, NS).unwrap_err();
+    assert_eq!(e.to_string(), "interrupted");
+}

@@ -130,6 +130,13 @@ impl Conn for SpiConn {
         Dialect::Postgres
     }
 
+    /// `CHECK_FOR_INTERRUPTS()`: a cancel request or `statement_timeout` raises its error
+    /// here, which unwinds through the core like any Postgres error.
+    fn check_interrupt(&mut self) -> Result<()> {
+        pgrx::check_for_interrupts!();
+        Ok(())
+    }
+
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         run(sql, params)
     }

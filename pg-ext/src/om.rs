@@ -21,12 +21,14 @@ fn om_acquire_lease(
     lookup_key: Option<&str>,
     owner_id: Option<&str>,
     lease_ms: default!(Option<i64>, "NULL"),
+    purpose: default!(Option<&str>, "NULL"),
 ) -> Option<String> {
     ok(om::lease::acquire(
         &mut SpiConn,
         lookup_key,
         owner_id,
         lease_ms,
+        purpose,
     ))
 }
 
@@ -134,6 +136,7 @@ fn om_apply_reflection(
     owner_id: Option<&str>,
     operation_id: Option<&str>,
     answer: Option<&str>,
+    compression_level: default!(Option<i64>, "NULL"),
 ) -> Option<i64> {
     ok(om::reflect::apply_reflection(
         &mut SpiConn,
@@ -141,6 +144,39 @@ fn om_apply_reflection(
         owner_id,
         operation_id,
         answer,
+        compression_level,
+    ))
+}
+
+#[pg_extern]
+fn om_buffer_reflection(
+    lookup_key: Option<&str>,
+    owner_id: Option<&str>,
+    operation_id: Option<&str>,
+    answer: Option<&str>,
+    compression_level: default!(Option<i64>, "NULL"),
+) -> Option<bool> {
+    ok(om::reflect::buffer_reflection(
+        &mut SpiConn,
+        lookup_key,
+        owner_id,
+        operation_id,
+        answer,
+        compression_level,
+    ))
+}
+
+#[pg_extern]
+fn om_activate_reflection(
+    lookup_key: Option<&str>,
+    owner_id: Option<&str>,
+    operation_id: Option<&str>,
+) -> Option<i64> {
+    ok(om::reflect::activate_reflection(
+        &mut SpiConn,
+        lookup_key,
+        owner_id,
+        operation_id,
     ))
 }
 

@@ -35,6 +35,37 @@ impl SqliteConn {
         self.db as usize
     }
 
+    /// Prepares `sql` (core dialect) and runs it once, keeping the statement for the caller.
+    pub fn prepare_kept(&mut self, sql: &str) -> Result<Kept> {
+        let text = dialect_sql(sql, Dialect::Sqlite);
+        let mut raw: *mut sqlite3_stmt = std::ptr::null_mut();
+        // SAFETY: text outlives the call; raw is finalized by Kept or here.
+        let rc = unsafe {
+            call!(prepare_v2(
+                self.db,
+                text.as_ptr() as *const c_char,
+                text.len() as c_int,
+                &mut raw,
+                std::ptr::null_mut()
+            ))
+        };
+        if rc != SQLITE_OK {
+            if !raw.is_null() {
+                // SAFETY: finalized once.
+                unsafe { call!(finalize(raw)) };
+            }
+            return Err(self.error());
+        }
+        let kept = Kept { raw };
+        // SAFETY: raw is valid.
+        let rc = unsafe { call!(step(raw)) };
+        unsafe { call!(reset(raw)) };
+        if rc != SQLITE_DONE && rc != SQLITE_ROW {
+            return Err(self.error());
+        }
+        Ok(kept)
+    }
+
     /// Whether the connection is inside a transaction (not in autocommit mode).
     pub fn in_transaction(&self) -> bool {
         // SAFETY: db is live.
@@ -130,6 +161,30 @@ impl SqliteConn {
             }
         }
         Ok(stmt)
+    }
+}
+
+/// A statement prepared for later use within one call (not cached); finalized on drop.
+pub struct Kept {
+    raw: *mut sqlite3_stmt,
+}
+
+impl Kept {
+    /// Runs the statement once, ignoring its outcome (it exists for its side effect on the
+    /// connection: see `functions::atomic`).
+    pub fn step_once(&self) {
+        // SAFETY: raw is a live statement owned by this Kept.
+        unsafe {
+            call!(step(self.raw));
+            call!(reset(self.raw));
+        }
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        // SAFETY: finalized once, here.
+        unsafe { call!(finalize(self.raw)) };
     }
 }
 
@@ -448,6 +503,13 @@ mod cache {
 impl Conn for SqliteConn {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
+    }
+
+    /// Steps a trivial cached statement: SQLite fails any statement of an interrupted
+    /// connection (`sqlite3_interrupt`), and the statement's steps count towards the progress
+    /// handler, whose non-zero answer interrupts it.
+    fn check_interrupt(&mut self) -> Result<()> {
+        self.query("SELECT 1", &[]).map(|_| ())
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {

@@ -354,10 +354,20 @@ fn atomic(
         ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
     };
     conn.execute_batch(begin)?;
-    let result = run(conn);
-    match &result {
-        Ok(_) => conn.execute_batch(commit)?,
-        Err(_) => conn.execute_batch(rollback)?,
+    // After `sqlite3_interrupt` SQLite refuses to prepare any statement until the host's
+    // statement ends, ROLLBACK included, and an interrupted read-only statement (ROLLBACK is
+    // one) rolls nothing back. An interrupted *writing* statement rolls the whole transaction
+    // back, so a harmless one, prepared now, is the way out when the rollback fails.
+    let guard = match conn.prepare_kept(agentmem_core::schema::VERSION_TABLE) {
+        Ok(g) => g,
+        Err(e) => {
+            conn.execute_batch(rollback).ok();
+            return Err(e);
+        }
+    };
+    let result = run(conn).and_then(|v| conn.execute_batch(commit).map(|_| v));
+    if result.is_err() && conn.execute_batch(rollback).is_err() {
+        guard.step_once();
     }
     result
 }

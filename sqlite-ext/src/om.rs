@@ -28,14 +28,18 @@ pub const SCALARS: &[Scalar] = &[
     },
     Scalar {
         name: "om_acquire_lease",
-        args: &["lookup_key", "owner_id", "lease_ms"],
+        args: &["lookup_key", "owner_id", "lease_ms", "purpose"],
         required: 2,
         pure: false,
         run: |c, a| {
-            Ok(
-                om::lease::acquire(c, a.text(0)?.as_deref(), a.text(1)?.as_deref(), a.int(2)?)?
-                    .into(),
-            )
+            Ok(om::lease::acquire(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                a.int(2)?,
+                a.text(3)?.as_deref(),
+            )?
+            .into())
         },
     },
     Scalar {
@@ -156,7 +160,13 @@ pub const SCALARS: &[Scalar] = &[
     },
     Scalar {
         name: "om_apply_reflection",
-        args: &["lookup_key", "owner_id", "operation_id", "answer"],
+        args: &[
+            "lookup_key",
+            "owner_id",
+            "operation_id",
+            "answer",
+            "compression_level",
+        ],
         required: 4,
         pure: false,
         run: |c, a| {
@@ -166,6 +176,45 @@ pub const SCALARS: &[Scalar] = &[
                 a.text(1)?.as_deref(),
                 a.text(2)?.as_deref(),
                 a.text(3)?.as_deref(),
+                a.int(4)?,
+            )?;
+            Ok(opt_int(r))
+        },
+    },
+    Scalar {
+        name: "om_buffer_reflection",
+        args: &[
+            "lookup_key",
+            "owner_id",
+            "operation_id",
+            "answer",
+            "compression_level",
+        ],
+        required: 4,
+        pure: false,
+        run: |c, a| {
+            let r = om::reflect::buffer_reflection(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                a.text(2)?.as_deref(),
+                a.text(3)?.as_deref(),
+                a.int(4)?,
+            )?;
+            Ok(opt_bool(r))
+        },
+    },
+    Scalar {
+        name: "om_activate_reflection",
+        args: &["lookup_key", "owner_id", "operation_id"],
+        required: 3,
+        pure: false,
+        run: |c, a| {
+            let r = om::reflect::activate_reflection(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                a.text(2)?.as_deref(),
             )?;
             Ok(opt_int(r))
         },

@@ -18,6 +18,9 @@ pub struct Config {
     pub block_after: f64,
     /// Raw observation lines kept beside a reflection ("sliding window", 50).
     pub keep_recent_lines: i64,
+    /// Start a reflection in the background (buffer it) at this share of the reflection
+    /// threshold (0.5), so it is ready when the threshold is reached.
+    pub reflection_buffer_at: f64,
 }
 
 impl Default for Config {
@@ -29,6 +32,7 @@ impl Default for Config {
             buffer_activation: 0.8,
             block_after: 1.2,
             keep_recent_lines: 50,
+            reflection_buffer_at: 0.5,
         }
     }
 }
@@ -40,6 +44,7 @@ pub const KEYS: &[&str] = &[
     "buffer_activation",
     "block_after",
     "keep_recent_lines",
+    "reflection_buffer_at",
 ];
 
 impl Config {
@@ -68,6 +73,15 @@ impl Config {
             }
             self.buffer_activation = v;
         }
+        if let Some(v) = o.opt_f64("reflection_buffer_at")? {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(crate::Error::invalid(
+                    "config.reflection_buffer_at",
+                    "must be between 0 and 1",
+                ));
+            }
+            self.reflection_buffer_at = v;
+        }
         if let Some(v) = o.opt_f64("block_after")? {
             if !(v.is_finite() && v >= 1.0) {
                 return Err(crate::Error::invalid(
@@ -88,6 +102,7 @@ impl Config {
             "buffer_activation": self.buffer_activation,
             "block_after": self.block_after,
             "keep_recent_lines": self.keep_recent_lines,
+            "reflection_buffer_at": self.reflection_buffer_at,
         })
     }
 }

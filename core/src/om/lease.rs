@@ -31,28 +31,71 @@ fn owner(v: Option<&str>) -> Result<&str> {
     Ok(o)
 }
 
-/// `om_acquire_lease(lookup_key, owner_id [, lease_ms])` → a new operation id, or `None` while
-/// another owner holds a live lease. The same owner may take a new operation at any time,
-/// which fences its own older operation.
+/// What a lease is taken for: its flag is set with the lease (seed 000 "State Flags"), so
+/// another process sees the work in progress, and a crashed owner's flag is stale once its
+/// lease expires (`om_status` reports flags of live leases only).
+pub const PURPOSES: &[(&str, &str)] = &[
+    ("observe", "is_observing"),
+    ("reflect", "is_reflecting"),
+    ("buffer_observation", "is_buffering_observation"),
+    ("buffer_reflection", "is_buffering_reflection"),
+];
+
+/// `om_acquire_lease(lookup_key, owner_id [, lease_ms [, purpose]])` → a new operation id, or
+/// `None` while another owner holds a live lease. The same owner may take a new operation at
+/// any time, which fences its own older operation. `purpose` (one of [`PURPOSES`]) sets the
+/// matching in-progress flag; the other flags are cleared.
 pub fn acquire(
     conn: &mut dyn Conn,
     key: Option<&str>,
     owner_id: Option<&str>,
     ms: Option<i64>,
+    purpose: Option<&str>,
 ) -> Result<Option<String>> {
     let owner = owner(owner_id)?;
     let ms = lease_ms(ms)?;
+    let flag = match purpose {
+        None => None,
+        Some(p) => Some(
+            PURPOSES
+                .iter()
+                .find(|(name, _)| *name == p)
+                .map(|(_, col)| *col)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = PURPOSES.iter().map(|(n, _)| *n).collect();
+                    Error::invalid(
+                        "purpose",
+                        format!(
+                            "must be one of {} (got {})",
+                            names.join(", "),
+                            crate::error::echo(p)
+                        ),
+                    )
+                })?,
+        ),
+    };
+    let flag_of = |col: &str| i64::from(flag == Some(col));
     let key = Key::parse(conn, key)?;
     let now = conn.now_ms()?;
     record::load_or_create(conn, &key, now)?;
     let op = ids::new_id();
     let n = conn.execute(
         "UPDATE mem_om_records SET lock_owner_id = ?2, lock_operation_id = ?3, lock_expires_at = ?4 + ?5, \
-           last_heartbeat_at = ?4, is_observing = 0, is_reflecting = 0, is_buffering_observation = 0, \
-           is_buffering_reflection = 0 \
+           last_heartbeat_at = ?4, is_observing = ?6, is_reflecting = ?7, is_buffering_observation = ?8, \
+           is_buffering_reflection = ?9 \
          WHERE lookup_key = ?1 AND is_active = 1 \
            AND (lock_expires_at IS NULL OR lock_expires_at <= ?4 OR lock_owner_id = ?2)",
-        &[key.text.as_str().into(), owner.into(), op.as_str().into(), Value::Int(now), Value::Int(ms)],
+        &[
+            key.text.as_str().into(),
+            owner.into(),
+            op.as_str().into(),
+            Value::Int(now),
+            Value::Int(ms),
+            Value::Int(flag_of("is_observing")),
+            Value::Int(flag_of("is_reflecting")),
+            Value::Int(flag_of("is_buffering_observation")),
+            Value::Int(flag_of("is_buffering_reflection")),
+        ],
     )?;
     Ok((n == 1).then_some(op))
 }

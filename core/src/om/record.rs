@@ -115,20 +115,28 @@ pub struct Record {
     pub last_buffered_at_tokens: i64,
     pub is_observing: bool,
     pub is_reflecting: bool,
-    pub is_buffering: bool,
+    pub is_buffering_observation: bool,
+    pub is_buffering_reflection: bool,
     pub config_json: String,
     pub lock_owner_id: Option<String>,
     pub lock_operation_id: Option<String>,
     pub lock_expires_at: Option<i64>,
     pub last_reflection_at: Option<i64>,
+    /// A reflection made in the background, waiting for the threshold (`om_buffer_reflection`).
+    pub buffered_reflection: Option<String>,
+    /// The observations that reflection condensed: lines added since are kept beside it
+    /// when it is activated.
+    pub buffered_reflection_base: Option<String>,
 }
 
-/// The record's columns; `{obs}` is the observations text or `''` when the caller needs only
-/// the bookkeeping (the text can be hundreds of kilobytes).
+/// The record's columns; `{obs}` is the observations text and `{buffered}` the buffered
+/// reflection with its base, or `''` when the caller needs only the bookkeeping (the texts can
+/// be hundreds of kilobytes).
 const COLUMNS: &str = "seq, id, generation, origin_type, {obs}, observation_tokens, \
     CAST(buffered_chunks AS TEXT), last_observed_at, CAST(observed_message_ids AS TEXT), total_tokens_observed, \
-    last_buffered_at_tokens, is_observing, is_reflecting, is_buffering_observation, CAST(config AS TEXT), \
-    lock_owner_id, lock_operation_id, lock_expires_at, last_reflection_at";
+    last_buffered_at_tokens, is_observing, is_reflecting, is_buffering_observation, is_buffering_reflection, \
+    CAST(config AS TEXT), lock_owner_id, lock_operation_id, lock_expires_at, last_reflection_at, \
+    {buffered}";
 
 fn from_row(row: Row) -> Result<Record> {
     let mut it = row.into_iter();
@@ -151,12 +159,15 @@ fn from_row(row: Row) -> Result<Record> {
         last_buffered_at_tokens: next().as_i64().unwrap_or(0),
         is_observing: next().as_i64().unwrap_or(0) != 0,
         is_reflecting: next().as_i64().unwrap_or(0) != 0,
-        is_buffering: next().as_i64().unwrap_or(0) != 0,
+        is_buffering_observation: next().as_i64().unwrap_or(0) != 0,
+        is_buffering_reflection: next().as_i64().unwrap_or(0) != 0,
         config_json: next().into_string().unwrap_or_else(|| "{}".into()),
         lock_owner_id: next().into_string(),
         lock_operation_id: next().into_string(),
         lock_expires_at: next().as_i64(),
         last_reflection_at: next().as_i64(),
+        buffered_reflection: next().into_string(),
+        buffered_reflection_base: next().into_string(),
     })
 }
 
@@ -177,16 +188,34 @@ impl Record {
 
 /// The active record of a key, if any.
 pub fn load(conn: &mut dyn Conn, key: &Key) -> Result<Option<Record>> {
-    load_columns(conn, key, "active_observations")
+    load_columns(
+        conn,
+        key,
+        "active_observations",
+        "buffered_reflection, buffered_reflection_base",
+    )
 }
 
-/// The active record without its observations text (`active_observations` is empty).
+/// The active record without its texts (the observations are empty; a buffered reflection
+/// shows as an empty text, its base as NULL).
 pub fn load_bookkeeping(conn: &mut dyn Conn, key: &Key) -> Result<Option<Record>> {
-    load_columns(conn, key, "''")
+    load_columns(
+        conn,
+        key,
+        "''",
+        "CASE WHEN buffered_reflection IS NULL THEN NULL ELSE '' END, CAST(NULL AS TEXT)",
+    )
 }
 
-fn load_columns(conn: &mut dyn Conn, key: &Key, obs: &str) -> Result<Option<Record>> {
-    let columns = COLUMNS.replace("{obs}", obs);
+fn load_columns(
+    conn: &mut dyn Conn,
+    key: &Key,
+    obs: &str,
+    buffered: &str,
+) -> Result<Option<Record>> {
+    let columns = COLUMNS
+        .replace("{obs}", obs)
+        .replace("{buffered}", buffered);
     let rows = conn.query(
         &format!("SELECT {columns} FROM mem_om_records WHERE lookup_key = ?1 AND is_active = 1"),
         &[key.text.as_str().into()],

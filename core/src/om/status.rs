@@ -6,11 +6,14 @@ use crate::json_opts::Opts;
 use crate::{Conn, Result};
 use serde_json::{json, Value as Json};
 
-/// The action due, in order of precedence: reflect (observations over the reflection
-/// threshold and nothing unobserved: seed 001), activate (buffered chunks and pending tokens
+/// The action due, in order of precedence: activate_reflection (a buffered reflection is ready
+/// and the reflection threshold is reached, nothing unobserved), reflect (observations over
+/// the reflection threshold and nothing unobserved: seed 001), activate (buffered chunks and pending tokens
 /// past the activation ratio), block (pending past block_after × threshold: observe before the
 /// next call), observe (past the threshold, or a reflection waits on unobserved messages),
-/// buffer (another `buffer_tokens` not yet covered by a chunk), none.
+/// buffer (another `buffer_tokens` not yet covered by a chunk), buffer_reflection (the
+/// observations passed `reflection_buffer_at` of the reflection threshold and no reflection
+/// is buffered yet: reflect in the background), none.
 pub fn action(
     rec: Option<&Record>,
     pending: i64,
@@ -23,10 +26,15 @@ pub fn action(
     };
     let obs_tokens = rec.map_or(0, |r| r.observation_tokens);
     let has_chunks = rec.is_some_and(|r| !r.chunks.is_empty());
+    let reflection_ready = rec.is_some_and(|r| r.buffered_reflection.is_some());
     let t = cfg.observation_threshold as f64;
     let p = pending as f64;
+    let reflection_early =
+        obs_tokens as f64 >= cfg.reflection_buffer_at * cfg.reflection_threshold as f64;
     Ok(
-        if obs_tokens >= cfg.reflection_threshold && unobserved == 0 {
+        if obs_tokens >= cfg.reflection_threshold && unobserved == 0 && reflection_ready {
+            "activate_reflection"
+        } else if obs_tokens >= cfg.reflection_threshold && unobserved == 0 {
             "reflect"
         } else if has_chunks && p >= cfg.buffer_activation * t {
             "activate"
@@ -36,6 +44,8 @@ pub fn action(
             "observe"
         } else if pending - buffered >= cfg.buffer_tokens {
             "buffer"
+        } else if reflection_early && !reflection_ready && obs_tokens > 0 {
+            "buffer_reflection"
         } else {
             "none"
         },
@@ -91,8 +101,10 @@ pub fn status(
         "flags": {
             "isObserving": flag(|r| r.is_observing),
             "isReflecting": flag(|r| r.is_reflecting),
-            "isBufferingObservation": flag(|r| r.is_buffering),
+            "isBufferingObservation": flag(|r| r.is_buffering_observation),
+            "isBufferingReflection": flag(|r| r.is_buffering_reflection),
         },
+        "bufferedReflection": rec.as_ref().is_some_and(|r| r.buffered_reflection.is_some()),
     });
     Ok(out.to_string())
 }

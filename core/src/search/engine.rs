@@ -7,10 +7,12 @@
 //! newest `created_at`. A document is scored only when the bounds of the clauses on it can
 //! reach the current k-th score.
 
+use super::interrupt::Ticker;
 use super::postings::{TermCursor, END};
 use super::query::{Matcher, Query, MAX_PREFIX_TERMS};
 use super::scoring::{idf, recency, tf_part, SearchParams, Stats};
 use super::segment::Segment;
+use crate::Result;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -35,6 +37,9 @@ pub struct Hit {
 pub struct SearchStats {
     /// Documents whose score was computed in full.
     pub scored_docs: u64,
+    /// Units of work: WAND iterations, seeded documents and the cursor moves of phrases. The
+    /// cost bound of a query is asserted on it (never on time).
+    pub steps: u64,
     /// Blocks skipped because their upper bound could not reach the k-th score.
     pub skipped_blocks: u64,
     /// Live documents in the namespace (N).
@@ -238,19 +243,38 @@ impl<'a> TermC<'a> {
     }
 }
 
+/// A phrase over its distinct terms: one cursor per distinct term, however often the phrase
+/// repeats it, so a phrase's cost is bounded by the postings of its terms, not by its length
+/// times the corpus. A document qualifies only when each term occurs at least as often as the
+/// phrase needs it; positions are then checked from the term with the fewest positions, with
+/// an early exit per start.
 struct PhraseC<'a> {
-    atoms: Vec<TermC<'a>>,
+    /// The distinct terms.
+    terms: Vec<TermC<'a>>,
+    /// For each phrase position, its term (an index into `terms`).
+    atoms: Vec<usize>,
+    /// For each distinct term, how many times the phrase holds it.
+    need: Vec<u32>,
     doc: u32,
     scratch: Vec<Vec<u32>>,
+    /// Cursor moves made (for [`SearchStats::steps`]).
+    work: u64,
 }
 
 impl<'a> PhraseC<'a> {
-    fn new(atoms: Vec<TermC<'a>>) -> Self {
-        let n = atoms.len();
+    fn new(terms: Vec<TermC<'a>>, atoms: Vec<usize>) -> Self {
+        let mut need = vec![0u32; terms.len()];
+        for &a in &atoms {
+            need[a] += 1;
+        }
+        let n = terms.len();
         let mut p = PhraseC {
+            terms,
             atoms,
+            need,
             doc: 0,
             scratch: vec![Vec::new(); n],
+            work: 0,
         };
         p.find(0);
         p
@@ -258,7 +282,7 @@ impl<'a> PhraseC<'a> {
 
     fn find(&mut self, mut target: u32) {
         loop {
-            if target == END || self.atoms.is_empty() {
+            if target == END || self.terms.is_empty() {
                 self.doc = END;
                 return;
             }
@@ -266,9 +290,10 @@ impl<'a> PhraseC<'a> {
             let mut stable = false;
             while !stable {
                 stable = true;
-                for a in self.atoms.iter_mut() {
-                    a.c.advance(d);
-                    let x = a.c.doc();
+                for t in self.terms.iter_mut() {
+                    self.work += 1;
+                    t.c.advance(d);
+                    let x = t.c.doc();
                     if x == END {
                         self.doc = END;
                         return;
@@ -288,17 +313,44 @@ impl<'a> PhraseC<'a> {
     }
 
     fn matches_here(&mut self) -> bool {
-        for (a, s) in self.atoms.iter_mut().zip(self.scratch.iter_mut()) {
-            s.clear();
-            s.extend_from_slice(a.c.positions());
+        if self
+            .terms
+            .iter()
+            .zip(&self.need)
+            .any(|(t, &need)| t.c.tf() < need)
+        {
+            return false;
         }
-        let first = &self.scratch[0];
-        first.iter().any(|&p| {
-            self.scratch[1..].iter().enumerate().all(|(j, ps)| {
-                p.checked_add(j as u32 + 1)
-                    .is_some_and(|q| ps.binary_search(&q).is_ok())
+        for (t, s) in self.terms.iter_mut().zip(self.scratch.iter_mut()) {
+            s.clear();
+            s.extend_from_slice(t.c.positions());
+        }
+        // Anchor on the phrase position whose term has the fewest positions.
+        let Some((anchor, _)) = self
+            .atoms
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &a)| self.scratch[a].len())
+        else {
+            return false;
+        };
+        let anchor_pos = &self.scratch[self.atoms[anchor]];
+        anchor_pos.iter().any(|&p| {
+            let Some(start) = p.checked_sub(anchor as u32) else {
+                return false;
+            };
+            self.atoms.iter().enumerate().all(|(j, &a)| {
+                j == anchor
+                    || start
+                        .checked_add(j as u32)
+                        .is_some_and(|q| self.scratch[a].binary_search(&q).is_ok())
             })
         })
+    }
+
+    /// Each phrase position's upper bound (a repeated term counts each time).
+    fn max_ub(&self) -> f64 {
+        self.atoms.iter().map(|&a| self.terms[a].max_ub).sum()
     }
 }
 
@@ -320,8 +372,19 @@ impl<'a> Cur<'a> {
         match c {
             PClause::Term(t) => term(*t).map(Cur::Term),
             PClause::Phrase(ts) => {
-                let atoms: Option<Vec<TermC<'a>>> = ts.iter().map(|t| term(*t)).collect();
-                atoms.map(|a| Cur::Phrase(PhraseC::new(a)))
+                let mut distinct: Vec<usize> = Vec::new();
+                let atoms: Vec<usize> = ts
+                    .iter()
+                    .map(|t| match distinct.iter().position(|d| d == t) {
+                        Some(i) => i,
+                        None => {
+                            distinct.push(*t);
+                            distinct.len() - 1
+                        }
+                    })
+                    .collect();
+                let terms: Option<Vec<TermC<'a>>> = distinct.iter().map(|t| term(*t)).collect();
+                terms.map(|terms| Cur::Phrase(PhraseC::new(terms, atoms)))
             }
         }
     }
@@ -356,10 +419,18 @@ impl<'a> Cur<'a> {
         }
     }
 
+    /// Cursor moves this phrase made.
+    fn work(&self) -> u64 {
+        match self {
+            Cur::Term(_) => 0,
+            Cur::Phrase(p) => p.work,
+        }
+    }
+
     fn max_ub(&self) -> f64 {
         match self {
             Cur::Term(t) => t.max_ub,
-            Cur::Phrase(p) => p.atoms.iter().map(|a| a.max_ub).sum(),
+            Cur::Phrase(p) => p.max_ub(),
         }
     }
 
@@ -367,14 +438,17 @@ impl<'a> Cur<'a> {
         match self {
             Cur::Term(t) => t.block_ub(target, sc),
             Cur::Phrase(p) => {
-                let mut ub = 0.0;
                 let mut last = END - 1;
-                for a in p.atoms.iter_mut() {
-                    let (u, l) = a.block_ub(target, sc);
-                    ub += u;
-                    last = last.min(l);
-                }
-                (ub, last)
+                let ubs: Vec<f64> = p
+                    .terms
+                    .iter_mut()
+                    .map(|t| {
+                        let (u, l) = t.block_ub(target, sc);
+                        last = last.min(l);
+                        u
+                    })
+                    .collect();
+                (p.atoms.iter().map(|&a| ubs[a]).sum(), last)
             }
         }
     }
@@ -385,8 +459,9 @@ impl<'a> Cur<'a> {
             Cur::Term(t) => t.idf * sc.tf(t.c.tf(), len),
             Cur::Phrase(p) => {
                 let mut s = 0.0;
-                for a in &p.atoms {
-                    s += a.idf * sc.tf(a.c.tf(), len);
+                for &a in &p.atoms {
+                    let t = &p.terms[a];
+                    s += t.idf * sc.tf(t.c.tf(), len);
                 }
                 s
             }
@@ -445,41 +520,60 @@ impl TopK {
     }
 }
 
-/// Runs a query over views (segments and the delta).
+/// What one query's execution accumulates across views: the top k, the statistics, the
+/// documents the seeding pass scored, and the ticker that lets the host cancel.
+struct Collector<'t> {
+    top: TopK,
+    stats: SearchStats,
+    seeded: std::collections::HashSet<i64>,
+    tick: Ticker<'t>,
+}
+
+/// Runs a query over views (segments and the delta). Fails only when the host cancels it.
 pub fn execute(
     views: &[View],
     q: &Query,
     params: &SearchParams,
     now: i64,
     filter: Option<&dyn Fn(i64) -> bool>,
-) -> SearchResult {
-    let mut stats = SearchStats {
+    tick: Ticker<'_>,
+) -> Result<SearchResult> {
+    let stats = SearchStats {
         total_docs: views.iter().map(View::live_docs).sum(),
         ..Default::default()
     };
     if q.is_empty() || params.limit == 0 || stats.total_docs == 0 {
-        return SearchResult {
+        return Ok(SearchResult {
             hits: Vec::new(),
             stats,
-        };
+        });
     }
+    let mut col = Collector {
+        top: TopK {
+            k: params.limit,
+            heap: BinaryHeap::new(),
+        },
+        stats,
+        seeded: std::collections::HashSet::new(),
+        tick,
+    };
     let st = Stats {
-        docs: stats.total_docs,
+        docs: col.stats.total_docs,
         total_len: views.iter().map(View::live_len).sum(),
     };
     let plan = plan(views, q);
-    stats.terms = plan.terms.len();
-    let idfs: Vec<f64> = plan
-        .terms
-        .iter()
-        .map(|t| {
-            let df: u64 = views
-                .iter()
-                .map(|v| v.seg.term_id(t).map_or(0, |id| v.live_df(id)))
-                .sum();
-            idf(st.docs, df)
-        })
-        .collect();
+    col.stats.terms = plan.terms.len();
+    let mut idfs = Vec::with_capacity(plan.terms.len());
+    for t in &plan.terms {
+        let mut df = 0;
+        for v in views {
+            if let Some(id) = v.seg.term_id(t) {
+                col.tick.ticks(v.dead.len())?;
+                df += v.live_df(id);
+            }
+        }
+        idfs.push(idf(st.docs, df));
+    }
     let sc = Scorer {
         k1: params.k1,
         b: params.b,
@@ -488,26 +582,12 @@ pub fn execute(
         w: params.recency_weight,
         half_life: params.half_life_ms,
     };
-    let mut top = TopK {
-        k: params.limit,
-        heap: BinaryHeap::new(),
-    };
-    let mut seeded = std::collections::HashSet::new();
     for view in views {
-        run_view(
-            view,
-            &plan,
-            &idfs,
-            &sc,
-            filter,
-            &mut top,
-            &mut stats,
-            &mut seeded,
-        );
+        run_view(view, &plan, &idfs, &sc, filter, &mut col)?;
     }
-    let mut hits: Vec<Entry> = top.heap.into_vec();
+    let mut hits: Vec<Entry> = col.top.heap.into_vec();
     hits.sort();
-    SearchResult {
+    Ok(SearchResult {
         hits: hits
             .into_iter()
             .map(|e| Hit {
@@ -517,8 +597,8 @@ pub fn execute(
                 recency: e.rec,
             })
             .collect(),
-        stats,
-    }
+        stats: col.stats,
+    })
 }
 
 /// The cursors of one view: scoring cursors with their clause index (the canonical
@@ -527,6 +607,21 @@ struct Cursors<'a> {
     curs: Vec<(usize, Cur<'a>)>,
     must: Vec<Vec<Cur<'a>>>,
     must_not: Vec<Vec<Cur<'a>>>,
+}
+
+impl Cursors<'_> {
+    /// Cursor moves all phrase cursors made.
+    fn work(&self) -> u64 {
+        let scoring: u64 = self.curs.iter().map(|(_, c)| c.work()).sum();
+        let constraints: u64 = self
+            .must
+            .iter()
+            .chain(&self.must_not)
+            .flatten()
+            .map(Cur::work)
+            .sum();
+        scoring + constraints
+    }
 }
 
 fn cursors<'a>(
@@ -578,7 +673,6 @@ fn cursors<'a>(
 /// bound (over the view's term clauses). Its real scores give WAND a threshold from the
 /// start, which matters when scores grow with the document order (recency with keys in time
 /// order). Exactness is unaffected: these are real candidates, and WAND skips them later.
-#[allow(clippy::too_many_arguments)]
 fn seed(
     view: &View,
     plan: &Plan,
@@ -586,10 +680,8 @@ fn seed(
     idfs: &[f64],
     sc: &Scorer,
     filter: Option<&dyn Fn(i64) -> bool>,
-    top: &mut TopK,
-    stats: &mut SearchStats,
-    seeded: &mut std::collections::HashSet<i64>,
-) {
+    col: &mut Collector,
+) -> Result<()> {
     let seg = &*view.seg;
     let mut best: Option<(f64, usize, u32, u32)> = None;
     for c in &plan.should {
@@ -610,7 +702,9 @@ fn seed(
             }
         }
     }
-    let Some((_, id, lo, hi)) = best else { return };
+    let Some((_, id, lo, hi)) = best else {
+        return Ok(());
+    };
     let mut c = seg.cursor(id);
     c.advance(lo);
     let mut docs = Vec::new();
@@ -619,10 +713,12 @@ fn seed(
         c.next();
     }
     let Some(mut cs) = cursors(view, plan, tids, idfs, sc) else {
-        return;
+        return Ok(());
     };
     let mut contrib = vec![0.0f64; plan.should.len()];
     for d in docs {
+        col.tick.tick()?;
+        col.stats.steps += 1;
         contrib.iter_mut().for_each(|c| *c = 0.0);
         let mut any = false;
         let len = seg.lens[d as usize];
@@ -642,45 +738,61 @@ fn seed(
         }
         let rec = sc.rec(seg.created[d as usize]);
         let key = seg.keys[d as usize];
-        stats.scored_docs += 1;
-        seeded.insert(key);
-        top.push(Entry {
+        col.stats.scored_docs += 1;
+        col.seeded.insert(key);
+        col.top.push(Entry {
             score: bm25 * rec,
             doc: key,
             bm25,
             rec,
         });
     }
+    col.stats.steps += cs.work();
+    Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_view(
     view: &View,
     plan: &Plan,
     idfs: &[f64],
     sc: &Scorer,
     filter: Option<&dyn Fn(i64) -> bool>,
-    top: &mut TopK,
-    stats: &mut SearchStats,
-    seeded: &mut std::collections::HashSet<i64>,
-) {
+    col: &mut Collector,
+) -> Result<()> {
     let seg = &*view.seg;
     let tids: Vec<Option<usize>> = plan.terms.iter().map(|t| seg.term_id(t)).collect();
     let tids = &tids[..];
-    let Some(Cursors {
-        mut curs,
-        mut must,
-        mut must_not,
-    }) = cursors(view, plan, tids, idfs, sc)
-    else {
-        return;
+    let Some(mut cs) = cursors(view, plan, tids, idfs, sc) else {
+        return Ok(());
     };
-    seed(view, plan, tids, idfs, sc, filter, top, stats, seeded);
+    seed(view, plan, tids, idfs, sc, filter, col)?;
+    let r = wand(view, plan, sc, filter, col, &mut cs);
+    col.stats.steps += cs.work();
+    r
+}
+
+/// Block-max WAND over one view's cursors.
+fn wand(
+    view: &View,
+    plan: &Plan,
+    sc: &Scorer,
+    filter: Option<&dyn Fn(i64) -> bool>,
+    col: &mut Collector,
+    cs: &mut Cursors,
+) -> Result<()> {
+    let seg = &*view.seg;
+    let Cursors {
+        curs,
+        must,
+        must_not,
+    } = cs;
     let mut contrib = vec![0.0f64; plan.should.len()];
     let mut order: Vec<usize> = (0..curs.len()).collect();
     loop {
+        col.tick.tick()?;
+        col.stats.steps += 1;
         order.sort_by_key(|&i| curs[i].1.doc());
-        let theta = top.threshold();
+        let theta = col.top.threshold();
         let mut acc = 0.0;
         let mut pivot = None;
         for (k, &i) in order.iter().enumerate() {
@@ -693,7 +805,9 @@ fn run_view(
                 break;
             }
         }
-        let Some(p) = pivot else { break };
+        let Some(p) = pivot else {
+            return Ok(());
+        };
         let pd = curs[order[p]].1.doc();
         let mut last = p;
         while last + 1 < order.len() && curs[order[last + 1]].1.doc() == pd {
@@ -708,7 +822,7 @@ fn run_view(
                 min_last = min_last.min(l);
             }
             if bsum * UB_SLACK < t {
-                stats.skipped_blocks += 1;
+                col.stats.skipped_blocks += 1;
                 let next_doc = if last + 1 < order.len() {
                     curs[order[last + 1]].1.doc()
                 } else {
@@ -723,8 +837,8 @@ fn run_view(
         }
         if curs[order[0]].1.doc() == pd {
             // Evaluate pd: every cursor on it is in order[..=last].
-            if !seeded.contains(&seg.keys[pd as usize])
-                && accept(view, pd, &mut must, &mut must_not, filter)
+            if !col.seeded.contains(&seg.keys[pd as usize])
+                && accept(view, pd, must, must_not, filter)
             {
                 contrib.iter_mut().for_each(|c| *c = 0.0);
                 let len = seg.lens[pd as usize];
@@ -737,8 +851,8 @@ fn run_view(
                     bm25 += c;
                 }
                 let rec = sc.rec(seg.created[pd as usize]);
-                stats.scored_docs += 1;
-                top.push(Entry {
+                col.stats.scored_docs += 1;
+                col.top.push(Entry {
                     score: bm25 * rec,
                     doc: seg.keys[pd as usize],
                     bm25,

@@ -8,6 +8,7 @@
 //! rewritten on its own. Merges run inside the write that flushes (amortised) and fully in
 //! `optimize`.
 
+use super::interrupt::Ticker;
 use super::postings::{TermPostings, END};
 use super::segment::{Builder, DocIn, Segment};
 use crate::Result;
@@ -53,7 +54,7 @@ pub fn pick(segs: &[(String, i64, i64)]) -> Vec<String> {
 
 /// Merges segments (each with its sorted dead ordinals) into one holding their live documents.
 /// A key live in two inputs (never produced by the engine) is kept once, from the first.
-pub fn merge(inputs: &[(Arc<Segment>, Vec<u32>)]) -> Result<Segment> {
+pub fn merge(inputs: &[(Arc<Segment>, Vec<u32>)], mut tick: Ticker<'_>) -> Result<Segment> {
     use fst::{IntoStreamer, Streamer};
     let mut live: Vec<(i64, usize, u32)> = Vec::new();
     for (si, (seg, dead)) in inputs.iter().enumerate() {
@@ -91,6 +92,7 @@ pub fn merge(inputs: &[(Arc<Segment>, Vec<u32>)]) -> Result<Segment> {
     let mut tp = TermPostings::default();
     let mut sorted = TermPostings::default();
     while let Some((term, ivs)) = union.next() {
+        tick.tick()?;
         tp.clear();
         for iv in ivs {
             let map = &maps[iv.index];

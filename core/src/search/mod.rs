@@ -16,6 +16,7 @@
 
 pub mod delta;
 pub mod engine;
+pub mod interrupt;
 pub mod merge;
 pub mod postings;
 pub mod query;
@@ -32,6 +33,7 @@ pub use snippet::{snippet, SnippetSettings};
 use crate::{Conn, Error, Result};
 use delta::DocTerms;
 use engine::View;
+use interrupt::Ticker;
 use segment::Segment;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -134,7 +136,8 @@ pub fn search(
         let Some((views, seg_count, delta_docs)) = load_views(conn, ns, &snap)? else {
             continue;
         };
-        let mut r = engine::execute(&views, &q, params, now, filter);
+        let mut check = || conn.check_interrupt();
+        let mut r = engine::execute(&views, &q, params, now, filter, Ticker::new(&mut check))?;
         r.stats.segments = seg_count;
         r.stats.delta_docs = delta_docs;
         return Ok(r);
@@ -267,7 +270,10 @@ fn merge_ids(
         dead.dedup();
         inputs.push((seg, dead));
     }
-    let merged = merge::merge(&inputs)?;
+    let merged = {
+        let mut check = || conn.check_interrupt();
+        merge::merge(&inputs, Ticker::new(&mut check))?
+    };
     let new_id = store::new_id();
     if merged.doc_count() > 0 {
         store::insert_segment(conn, ns, &new_id, &merged)?;
@@ -327,10 +333,15 @@ pub fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]) -> Re
     }
     let order: Vec<usize> = latest.into_values().collect();
     for chunk in order.chunks(REINDEX_CHUNK) {
-        let analysed: Vec<(i64, i64, DocTerms)> = chunk
-            .iter()
-            .map(|&i| (docs[i].0, docs[i].2, delta::analyze(&docs[i].1)))
-            .collect();
+        let mut analysed: Vec<(i64, i64, DocTerms)> = Vec::with_capacity(chunk.len());
+        {
+            let mut check = || conn.check_interrupt();
+            let mut tick = Ticker::new(&mut check);
+            for &i in chunk {
+                tick.ticks(64)?;
+                analysed.push((docs[i].0, docs[i].2, delta::analyze(&docs[i].1)));
+            }
+        }
         let lens: Vec<(i64, i64, u32)> = analysed.iter().map(|d| (d.0, d.1, d.2.len)).collect();
         let seg = Segment::from_docs(analysed)?;
         let id = store::new_id();
@@ -415,7 +426,10 @@ pub fn check(
         have.insert(doc, (seg, len, created, terms));
     }
     let mut exp_len: u64 = 0;
+    let mut check = || conn.check_interrupt();
+    let mut tick = Ticker::new(&mut check);
     for (k, (text, created)) in &want {
+        tick.ticks(64)?;
         let a = delta::analyze(text);
         exp_len += u64::from(a.len);
         let Some((seg, len, c, payload)) = have.get(k) else {
