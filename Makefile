@@ -8,7 +8,7 @@ export USER ?= root
 # Rust toolchain from rustup, when the shell did not put it on PATH.
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo test bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
+.PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
         deps-sqlite deps-pg test-core test-integration test-pgrx fmt clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
@@ -45,7 +45,7 @@ pg-install-release: deps-pg
 	cd pg-ext && cargo pgrx install --release --pg-config $(PG_CONFIG)
 
 test-core:
-	cargo test -p agentmem-core
+	cargo test -p agentmem-core -p agentmem-fuzz
 
 test-integration:
 	@set -e; trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
@@ -54,6 +54,12 @@ test-integration:
 
 test-pgrx:
 	cd pg-ext && cargo pgrx test pg15 --runas postgres --pgdata /tmp/agentmem-pgrx-test
+
+## Coverage-guided fuzzing (AFL++ through cargo afl) of the query engine, tokenizer, answer
+## parser and options, then random plain-SQL sequences on both backends. FUZZ_SECONDS per
+## target (default 300). `make test` replays the saved corpus and a short random pass.
+fuzz: deps-sqlite deps-pg sqlite pg-install
+	@scripts/fuzz.sh
 
 ## Benchmarks against SQLite FTS5, Postgres tsvector/GIN and naive SQL (benches/README.md); the
 ## report goes to benches/results/latest.md. Extra flags: BENCH_ARGS="--sizes 200000".

@@ -53,6 +53,12 @@ pub trait Conn {
         Ok(())
     }
 
+    /// The failpoint the host set for crash tests, with the marker file to create when it is
+    /// reached (see [`crate::failpoint`]); `None`, the default, disables them.
+    fn failpoint(&mut self) -> Option<(String, String)> {
+        None
+    }
+
     /// The database's clock in Unix epoch milliseconds: leases and defaults use it so that
     /// every client of one database agrees on the time.
     fn now_ms(&mut self) -> Result<i64> {

@@ -9,6 +9,7 @@
 pub mod compaction;
 pub mod conn;
 pub mod error;
+pub mod failpoint;
 pub mod ids;
 pub mod json_opts;
 pub mod memory_tool;

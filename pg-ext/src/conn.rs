@@ -130,6 +130,26 @@ impl Conn for SpiConn {
         Dialect::Postgres
     }
 
+    /// The session settings `agentmem.failpoint` and `agentmem.failpoint_mark` (crash tests).
+    fn failpoint(&mut self) -> Option<(String, String)> {
+        let setting = |name: &std::ffi::CStr| -> Option<String> {
+            // SAFETY: a NUL-terminated name; missing_ok, so an unset option gives NULL; the
+            // returned string is copied before anything else runs.
+            let p = unsafe { pg_sys::GetConfigOption(name.as_ptr(), true, false) };
+            if p.is_null() {
+                return None;
+            }
+            let s = unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned();
+            Some(s).filter(|s| !s.is_empty())
+        };
+        Some((
+            setting(c"agentmem.failpoint")?,
+            setting(c"agentmem.failpoint_mark")?,
+        ))
+    }
+
     /// `CHECK_FOR_INTERRUPTS()`: a cancel request or `statement_timeout` raises its error
     /// here, which unwinds through the core like any Postgres error.
     fn check_interrupt(&mut self) -> Result<()> {

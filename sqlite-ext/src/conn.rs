@@ -505,6 +505,21 @@ impl Conn for SqliteConn {
         Dialect::Sqlite
     }
 
+    /// `AGENTMEM_FAILPOINT` and `AGENTMEM_FAILPOINT_MARK` from the process environment
+    /// (crash tests), read once.
+    fn failpoint(&mut self) -> Option<(String, String)> {
+        static FAILPOINT: std::sync::OnceLock<Option<(String, String)>> =
+            std::sync::OnceLock::new();
+        FAILPOINT
+            .get_or_init(|| {
+                Some((
+                    std::env::var("AGENTMEM_FAILPOINT").ok()?,
+                    std::env::var("AGENTMEM_FAILPOINT_MARK").ok()?,
+                ))
+            })
+            .clone()
+    }
+
     /// Steps a trivial cached statement: SQLite fails any statement of an interrupted
     /// connection (`sqlite3_interrupt`), and the statement's steps count towards the progress
     /// handler, whose non-zero answer interrupts it.

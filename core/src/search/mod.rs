@@ -211,6 +211,7 @@ pub fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
     let id = store::new_id();
     store::insert_segment(conn, ns, &id, &seg)?;
     segment::cache_put(&uuid, &id, seg);
+    crate::failpoint::hit(conn, crate::failpoint::FLUSH)?;
     store::move_delta(conn, ns, &id, &rows)?;
     merge_policy(conn, ns, &uuid, false)
 }
@@ -304,6 +305,7 @@ fn merge_ids(
         }
         segment::cache_put(uuid, &new_id, Arc::new(merged));
     }
+    crate::failpoint::hit(conn, crate::failpoint::MERGE)?;
     for id in ids {
         store::delete_segment(conn, ns, id)?;
     }

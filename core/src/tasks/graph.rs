@@ -220,6 +220,9 @@ fn refresh(conn: &mut dyn Conn, tasks: Vec<String>) -> Result<()> {
         for chunk in work.chunks(CHUNK) {
             flipped.extend(recount(conn, chunk)?);
         }
+        if !flipped.is_empty() {
+            crate::failpoint::hit(conn, crate::failpoint::REFRESH)?;
+        }
         work = children(conn, &flipped)?;
     }
     Ok(())

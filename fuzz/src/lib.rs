@@ -1,0 +1,170 @@
+//! Fuzz targets. Each takes arbitrary bytes, runs one part of the core on them, and panics
+//! when an invariant breaks: a panic is a finding. `make fuzz` drives them with AFL++ (coverage
+//! guided, `cargo afl`); `make test` replays the saved corpus (`fuzz/corpus/<target>/`, every
+//! past finding included) and a few thousand structured random inputs.
+//!
+//! Targets:
+//! * [`query`] — the query parser and the engine over a small index built from the input,
+//!   with the cost bound asserted by counting work (never by time);
+//! * [`tokenizer`] — tokens, positions and spans;
+//! * [`answer`] — the observer's and reflector's answer parser;
+//! * [`options`] — the JSON options of the functions and the tools' arguments.
+
+use agentmem_core::search::engine::{self, View};
+use agentmem_core::search::interrupt::Ticker;
+use agentmem_core::search::segment::Segment;
+use agentmem_core::search::{delta, query, tokenizer, SearchParams};
+use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
+use std::sync::Arc;
+
+/// Inputs are cut at this byte into parts (the query, then documents).
+pub const SEPARATOR: u8 = 0xFF;
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The query target. Input: `query 0xFF doc 0xFF doc …` (at most 64 documents, spread over
+/// two segments and a tombstone, as a real index holds them).
+pub fn query(data: &[u8]) {
+    let mut parts = data.split(|&b| b == SEPARATOR);
+    let q = text(parts.next().unwrap_or_default());
+    let docs: Vec<(i64, i64, delta::DocTerms)> = parts
+        .take(64)
+        .enumerate()
+        .map(|(i, d)| {
+            let t = text(&d[..d.len().min(2048)]);
+            (i as i64, 1_000 + i as i64, delta::analyze(&t))
+        })
+        .collect();
+    let postings: u64 = docs.iter().map(|d| d.2.terms.len() as u64).sum();
+    let half = docs.len() / 2;
+    let mut views = Vec::new();
+    for chunk in [&docs[..half], &docs[half..]] {
+        if chunk.is_empty() {
+            continue;
+        }
+        let seg = Segment::from_docs(chunk.to_vec()).expect("segment from analysed documents");
+        let bytes = seg.serialize();
+        let seg = Segment::deserialize(&bytes).expect("a segment reads back");
+        // Tombstone the first document of every view.
+        views.push(View {
+            seg: Arc::new(seg),
+            dead: vec![0],
+        });
+    }
+    let parsed = query::parse(&q);
+    let params = SearchParams {
+        limit: 5,
+        now: Some(10_000),
+        ..SearchParams::default()
+    };
+    let mut never = || Ok(());
+    let r = engine::execute(
+        &views,
+        &parsed,
+        &params,
+        10_000,
+        None,
+        Ticker::new(&mut never),
+    )
+    .expect("a search that is not cancelled succeeds");
+    assert!(r.hits.len() <= params.limit);
+    for w in r.hits.windows(2) {
+        assert!(w[0].score >= w[1].score, "hits not in score order");
+    }
+    for h in &r.hits {
+        assert!(h.score.is_finite() && h.score >= 0.0, "score {}", h.score);
+        assert!(
+            h.doc != 0 && h.doc as usize != half,
+            "a tombstoned document was returned"
+        );
+    }
+    // Work is bounded by the index, not by the query's length: a few steps per posting.
+    let bound = 8 * postings + 64;
+    assert!(
+        r.stats.steps <= bound,
+        "{} steps over {postings} postings",
+        r.stats.steps
+    );
+}
+
+/// The tokenizer target: every token has text, lies inside its source on character
+/// boundaries, is case-folded, and positions never go back.
+pub fn tokenizer(data: &[u8]) {
+    let t = text(data);
+    let tokens = tokenizer::tokenize(&t);
+    let mut last = 0;
+    for tok in &tokens {
+        assert!(!tok.text.is_empty());
+        assert!(tok.start < tok.end && tok.end <= t.len());
+        assert!(t.is_char_boundary(tok.start) && t.is_char_boundary(tok.end));
+        assert!(tok.pos >= last, "positions go back");
+        last = tok.pos;
+        assert!(tok.text.len() <= tokenizer::MAX_WHOLE_BYTES.max(tokenizer::MAX_ATOM_BYTES));
+    }
+    let d = delta::analyze(&t);
+    assert_eq!(d.len as usize, tokens.len());
+    let enc = delta::encode(&d);
+    assert_eq!(delta::decode(&enc, d.len), Some(d));
+    let _ = agentmem_core::search::snippet(&t, &t, &Default::default());
+}
+
+/// The answer target: the parser never panics, and what it accepts has observations without
+/// our tags in them.
+pub fn answer(data: &[u8]) {
+    let t = text(data);
+    if let Ok(p) = agentmem_core::om::parse::parse("answer", &t) {
+        assert!(p.observations.chars().any(char::is_alphanumeric));
+        let lower = p.observations.to_ascii_lowercase();
+        assert!(!lower.contains("<observations>") && !lower.contains("</observations>"));
+        assert!(!lower.contains("</thread>"));
+    }
+}
+
+/// A connection where every statement fails: the tools must still answer JSON.
+struct NoDatabase;
+
+impl Conn for NoDatabase {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+    fn query(&mut self, _: &str, _: &[Value]) -> Result<Vec<Row>> {
+        Err(Error::Database("no database".into()))
+    }
+    fn execute(&mut self, _: &str, _: &[Value]) -> Result<u64> {
+        Err(Error::Database("no database".into()))
+    }
+    fn execute_batch(&mut self, _: &str) -> Result<()> {
+        Err(Error::Database("no database".into()))
+    }
+}
+
+/// The options target: option parsers refuse or accept, never panic; the tools answer JSON
+/// whatever their arguments, with `success` false on every bad call. Input: `arguments 0xFF
+/// context`.
+pub fn options(data: &[u8]) {
+    let mut parts = data.split(|&b| b == SEPARATOR);
+    let input = parts.next().unwrap_or_default();
+    let context = parts.next();
+    let t = text(input);
+    let _ = agentmem_core::message_search::Request::parse(Some(&t));
+    if let Ok(o) = agentmem_core::json_opts::Opts::parse("options", Some(&t), &["limit", "a", "b"])
+    {
+        let _ = o.int("limit", 10, 0, 100);
+        let _ = o.opt_f64("a");
+        let _ = o.opt_str("b");
+        let _ = o.opt_object("a");
+        let _ = o.opt_bool("b");
+    }
+    let _ = agentmem_core::tasks::Obj::parse("options", Some(&t), &["labels", "priority"])
+        .map(|o| (o.strings("labels"), o.int("priority")));
+    for out in [
+        agentmem_core::memory_tool::memory_search(&mut NoDatabase, Some(input)),
+        agentmem_core::tasks::tool::task_query(&mut NoDatabase, Some(input), context),
+        agentmem_core::tasks::tool::task_mutate(&mut NoDatabase, Some(input), context),
+    ] {
+        let v: serde_json::Value = serde_json::from_str(&out).expect("a tool answers JSON");
+        assert!(v.get("success").is_some_and(|s| s.is_boolean()), "{out}");
+    }
+}
