@@ -292,20 +292,10 @@ pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<Messag
 
 /// Every message as the index should hold it: (seq, search_text, created_at).
 fn expected_docs(conn: &mut dyn Conn) -> Result<Vec<(i64, String, i64)>> {
-    Ok(conn
-        .query(
-            "SELECT seq, search_text, created_at FROM mem_messages ORDER BY seq",
-            &[],
-        )?
-        .into_iter()
-        .filter_map(|r| {
-            let mut it = r.into_iter();
-            let seq = it.next()?.as_i64()?;
-            let text = it.next()?.into_string().unwrap_or_default();
-            let created = it.next()?.as_i64()?;
-            Some((seq, text, created))
-        })
-        .collect())
+    search::documents(
+        conn,
+        "SELECT seq, search_text, created_at FROM mem_messages ORDER BY seq",
+    )
 }
 
 /// `mem_index_check()`: every difference between the message index and `mem_messages`.

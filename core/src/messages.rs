@@ -269,7 +269,7 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
     if d.injection_text.is_none() {
         d.injection_text = Some(d.raw_content.clone());
     }
-    if timing == Timing::AfterWrite && !index(conn, &d, true)? {
+    if timing == Timing::AfterWrite && !index_new(conn, &d)? {
         return Ok(d);
     }
     let conflict_guard = match timing {
@@ -320,7 +320,7 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
     }
     crate::tasks::link::implicit(conn, &mut d, active_task, session)?;
     if timing == Timing::BeforeWrite {
-        index(conn, &d, false)?;
+        index_new(conn, &d)?;
     }
     Ok(d)
 }
@@ -345,15 +345,11 @@ fn fill_only(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
     Ok(d)
 }
 
-/// Puts the message's search text into the search index: only when it has no document yet
-/// (`new_only`; returns whether it wrote), or replacing the old one.
-fn index(conn: &mut dyn Conn, d: &Draft, new_only: bool) -> Result<bool> {
+/// Puts a new message's search text into the search index; `false` when it is indexed
+/// already (see [`search::index_new`]).
+fn index_new(conn: &mut dyn Conn, d: &Draft) -> Result<bool> {
     let text = d.search_text.as_deref().unwrap_or(&d.raw_content);
-    if new_only {
-        search::index_new(conn, NS_MESSAGES, d.seq, text, d.created_at)
-    } else {
-        search::index_doc(conn, NS_MESSAGES, d.seq, text, d.created_at).map(|_| true)
-    }
+    search::index_new(conn, NS_MESSAGES, d.seq, text, d.created_at)
 }
 
 /// Which of the watched columns an update changed.
@@ -370,10 +366,12 @@ pub struct Changed {
 ///
 /// `old_tokens` is the count booked on the thread for this row: the stored count, which a
 /// plain `UPDATE` cannot change, so running the handler again finds nothing to add.
+/// `old_search` is the search text before the update (the text the index holds).
 pub fn complete_update(
     conn: &mut dyn Conn,
     changed: Changed,
     old_tokens: Option<i64>,
+    old_search: Option<&str>,
     mut d: Draft,
 ) -> Result<Draft> {
     if let Some(s) = &d.search_text {
@@ -395,8 +393,14 @@ pub fn complete_update(
             d.injection_text = Some(d.raw_content.clone());
         }
     }
+    // A search text set to NULL falls back to the raw text, as on insert: the stored column
+    // always says what the index holds.
+    if d.search_text.is_none() {
+        d.search_text = Some(d.raw_content.clone());
+    }
     if changed.raw_content || changed.search_text || changed.created_at {
-        index(conn, &d, false)?;
+        let text = d.search_text.as_deref().unwrap_or(&d.raw_content);
+        search::index_doc(conn, NS_MESSAGES, d.seq, text, d.created_at, old_search)?;
     }
     Ok(d)
 }
@@ -404,7 +408,13 @@ pub fn complete_update(
 /// After a message row is gone: take it off the thread's totals and out of the search index.
 /// A row that still exists is refused, so a call by hand changes nothing. The index counter is
 /// not lowered, so message indexes are never reused.
-pub fn after_delete(conn: &mut dyn Conn, seq: i64, thread_id: &str, tokens: i64) -> Result<()> {
+pub fn after_delete(
+    conn: &mut dyn Conn,
+    seq: i64,
+    thread_id: &str,
+    tokens: i64,
+    search_text: Option<&str>,
+) -> Result<()> {
     let live = conn.query_value(
         "SELECT 1 FROM mem_messages WHERE seq = ?1",
         &[Value::Int(seq)],
@@ -415,13 +425,19 @@ pub fn after_delete(conn: &mut dyn Conn, seq: i64, thread_id: &str, tokens: i64)
             "runs after a message row is deleted; the message still exists",
         ));
     }
-    unbook(conn, seq, thread_id, tokens)
+    unbook(conn, seq, thread_id, tokens, search_text)
 }
 
 /// Takes a gone row off its thread's totals, only if its search document (the booking token)
 /// is still there.
-fn unbook(conn: &mut dyn Conn, seq: i64, thread_id: &str, tokens: i64) -> Result<()> {
-    if search::remove_doc(conn, NS_MESSAGES, seq)? {
+fn unbook(
+    conn: &mut dyn Conn,
+    seq: i64,
+    thread_id: &str,
+    tokens: i64,
+    search_text: Option<&str>,
+) -> Result<()> {
+    if search::remove_doc(conn, NS_MESSAGES, seq, search_text)? {
         conn.execute(
             "UPDATE mem_threads SET message_count = message_count - 1, token_count = token_count - ?2 WHERE id = ?1",
             &[thread_id.into(), Value::Int(tokens)],
@@ -437,6 +453,7 @@ pub struct Replaced {
     pub seq: i64,
     pub thread_id: String,
     pub token_count: i64,
+    pub search_text: Option<String>,
 }
 
 /// The existing rows a new row conflicts with, on `seq`, `id` or `(thread_id,
@@ -450,7 +467,7 @@ pub fn conflicts(
     message_index: Option<i64>,
 ) -> Result<Vec<Replaced>> {
     let rows = conn.query(
-        "SELECT seq, thread_id, token_count FROM mem_messages \
+        "SELECT seq, thread_id, token_count, search_text FROM mem_messages \
          WHERE seq = CAST(?1 AS BIGINT) OR id = ?2 OR (thread_id = ?3 AND message_index = CAST(?4 AS BIGINT))",
         &[seq.into(), id.into(), thread_id.into(), message_index.into()],
     )?;
@@ -462,6 +479,7 @@ pub fn conflicts(
                 seq: it.next().and_then(|v| v.as_i64()).unwrap_or(0),
                 thread_id: it.next().and_then(Value::into_string).unwrap_or_default(),
                 token_count: it.next().and_then(|v| v.as_i64()).unwrap_or(0),
+                search_text: it.next().and_then(Value::into_string),
             }
         })
         .collect())
@@ -481,7 +499,13 @@ pub fn settle_replaced(conn: &mut dyn Conn, seq: i64, gone: &[Replaced]) -> Resu
                 )?
                 .is_none();
         if replaced {
-            unbook(conn, r.seq, &r.thread_id, r.token_count)?;
+            unbook(
+                conn,
+                r.seq,
+                &r.thread_id,
+                r.token_count,
+                r.search_text.as_deref(),
+            )?;
         }
     }
     Ok(())

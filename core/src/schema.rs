@@ -86,6 +86,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "reflection_buffer",
         script: include_str!("../../sql/migrations/0007_reflection_buffer.sql"),
     },
+    Migration {
+        version: 8,
+        name: "search_pages",
+        script: include_str!("../../sql/migrations/0008_search_pages.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -404,10 +409,15 @@ fn current_version(conn: &mut dyn Conn) -> Result<i64> {
 }
 
 /// Data work a migration needs beyond its script: a new index must hold the rows written
-/// before it existed.
+/// before it existed. (Version 3 created the first index; version 8 replaced its layout and
+/// rebuilds every namespace, so only 8 backfills.)
 fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
     match version {
-        3 => crate::message_search::reindex(conn).map(|_| ()),
+        8 => {
+            crate::message_search::reindex(conn)?;
+            crate::tasks::query::reindex(conn)?;
+            crate::om::search::reindex(conn).map(|_| ())
+        }
         _ => Ok(()),
     }
 }

@@ -122,7 +122,9 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
                 search_text: flag(args, 2),
                 created_at: flag(args, 3),
             };
-            let updated = messages::complete_update(conn, changed, old_tokens, d.clone())?;
+            let old_search = text(args, 4);
+            let updated =
+                messages::complete_update(conn, changed, old_tokens, old_search.as_deref(), d.clone())?;
             if updated != d {
                 updated.store(conn)?;
             }
@@ -134,6 +136,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
                 int(args, 0, "seq")?,
                 &thread,
                 opt_int(args, 2).unwrap_or(0),
+                text(args, 3).as_deref(),
             )?;
         }
         "mem__thread_recount" => {
@@ -154,12 +157,22 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
         }
         "mem__task_text" => {
             let row = TaskRow::load(conn, int(args, 0, "seq")?)?;
-            graph::on_task_text(conn, &row)?;
+            let old = graph::search_text(
+                &text(args, 1).unwrap_or_default(),
+                text(args, 2).as_deref(),
+                text(args, 3).as_deref(),
+            );
+            graph::on_task_text(conn, &row, &old)?;
         }
         "mem__task_id_change" => graph::on_task_id_change()?,
         "mem__task_delete" => {
             let id = text(args, 1).unwrap_or_default();
-            graph::on_task_delete(conn, int(args, 0, "seq")?, &id)?;
+            let old = graph::search_text(
+                &text(args, 2).unwrap_or_default(),
+                text(args, 3).as_deref(),
+                text(args, 4).as_deref(),
+            );
+            graph::on_task_delete(conn, int(args, 0, "seq")?, &id, &old)?;
         }
         "mem__task_dep_insert" => {
             let dep = DepRow::load(conn, int(args, 0, "seq")?)?;

@@ -6,7 +6,6 @@
 mod common;
 
 use agentmem_core::search::{self, SearchParams};
-use agentmem_core::Dialect;
 use std::time::Instant;
 
 // ---------------------------------------------------------------- a test-only Conn
@@ -202,20 +201,15 @@ fn measure() {
     let c = rusqlite::Connection::open(&path).unwrap();
     c.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
         .unwrap();
-    let m = agentmem_core::schema::MIGRATIONS
-        .iter()
-        .find(|m| m.name == "search_index")
-        .unwrap();
-    c.execute_batch(&agentmem_core::schema::render(m.script, Dialect::Sqlite))
-        .unwrap();
     c.execute_batch("CREATE VIRTUAL TABLE fts USING fts5(body);")
         .unwrap();
     let mut conn = Sq(c);
+    agentmem_core::schema::migrate(&mut conn, None).unwrap();
 
     let t = Instant::now();
     conn.0.execute_batch("BEGIN").unwrap();
     for (i, d) in docs.iter().enumerate() {
-        search::index_doc(&mut conn, "msg", i as i64, d, now - (n - i as i64) * 60_000).unwrap();
+        search::index_doc(&mut conn, "msg", i as i64, d, now - (n - i as i64) * 60_000, None).unwrap();
     }
     conn.0.execute_batch("COMMIT").unwrap();
     let ours_ingest = n as f64 / t.elapsed().as_secs_f64();

@@ -13,14 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use common::Sq;
 
 fn open() -> Sq {
-    let c = rusqlite::Connection::open_in_memory().unwrap();
-    let m = agentmem_core::schema::MIGRATIONS
-        .iter()
-        .find(|m| m.name == "search_index")
-        .unwrap();
-    c.execute_batch(&agentmem_core::schema::render(m.script, Dialect::Sqlite))
-        .unwrap();
-    Sq(c)
+    common::open_with_triggers()
 }
 
 const NS: &str = "msg";
@@ -295,12 +288,13 @@ fn op() -> impl Strategy<Value = Op> {
 fn apply(conn: &mut Sq, oracle: &mut Oracle, op: &Op) {
     match op {
         Op::Put(k, t, c) => {
-            search::index_doc(conn, NS, *k, t, *c).unwrap();
-            oracle.docs.insert(*k, (t.clone(), *c));
+            let old = oracle.docs.insert(*k, (t.clone(), *c));
+            search::index_doc(conn, NS, *k, t, *c, old.as_ref().map(|o| o.0.as_str())).unwrap();
         }
         Op::Delete(k) => {
-            search::remove_doc(conn, NS, *k).unwrap();
-            oracle.docs.remove(k);
+            let old = oracle.docs.remove(k);
+            let removed = search::remove_doc(conn, NS, *k, old.as_ref().map(|o| o.0.as_str())).unwrap();
+            assert_eq!(removed, old.is_some());
         }
         Op::Flush => search::flush(conn, NS, true).unwrap(),
         Op::Optimize => search::optimize(conn, NS).unwrap(),
@@ -360,7 +354,7 @@ fn corpus(
 ) {
     for k in 0..n {
         let t = text(k);
-        search::index_doc(conn, NS, k, &t, created(k)).unwrap();
+        search::index_doc(conn, NS, k, &t, created(k), None).unwrap();
         oracle.docs.insert(k, (t, created(k)));
     }
 }
@@ -463,7 +457,7 @@ fn recency_defaults_order_equal_matches_but_keep_better_old_ones() {
         (5, "unrelated words about lunch and dinner and more", NOW),
     ];
     for (k, t, c) in docs {
-        search::index_doc(&mut conn, NS, k, t, c).unwrap();
+        search::index_doc(&mut conn, NS, k, t, c, None).unwrap();
     }
     let p = params(10);
     let r = search::search(&mut conn, NS, "LoginSchema validation", &p, None).unwrap();
@@ -515,7 +509,7 @@ fn whole_names_rank_above_parts_and_parts_are_found() {
         (5, "a component of mine"),
     ];
     for (k, t) in texts {
-        search::index_doc(&mut conn, NS, k, t, NOW).unwrap();
+        search::index_doc(&mut conn, NS, k, t, NOW, None).unwrap();
     }
     let p = params(10);
     let ids = |conn: &mut Sq, q: &str| -> Vec<i64> {
@@ -543,7 +537,7 @@ fn whole_names_rank_above_parts_and_parts_are_found() {
 #[test]
 fn hostile_queries_return_nothing_without_error() {
     let mut conn = open();
-    search::index_doc(&mut conn, NS, 1, "hello world", NOW).unwrap();
+    search::index_doc(&mut conn, NS, 1, "hello world", NOW, None).unwrap();
     let p = params(10);
     let punct = "!@#$%^&*()[]{};:'\",.<>/?\\|`~-+=".repeat(32_000);
     for q in ["", " ", "\"", "-", "+", "*", "- + *", "🚀", "\"\"", &punct] {
@@ -587,7 +581,7 @@ fn rollback_and_second_database_never_see_stale_segments() {
     let mut conn = open();
     conn.0.execute_batch("BEGIN").unwrap();
     for k in 0..300 {
-        search::index_doc(&mut conn, NS, k, &format!("ghost number{k}"), NOW).unwrap();
+        search::index_doc(&mut conn, NS, k, &format!("ghost number{k}"), NOW, None).unwrap();
     }
     search::optimize(&mut conn, NS).unwrap();
     assert_eq!(
@@ -603,7 +597,7 @@ fn rollback_and_second_database_never_see_stale_segments() {
         .hits
         .is_empty());
     for k in 0..300 {
-        search::index_doc(&mut conn, NS, k, &format!("real number{k}"), NOW).unwrap();
+        search::index_doc(&mut conn, NS, k, &format!("real number{k}"), NOW, None).unwrap();
     }
     assert!(search::search(&mut conn, NS, "ghost", &params(5), None)
         .unwrap()
@@ -611,7 +605,7 @@ fn rollback_and_second_database_never_see_stale_segments() {
         .is_empty());
     let mut other = open();
     for k in 0..300 {
-        search::index_doc(&mut other, NS, k, &format!("other number{k}"), NOW).unwrap();
+        search::index_doc(&mut other, NS, k, &format!("other number{k}"), NOW, None).unwrap();
     }
     assert!(search::search(&mut other, NS, "real", &params(5), None)
         .unwrap()
@@ -637,7 +631,7 @@ fn check_finds_problems_and_reindex_fixes_them() {
         .map(|k| (k, format!("message {k} about topic{}", k % 9), NOW - k))
         .collect();
     for (k, t, c) in &exp {
-        search::index_doc(&mut conn, NS, *k, t, *c).unwrap();
+        search::index_doc(&mut conn, NS, *k, t, *c, None).unwrap();
     }
     assert!(search::check(&mut conn, NS, &exp).unwrap().is_empty());
     exp[5].1 = "changed text".into();
@@ -657,7 +651,7 @@ fn check_finds_problems_and_reindex_fixes_them() {
     assert!(
         problems
             .iter()
-            .any(|p| p.contains("document 0: in the index but not")),
+            .any(|p| p.contains("document 0: in segment 1 but not in the table")),
         "{problems:?}"
     );
     search::reindex(&mut conn, NS, &exp).unwrap();
@@ -670,7 +664,7 @@ fn check_finds_problems_and_reindex_fixes_them() {
 fn segment_count_stays_logarithmic() {
     let mut conn = open();
     for k in 0..20_000 {
-        search::index_doc(&mut conn, NS, k, &format!("w{} w{}", k % 100, k % 7), NOW).unwrap();
+        search::index_doc(&mut conn, NS, k, &format!("w{} w{}", k % 100, k % 7), NOW, None).unwrap();
     }
     let segs: i64 = conn
         .0
@@ -694,7 +688,7 @@ fn phrase_cost_is_bounded_by_the_postings_of_its_terms() {
     let n = 3000i64;
     for k in 0..n {
         let text = format!("ka ka ka doc{k} words around ka the middle {} ka", k % 7);
-        search::index_doc(&mut conn, NS, k, &text, NOW - k).unwrap();
+        search::index_doc(&mut conn, NS, k, &text, NOW - k, None).unwrap();
     }
     search::optimize(&mut conn, NS).unwrap();
     let df = n as u64; // every document holds "ka"
@@ -750,7 +744,7 @@ fn long_work_stops_when_the_host_cancels() {
     }
     let mut conn = Cancelling(open(), 0);
     for k in 0..6000i64 {
-        search::index_doc(&mut conn, NS, k, &format!("common word {k} again"), NOW).unwrap();
+        search::index_doc(&mut conn, NS, k, &format!("common word {k} again"), NOW, None).unwrap();
     }
     let mut p = params(5000);
     p.recency_weight = 0.0;

@@ -10,12 +10,9 @@
 //! * [`answer`] — the observer's and reflector's answer parser;
 //! * [`options`] — the JSON options of the functions and the tools' arguments.
 
-use agentmem_core::search::engine::{self, View};
-use agentmem_core::search::interrupt::Ticker;
-use agentmem_core::search::segment::Segment;
+use agentmem_core::search::engine::{self, Pending, View};
 use agentmem_core::search::{delta, query, tokenizer, SearchParams};
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
-use std::sync::Arc;
 
 /// Inputs are cut at this byte into parts (the query, then documents).
 pub const SEPARATOR: u8 = 0xFF;
@@ -25,33 +22,39 @@ fn text(b: &[u8]) -> String {
 }
 
 /// The query target. Input: `query 0xFF doc 0xFF doc …` (at most 64 documents, spread over
-/// two segments and a tombstone, as a real index holds them).
+/// two segments built into pages, the first document of each deleted as a real index holds
+/// pending deletions).
 pub fn query(data: &[u8]) {
     let mut parts = data.split(|&b| b == SEPARATOR);
     let q = text(parts.next().unwrap_or_default());
-    let docs: Vec<(i64, i64, delta::DocTerms)> = parts
+    let docs: Vec<delta::DocTerms> = parts
         .take(64)
-        .enumerate()
-        .map(|(i, d)| {
-            let t = text(&d[..d.len().min(2048)]);
-            (i as i64, 1_000 + i as i64, delta::analyze(&t))
-        })
+        .map(|d| delta::analyze(&text(&d[..d.len().min(2048)])))
         .collect();
-    let postings: u64 = docs.iter().map(|d| d.2.terms.len() as u64).sum();
+    let payloads: Vec<Vec<u8>> = docs.iter().map(delta::encode).collect();
+    let postings: u64 = docs.iter().map(|d| d.terms.len() as u64).sum();
     let half = docs.len() / 2;
     let mut views = Vec::new();
-    for chunk in [&docs[..half], &docs[half..]] {
-        if chunk.is_empty() {
+    for range in [0..half, half..docs.len()] {
+        let fresh: Vec<delta::Pending<'_>> = range
+            .clone()
+            .map(|i| delta::Pending {
+                key: i as i64,
+                created: 1_000 + i as i64,
+                len: docs[i].len,
+                payload: &payloads[i],
+            })
+            .collect();
+        let Some(mut view) = View::in_memory(&fresh).expect("pages from analysed documents") else {
             continue;
-        }
-        let seg = Segment::from_docs(chunk.to_vec()).expect("segment from analysed documents");
-        let bytes = seg.serialize();
-        let seg = Segment::deserialize(&bytes).expect("a segment reads back");
-        // Tombstone the first document of every view.
-        views.push(View {
-            seg: Arc::new(seg),
-            dead: vec![0],
-        });
+        };
+        let first = &docs[range.start];
+        view.seg.pending = Pending {
+            ords: vec![0],
+            len: u64::from(first.len),
+            terms: first.terms.iter().map(|(t, _)| (t.as_bytes().to_vec(), 1)).collect(),
+        };
+        views.push(view);
     }
     let parsed = query::parse(&q);
     let params = SearchParams {
@@ -59,16 +62,8 @@ pub fn query(data: &[u8]) {
         now: Some(10_000),
         ..SearchParams::default()
     };
-    let mut never = || Ok(());
-    let r = engine::execute(
-        &views,
-        &parsed,
-        &params,
-        10_000,
-        None,
-        Ticker::new(&mut never),
-    )
-    .expect("a search that is not cancelled succeeds");
+    let r = engine::execute(&mut NoDatabase, &mut views, &parsed, &params, 10_000, None)
+        .expect("a search over pages in memory succeeds");
     assert!(r.hits.len() <= params.limit);
     for w in r.hits.windows(2) {
         assert!(w[0].score >= w[1].score, "hits not in score order");
@@ -77,7 +72,7 @@ pub fn query(data: &[u8]) {
         assert!(h.score.is_finite() && h.score >= 0.0, "score {}", h.score);
         assert!(
             h.doc != 0 && h.doc as usize != half,
-            "a tombstoned document was returned"
+            "a deleted document was returned"
         );
     }
     // Work is bounded by the index, not by the query's length: a few steps per posting.

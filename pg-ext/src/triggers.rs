@@ -99,11 +99,13 @@ fn mem__message_update<'a>(
             created_at: true,
         },
     };
-    let old_tokens = old.and_then(|o| o.token_count);
+    let old_tokens = old.as_ref().and_then(|o| o.token_count);
+    let old_search = old.as_ref().and_then(|o| o.search_text.as_deref());
     let d = ok(messages::complete_update(
         &mut crate::conn::SpiConn,
         changed,
         old_tokens,
+        old_search,
         new,
     ));
     write_back(&mut row, &d);
@@ -123,6 +125,7 @@ fn mem__message_delete<'a>(
             d.seq,
             &d.thread_id,
             d.token_count.unwrap_or(0),
+            d.search_text.as_deref(),
         ));
     }
     Ok(None)

@@ -204,9 +204,20 @@ fn postgres_backend_terminated_or_killed_inside_flush_merge_and_refresh() {
                 }
             }
             runner.join().unwrap();
-            // A killed backend makes the server restart every session (crash recovery).
-            let others_survived = setup.simple_query("SELECT 1").is_ok();
-            assert_eq!(others_survived, how == "terminate", "{how} at {point}");
+            // A killed backend makes the server restart every session (crash recovery), once
+            // the postmaster has noticed; a terminated one leaves the others alone.
+            if how == "terminate" {
+                assert!(setup.simple_query("SELECT 1").is_ok(), "{how} at {point}");
+            } else {
+                let start = Instant::now();
+                while setup.simple_query("SELECT 1").is_ok() {
+                    assert!(
+                        start.elapsed() < Duration::from_secs(30),
+                        "{how} at {point}: the server did not restart the other sessions"
+                    );
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
             drop(setup);
             pg_verify(&url, &format!("postgres after {how} at {point}"));
             std::fs::remove_dir_all(&dir).ok();

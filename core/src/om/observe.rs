@@ -298,6 +298,7 @@ pub fn apply_observation(
         return Ok(None);
     };
     let (thread, batch) = batch_of(conn, &key, &rec, &ids)?;
+    let indexed = rec.active_observations.clone();
     rec.active_observations = add_observations(
         &rec.active_observations,
         key.scope,
@@ -310,7 +311,7 @@ pub fn apply_observation(
     if !record::store_guarded(conn, &rec, owner, op, now)? {
         return Ok(None);
     }
-    super::search::index(conn, rec.seq, &rec.active_observations, now)?;
+    super::search::index(conn, rec.seq, &rec.active_observations, now, Some(&indexed))?;
     update_thread(conn, &thread, &parsed, now)?;
     Ok(Some(rec.observation_tokens))
 }
@@ -366,6 +367,7 @@ pub fn activate(
         return Ok(None);
     };
     let chunks = std::mem::take(&mut rec.chunks);
+    let indexed = rec.active_observations.clone();
     let mut batch = Vec::new();
     let pending = pending::unobserved(conn, &key, Some(&rec), false)?;
     for c in &chunks {
@@ -392,7 +394,7 @@ pub fn activate(
         return Ok(None);
     }
     if !chunks.is_empty() {
-        super::search::index(conn, rec.seq, &rec.active_observations, now)?;
+        super::search::index(conn, rec.seq, &rec.active_observations, now, Some(&indexed))?;
     }
     for c in &chunks {
         let p = Parsed {

@@ -10,14 +10,30 @@ use std::collections::HashSet;
 /// The namespace of observation documents.
 pub const NS_OBSERVATIONS: &str = "obs";
 
-/// Indexes (or re-indexes) a record's active observations.
-pub fn index(conn: &mut dyn Conn, seq: i64, observations: &str, at: i64) -> Result<()> {
-    search::index_doc(conn, NS_OBSERVATIONS, seq, observations, at)
+/// Indexes (or re-indexes) a record's active observations; `old` is the text indexed before.
+pub fn index(
+    conn: &mut dyn Conn,
+    seq: i64,
+    observations: &str,
+    at: i64,
+    old: Option<&str>,
+) -> Result<()> {
+    search::index_doc(conn, NS_OBSERVATIONS, seq, observations, at, old)
 }
 
-/// Takes a record that is no longer active out of the index.
-pub fn unindex(conn: &mut dyn Conn, seq: i64) -> Result<()> {
-    search::remove_doc(conn, NS_OBSERVATIONS, seq).map(|_| ())
+/// Takes a record that is no longer active out of the index; `old` is its indexed text.
+pub fn unindex(conn: &mut dyn Conn, seq: i64, old: &str) -> Result<()> {
+    search::remove_doc(conn, NS_OBSERVATIONS, seq, Some(old)).map(|_| ())
+}
+
+/// Rebuilds the observation index from the active records. Returns the document count.
+pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
+    let docs = search::documents(
+        conn,
+        "SELECT seq, active_observations, updated_at FROM mem_om_records WHERE is_active = 1 ORDER BY seq",
+    )?;
+    search::reindex(conn, NS_OBSERVATIONS, &docs)?;
+    Ok(docs.len() as i64)
 }
 
 /// Observation hits for a `mem_search` request. Filters on role or task exclude observations

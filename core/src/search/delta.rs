@@ -1,10 +1,11 @@
-//! Fresh writes: a document's tokens as stored in its `mem_idx_docs` row until a flush moves
-//! it into a segment.
+//! Fresh writes: a document's tokens as stored in its `mem_idx_delta` row until a flush moves
+//! it into a segment, and the distinct terms of a deleted version (exact statistics until the
+//! flush records the deletion).
 //!
 //! Payload: `varint n_terms`, then per term (ascending): `varint len, bytes, varint tf,
-//! tf × varint position delta`.
+//! tf × varint position delta`. Term set: `varint n`, then prefix-compressed terms ascending.
 
-use super::postings::{get_varint, put_varint};
+use super::codec::{get_varint, put_term, put_varint, Reader};
 use super::tokenizer::tokenize;
 
 /// A document's terms (ascending) with their positions, and its length in tokens.
@@ -79,6 +80,37 @@ pub fn decode(buf: &[u8], len: u32) -> Option<DocTerms> {
     Some(DocTerms { len, terms })
 }
 
+/// The distinct terms of a document, as a deletion records them.
+pub fn encode_term_set(doc: &DocTerms) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_varint(&mut out, doc.terms.len() as u64);
+    let mut prev: &[u8] = &[];
+    for (t, _) in &doc.terms {
+        put_term(&mut out, prev, t.as_bytes());
+        prev = t.as_bytes();
+    }
+    out
+}
+
+/// Decodes [`encode_term_set`]; `None` when malformed.
+pub fn decode_term_set(buf: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut r = Reader::new(buf);
+    let n = r.varint("term set").ok()?;
+    if n > buf.len() as u64 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(n as usize);
+    let mut t = Vec::new();
+    for _ in 0..n {
+        r.term(&mut t, "term set").ok()?;
+        if out.last().is_some_and(|p: &Vec<u8>| *p >= t) {
+            return None;
+        }
+        out.push(t.clone());
+    }
+    r.at_end().then_some(out)
+}
+
 /// One term of a payload, without decoding its positions: the term, its tf and its positions
 /// as stored (delta varints, the same encoding as a segment's positions stream).
 pub struct RawTerm<'a> {
@@ -127,6 +159,62 @@ pub fn raw_terms(buf: &[u8]) -> Option<Vec<RawTerm<'_>>> {
     Some(out)
 }
 
+/// A document entering a segment from the delta: key, `created_at`, length and payload.
+pub struct Pending<'a> {
+    pub key: i64,
+    pub created: i64,
+    pub len: u32,
+    pub payload: &'a [u8],
+}
+
+/// Builds a segment from delta documents (a flush, and the delta a search looks at), copying
+/// the stored positions without decoding them (the payload uses the segment's encoding).
+/// A key given twice keeps its first entry.
+pub fn build(
+    docs: &[Pending<'_>],
+    sink: &mut dyn FnMut(u32, &[u8]) -> crate::Result<()>,
+) -> crate::Result<super::segment::Header> {
+    use super::postings::TermPostings;
+    use super::segment::{DocIn, SegmentWriter};
+    let mut order: Vec<usize> = (0..docs.len()).collect();
+    order.sort_by_key(|&i| docs[i].key);
+    order.dedup_by_key(|i| docs[*i].key);
+    let metas: Vec<DocIn> = order
+        .iter()
+        .map(|&i| DocIn {
+            key: docs[i].key,
+            len: docs[i].len,
+            created: docs[i].created,
+        })
+        .collect();
+    // Every (term, ord) pair, sorted by term; a stable sort keeps ordinals ascending.
+    let mut entries: Vec<(u32, RawTerm<'_>)> = Vec::new();
+    for (ord, &i) in order.iter().enumerate() {
+        let terms = raw_terms(docs[i].payload).ok_or_else(|| {
+            crate::Error::internal(format!(
+                "search index delta row of document {} is corrupt; run mem_reindex()",
+                docs[i].key
+            ))
+        })?;
+        entries.extend(terms.into_iter().map(|t| (ord as u32, t)));
+    }
+    entries.sort_by(|a, b| a.1.term.cmp(b.1.term));
+    let mut w = SegmentWriter::new(&metas, sink)?;
+    let mut tp = TermPostings::default();
+    let mut i = 0;
+    while i < entries.len() {
+        let term = entries[i].1.term;
+        tp.clear();
+        while i < entries.len() && entries[i].1.term == term {
+            let (ord, t) = &entries[i];
+            tp.push_raw(*ord, t.tf, t.positions);
+            i += 1;
+        }
+        w.add_term(term, &tp)?;
+    }
+    w.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +235,9 @@ mod tests {
             assert_eq!(r.tf as usize, ps.len());
         }
         assert!(raw_terms(&[5, 1]).is_none());
+        let set = decode_term_set(&encode_term_set(&d)).unwrap();
+        assert_eq!(set.len(), d.terms.len());
+        assert!(decode_term_set(&[3, 0]).is_none());
         assert_eq!(decode(&[5, 1], 0), None);
         assert_eq!(decode(&[], 0), None);
     }

@@ -1,25 +1,32 @@
-//! Merging segments and the merge policy.
+//! The merge policy, and merging stored segments into one, page by page.
 //!
 //! Policy (tiered, logarithmic): a segment's level is the smallest `l` with
-//! `doc_count ≤ FLUSH_DOCS · MERGE_FACTOR^l`. Whenever a level holds `MERGE_FACTOR` segments
-//! they are merged into one (which lands a level higher), so there are at most
-//! `MERGE_FACTOR − 1` segments per level and `O(log N)` segments in all; each document is
-//! rewritten `O(log N)` times. A segment whose tombstones exceed half its documents is
-//! rewritten on its own. Merges run inside the write that flushes (amortised) and fully in
-//! `optimize`.
+//! `live docs ≤ FLUSH_DOCS · MERGE_FACTOR^l`. Whenever a level holds `MERGE_FACTOR` segments they
+//! are merged into one (which lands a level higher), so there are at most `MERGE_FACTOR − 1`
+//! segments per level and `O(log N)` in all; each document is rewritten once per level, which
+//! bounds the write amplification at about `log_8(N / 128)` times the index size. A segment
+//! whose deletions exceed a fifth of its documents is rewritten on its own (its deletion list
+//! and per-term counts are rewritten at every flush that adds to them; this keeps them small).
+//! Merges run inside the write that flushes (amortised) and fully in `optimize`.
 
 use super::interrupt::Ticker;
+use super::pages::PageSource;
 use super::postings::{TermPostings, END};
-use super::segment::{Builder, DocIn, Segment};
-use crate::Result;
+use super::segment::{Dead, DocIn, Header, Segment, SegmentWriter, TermInfo};
+use super::store::{SegRow, StoredPages};
+use crate::{Conn, Result};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Delta documents that trigger a flush into a new segment.
+/// Delta rows that trigger a flush into a new segment.
 pub const FLUSH_DOCS: usize = 128;
 /// Segments per level before they merge.
 pub const MERGE_FACTOR: usize = 8;
+/// Pages a merge reads per statement.
+const READAHEAD: u32 = 64;
 
-/// The level of a segment of `docs` documents.
+/// The level of a segment of `docs` live documents.
 pub fn level(docs: i64) -> u32 {
     let mut l = 0;
     let mut cap = FLUSH_DOCS as i64;
@@ -30,20 +37,17 @@ pub fn level(docs: i64) -> u32 {
     l
 }
 
-/// Which segments to merge next, given (id, doc_count, dead_count) sorted by id; empty when
-/// the index is in shape.
-pub fn pick(segs: &[(String, i64, i64)]) -> Vec<String> {
-    for (id, docs, dead) in segs {
-        if *docs > 0 && dead * 2 > *docs {
-            return vec![id.clone()];
+/// Which segments to merge next, given (segment number, documents, deleted) in number order;
+/// empty when the index is in shape.
+pub fn pick(segs: &[(i64, i64, i64)]) -> Vec<i64> {
+    for &(no, docs, dead) in segs {
+        if docs > 0 && dead * 5 > docs {
+            return vec![no];
         }
     }
-    let mut by_level: std::collections::BTreeMap<u32, Vec<String>> = Default::default();
-    for (id, docs, dead) in segs {
-        by_level
-            .entry(level(docs - dead))
-            .or_default()
-            .push(id.clone());
+    let mut by_level: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+    for &(no, docs, dead) in segs {
+        by_level.entry(level(docs - dead)).or_default().push(no);
     }
     by_level
         .into_values()
@@ -52,69 +56,156 @@ pub fn pick(segs: &[(String, i64, i64)]) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Merges segments (each with its sorted dead ordinals) into one holding their live documents.
-/// A key live in two inputs (never produced by the engine) is kept once, from the first.
-pub fn merge(inputs: &[(Arc<Segment>, Vec<u32>)], mut tick: Ticker<'_>) -> Result<Segment> {
-    use fst::{IntoStreamer, Streamer};
-    let mut live: Vec<(i64, usize, u32)> = Vec::new();
-    for (si, (seg, dead)) in inputs.iter().enumerate() {
-        for ord in 0..seg.doc_count() as u32 {
-            if dead.binary_search(&ord).is_err() {
-                live.push((seg.keys[ord as usize], si, ord));
+/// One input of a merge.
+pub struct Input {
+    pub row: SegRow,
+    pub seg: Segment,
+    pub dead: Arc<Dead>,
+}
+
+/// An input's dictionary, read a page at a time in term order.
+struct DictStream {
+    page: u32,
+    entries: std::vec::IntoIter<(Vec<u8>, TermInfo)>,
+    head: Option<(Vec<u8>, TermInfo)>,
+}
+
+impl DictStream {
+    fn advance(&mut self, seg: &Segment, src: &mut dyn PageSource) -> Result<()> {
+        loop {
+            if let Some(e) = self.entries.next() {
+                self.head = Some(e);
+                return Ok(());
+            }
+            if self.page >= seg.header.dict_pages {
+                self.head = None;
+                return Ok(());
+            }
+            let page = src.page(super::pages::page_no(super::pages::Area::Dict, self.page))?;
+            self.page += 1;
+            self.entries = super::segment::read_dict_page(&page)?.into_iter();
+        }
+    }
+}
+
+fn reader<'c>(conn: &'c mut dyn Conn, i: &Input) -> StoredPages<'c> {
+    StoredPages::new(conn, i.row.seg_no, i.row.build).sequential(READAHEAD)
+}
+
+/// Merges stored segments into one holding their live documents, written through `sink`.
+/// Reads every input once, in order, and holds one term's postings at a time.
+pub fn merge(
+    conn: &mut dyn Conn,
+    inputs: &[Input],
+    sink: &mut dyn FnMut(&mut dyn Conn, u32, &[u8]) -> Result<()>,
+) -> Result<Header> {
+    let mut tick = Ticker::new();
+    // Live documents in key order, and each input's old → new ordinals.
+    let mut live: Vec<(i64, usize, u32, u32, i64)> = Vec::new();
+    for (ii, input) in inputs.iter().enumerate() {
+        let mut src = reader(conn, input);
+        for p in 0..input.seg.header.doc_pages {
+            tick.tick(|| src.check_interrupt())?;
+            let page = input.seg.doc_page(&mut src, p)?;
+            for (i, &key) in page.keys.iter().enumerate() {
+                let ord = p * super::segment::DOCS_PER_PAGE as u32 + i as u32;
+                if !input.dead.is_dead(ord) {
+                    live.push((key, ii, ord, page.lens[i], page.created[i]));
+                }
             }
         }
     }
-    live.sort();
-    live.dedup_by_key(|x| x.0);
+    live.sort_by_key(|d| d.0);
+    live.dedup_by_key(|d| d.0);
     let mut maps: Vec<Vec<u32>> = inputs
         .iter()
-        .map(|(s, _)| vec![END; s.doc_count()])
+        .map(|i| vec![END; i.seg.doc_count() as usize])
         .collect();
-    let mut docs = Vec::with_capacity(live.len());
-    for (new, &(key, si, ord)) in live.iter().enumerate() {
-        maps[si][ord as usize] = new as u32;
-        let s = &inputs[si].0;
-        docs.push(DocIn {
-            key,
-            len: s.lens[ord as usize],
-            created: s.created[ord as usize],
-        });
+    let docs: Vec<DocIn> = live
+        .iter()
+        .enumerate()
+        .map(|(new, &(key, ii, ord, len, created))| {
+            maps[ii][ord as usize] = new as u32;
+            DocIn { key, len, created }
+        })
+        .collect();
+    drop(live);
+    // The writer's pages wait here between terms, and go to the sink with the connection the
+    // inputs are read with.
+    let out: RefCell<Vec<(u32, Vec<u8>)>> = RefCell::new(Vec::new());
+    let mut collect = |no: u32, b: &[u8]| {
+        out.borrow_mut().push((no, b.to_vec()));
+        Ok(())
+    };
+    let mut w = SegmentWriter::new(&docs, &mut collect)?;
+    let mut streams: Vec<DictStream> = inputs
+        .iter()
+        .map(|_| DictStream {
+            page: 0,
+            entries: Vec::new().into_iter(),
+            head: None,
+        })
+        .collect();
+    for (s, input) in streams.iter_mut().zip(inputs) {
+        let mut src = reader(conn, input);
+        s.advance(&input.seg, &mut src)?;
     }
-    let mut op = fst::map::OpBuilder::new();
-    for (s, _) in inputs {
-        op = op.add(&s.dict);
-    }
-    let mut union = op.union().into_stream();
-    // Terms stream in order; one term's postings at a time, in buffers reused for every term
-    // (one cursor per input, re-pointed at each term).
-    let mut b = Builder::new(docs)?;
-    let mut cursors: Vec<_> = inputs.iter().map(|(s, _)| s.empty_cursor()).collect();
     let mut tp = TermPostings::default();
     let mut sorted = TermPostings::default();
-    while let Some((term, ivs)) = union.next() {
-        tick.tick()?;
+    loop {
+        tick.tick(|| conn.check_interrupt())?;
+        let Some(term) = streams
+            .iter()
+            .filter_map(|s| s.head.as_ref().map(|h| h.0.clone()))
+            .min()
+        else {
+            break;
+        };
         tp.clear();
-        for iv in ivs {
-            let map = &maps[iv.index];
-            let c = &mut cursors[iv.index];
-            c.reset(inputs[iv.index].0.term_blocks(iv.value as usize));
+        let mut from = 0;
+        for (ii, (s, input)) in streams.iter_mut().zip(inputs).enumerate() {
+            let Some((t, info)) = &s.head else { continue };
+            if *t != term {
+                continue;
+            }
+            from += 1;
+            let mut src = reader(conn, input);
+            let mut c = input.seg.cursor(&mut src, info)?;
+            let map = &maps[ii];
             while c.doc() != END {
                 let new = map[c.doc() as usize];
                 if new != END {
                     let tf = c.tf();
                     tp.push_raw(new, tf, c.raw_positions());
                 }
-                c.next();
+                c.next(&mut src)?;
             }
+            s.advance(&input.seg, &mut src)?;
         }
-        if ivs.len() > 1 && !tp.is_sorted() {
+        if from > 1 && !tp.is_sorted() {
             tp.sorted_into(&mut sorted);
-            b.add_term(term, &sorted)?;
+            w.add_term(&term, &sorted)?;
         } else {
-            b.add_term(term, &tp)?;
+            w.add_term(&term, &tp)?;
         }
+        hand_over(&out, conn, sink)?;
     }
-    b.finish()
+    let h = w.finish()?;
+    hand_over(&out, conn, sink)?;
+    Ok(h)
+}
+
+/// Hands the pages a writer produced so far to the sink.
+fn hand_over(
+    out: &RefCell<Vec<(u32, Vec<u8>)>>,
+    conn: &mut dyn Conn,
+    sink: &mut dyn FnMut(&mut dyn Conn, u32, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let pages = std::mem::take(&mut *out.borrow_mut());
+    for (no, b) in pages {
+        sink(conn, no, &b)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -128,11 +219,11 @@ mod tests {
         assert_eq!(level(129), 1);
         assert_eq!(level(1024), 1);
         assert_eq!(level(1025), 2);
-        let segs: Vec<(String, i64, i64)> = (0..7).map(|i| (format!("s{i}"), 128, 0)).collect();
+        let segs: Vec<(i64, i64, i64)> = (0..7).map(|i| (i, 128, 0)).collect();
         assert!(pick(&segs).is_empty());
         let mut more = segs.clone();
-        more.push(("s9".into(), 100, 0));
+        more.push((9, 100, 0));
         assert_eq!(pick(&more).len(), 8);
-        assert_eq!(pick(&[("a".into(), 10, 6)]), vec!["a".to_string()]);
+        assert_eq!(pick(&[(4, 10, 3)]), vec![4]);
     }
 }

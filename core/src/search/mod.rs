@@ -1,23 +1,29 @@
-//! The search engine (issue 3): a segmented BM25 + recency index stored in `mem_idx_*`
-//! tables, identical on SQLite and Postgres because both run this code on the same bytes.
+//! The search engine: a segmented BM25 + recency index stored in `mem_idx_*` tables as
+//! pages, identical on SQLite and Postgres because both run this code on the same bytes.
 //!
-//! * [`tokenizer`] — code-and-prose tokens (wholes, pieces, atoms) with positions.
-//! * [`query`] — the query language; it never fails.
-//! * [`scoring`] — BM25 (k1 1.2, b 0.75, non-negative idf) × a bounded recency boost.
-//! * [`postings`], [`segment`] — immutable segments: fst dictionary, blocks of 128 postings
-//!   with block-max data; a process-wide cache of decoded segments with a memory bound.
-//! * [`delta`] — fresh writes, kept as rows until a flush.
-//! * [`merge`] — the logarithmic merge policy.
-//! * [`engine`] — exact statistics and block-max WAND top-k.
-//! * [`snippet`] — highlighted snippets.
+//! * analysis: [`tokenizer`] (code-and-prose tokens with positions), [`query`] (the query
+//!   language; it never fails);
+//! * scoring: [`scoring`] (BM25 × a bounded recency boost);
+//! * storage: [`pages`] (segments as numbered pages) and [`cache`] (the bounded caches),
+//!   [`segment`] (header, dictionary pages, postings area, document pages, deletions),
+//!   [`postings`] (blocks with block-max data, read a block at a time), [`codec`];
+//! * writing: [`delta`] (fresh writes as rows until a flush), [`merge`] (the merge policy,
+//!   page-by-page merges), [`store`] (every statement);
+//! * reading: [`engine`] (exact statistics, block-max WAND over the pages a query touches);
+//! * [`snippet`], [`interrupt`].
 //!
-//! Documents are identified by an `i64` key inside a namespace (`"msg"` for messages).
-//! See docs/search.md for the formulas, defaults and the table layout.
+//! Documents are identified by an `i64` key inside a namespace (`"msg"` for messages). A
+//! document is live in exactly one place: as a new version in the delta, or in one segment
+//! where it is not deleted. See docs/search.md for the formulas, defaults and the layout.
 
+pub mod cache;
+pub mod check;
+pub mod codec;
 pub mod delta;
 pub mod engine;
 pub mod interrupt;
 pub mod merge;
+pub mod pages;
 pub mod postings;
 pub mod query;
 pub mod scoring;
@@ -26,17 +32,17 @@ pub mod snippet;
 pub mod store;
 pub mod tokenizer;
 
+pub use check::check;
 pub use engine::{Hit, SearchResult, SearchStats};
 pub use scoring::SearchParams;
 pub use snippet::{snippet, SnippetSettings};
 
 use crate::{Conn, Error, Result};
-use delta::DocTerms;
-use engine::View;
+use engine::{Pending, SegView, Src, View};
 use interrupt::Ticker;
-use segment::Segment;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use store::{DeltaRow, Lock, NewVersion, OldVersion, SegRow};
 
 /// The namespace of message documents.
 pub const NS_MESSAGES: &str = "msg";
@@ -51,27 +57,19 @@ fn check_ns(ns: &str) -> Result<()> {
     Ok(())
 }
 
-/// Indexes a document (insert or replace). Writes a delta row; every [`merge::FLUSH_DOCS`]
-/// delta documents are flushed into a segment and the merge policy runs.
-/// Cost: O(tokens) plus the amortised flush and merges.
-pub fn index_doc(
-    conn: &mut dyn Conn,
-    ns: &str,
-    doc: i64,
-    text: &str,
-    created_at: i64,
-) -> Result<()> {
-    if !index_new(conn, ns, doc, text, created_at)? {
-        let terms = delta::analyze(text);
-        store::remove(conn, ns, doc)?;
-        store::insert_delta(conn, ns, doc, created_at, &terms)?;
+fn new_version(text: &str, created: i64) -> NewVersion {
+    let terms = delta::analyze(text);
+    NewVersion {
+        len: terms.len,
+        created,
+        terms: delta::encode(&terms),
     }
-    Ok(())
 }
 
-/// Indexes a document that is not indexed yet, in one statement; `false` (nothing written)
-/// when the key already has a document. Row triggers use it as a booking token: a document
-/// exists exactly while its row has been counted, so a handler run twice books once.
+/// Indexes a document that is not indexed yet; `false` (nothing written) when it is. Row
+/// triggers use it as a booking token: a document is live exactly while its row has been
+/// counted, so a handler run twice books once. A new key (a message's next `seq`) takes one
+/// statement.
 pub fn index_new(
     conn: &mut dyn Conn,
     ns: &str,
@@ -80,19 +78,156 @@ pub fn index_new(
     created_at: i64,
 ) -> Result<bool> {
     check_ns(ns)?;
+    let row = DeltaRow {
+        doc,
+        ver: store::random_id(),
+        new: Some(new_version(text, created_at)),
+        old: None,
+    };
+    if store::insert_delta_fresh(conn, ns, &row)? {
+        maybe_flush(conn, ns, doc)?;
+        return Ok(true);
+    }
+    store::lock_meta(conn, ns, Lock::Shared)?;
+    match store::delta_row_of(conn, ns, doc)? {
+        Some(r) if r.new.is_some() => Ok(false),
+        Some(mut r) => {
+            r.new = row.new;
+            r.ver = row.ver;
+            store::put_delta(conn, ns, &r)?;
+            Ok(true)
+        }
+        None if locate(conn, ns, doc)?.is_some() => Ok(false),
+        None => {
+            store::put_delta(conn, ns, &row)?;
+            maybe_flush(conn, ns, doc)?;
+            Ok(true)
+        }
+    }
+}
+
+/// Indexes a document, replacing the version it has. `old_text` is the text indexed now; it
+/// is needed only when that version lives in a segment (its terms keep the statistics exact
+/// until the deletion is flushed). Cost: O(tokens) plus a lookup of the old version, and the
+/// amortised flush and merges.
+pub fn index_doc(
+    conn: &mut dyn Conn,
+    ns: &str,
+    doc: i64,
+    text: &str,
+    created_at: i64,
+    old_text: Option<&str>,
+) -> Result<()> {
+    check_ns(ns)?;
+    let new = new_version(text, created_at);
+    let fresh = DeltaRow {
+        doc,
+        ver: store::random_id(),
+        new: Some(new.clone()),
+        old: None,
+    };
+    if store::insert_delta_fresh(conn, ns, &fresh)? {
+        return maybe_flush(conn, ns, doc);
+    }
+    store::lock_meta(conn, ns, Lock::Shared)?;
+    let mut row = match store::delta_row_of(conn, ns, doc)? {
+        Some(r) => r,
+        None => DeltaRow {
+            doc,
+            ver: 0,
+            new: None,
+            old: old_version(conn, ns, doc, old_text)?,
+        },
+    };
+    row.new = Some(new);
+    row.ver = store::random_id();
+    store::put_delta(conn, ns, &row)?;
+    maybe_flush(conn, ns, doc)
+}
+
+/// Removes a document; `false` when it was not indexed. `old_text` as for [`index_doc`].
+pub fn remove_doc(conn: &mut dyn Conn, ns: &str, doc: i64, old_text: Option<&str>) -> Result<bool> {
+    check_ns(ns)?;
+    store::lock_meta(conn, ns, Lock::Shared)?;
+    match store::delta_row_of(conn, ns, doc)? {
+        Some(mut r) if r.new.is_some() => {
+            if r.old.is_some() {
+                r.new = None;
+                r.ver = store::random_id();
+                store::put_delta(conn, ns, &r)?;
+            } else {
+                store::delete_delta(conn, ns, doc)?;
+            }
+            Ok(true)
+        }
+        Some(_) => Ok(false),
+        None => match old_version(conn, ns, doc, old_text)? {
+            Some(old) => {
+                let row = DeltaRow {
+                    doc,
+                    ver: store::random_id(),
+                    new: None,
+                    old: Some(old),
+                };
+                store::put_delta(conn, ns, &row)?;
+                maybe_flush(conn, ns, doc)?;
+                Ok(true)
+            }
+            None => Ok(false),
+        },
+    }
+}
+
+/// The live version of a document in a segment: the segment, its ordinal and its length.
+fn locate(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Option<(SegRow, u32, u32)>> {
+    for row in store::segments_covering(conn, ns, doc)? {
+        let (Some(seg), Some(dead)) = (store::header(conn, &row)?, store::dead(conn, &row)?) else {
+            continue;
+        };
+        let mut src = store::StoredPages::new(conn, row.seg_no, row.build);
+        if let Some(ord) = seg.ord_of(&mut src, doc)? {
+            if !dead.is_dead(ord) {
+                let page = seg.doc_page(&mut src, ord / segment::DOCS_PER_PAGE as u32)?;
+                let len = page.lens[ord as usize % segment::DOCS_PER_PAGE];
+                return Ok(Some((row, ord, len)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The old version to delete when a document living in a segment changes.
+fn old_version(
+    conn: &mut dyn Conn,
+    ns: &str,
+    doc: i64,
+    old_text: Option<&str>,
+) -> Result<Option<OldVersion>> {
+    let Some((row, ord, len)) = locate(conn, ns, doc)? else {
+        return Ok(None);
+    };
+    let text = old_text.ok_or_else(|| {
+        Error::internal(format!(
+            "search index: document {doc} of {ns} changes, but its indexed text was not given"
+        ))
+    })?;
     let terms = delta::analyze(text);
-    if !store::insert_new_delta(conn, ns, doc, created_at, &terms)? {
-        return Ok(false);
+    if terms.len != len {
+        return Err(Error::internal(format!(
+            "search index: the indexed text given for document {doc} of {ns} is not the one indexed; run mem_reindex()"
+        )));
     }
-    if should_count(doc) && store::delta_count(conn, ns)? >= merge::FLUSH_DOCS as i64 {
-        flush(conn, ns, false)?;
-    }
-    Ok(true)
+    Ok(Some(OldVersion {
+        seg_no: row.seg_no,
+        ord,
+        len,
+        terms: delta::encode_term_set(&terms),
+    }))
 }
 
 /// Writes between two counts of the delta: counting on every write was a statement per
-/// insert; the delta now reaches at most `FLUSH_DOCS + FLUSH_CHECK_EVERY − 1` documents per
-/// writer before a flush.
+/// insert; the delta now reaches at most `FLUSH_DOCS + FLUSH_CHECK_EVERY − 1` rows per writer
+/// before a flush.
 pub const FLUSH_CHECK_EVERY: u64 = 16;
 
 /// Whether this write counts the delta: every [`FLUSH_CHECK_EVERY`]-th key (messages' keys
@@ -102,17 +237,17 @@ fn should_count(doc: i64) -> bool {
     use std::sync::atomic::{AtomicU64, Ordering};
     static WRITES: AtomicU64 = AtomicU64::new(0);
     let n = WRITES.fetch_add(1, Ordering::Relaxed);
-    doc.rem_euclid(FLUSH_CHECK_EVERY as i64) == 0 || n % FLUSH_CHECK_EVERY == 0
+    doc.rem_euclid(FLUSH_CHECK_EVERY as i64) == 0 || n.is_multiple_of(FLUSH_CHECK_EVERY)
 }
 
-/// Removes a document; `false` when it was not indexed. O(1) statements: a delta row is
-/// deleted, a segment document is tombstoned.
-pub fn remove_doc(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
-    check_ns(ns)?;
-    store::remove(conn, ns, doc)
+fn maybe_flush(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
+    if should_count(doc) && store::delta_count(conn, ns)? >= merge::FLUSH_DOCS as i64 {
+        flush(conn, ns, false)?;
+    }
+    Ok(())
 }
 
-/// Top-k search. `filter` (built by the adapter from thread, role, time filters) is asked
+/// Top-k search. `filter` (built by the caller from thread, role, time filters) is asked
 /// only about documents that could enter the top k.
 pub fn search(
     conn: &mut dyn Conn,
@@ -133,63 +268,72 @@ pub fn search(
     };
     for _attempt in 0..8 {
         let snap = store::snapshot(conn, ns)?;
-        let Some((views, seg_count, delta_docs)) = load_views(conn, ns, &snap)? else {
+        let Some(mut views) = views(conn, &snap)? else {
             continue;
         };
-        let mut check = || conn.check_interrupt();
-        let mut r = engine::execute(&views, &q, params, now, filter, Ticker::new(&mut check))?;
-        r.stats.segments = seg_count;
-        r.stats.delta_docs = delta_docs;
-        return Ok(r);
+        let r = engine::execute(conn, &mut views, &q, params, now, filter);
+        match r {
+            Ok(mut r) => {
+                r.stats.segments = snap.segments.len();
+                r.stats.delta_docs = snap.delta.iter().filter(|d| d.new.is_some()).count();
+                return Ok(r);
+            }
+            Err(e) if store::is_vanished(&e) => continue,
+            Err(e) => return Err(e),
+        }
     }
     Err(Error::internal(
         "search index changed under every attempt to read it; try again",
     ))
 }
 
-/// The views of a snapshot: its segments (cache or table) with their tombstones, then the
-/// delta as an in-memory segment. `None` when a segment vanished (a concurrent merge).
-fn load_views(
-    conn: &mut dyn Conn,
-    ns: &str,
-    snap: &store::Snapshot,
-) -> Result<Option<(Vec<View>, usize, usize)>> {
-    let mut views = Vec::with_capacity(snap.segments.len() + 1);
-    if let Some(uuid) = &snap.index_uuid {
-        let mut dead: HashMap<&str, Vec<i64>> = HashMap::new();
-        for (s, d, _) in &snap.tombstones {
-            dead.entry(s.as_str()).or_default().push(*d);
-        }
-        for (id, _) in &snap.segments {
-            let Some(seg) = store::segment(conn, uuid, ns, id)? else {
-                return Ok(None);
-            };
-            let mut ords: Vec<u32> = dead
-                .get(id.as_str())
-                .map(|ks| ks.iter().filter_map(|k| seg.ord_of(*k)).collect())
-                .unwrap_or_default();
-            ords.sort_unstable();
-            ords.dedup();
-            views.push(View { seg, dead: ords });
+/// The views of a snapshot: its segments with their deletions (flushed and pending), then
+/// the delta as a segment built in memory. `None` when a segment vanished (a concurrent merge).
+fn views(conn: &mut dyn Conn, snap: &store::Snapshot) -> Result<Option<Vec<View>>> {
+    let mut pending: HashMap<i64, Pending> = HashMap::new();
+    for d in &snap.delta {
+        if let Some(old) = &d.old {
+            let p = pending.entry(old.seg_no).or_default();
+            p.ords.push(old.ord);
+            p.len += u64::from(old.len);
+            for t in delta::decode_term_set(&old.terms).ok_or_else(|| corrupt_delta(d.doc))? {
+                *p.terms.entry(t).or_default() += 1;
+            }
         }
     }
-    let seg_count = views.len();
-    if !snap.delta.is_empty() {
-        views.push(View {
-            seg: Arc::new(delta_segment(&snap.delta)?),
-            dead: Vec::new(),
+    let mut out = Vec::with_capacity(snap.segments.len() + 1);
+    for row in &snap.segments {
+        let (Some(seg), Some(dead)) = (store::header(conn, row)?, store::dead(conn, row)?) else {
+            return Ok(None);
+        };
+        let mut p = pending.remove(&row.seg_no).unwrap_or_default();
+        p.ords.sort_unstable();
+        out.push(View {
+            seg: SegView {
+                seg,
+                dead,
+                pending: p,
+            },
+            src: Src::Stored {
+                seg_no: row.seg_no,
+                build: row.build,
+            },
         });
     }
-    Ok(Some((views, seg_count, snap.delta.len())))
-}
-
-/// The delta rows as an in-memory segment.
-fn delta_segment(rows: &[store::DeltaRow]) -> Result<Segment> {
-    let docs: Vec<(i64, i64, u32, &[u8])> = rows
+    let fresh: Vec<delta::Pending<'_>> = snap
+        .delta
         .iter()
-        .map(|r| (r.doc, r.created, r.len, r.payload.as_slice()))
+        .filter_map(|d| {
+            d.new.as_ref().map(|n| delta::Pending {
+                key: d.doc,
+                created: n.created,
+                len: n.len,
+                payload: &n.terms,
+            })
+        })
         .collect();
-    Segment::from_payloads(&docs).map_err(corrupt_delta)?
+    out.extend(View::in_memory(&fresh)?);
+    Ok(Some(out))
 }
 
 fn corrupt_delta(doc: i64) -> Error {
@@ -198,51 +342,118 @@ fn corrupt_delta(doc: i64) -> Error {
     ))
 }
 
-/// Moves the delta into a new segment (when it holds at least [`merge::FLUSH_DOCS`]
-/// documents, or any when `force`), then runs the merge policy. Locks the namespace.
+/// Writes a new stored segment through `write` (which hands it a page sink) and returns its
+/// number, or `None` when it came out empty (and was removed).
+fn store_segment(
+    conn: &mut dyn Conn,
+    ns: &str,
+    write: &mut dyn FnMut(&mut dyn Conn, &mut dyn FnMut(&mut dyn Conn, u32, &[u8]) -> Result<()>) -> Result<segment::Header>,
+) -> Result<Option<i64>> {
+    let build = store::random_id();
+    let seg_no = store::insert_segment(conn, ns, build)?;
+    let mut pw = store::PageWriter::new(seg_no, build);
+    let header = {
+        let mut sink = |c: &mut dyn Conn, no: u32, b: &[u8]| pw.put(c, no, b);
+        write(conn, &mut sink)?
+    };
+    pw.flush(conn)?;
+    if header.doc_count == 0 {
+        store::delete_segment(conn, seg_no)?;
+        return Ok(None);
+    }
+    store::finish_segment(conn, seg_no, build, &header)?;
+    Ok(Some(seg_no))
+}
+
+/// Moves the delta into segments: new versions into a new segment, deletions into their
+/// segments' deletion sets (when it holds at least [`merge::FLUSH_DOCS`] rows, or any when
+/// `force`); then runs the merge policy. Takes the namespace exclusively (when `force` is
+/// false, only if it is free).
 pub fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
     check_ns(ns)?;
-    let uuid = store::lock_meta(conn, ns)?;
+    let lock = if force {
+        Lock::Exclusive
+    } else {
+        Lock::TryExclusive
+    };
+    if !store::lock_meta(conn, ns, lock)? {
+        return Ok(());
+    }
     let rows = store::delta_rows(conn, ns)?;
     if rows.is_empty() || (!force && rows.len() < merge::FLUSH_DOCS) {
         return Ok(());
     }
-    let seg = Arc::new(delta_segment(&rows)?);
-    let id = store::new_id();
-    store::insert_segment(conn, ns, &id, &seg)?;
-    segment::cache_put(&uuid, &id, seg);
+    let fresh: Vec<delta::Pending<'_>> = rows
+        .iter()
+        .filter_map(|d| {
+            d.new.as_ref().map(|n| delta::Pending {
+                key: d.doc,
+                created: n.created,
+                len: n.len,
+                payload: &n.terms,
+            })
+        })
+        .collect();
+    if !fresh.is_empty() {
+        store_segment(conn, ns, &mut |c, sink| {
+            let mut local = |no: u32, b: &[u8]| sink(c, no, b);
+            delta::build(&fresh, &mut local)
+        })?;
+    }
     crate::failpoint::hit(conn, crate::failpoint::FLUSH)?;
-    store::move_delta(conn, ns, &id, &rows)?;
-    merge_policy(conn, ns, &uuid, false)
+    record_deletions(conn, ns, &rows)?;
+    store::consume_delta(conn, ns, &rows)?;
+    merge_policy(conn, ns, false)
+}
+
+/// Adds the delta's deletions to their segments' deletion sets.
+fn record_deletions(conn: &mut dyn Conn, ns: &str, rows: &[DeltaRow]) -> Result<()> {
+    let mut by_seg: BTreeMap<i64, Vec<(u32, u32, Vec<Vec<u8>>)>> = BTreeMap::new();
+    for d in rows {
+        if let Some(old) = &d.old {
+            let terms = delta::decode_term_set(&old.terms).ok_or_else(|| corrupt_delta(d.doc))?;
+            by_seg
+                .entry(old.seg_no)
+                .or_default()
+                .push((old.ord, old.len, terms));
+        }
+    }
+    if by_seg.is_empty() {
+        return Ok(());
+    }
+    for row in store::segments(conn, ns)? {
+        if let Some(more) = by_seg.get(&row.seg_no) {
+            let dead = store::dead(conn, &row)?
+                .ok_or_else(|| Error::internal("segment deletions changed during a flush"))?;
+            store::set_dead(conn, row.seg_no, &dead.with(more))?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs the merge policy until nothing is left to merge (or everything into one segment when
-/// `all`). The caller holds the namespace lock.
-fn merge_policy(conn: &mut dyn Conn, ns: &str, uuid: &str, all: bool) -> Result<()> {
+/// `all`). The caller holds the namespace exclusively.
+fn merge_policy(conn: &mut dyn Conn, ns: &str, all: bool) -> Result<()> {
     for _round in 0..64 {
-        let segs = store::segment_list(conn, ns)?;
-        let tombs = store::tombstones(conn, ns)?;
-        let mut dead: HashMap<&str, i64> = HashMap::new();
-        for (s, _, _) in &tombs {
-            *dead.entry(s.as_str()).or_default() += 1;
-        }
-        let ids = if all {
-            if segs.len() > 1 || !tombs.is_empty() {
-                segs.iter().map(|s| s.0.clone()).collect()
+        let segs = store::segments(conn, ns)?;
+        let ids: Vec<i64> = if all {
+            if segs.len() > 1 || segs.iter().any(|s| s.dead_count > 0) {
+                segs.iter().map(|s| s.seg_no).collect()
             } else {
                 Vec::new()
             }
         } else {
-            let info: Vec<(String, i64, i64)> = segs
+            let info: Vec<(i64, i64, i64)> = segs
                 .iter()
-                .map(|(id, n)| (id.clone(), *n, dead.get(id.as_str()).copied().unwrap_or(0)))
+                .map(|s| (s.seg_no, s.doc_count, s.dead_count))
                 .collect();
             merge::pick(&info)
         };
         if ids.is_empty() {
             return Ok(());
         }
-        merge_ids(conn, ns, uuid, &ids, &tombs)?;
+        let inputs: Vec<SegRow> = segs.into_iter().filter(|s| ids.contains(&s.seg_no)).collect();
+        merge_segments(conn, ns, &inputs)?;
         if all {
             return Ok(());
         }
@@ -250,84 +461,81 @@ fn merge_policy(conn: &mut dyn Conn, ns: &str, uuid: &str, all: bool) -> Result<
     Ok(())
 }
 
-fn merge_ids(
-    conn: &mut dyn Conn,
-    ns: &str,
-    uuid: &str,
-    ids: &[String],
-    tombs: &[(String, i64, i64)],
-) -> Result<()> {
-    let mut inputs = Vec::with_capacity(ids.len());
-    for id in ids {
-        let seg = store::segment(conn, uuid, ns, id)?.ok_or_else(|| {
-            Error::internal(format!("search index segment {id} vanished during a merge"))
-        })?;
-        let mut dead: Vec<u32> = tombs
+/// Merges segments into one and deletes them. Deletions still pending in the delta for them
+/// are applied by the merge (their rows then only keep their new versions).
+fn merge_segments(conn: &mut dyn Conn, ns: &str, rows: &[SegRow]) -> Result<()> {
+    let pending = store::delta_rows(conn, ns)?;
+    let mut inputs = Vec::with_capacity(rows.len());
+    for row in rows {
+        let seg = store::header(conn, row)?
+            .ok_or_else(|| Error::internal("segment vanished during a merge"))?;
+        let mut dead = (*store::dead(conn, row)?
+            .ok_or_else(|| Error::internal("segment deletions changed during a merge"))?)
+        .clone();
+        let extra: Vec<(u32, u32, Vec<Vec<u8>>)> = pending
             .iter()
-            .filter(|t| &t.0 == id)
-            .filter_map(|t| seg.ord_of(t.1))
+            .filter_map(|d| d.old.as_ref().filter(|o| o.seg_no == row.seg_no))
+            .map(|o| (o.ord, o.len, Vec::new()))
             .collect();
-        dead.sort_unstable();
-        dead.dedup();
-        inputs.push((seg, dead));
+        if !extra.is_empty() {
+            dead = dead.with(&extra);
+        }
+        inputs.push(merge::Input {
+            row: row.clone(),
+            seg,
+            dead: Arc::new(dead),
+        });
     }
-    let merged = {
-        let mut check = || conn.check_interrupt();
-        merge::merge(&inputs, Ticker::new(&mut check))?
-    };
-    let new_id = store::new_id();
-    if merged.doc_count() > 0 {
-        store::insert_segment(conn, ns, &new_id, &merged)?;
-    }
-    for id in ids {
-        conn.execute(
-            "UPDATE mem_idx_docs SET seg_id = ?3 WHERE ns = ?1 AND seg_id = ?2",
-            &[ns.into(), id.clone().into(), new_id.clone().into()],
-        )?;
-    }
-    if merged.doc_count() > 0 {
-        // Documents a concurrent writer replaced or removed after we read the tombstones
-        // (Postgres only) are tombstoned in the new segment.
-        let rows = conn.query(
-            "SELECT doc FROM mem_idx_docs WHERE ns = ?1 AND seg_id = ?2",
-            &[ns.into(), new_id.clone().into()],
-        )?;
-        if rows.len() != merged.doc_count() {
-            let present: std::collections::HashSet<i64> = rows
-                .iter()
-                .filter_map(|r| r.first().and_then(|v| v.as_i64()))
-                .collect();
-            for (i, k) in merged.keys.iter().enumerate() {
-                if !present.contains(k) {
-                    store::add_tombstone(conn, ns, &new_id, *k, i64::from(merged.lens[i]))?;
-                }
+    store_segment(conn, ns, &mut |c, sink| merge::merge(c, &inputs, sink))?;
+    crate::failpoint::hit(conn, crate::failpoint::MERGE)?;
+    for d in &pending {
+        if d.old.as_ref().is_some_and(|o| rows.iter().any(|r| r.seg_no == o.seg_no)) {
+            if d.new.is_some() {
+                let mut r = d.clone();
+                r.old = None;
+                store::put_delta(conn, ns, &r)?;
+            } else {
+                store::delete_delta(conn, ns, d.doc)?;
             }
         }
-        segment::cache_put(uuid, &new_id, Arc::new(merged));
     }
-    crate::failpoint::hit(conn, crate::failpoint::MERGE)?;
-    for id in ids {
-        store::delete_segment(conn, ns, id)?;
+    for row in rows {
+        store::delete_segment(conn, row.seg_no)?;
     }
     Ok(())
 }
 
-/// Flushes the delta and merges everything into one segment without tombstones.
+/// Flushes the delta and merges everything into one segment without deletions.
 pub fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<()> {
     check_ns(ns)?;
     flush(conn, ns, true)?;
-    let uuid = store::lock_meta(conn, ns)?;
-    merge_policy(conn, ns, &uuid, true)
+    merge_policy(conn, ns, true)
 }
 
 /// Documents per segment built by [`reindex`] (the merge policy then combines them).
 pub const REINDEX_CHUNK: usize = 65_536;
 
+/// Reads `(key, text, created)` documents from a statement returning those three columns;
+/// rows with a NULL key or time are skipped, NULL text is the empty document.
+pub fn documents(conn: &mut dyn Conn, sql: &str) -> Result<Vec<(i64, String, i64)>> {
+    Ok(conn
+        .query(sql, &[])?
+        .into_iter()
+        .filter_map(|r| {
+            let mut it = r.into_iter();
+            let key = it.next()?.as_i64()?;
+            let text = it.next()?.into_string().unwrap_or_default();
+            let created = it.next()?.as_i64()?;
+            Some((key, text, created))
+        })
+        .collect())
+}
+
 /// Replaces the namespace's index by `docs` (key, text, created_at); a key given twice keeps
 /// its last entry.
 pub fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]) -> Result<()> {
     check_ns(ns)?;
-    let uuid = store::lock_meta(conn, ns)?;
+    store::lock_meta(conn, ns, Lock::Exclusive)?;
     store::clear(conn, ns)?;
     let mut latest: BTreeMap<i64, usize> = BTreeMap::new();
     for (i, d) in docs.iter().enumerate() {
@@ -335,197 +543,25 @@ pub fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]) -> Re
     }
     let order: Vec<usize> = latest.into_values().collect();
     for chunk in order.chunks(REINDEX_CHUNK) {
-        let mut analysed: Vec<(i64, i64, DocTerms)> = Vec::with_capacity(chunk.len());
-        {
-            let mut check = || conn.check_interrupt();
-            let mut tick = Ticker::new(&mut check);
-            for &i in chunk {
-                tick.ticks(64)?;
-                analysed.push((docs[i].0, docs[i].2, delta::analyze(&docs[i].1)));
-            }
+        let mut versions = Vec::with_capacity(chunk.len());
+        let mut tick = Ticker::new();
+        for &i in chunk {
+            tick.ticks(64, || conn.check_interrupt())?;
+            versions.push((docs[i].0, new_version(&docs[i].1, docs[i].2)));
         }
-        let lens: Vec<(i64, i64, u32)> = analysed.iter().map(|d| (d.0, d.1, d.2.len)).collect();
-        let seg = Segment::from_docs(analysed)?;
-        let id = store::new_id();
-        store::insert_segment(conn, ns, &id, &seg)?;
-        segment::cache_put(&uuid, &id, Arc::new(seg));
-        for (doc, created, len) in lens {
-            conn.execute(
-                "INSERT INTO mem_idx_docs (ns, doc, seg_id, ver, len, created_at, terms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(NULL AS @BLOB))",
-                &[
-                    ns.into(),
-                    doc.into(),
-                    id.clone().into(),
-                    store::new_ver().into(),
-                    i64::from(len).into(),
-                    created.into(),
-                ],
-            )?;
-        }
+        let fresh: Vec<delta::Pending<'_>> = versions
+            .iter()
+            .map(|(key, n)| delta::Pending {
+                key: *key,
+                created: n.created,
+                len: n.len,
+                payload: &n.terms,
+            })
+            .collect();
+        store_segment(conn, ns, &mut |c, sink| {
+            let mut local = |no: u32, b: &[u8]| sink(c, no, b);
+            delta::build(&fresh, &mut local)
+        })?;
     }
-    merge_policy(conn, ns, &uuid, false)
-}
-
-/// Compares the index with the documents it should hold (key, text, created_at) and lists
-/// every problem: missing, extra and stale documents, broken segments, tombstones and
-/// statistics. An empty list means the index is exact. O(index size).
-pub fn check(
-    conn: &mut dyn Conn,
-    ns: &str,
-    expected: &[(i64, String, i64)],
-) -> Result<Vec<String>> {
-    check_ns(ns)?;
-    let mut problems = Vec::new();
-    let snap = store::snapshot(conn, ns)?;
-    let rows = store::all_docs(conn, ns)?;
-    // Segments, with their per-document distinct-term counts.
-    let mut segs: HashMap<String, (Arc<Segment>, Vec<u32>, Vec<u32>)> = HashMap::new();
-    for (id, _) in &snap.segments {
-        let loaded = match &snap.index_uuid {
-            Some(u) => store::segment(conn, u, ns, id),
-            None => Err(Error::internal("segments without a meta row")),
-        };
-        match loaded {
-            Ok(Some(seg)) => {
-                let mut counts = vec![0u32; seg.doc_count()];
-                seg.for_each_posting(|_, ord, _| counts[ord as usize] += 1)?;
-                segs.insert(id.clone(), (seg, Vec::new(), counts));
-            }
-            Ok(None) => problems.push(format!("segment {id}: vanished while checking")),
-            Err(e) => problems.push(format!("segment {id}: {e}")),
-        }
-    }
-    for (s, d, len) in &snap.tombstones {
-        match segs.get_mut(s) {
-            None => problems.push(format!(
-                "tombstone of document {d}: segment {s} does not exist"
-            )),
-            Some((seg, dead, _)) => match seg.ord_of(*d) {
-                None => problems.push(format!("tombstone of document {d}: not in segment {s}")),
-                Some(o) => {
-                    if i64::from(seg.lens[o as usize]) != *len {
-                        problems.push(format!("tombstone of document {d}: wrong length"));
-                    }
-                    dead.push(o);
-                }
-            },
-        }
-    }
-    for (_, dead, _) in segs.values_mut() {
-        dead.sort_unstable();
-    }
-    let mut want: BTreeMap<i64, (&str, i64)> = BTreeMap::new();
-    for (k, t, c) in expected {
-        if want.insert(*k, (t.as_str(), *c)).is_some() {
-            problems.push(format!(
-                "document {k}: listed twice in the expected documents"
-            ));
-        }
-    }
-    let mut have: BTreeMap<i64, (Option<String>, i64, i64, Option<Vec<u8>>)> = BTreeMap::new();
-    for (doc, seg, len, created, terms) in rows {
-        have.insert(doc, (seg, len, created, terms));
-    }
-    let mut exp_len: u64 = 0;
-    let mut check = || conn.check_interrupt();
-    let mut tick = Ticker::new(&mut check);
-    for (k, (text, created)) in &want {
-        tick.ticks(64)?;
-        let a = delta::analyze(text);
-        exp_len += u64::from(a.len);
-        let Some((seg, len, c, payload)) = have.get(k) else {
-            problems.push(format!("document {k}: missing from the index"));
-            continue;
-        };
-        if c != created {
-            problems.push(format!(
-                "document {k}: stale created_at ({c}, expected {created})"
-            ));
-        }
-        if *len != i64::from(a.len) {
-            problems.push(format!(
-                "document {k}: stale length ({len}, expected {})",
-                a.len
-            ));
-        }
-        match seg {
-            None => {
-                let ok = payload
-                    .as_ref()
-                    .and_then(|p| delta::decode(p, a.len))
-                    .is_some_and(|d| d.terms == a.terms);
-                if !ok {
-                    problems.push(format!("document {k}: stale tokens in the delta"));
-                }
-            }
-            Some(s) => {
-                let Some((seg, dead, counts)) = segs.get(s) else {
-                    problems.push(format!("document {k}: its segment {s} does not exist"));
-                    continue;
-                };
-                let Some(o) = seg.ord_of(*k) else {
-                    problems.push(format!("document {k}: not in its segment {s}"));
-                    continue;
-                };
-                if dead.binary_search(&o).is_ok() {
-                    problems.push(format!("document {k}: tombstoned in its own segment {s}"));
-                }
-                if seg.lens[o as usize] != a.len || seg.created[o as usize] != *created {
-                    problems.push(format!(
-                        "document {k}: stale length or created_at in segment {s}"
-                    ));
-                }
-                let mut same = counts[o as usize] as usize == a.terms.len();
-                for (t, ps) in &a.terms {
-                    if !same {
-                        break;
-                    }
-                    same = seg.term_id(t).is_some_and(|id| {
-                        let mut c = seg.cursor(id);
-                        c.advance(o);
-                        c.doc() == o && c.positions() == &ps[..]
-                    });
-                }
-                if !same {
-                    problems.push(format!("document {k}: stale tokens in segment {s}"));
-                }
-            }
-        }
-    }
-    for k in have.keys() {
-        if !want.contains_key(k) {
-            problems.push(format!("document {k}: in the index but not in the table"));
-        }
-    }
-    let mut n: u64 = 0;
-    let mut total: u64 = 0;
-    for (id, (seg, dead, _)) in &segs {
-        for (o, key) in seg.keys.iter().enumerate() {
-            if dead.binary_search(&(o as u32)).is_err()
-                && have.get(key).and_then(|h| h.0.as_deref()) != Some(id)
-            {
-                problems.push(format!(
-                    "segment {id}: document {key} is live there but indexed elsewhere"
-                ));
-            }
-        }
-        let v = View {
-            seg: seg.clone(),
-            dead: dead.clone(),
-        };
-        n += v.live_docs();
-        total += v.live_len();
-    }
-    for r in &snap.delta {
-        n += 1;
-        total += u64::from(r.len);
-    }
-    if n != want.len() as u64 || total != exp_len {
-        problems.push(format!(
-            "statistics: {n} documents of total length {total}, expected {} of {exp_len}",
-            want.len()
-        ));
-    }
-    Ok(problems)
+    merge_policy(conn, ns, false)
 }

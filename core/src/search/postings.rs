@@ -1,54 +1,25 @@
-//! Block-compressed postings.
+//! Block-compressed postings, read a block at a time.
 //!
-//! A term's postings are cut into blocks of [`BLOCK`] documents. Per block the document
-//! ordinals (indexes into the segment's sorted document keys) are delta-coded varints followed
-//! by the term frequencies; positions live in a separate stream (delta-coded per document) so
-//! that scoring never decodes them. Each block carries its last ordinal (for skipping) and the
-//! data of its score upper bound: the largest term frequency, the smallest document length and
-//! the newest `created_at` in the block. BM25's tf part grows with tf and shrinks with length,
-//! and the recency factor grows with `created_at`, so the bound stays valid whatever N, avgdl,
-//! idf, `now` and the recency settings of a query are.
+//! A term's postings are cut into blocks of [`BLOCK`] documents. A term with several blocks
+//! starts with a skip table — per block its last ordinal, its size, the data of its score upper
+//! bound (largest term frequency, smallest document length, newest `created_at`) and its byte
+//! length — so a search can skip a block without reading it; a term with one block has no
+//! table (the term's own bounds are the block's). A block holds, per document, the ordinal
+//! delta shifted left with the low bit set when the frequency is 1 (the frequency follows
+//! otherwise), then the documents' positions (delta varints). BM25's tf part grows with tf and
+//! shrinks with length, and the recency factor grows with `created_at`, so the bounds stay
+//! valid whatever N, avgdl, idf, `now` and the recency settings of a query are.
+
+use super::codec::{corrupt, get_varint, put_varint, zigzag, Reader};
+use super::pages::{read_range, Area, PageSource};
+use crate::Result;
 
 /// Documents per block.
 pub const BLOCK: usize = 128;
 /// Ordinal of an exhausted cursor.
 pub const END: u32 = u32::MAX;
 
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Reads a varint at `*pos`; `None` when the buffer ends or the varint is too long.
-pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v: u64 = 0;
-    let mut shift = 0;
-    loop {
-        let b = *buf.get(*pos)?;
-        *pos += 1;
-        if shift >= 64 {
-            return None;
-        }
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            return Some(v);
-        }
-        shift += 7;
-    }
-}
-
-pub fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-pub fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
-
-/// Per-block metadata.
+/// A block's bounds and place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockMeta {
     pub last: u32,
@@ -56,22 +27,26 @@ pub struct BlockMeta {
     pub max_tf: u32,
     pub min_len: u32,
     pub max_created: i64,
-    /// Byte offset of the block in the postings stream.
-    pub doc_off: u32,
-    /// Byte offset of the block in the positions stream.
-    pub pos_off: u32,
+    /// Byte offset of the block after the skip table.
+    pub off: u32,
+    /// Byte length of the block.
+    pub len: u32,
 }
 
-/// One document's entry while building.
-pub struct Posting {
-    pub ord: u32,
-    pub positions: Vec<u32>,
+/// A term's statistics and the bounds of all its blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TermBounds {
+    pub df: u32,
+    pub n_blocks: u32,
+    pub max_tf: u32,
+    pub min_len: u32,
+    pub max_created: i64,
 }
 
 /// One term's postings while building, flat so that a merge or a flush reuses the buffers:
 /// posting `i` has ordinal `ords[i]`, term frequency `tfs[i]` and its positions already
-/// encoded (delta varints, as in the positions stream) at `bytes[starts[i]..starts[i + 1]]`,
-/// so a merge copies positions without decoding them.
+/// encoded (delta varints) at `bytes[starts[i]..starts[i + 1]]`, so a merge copies positions
+/// without decoding them.
 #[derive(Clone, Debug, Default)]
 pub struct TermPostings {
     pub ords: Vec<u32>,
@@ -101,10 +76,10 @@ impl TermPostings {
         self.ords.push(ord);
         self.tfs.push(positions.len() as u32);
         self.starts.push(self.bytes.len() as u32);
-        let mut last_pos = 0u64;
+        let mut last = 0u32;
         for &q in positions {
-            put_varint(&mut self.bytes, u64::from(q) - last_pos.min(u64::from(q)));
-            last_pos = u64::from(q);
+            put_varint(&mut self.bytes, u64::from(q.saturating_sub(last)));
+            last = q;
         }
     }
 
@@ -141,210 +116,246 @@ impl TermPostings {
     }
 }
 
-/// Appends one term's postings (sorted by ordinal, tf = number of positions ≥ 1) as blocks.
-/// `lens` and `created` are indexed by ordinal.
+/// Appends one term's postings (sorted by ordinal) to `out`; `lens` and `created` are indexed
+/// by ordinal. Returns the term's bounds.
 pub fn encode_term(
-    postings: &[Posting],
-    lens: &[u32],
-    created: &[i64],
-    docs_out: &mut Vec<u8>,
-    pos_out: &mut Vec<u8>,
-    blocks: &mut Vec<BlockMeta>,
-) {
-    let mut tp = TermPostings::default();
-    for p in postings {
-        tp.push(p.ord, &p.positions);
-    }
-    encode_postings(&tp, lens, created, docs_out, pos_out, blocks);
-}
-
-/// [`encode_term`] over flat postings.
-pub fn encode_postings(
     tp: &TermPostings,
     lens: &[u32],
     created: &[i64],
-    docs_out: &mut Vec<u8>,
-    pos_out: &mut Vec<u8>,
-    blocks: &mut Vec<BlockMeta>,
-) {
-    let mut prev_last: u64 = 0;
+    out: &mut Vec<u8>,
+) -> TermBounds {
     let n = tp.len();
-    let mut from = 0;
-    while from < n {
+    let mut metas = Vec::with_capacity(n.div_ceil(BLOCK));
+    let mut data = Vec::new();
+    let mut prev_last = 0u32;
+    for from in (0..n).step_by(BLOCK) {
         let to = (from + BLOCK).min(n);
+        let start = data.len();
         let mut meta = BlockMeta {
             last: 0,
             count: (to - from) as u32,
             max_tf: 0,
             min_len: u32::MAX,
             max_created: i64::MIN,
-            doc_off: docs_out.len() as u32,
-            pos_off: pos_out.len() as u32,
+            off: start as u32,
+            len: 0,
         };
         let mut prev = prev_last;
-        for &o in &tp.ords[from..to] {
-            put_varint(docs_out, u64::from(o) - prev);
-            prev = u64::from(o);
-            let ord = o as usize;
-            meta.min_len = meta.min_len.min(lens.get(ord).copied().unwrap_or(0));
+        for i in from..to {
+            let (o, tf) = (tp.ords[i], tp.tfs[i]);
+            let delta = u64::from(o - prev);
+            put_varint(&mut data, (delta << 1) | u64::from(tf == 1));
+            if tf != 1 {
+                put_varint(&mut data, u64::from(tf));
+            }
+            prev = o;
+            meta.max_tf = meta.max_tf.max(tf);
+            meta.min_len = meta.min_len.min(lens.get(o as usize).copied().unwrap_or(0));
             meta.max_created = meta
                 .max_created
-                .max(created.get(ord).copied().unwrap_or(i64::MAX));
+                .max(created.get(o as usize).copied().unwrap_or(i64::MAX));
         }
-        for &tf in &tp.tfs[from..to] {
-            put_varint(docs_out, u64::from(tf));
-            meta.max_tf = meta.max_tf.max(tf);
+        for i in from..to {
+            data.extend_from_slice(tp.raw(i));
         }
-        // The block's positions are contiguous in `bytes`.
-        let s = tp.starts[from] as usize;
-        let e = tp.starts.get(to).map_or(tp.bytes.len(), |&e| e as usize);
-        pos_out.extend_from_slice(&tp.bytes[s..e]);
-        meta.last = prev as u32;
+        meta.last = prev;
+        meta.len = (data.len() - start) as u32;
         prev_last = prev;
-        blocks.push(meta);
-        from = to;
+        metas.push(meta);
+    }
+    let bounds = TermBounds {
+        df: n as u32,
+        n_blocks: metas.len() as u32,
+        max_tf: metas.iter().map(|m| m.max_tf).max().unwrap_or(0),
+        min_len: metas.iter().map(|m| m.min_len).min().unwrap_or(0),
+        max_created: metas.iter().map(|m| m.max_created).max().unwrap_or(i64::MIN),
+    };
+    if metas.len() > 1 {
+        let mut prev = 0u32;
+        for m in &metas {
+            put_varint(out, u64::from(m.last - prev));
+            prev = m.last;
+            for v in [m.count, m.max_tf, m.min_len] {
+                put_varint(out, u64::from(v));
+            }
+            put_varint(out, zigzag(m.max_created));
+            put_varint(out, u64::from(m.len));
+        }
+    }
+    out.extend_from_slice(&data);
+    bounds
+}
+
+/// The skip table of a term whose postings (`post_len` bytes in all) start at `bytes` (enough
+/// of them to hold the table): the blocks and the offset of the first block.
+pub fn read_skip(bytes: &[u8], b: &TermBounds, post_len: u64) -> Result<(Vec<BlockMeta>, usize)> {
+    if b.n_blocks <= 1 {
+        let len = u32::try_from(post_len).map_err(|_| corrupt("postings length"))?;
+        return Ok((
+            vec![BlockMeta {
+                // Known once the block is read (a cursor reads its first block when it opens).
+                last: END,
+                count: b.df,
+                max_tf: b.max_tf,
+                min_len: b.min_len,
+                max_created: b.max_created,
+                off: 0,
+                len,
+            }],
+            0,
+        ));
+    }
+    let mut r = Reader::new(bytes);
+    let mut metas = Vec::with_capacity(b.n_blocks as usize);
+    let mut prev = 0u32;
+    let mut off = 0u32;
+    for _ in 0..b.n_blocks {
+        let last = prev
+            .checked_add(r.u32("skip last")?)
+            .ok_or_else(|| corrupt("skip last"))?;
+        prev = last;
+        let count = r.u32("skip count")?;
+        let max_tf = r.u32("skip max_tf")?;
+        let min_len = r.u32("skip min_len")?;
+        let max_created = r.i64("skip max_created")?;
+        let len = r.u32("skip len")?;
+        if count == 0 || count as usize > BLOCK {
+            return Err(corrupt("skip count"));
+        }
+        metas.push(BlockMeta {
+            last,
+            count,
+            max_tf,
+            min_len,
+            max_created,
+            off,
+            len,
+        });
+        off = off.checked_add(len).ok_or_else(|| corrupt("skip len"))?;
+    }
+    Ok((metas, r.pos))
+}
+
+/// Upper bound of a skip table's size in bytes (6 varints of at most 10 bytes per block).
+pub fn skip_bytes_max(b: &TermBounds) -> usize {
+    if b.n_blocks <= 1 {
+        0
+    } else {
+        b.n_blocks as usize * 60
     }
 }
 
-/// Decodes one block's ordinals and frequencies. `base` is the previous block's last
-/// ordinal (0 for the first). Returns `None` on malformed data.
+/// Decodes a block's ordinals and frequencies from `data` (the block's bytes); `base` is the
+/// previous block's last ordinal (0 for the first). Returns where the positions start.
 pub fn decode_block(
-    docs: &[u8],
-    meta: &BlockMeta,
+    data: &[u8],
+    count: u32,
     base: u32,
     ords: &mut Vec<u32>,
     tfs: &mut Vec<u32>,
-) -> Option<()> {
+) -> Result<usize> {
     ords.clear();
     tfs.clear();
-    let mut p = meta.doc_off as usize;
+    let mut p = 0;
     let mut prev = u64::from(base);
-    for _ in 0..meta.count {
-        prev = prev.checked_add(get_varint(docs, &mut p)?)?;
-        if prev >= u64::from(END) {
-            return None;
+    for i in 0..count {
+        let v = get_varint(data, &mut p).ok_or_else(|| corrupt("block ordinal"))?;
+        let delta = v >> 1;
+        if delta == 0 && !(i == 0 && base == 0) {
+            return Err(corrupt("block ordinals not ascending"));
         }
-        ords.push(prev as u32);
-    }
-    for _ in 0..meta.count {
-        let tf = get_varint(docs, &mut p)?;
-        if tf == 0 || tf > u64::from(u32::MAX) {
-            return None;
-        }
-        tfs.push(tf as u32);
-    }
-    Some(())
-}
-
-/// Decodes one block's positions: `starts[i]..starts[i+1]` index `out` for document `i`.
-pub fn decode_positions(
-    pos: &[u8],
-    meta: &BlockMeta,
-    tfs: &[u32],
-    out: &mut Vec<u32>,
-    starts: &mut Vec<u32>,
-) -> Option<()> {
-    out.clear();
-    starts.clear();
-    let mut p = meta.pos_off as usize;
-    for &tf in tfs {
-        starts.push(out.len() as u32);
-        let mut last = 0u64;
-        for _ in 0..tf {
-            last = last.checked_add(get_varint(pos, &mut p)?)?;
-            if last > u64::from(u32::MAX) {
-                return None;
+        prev = prev
+            .checked_add(delta)
+            .filter(|&x| x < u64::from(END))
+            .ok_or_else(|| corrupt("block ordinal"))?;
+        let tf = if v & 1 == 1 {
+            1
+        } else {
+            let tf = get_varint(data, &mut p).ok_or_else(|| corrupt("block tf"))?;
+            if tf < 2 || tf > u64::from(u32::MAX) {
+                return Err(corrupt("block tf"));
             }
-            out.push(last as u32);
-        }
+            tf as u32
+        };
+        ords.push(prev as u32);
+        tfs.push(tf);
     }
-    starts.push(out.len() as u32);
-    Some(())
+    Ok(p)
 }
 
-/// A cursor over one term's postings in one segment.
-pub struct TermCursor<'a> {
-    blocks: &'a [BlockMeta],
-    docs: &'a [u8],
-    pos: &'a [u8],
+/// A cursor over one term's postings in one segment; blocks are read from the segment's
+/// postings area when the cursor reaches them.
+pub struct TermCursor {
+    /// Byte offset of the term's first block in the postings area.
+    data_start: u64,
+    pub blocks: Vec<BlockMeta>,
     bi: usize,
-    loaded: usize,
+    buf: Vec<u8>,
     ords: Vec<u32>,
     tfs: Vec<u32>,
+    pos_start: usize,
     i: usize,
     pos_loaded: bool,
     pos_buf: Vec<u32>,
     pos_starts: Vec<u32>,
-    raw_loaded: bool,
     raw_starts: Vec<u32>,
+    raw_loaded: bool,
     doc: u32,
+    /// Bytes read from pages (for [`super::engine::SearchStats::bytes_read`]).
+    pub bytes_read: u64,
 }
 
-impl<'a> TermCursor<'a> {
-    pub fn new(blocks: &'a [BlockMeta], docs: &'a [u8], pos: &'a [u8]) -> Self {
+impl TermCursor {
+    /// A cursor over the blocks of a term whose first block starts at `data_start` of the
+    /// postings area; positioned on its first document.
+    pub fn open(
+        src: &mut dyn PageSource,
+        data_start: u64,
+        blocks: Vec<BlockMeta>,
+    ) -> Result<TermCursor> {
         let mut c = TermCursor {
+            data_start,
             blocks,
-            docs,
-            pos,
             bi: 0,
-            loaded: usize::MAX,
+            buf: Vec::new(),
             ords: Vec::with_capacity(BLOCK),
             tfs: Vec::with_capacity(BLOCK),
+            pos_start: 0,
             i: 0,
             pos_loaded: false,
             pos_buf: Vec::new(),
             pos_starts: Vec::new(),
-            raw_loaded: false,
             raw_starts: Vec::new(),
+            raw_loaded: false,
             doc: END,
+            bytes_read: 0,
         };
-        if !blocks.is_empty() {
-            c.load(0);
+        if !c.blocks.is_empty() {
+            c.load(src, 0)?;
         }
-        c
+        Ok(c)
     }
 
-    /// Points the cursor at another term's blocks of the same segment, keeping its buffers.
-    pub fn reset(&mut self, blocks: &'a [BlockMeta]) {
-        self.blocks = blocks;
-        self.bi = 0;
-        self.loaded = usize::MAX;
-        self.i = 0;
-        self.pos_loaded = false;
-        self.raw_loaded = false;
-        self.ords.clear();
-        self.tfs.clear();
-        self.doc = END;
-        if !blocks.is_empty() {
-            self.load(0);
-        }
-    }
-
-    fn load(&mut self, bi: usize) {
+    fn load(&mut self, src: &mut dyn PageSource, bi: usize) -> Result<()> {
         self.bi = bi;
         self.i = 0;
         self.pos_loaded = false;
         self.raw_loaded = false;
+        let m = self.blocks[bi];
+        let from = self.data_start + u64::from(m.off);
+        self.buf.clear();
+        read_range(src, Area::Postings, from, from + u64::from(m.len), &mut self.buf)?;
+        self.bytes_read += self.buf.len() as u64;
         let base = if bi == 0 { 0 } else { self.blocks[bi - 1].last };
-        let ok = decode_block(
-            self.docs,
-            &self.blocks[bi],
-            base,
-            &mut self.ords,
-            &mut self.tfs,
-        )
-        .is_some()
-            && !self.ords.is_empty();
-        self.loaded = bi;
-        if ok {
-            self.doc = self.ords[0];
-        } else {
-            // Validated segments never get here; a corrupt block ends the list.
-            self.ords.clear();
-            self.tfs.clear();
-            self.bi = self.blocks.len();
-            self.doc = END;
+        self.pos_start = decode_block(&self.buf, m.count, base, &mut self.ords, &mut self.tfs)?;
+        let last = *self.ords.last().ok_or_else(|| corrupt("empty block"))?;
+        if m.last == END {
+            self.blocks[bi].last = last;
+        } else if last != m.last {
+            return Err(corrupt("block last ordinal"));
         }
+        self.doc = self.ords[0];
+        Ok(())
     }
 
     #[inline]
@@ -356,25 +367,26 @@ impl<'a> TermCursor<'a> {
         self.tfs.get(self.i).copied().unwrap_or(0)
     }
 
-    pub fn next(&mut self) {
+    pub fn next(&mut self, src: &mut dyn PageSource) -> Result<()> {
         if self.doc == END {
-            return;
+            return Ok(());
         }
         self.i += 1;
         if self.i < self.ords.len() {
             self.doc = self.ords[self.i];
             self.pos_loaded = false;
         } else if self.bi + 1 < self.blocks.len() {
-            self.load(self.bi + 1);
+            self.load(src, self.bi + 1)?;
         } else {
             self.doc = END;
         }
+        Ok(())
     }
 
-    /// Moves to the first document ≥ `target`.
-    pub fn advance(&mut self, target: u32) {
+    /// Moves to the first document ≥ `target`, reading only the block that holds it.
+    pub fn advance(&mut self, src: &mut dyn PageSource, target: u32) -> Result<()> {
         if self.doc >= target {
-            return;
+            return Ok(());
         }
         if self.blocks[self.bi].last < target {
             let skip = self.blocks[self.bi..].partition_point(|b| b.last < target);
@@ -382,40 +394,38 @@ impl<'a> TermCursor<'a> {
             if bi >= self.blocks.len() {
                 self.bi = self.blocks.len() - 1;
                 self.doc = END;
-                return;
+                return Ok(());
             }
-            self.load(bi);
+            self.load(src, bi)?;
         }
         while self.i < self.ords.len() && self.ords[self.i] < target {
             self.i += 1;
         }
         self.pos_loaded = false;
         self.doc = self.ords.get(self.i).copied().unwrap_or(END);
+        Ok(())
     }
 
-    /// The block that holds the first document ≥ `target`, without moving: its metadata.
-    pub fn shallow(&self, target: u32) -> Option<&'a BlockMeta> {
-        let blocks = self.blocks;
-        let start = self.bi.min(blocks.len());
-        let k = blocks[start..].partition_point(|b| b.last < target);
-        blocks.get(start + k)
+    /// The block that holds the first document ≥ `target`, without moving or reading.
+    pub fn shallow(&self, target: u32) -> Option<&BlockMeta> {
+        let start = self.bi.min(self.blocks.len());
+        let k = self.blocks[start..].partition_point(|b| b.last < target);
+        self.blocks.get(start + k)
     }
 
     /// The current document's positions as stored (delta varints), for a merge to copy.
-    pub fn raw_positions(&mut self) -> &'a [u8] {
+    pub fn raw_positions(&mut self) -> &[u8] {
         if self.doc == END {
             return &[];
         }
         if !self.raw_loaded {
-            // Byte offsets of the block's documents: skip tf varints per document.
             self.raw_starts.clear();
-            let pos = self.pos;
-            let mut p = self.blocks[self.bi].pos_off as usize;
+            let mut p = self.pos_start;
             for &tf in &self.tfs {
                 self.raw_starts.push(p as u32);
                 let mut k = 0;
-                while k < tf && p < pos.len() {
-                    if pos[p] < 0x80 {
+                while k < tf && p < self.buf.len() {
+                    if self.buf[p] < 0x80 {
                         k += 1;
                     }
                     p += 1;
@@ -428,7 +438,7 @@ impl<'a> TermCursor<'a> {
         else {
             return &[];
         };
-        self.pos.get(s as usize..e as usize).unwrap_or(&[])
+        self.buf.get(s as usize..e as usize).unwrap_or(&[])
     }
 
     /// The positions of the current document (ascending).
@@ -437,19 +447,21 @@ impl<'a> TermCursor<'a> {
             return &[];
         }
         if !self.pos_loaded {
-            let meta = self.blocks[self.bi];
-            if decode_positions(
-                self.pos,
-                &meta,
-                &self.tfs,
-                &mut self.pos_buf,
-                &mut self.pos_starts,
-            )
-            .is_none()
-            {
-                self.pos_buf.clear();
-                self.pos_starts.clear();
+            self.pos_buf.clear();
+            self.pos_starts.clear();
+            let mut p = self.pos_start;
+            'docs: for &tf in &self.tfs {
+                self.pos_starts.push(self.pos_buf.len() as u32);
+                let mut last = 0u64;
+                for _ in 0..tf {
+                    let Some(d) = get_varint(&self.buf, &mut p) else {
+                        break 'docs;
+                    };
+                    last = last.saturating_add(d).min(u64::from(u32::MAX));
+                    self.pos_buf.push(last as u32);
+                }
             }
+            self.pos_starts.push(self.pos_buf.len() as u32);
             self.pos_loaded = true;
         }
         let (Some(&s), Some(&e)) = (self.pos_starts.get(self.i), self.pos_starts.get(self.i + 1))
@@ -463,59 +475,57 @@ impl<'a> TermCursor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::pages::{page_no, MemPages, Page, PAGE_SIZE};
 
-    #[test]
-    fn varints_round_trip() {
-        let mut b = Vec::new();
-        for v in [0u64, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
-            put_varint(&mut b, v);
+    fn paged(bytes: &[u8]) -> MemPages {
+        let mut m = MemPages::default();
+        for (i, c) in bytes.chunks(PAGE_SIZE).enumerate() {
+            m.0.insert(page_no(Area::Postings, i as u32), Page::from(c));
         }
-        let mut p = 0;
-        for v in [0u64, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
-            assert_eq!(get_varint(&b, &mut p), Some(v));
-        }
-        assert_eq!(get_varint(&b, &mut p), None);
-        assert_eq!(get_varint(&[0xff; 20], &mut 0), None);
-        for v in [0i64, -1, 1, i64::MIN, i64::MAX] {
-            assert_eq!(unzigzag(zigzag(v)), v);
-        }
+        m
     }
 
     #[test]
     fn cursor_walks_skips_and_reads_positions() {
-        let n = 1000u32;
-        let lens: Vec<u32> = (0..n).map(|i| 10 + i % 7).collect();
-        let created: Vec<i64> = (0..n).map(i64::from).collect();
-        let postings: Vec<Posting> = (0..n)
-            .filter(|i| i % 3 == 0)
-            .map(|i| Posting {
-                ord: i,
-                positions: (0..(1 + i % 4)).map(|k| k * 2 + i).collect(),
-            })
-            .collect();
-        let (mut d, mut p, mut b) = (Vec::new(), Vec::new(), Vec::new());
-        encode_term(&postings, &lens, &created, &mut d, &mut p, &mut b);
-        assert_eq!(b.len(), postings.len().div_ceil(BLOCK));
-        let mut c = TermCursor::new(&b, &d, &p);
-        let mut seen = 0;
-        while c.doc() != END {
-            let i = c.doc();
-            assert_eq!(i % 3, 0);
-            assert_eq!(c.tf(), 1 + i % 4);
-            let want: Vec<u32> = (0..(1 + i % 4)).map(|k| k * 2 + i).collect();
-            assert_eq!(c.positions(), &want[..]);
-            seen += 1;
-            c.next();
+        for n in [1u32, 5, 1000] {
+            let lens: Vec<u32> = (0..n * 3).map(|i| 10 + i % 7).collect();
+            let created: Vec<i64> = (0..n * 3).map(i64::from).collect();
+            let mut tp = TermPostings::default();
+            for i in (0..n * 3).filter(|i| i % 3 == 0) {
+                let ps: Vec<u32> = (0..(1 + i % 4)).map(|k| k * 2 + i).collect();
+                tp.push(i, &ps);
+            }
+            let mut out = vec![0xAA; 7]; // the term starts mid-area
+            let b = encode_term(&tp, &lens, &created, &mut out);
+            assert_eq!(b.df, n);
+            let mut src = paged(&out);
+            let post_len = (out.len() - 7) as u64;
+            let (blocks, skip_len) = read_skip(&out[7..], &b, post_len).unwrap();
+            let mut c = TermCursor::open(&mut src, 7 + skip_len as u64, blocks.clone()).unwrap();
+            let mut seen = 0;
+            while c.doc() != END {
+                let i = c.doc();
+                assert_eq!(c.tf(), 1 + i % 4);
+                let want: Vec<u32> = (0..(1 + i % 4)).map(|k| k * 2 + i).collect();
+                assert_eq!(c.positions(), &want[..]);
+                seen += 1;
+                c.next(&mut src).unwrap();
+            }
+            assert_eq!(seen, n);
+            let mut c = TermCursor::open(&mut src, 7 + skip_len as u64, blocks).unwrap();
+            c.advance(&mut src, n * 3 / 2 + 1).unwrap();
+            assert!(c.doc() == END || c.doc() % 3 == 0 && c.doc() > n * 3 / 2);
+            c.advance(&mut src, n * 3).unwrap();
+            assert_eq!(c.doc(), END);
         }
-        assert_eq!(seen, postings.len());
-        let mut c = TermCursor::new(&b, &d, &p);
-        c.advance(500);
-        assert_eq!(c.doc(), 501);
-        assert_eq!(c.shallow(700).unwrap().last >= 700, true);
-        c.advance(999);
-        assert_eq!(c.doc(), 999);
-        c.advance(1000);
-        assert_eq!(c.doc(), END);
-        assert!(b.iter().all(|m| m.max_tf >= 1 && m.min_len >= 10));
+    }
+
+    #[test]
+    fn corrupt_blocks_are_errors() {
+        let mut ords = Vec::new();
+        let mut tfs = Vec::new();
+        assert!(decode_block(&[0xff, 0xff], 1, 0, &mut ords, &mut tfs).is_err());
+        assert!(decode_block(&[(5 << 1), 1], 1, 0, &mut ords, &mut tfs).is_err());
+        assert!(decode_block(&[(5 << 1) | 1, (0 << 1) | 1], 2, 0, &mut ords, &mut tfs).is_err());
     }
 }

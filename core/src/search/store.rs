@@ -1,43 +1,21 @@
-//! The `mem_idx_*` tables: every statement the engine runs. Written once in the neutral
-//! dialect; the only dialect branch is the meta-row lock.
+//! The `mem_idx_*` tables: every statement the engine runs, written once in the neutral
+//! dialect (the one dialect branch is the lock of the namespace row).
+//!
+//! * `mem_idx_meta(ns)` — one row per namespace, locked by flushes and merges.
+//! * `mem_idx_segments(seg_no, ns, part, build, counts, key range, header, deletions)`.
+//! * `mem_idx_pages(id, data)` — the segments' pages (`id = seg_no << 32 | page`).
+//! * `mem_idx_delta(ns, doc, …)` — writes not yet in a segment: a new version (its analysed
+//!   terms) and/or the deletion of an old version that lives in a segment (its ordinal, length
+//!   and distinct terms, so statistics stay exact until the flush records it).
 
-use super::delta::{self, DocTerms};
-use super::segment::{self, Segment};
+use super::cache;
+use super::pages::{page_id, Page, PageSource};
+use super::segment::{Dead, Header, Segment};
 use crate::{Conn, Dialect, Error, Result, Value};
 use std::sync::Arc;
 
-/// A document row in the delta.
-#[derive(Clone, Debug)]
-pub struct DeltaRow {
-    pub doc: i64,
-    pub len: u32,
-    pub created: i64,
-    pub ver: i64,
-    pub payload: Vec<u8>,
-}
-
-/// What a search reads, in one statement (one snapshot in Postgres READ COMMITTED).
-#[derive(Clone, Debug, Default)]
-pub struct Snapshot {
-    pub index_uuid: Option<String>,
-    /// (segment id, doc_count).
-    pub segments: Vec<(String, i64)>,
-    /// (segment id, doc key, len).
-    pub tombstones: Vec<(String, i64, i64)>,
-    pub delta: Vec<DeltaRow>,
-}
-
 fn int(v: &Value) -> i64 {
     v.as_i64().unwrap_or(0)
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::Text(s) => s.clone(),
-        Value::Blob(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::Int(i) => i.to_string(),
-        _ => String::new(),
-    }
 }
 
 fn blob(v: Value) -> Vec<u8> {
@@ -48,207 +26,248 @@ fn blob(v: Value) -> Vec<u8> {
     }
 }
 
-fn len32(v: &Value) -> u32 {
-    u32::try_from(int(v).max(0)).unwrap_or(u32::MAX)
-}
-
-/// A new random id (UUID v7 carries 74 random bits).
-pub fn new_id() -> String {
-    uuid::Uuid::now_v7().simple().to_string()
-}
-
-/// A random 63-bit version stamp.
-pub fn new_ver() -> i64 {
+/// A random 63-bit id (segment builds, deletion versions, delta row versions).
+pub fn random_id() -> i64 {
     let u = uuid::Uuid::now_v7();
     let b = u.as_bytes();
     let mut x = [0u8; 8];
     x.copy_from_slice(&b[8..16]);
-    (u64::from_le_bytes(x) >> 1) as i64
+    ((u64::from_le_bytes(x) >> 1) as i64).max(1)
 }
 
+/// A segment as listed in a snapshot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SegRow {
+    pub seg_no: i64,
+    pub build: i64,
+    pub doc_count: i64,
+    pub total_len: i64,
+    pub dead_count: i64,
+    pub dead_len: i64,
+    pub dead_ver: i64,
+    pub min_key: i64,
+    pub max_key: i64,
+}
+
+/// A delta row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeltaRow {
+    pub doc: i64,
+    pub ver: i64,
+    /// The new version (`None`: the row only deletes an old version).
+    pub new: Option<NewVersion>,
+    /// The old version in a segment, deleted by this row.
+    pub old: Option<OldVersion>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewVersion {
+    pub len: u32,
+    pub created: i64,
+    /// The analysed terms (see [`super::delta`]).
+    pub terms: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OldVersion {
+    pub seg_no: i64,
+    pub ord: u32,
+    pub len: u32,
+    /// The old version's distinct terms (see [`super::delta::encode_term_set`]).
+    pub terms: Vec<u8>,
+}
+
+/// What a search reads in one statement (one snapshot even in Postgres READ COMMITTED).
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub segments: Vec<SegRow>,
+    pub delta: Vec<DeltaRow>,
+}
+
+fn len32(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}
+
+fn delta_row(mut it: impl Iterator<Item = Value>) -> DeltaRow {
+    let mut next = || it.next().unwrap_or(Value::Null);
+    let (doc, ver, len, created, terms) = (next(), next(), next(), next(), next());
+    let (old_seg, old_ord, old_len, old_terms) = (next(), next(), next(), next());
+    DeltaRow {
+        doc: int(&doc),
+        ver: int(&ver),
+        new: (!len.is_null()).then(|| NewVersion {
+            len: len32(int(&len)),
+            created: int(&created),
+            terms: blob(terms),
+        }),
+        old: (!old_seg.is_null()).then(|| OldVersion {
+            seg_no: int(&old_seg),
+            ord: len32(int(&old_ord)),
+            len: len32(int(&old_len)),
+            terms: blob(old_terms),
+        }),
+    }
+}
+
+const DELTA_COLUMNS: &str = "doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms";
+
+/// The segments and the delta of a namespace, in one statement.
 pub fn snapshot(conn: &mut dyn Conn, ns: &str) -> Result<Snapshot> {
     let rows = conn.query(
-        "SELECT CAST(0 AS BIGINT), index_uuid, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS @BLOB) FROM mem_idx_meta WHERE ns = ?1 \
-         UNION ALL SELECT CAST(1 AS BIGINT), seg_id, doc_count, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS @BLOB) FROM mem_idx_segments WHERE ns = ?1 \
-         UNION ALL SELECT CAST(2 AS BIGINT), seg_id, doc, len, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS @BLOB) FROM mem_idx_tombstones WHERE ns = ?1 \
-         UNION ALL SELECT CAST(3 AS BIGINT), CAST(NULL AS TEXT), doc, len, created_at, ver, terms FROM mem_idx_docs WHERE ns = ?1 AND seg_id IS NULL",
+        "SELECT CAST(0 AS BIGINT), seg_no, build, doc_count, total_len, dead_count, dead_len, dead_ver, \
+           min_key, max_key, CAST(NULL AS @BLOB), CAST(NULL AS @BLOB) FROM mem_idx_segments WHERE ns = ?1 \
+         UNION ALL SELECT CAST(1 AS BIGINT), doc, ver, len, created, old_seg, old_ord, old_len, \
+           CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), terms, old_terms FROM mem_idx_delta WHERE ns = ?1",
         &[ns.into()],
     )?;
     let mut s = Snapshot::default();
     for r in rows {
-        let mut r = r.into_iter();
-        let mut next = || r.next().unwrap_or(Value::Null);
-        let kind = int(&next());
-        let id = next();
-        let a = next();
-        let b = next();
-        let c = next();
-        let d = next();
-        let e = next();
-        match kind {
-            0 => s.index_uuid = Some(text(&id)),
-            1 => s.segments.push((text(&id), int(&a))),
-            2 => s.tombstones.push((text(&id), int(&a), int(&b))),
-            _ => s.delta.push(DeltaRow {
-                doc: int(&a),
-                len: len32(&b),
-                created: int(&c),
-                ver: int(&d),
-                payload: blob(e),
-            }),
+        let mut it = r.into_iter();
+        if int(&it.next().unwrap_or(Value::Null)) == 0 {
+            let v: Vec<i64> = it.by_ref().take(9).map(|v| int(&v)).collect();
+            s.segments.push(SegRow {
+                seg_no: v[0],
+                build: v[1],
+                doc_count: v[2],
+                total_len: v[3],
+                dead_count: v[4],
+                dead_len: v[5],
+                dead_ver: v[6],
+                min_key: v[7],
+                max_key: v[8],
+            });
+        } else {
+            let v: Vec<Value> = it.collect();
+            let reordered = [0, 1, 2, 3, 9, 4, 5, 6, 10]
+                .iter()
+                .map(|&i| v.get(i).cloned().unwrap_or(Value::Null));
+            s.delta.push(delta_row(reordered));
         }
     }
-    s.segments.sort();
-    s.tombstones.sort();
+    s.segments.sort_by_key(|r| r.seg_no);
     s.delta.sort_by_key(|d| d.doc);
     Ok(s)
 }
 
-/// Creates the namespace's meta row if needed and locks it (Postgres: `FOR UPDATE`; SQLite
-/// writers are serialised already). Returns the index uuid. Callers re-read everything they
-/// rewrite after this.
-pub fn lock_meta(conn: &mut dyn Conn, ns: &str) -> Result<String> {
-    conn.execute(
-        "INSERT INTO mem_idx_meta (ns, index_uuid, generation) VALUES (?1, ?2, 0) ON CONFLICT (ns) DO NOTHING",
-        &[ns.into(), new_id().into()],
-    )?;
-    let sql = match conn.dialect() {
-        Dialect::Postgres => "SELECT index_uuid FROM mem_idx_meta WHERE ns = ?1 FOR UPDATE",
-        Dialect::Sqlite => "SELECT index_uuid FROM mem_idx_meta WHERE ns = ?1",
-    };
-    let v = conn.query_value(sql, &[ns.into()])?;
-    let uuid = v.map(|v| text(&v)).filter(|s| !s.is_empty());
-    let uuid = uuid.ok_or_else(|| Error::internal("search index meta row vanished"))?;
-    conn.execute(
-        "UPDATE mem_idx_meta SET generation = generation + 1 WHERE ns = ?1",
+/// The delta rows of a namespace (flushes; the namespace row is locked).
+pub fn delta_rows(conn: &mut dyn Conn, ns: &str) -> Result<Vec<DeltaRow>> {
+    let rows = conn.query(
+        &format!("SELECT {DELTA_COLUMNS} FROM mem_idx_delta WHERE ns = ?1"),
         &[ns.into()],
     )?;
-    Ok(uuid)
+    let mut out: Vec<DeltaRow> = rows.into_iter().map(|r| delta_row(r.into_iter())).collect();
+    out.sort_by_key(|d| d.doc);
+    Ok(out)
 }
 
-/// A segment, from the process cache or decoded from its row. `None` when the row is gone
-/// (a concurrent merge committed after our snapshot).
-pub fn segment(
-    conn: &mut dyn Conn,
-    uuid: &str,
-    ns: &str,
-    id: &str,
-) -> Result<Option<Arc<Segment>>> {
-    if let Some(s) = segment::cache_get(uuid, id) {
-        return Ok(Some(s));
-    }
-    let v = conn.query_value(
-        "SELECT data FROM mem_idx_segments WHERE ns = ?1 AND seg_id = ?2",
-        &[ns.into(), id.into()],
-    )?;
-    let Some(v) = v else { return Ok(None) };
-    let seg = Arc::new(Segment::deserialize(&blob(v))?);
-    segment::cache_put(uuid, id, seg.clone());
-    Ok(Some(seg))
+/// One document's delta row, if any.
+pub fn delta_row_of(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Option<DeltaRow>> {
+    Ok(conn
+        .query(
+            &format!("SELECT {DELTA_COLUMNS} FROM mem_idx_delta WHERE ns = ?1 AND doc = ?2"),
+            &[ns.into(), doc.into()],
+        )?
+        .into_iter()
+        .next()
+        .map(|r| delta_row(r.into_iter())))
 }
 
-/// Removes a document's row; when its old version is in a segment, tombstones it there.
-/// Returns whether there was a row.
-pub fn remove(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
-    let rows = conn.query(
-        "DELETE FROM mem_idx_docs WHERE ns = ?1 AND doc = ?2 RETURNING seg_id, len",
-        &[ns.into(), doc.into()],
-    )?;
-    let removed = !rows.is_empty();
-    for r in rows {
-        if let (Some(Value::Text(seg)), Some(len)) = (r.first(), r.get(1)) {
-            conn.execute(
-                "INSERT INTO mem_idx_tombstones (ns, seg_id, doc, len) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (ns, seg_id, doc) DO NOTHING",
-                &[ns.into(), seg.clone().into(), doc.into(), int(len).into()],
-            )?;
-        }
-    }
-    Ok(removed)
-}
-
-/// Puts a document in the delta.
-pub fn insert_delta(
-    conn: &mut dyn Conn,
-    ns: &str,
-    doc: i64,
-    created: i64,
-    terms: &DocTerms,
-) -> Result<()> {
-    conn.execute(INSERT_DELTA, &delta_params(ns, doc, created, terms))?;
-    Ok(())
-}
-
-const INSERT_DELTA: &str = "INSERT INTO mem_idx_docs (ns, doc, seg_id, ver, len, created_at, terms) VALUES (?1, ?2, CAST(NULL AS TEXT), ?3, ?4, ?5, ?6)";
-
-fn delta_params(ns: &str, doc: i64, created: i64, terms: &DocTerms) -> [Value; 6] {
-    [
+fn delta_params(ns: &str, d: &DeltaRow) -> Vec<Value> {
+    let (len, created, terms) = match &d.new {
+        Some(n) => (
+            Value::Int(i64::from(n.len)),
+            Value::Int(n.created),
+            Value::Blob(n.terms.clone()),
+        ),
+        None => (Value::Null, Value::Null, Value::Null),
+    };
+    let (seg, ord, olen, oterms) = match &d.old {
+        Some(o) => (
+            Value::Int(o.seg_no),
+            Value::Int(i64::from(o.ord)),
+            Value::Int(i64::from(o.len)),
+            Value::Blob(o.terms.clone()),
+        ),
+        None => (Value::Null, Value::Null, Value::Null, Value::Null),
+    };
+    vec![
         ns.into(),
-        doc.into(),
-        new_ver().into(),
-        i64::from(terms.len).into(),
-        created.into(),
-        Value::Blob(delta::encode(terms)),
+        Value::Int(d.doc),
+        Value::Int(d.ver),
+        len,
+        created,
+        terms,
+        seg,
+        ord,
+        olen,
+        oterms,
     ]
 }
 
-/// Puts a document that is not indexed yet in the delta, in one statement; `false` (and
-/// nothing written) when the document already has a row.
-pub fn insert_new_delta(
-    conn: &mut dyn Conn,
-    ns: &str,
-    doc: i64,
-    created: i64,
-    terms: &DocTerms,
-) -> Result<bool> {
+const INSERT_DELTA: &str = "INSERT INTO mem_idx_delta (ns, doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms) \
+     VALUES (?1, ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT), CAST(?6 AS @BLOB), CAST(?7 AS BIGINT), \
+     CAST(?8 AS BIGINT), CAST(?9 AS BIGINT), CAST(?10 AS @BLOB))";
+
+/// Inserts a delta row for a document that has none; `false` (nothing written) when it has.
+pub fn insert_delta_new(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
     let n = conn.execute(
-        "INSERT INTO mem_idx_docs (ns, doc, seg_id, ver, len, created_at, terms) VALUES (?1, ?2, CAST(NULL AS TEXT), ?3, ?4, ?5, ?6) ON CONFLICT (ns, doc) DO NOTHING",
-        &delta_params(ns, doc, created, terms),
+        &format!("{INSERT_DELTA} ON CONFLICT (ns, doc) DO NOTHING"),
+        &delta_params(ns, d),
     )?;
     Ok(n > 0)
 }
 
+/// Inserts the delta row of a document that is certainly not indexed — no delta row, and no
+/// segment whose key range holds it (a message's next `seq`) — in one statement; `false`
+/// (nothing written) otherwise, for the caller to look closer.
+pub fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
+    let n = conn.execute(
+        "INSERT INTO mem_idx_delta (ns, doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms) \
+         SELECT ?1, ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT), CAST(?6 AS @BLOB), CAST(?7 AS BIGINT), \
+           CAST(?8 AS BIGINT), CAST(?9 AS BIGINT), CAST(?10 AS @BLOB) \
+         WHERE NOT EXISTS (SELECT 1 FROM mem_idx_segments WHERE ns = ?1 AND min_key <= ?2 AND max_key >= ?2) \
+         ON CONFLICT (ns, doc) DO NOTHING",
+        &delta_params(ns, d),
+    )?;
+    Ok(n > 0)
+}
+
+/// Writes a document's delta row, replacing the one it has.
+pub fn put_delta(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
+    conn.execute(
+        &format!(
+            "{INSERT_DELTA} ON CONFLICT (ns, doc) DO UPDATE SET ver = excluded.ver, len = excluded.len, \
+             created = excluded.created, terms = excluded.terms, old_seg = excluded.old_seg, \
+             old_ord = excluded.old_ord, old_len = excluded.old_len, old_terms = excluded.old_terms"
+        ),
+        &delta_params(ns, d),
+    )?;
+    Ok(())
+}
+
+/// Removes a document's delta row.
+pub fn delete_delta(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
+    conn.execute(
+        "DELETE FROM mem_idx_delta WHERE ns = ?1 AND doc = ?2",
+        &[ns.into(), doc.into()],
+    )?;
+    Ok(())
+}
+
+/// Delta rows of a namespace (a hint for when to flush; exact under the namespace lock).
 pub fn delta_count(conn: &mut dyn Conn, ns: &str) -> Result<i64> {
     Ok(conn
         .query_value(
-            "SELECT count(*) FROM mem_idx_docs WHERE ns = ?1 AND seg_id IS NULL",
+            "SELECT count(*) FROM mem_idx_delta WHERE ns = ?1",
             &[ns.into()],
         )?
         .map_or(0, |v| int(&v)))
 }
 
-pub fn delta_rows(conn: &mut dyn Conn, ns: &str) -> Result<Vec<DeltaRow>> {
-    let rows = conn.query(
-        // No ORDER BY: with it SQLite walks the primary key over the whole namespace.
-        "SELECT doc, len, created_at, ver, terms FROM mem_idx_docs WHERE ns = ?1 AND seg_id IS NULL",
-        &[ns.into()],
-    )?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let mut r = r.into_iter();
-            let mut next = || r.next().unwrap_or(Value::Null);
-            let (doc, len, created, ver, payload) = (next(), next(), next(), next(), next());
-            DeltaRow {
-                doc: int(&doc),
-                len: len32(&len),
-                created: int(&created),
-                ver: int(&ver),
-                payload: blob(payload),
-            }
-        })
-        .collect())
-}
-
-/// Delta rows moved into segment `id` per statement.
-const MOVE_CHUNK: usize = 256;
-
-/// Moves the delta rows a flush read into segment `id`: a row moves only if its `ver` is still
-/// the one read (random per write, so it names the version). A row a concurrent writer
-/// replaced or removed meanwhile (Postgres only) is tombstoned in the new segment instead.
-pub fn move_delta(conn: &mut dyn Conn, ns: &str, id: &str, rows: &[DeltaRow]) -> Result<()> {
-    let mut moved: u64 = 0;
-    for chunk in rows.chunks(MOVE_CHUNK) {
-        // `ver IN` selects the versions read; `doc IN` only guards against a random clash.
+/// Removes the delta rows a flush consumed, each only if its version is still the one read
+/// (a concurrent writer's newer version stays for the next flush).
+pub fn consume_delta(conn: &mut dyn Conn, ns: &str, rows: &[DeltaRow]) -> Result<()> {
+    for chunk in rows.chunks(256) {
         let n = chunk.len();
         let list = |from: usize| {
             (from..from + n)
@@ -257,141 +276,362 @@ pub fn move_delta(conn: &mut dyn Conn, ns: &str, id: &str, rows: &[DeltaRow]) ->
                 .join(", ")
         };
         let sql = format!(
-            "UPDATE mem_idx_docs SET seg_id = ?2, terms = CAST(NULL AS @BLOB) \
-             WHERE ns = ?1 AND seg_id IS NULL AND ver IN ({}) AND doc IN ({})",
-            list(3),
-            list(3 + n)
+            "DELETE FROM mem_idx_delta WHERE ns = ?1 AND ver IN ({}) AND doc IN ({})",
+            list(2),
+            list(2 + n)
         );
-        let mut params: Vec<Value> = Vec::with_capacity(2 * n + 2);
+        let mut params: Vec<Value> = Vec::with_capacity(2 * n + 1);
         params.push(ns.into());
-        params.push(id.into());
         params.extend(chunk.iter().map(|r| Value::Int(r.ver)));
         params.extend(chunk.iter().map(|r| Value::Int(r.doc)));
-        moved += conn.execute(&sql, &params)?;
+        conn.execute(&sql, &params)?;
     }
-    if moved as usize != rows.len() {
-        let present: std::collections::HashSet<i64> = conn
-            .query(
-                "SELECT doc FROM mem_idx_docs WHERE ns = ?1 AND seg_id = ?2",
-                &[ns.into(), id.into()],
-            )?
-            .iter()
-            .filter_map(|r| r.first().and_then(|v| v.as_i64()))
-            .collect();
-        for r in rows {
-            if !present.contains(&r.doc) {
-                add_tombstone(conn, ns, id, r.doc, i64::from(r.len))?;
-            }
+    Ok(())
+}
+
+/// How a write holds its namespace (Postgres; SQLite has one writer at a time anyway).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lock {
+    /// Flushes and merges rewrite segments: one at a time, waiting for the others.
+    Exclusive,
+    /// A flush a write starts on its way: taken only if free, else left to a later write.
+    TryExclusive,
+    /// Writes that name a document's place in a segment: any number at once, never during a
+    /// flush or merge that could move it.
+    Shared,
+}
+
+/// Creates the namespace's row if needed and locks it; `false` when [`Lock::TryExclusive`]
+/// found it taken. Callers re-read everything they rewrite after this.
+pub fn lock_meta(conn: &mut dyn Conn, ns: &str, lock: Lock) -> Result<bool> {
+    conn.execute(
+        "INSERT INTO mem_idx_meta (ns, index_uuid, generation) VALUES (?1, ?2, 0) ON CONFLICT (ns) DO NOTHING",
+        &[ns.into(), random_id().to_string().into()],
+    )?;
+    let sql = match (conn.dialect(), lock) {
+        (Dialect::Sqlite, _) => return Ok(true),
+        (Dialect::Postgres, Lock::Exclusive) => "SELECT 1 FROM mem_idx_meta WHERE ns = ?1 FOR UPDATE",
+        (Dialect::Postgres, Lock::TryExclusive) => {
+            "SELECT 1 FROM mem_idx_meta WHERE ns = ?1 FOR UPDATE SKIP LOCKED"
         }
-    }
-    Ok(())
+        (Dialect::Postgres, Lock::Shared) => "SELECT 1 FROM mem_idx_meta WHERE ns = ?1 FOR SHARE",
+    };
+    Ok(conn.query_value(sql, &[ns.into()])?.is_some())
 }
 
-/// Segment ids with their doc counts, ascending by id.
-pub fn segment_list(conn: &mut dyn Conn, ns: &str) -> Result<Vec<(String, i64)>> {
+/// The segments of a namespace, by number.
+pub fn segments(conn: &mut dyn Conn, ns: &str) -> Result<Vec<SegRow>> {
     let rows = conn.query(
-        "SELECT seg_id, doc_count FROM mem_idx_segments WHERE ns = ?1 ORDER BY seg_id",
-        &[ns.into()],
-    )?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            (
-                r.first().map(text).unwrap_or_default(),
-                r.get(1).map_or(0, int),
-            )
-        })
-        .collect())
-}
-
-/// Tombstones: (segment id, doc, len).
-pub fn tombstones(conn: &mut dyn Conn, ns: &str) -> Result<Vec<(String, i64, i64)>> {
-    let rows = conn.query(
-        "SELECT seg_id, doc, len FROM mem_idx_tombstones WHERE ns = ?1 ORDER BY seg_id, doc",
-        &[ns.into()],
-    )?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            (
-                r.first().map(text).unwrap_or_default(),
-                r.get(1).map_or(0, int),
-                r.get(2).map_or(0, int),
-            )
-        })
-        .collect())
-}
-
-pub fn insert_segment(conn: &mut dyn Conn, ns: &str, id: &str, seg: &Segment) -> Result<()> {
-    let data = seg.serialize();
-    conn.execute(
-        "INSERT INTO mem_idx_segments (ns, seg_id, doc_count, total_len, byte_size, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        &[
-            ns.into(),
-            id.into(),
-            (seg.doc_count() as i64).into(),
-            (seg.total_len as i64).into(),
-            (data.len() as i64).into(),
-            Value::Blob(data),
-        ],
-    )?;
-    Ok(())
-}
-
-pub fn delete_segment(conn: &mut dyn Conn, ns: &str, id: &str) -> Result<()> {
-    conn.execute(
-        "DELETE FROM mem_idx_tombstones WHERE ns = ?1 AND seg_id = ?2",
-        &[ns.into(), id.into()],
-    )?;
-    conn.execute(
-        "DELETE FROM mem_idx_segments WHERE ns = ?1 AND seg_id = ?2",
-        &[ns.into(), id.into()],
-    )?;
-    Ok(())
-}
-
-pub fn add_tombstone(conn: &mut dyn Conn, ns: &str, seg: &str, doc: i64, len: i64) -> Result<()> {
-    conn.execute(
-        "INSERT INTO mem_idx_tombstones (ns, seg_id, doc, len) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (ns, seg_id, doc) DO NOTHING",
-        &[ns.into(), seg.into(), doc.into(), len.into()],
-    )?;
-    Ok(())
-}
-
-/// Every document row: (doc, seg_id, len, created_at, terms).
-pub fn all_docs(
-    conn: &mut dyn Conn,
-    ns: &str,
-) -> Result<Vec<(i64, Option<String>, i64, i64, Option<Vec<u8>>)>> {
-    let rows = conn.query(
-        "SELECT doc, seg_id, len, created_at, terms FROM mem_idx_docs WHERE ns = ?1 ORDER BY doc",
+        "SELECT seg_no, build, doc_count, total_len, dead_count, dead_len, dead_ver, min_key, max_key \
+         FROM mem_idx_segments WHERE ns = ?1 ORDER BY seg_no",
         &[ns.into()],
     )?;
     Ok(rows
         .into_iter()
         .map(|r| {
-            let mut r = r.into_iter();
-            let mut next = || r.next().unwrap_or(Value::Null);
-            let (doc, seg, len, created, terms) = (next(), next(), next(), next(), next());
-            let seg = if seg.is_null() {
-                None
-            } else {
-                Some(text(&seg))
-            };
-            let terms = if terms.is_null() {
-                None
-            } else {
-                Some(blob(terms))
-            };
-            (int(&doc), seg, int(&len), int(&created), terms)
+            let v: Vec<i64> = r.iter().map(int).collect();
+            SegRow {
+                seg_no: v[0],
+                build: v[1],
+                doc_count: v[2],
+                total_len: v[3],
+                dead_count: v[4],
+                dead_len: v[5],
+                dead_ver: v[6],
+                min_key: v[7],
+                max_key: v[8],
+            }
         })
         .collect())
 }
 
-/// Deletes everything of a namespace except its meta row.
-pub fn clear(conn: &mut dyn Conn, ns: &str) -> Result<()> {
-    for t in ["mem_idx_docs", "mem_idx_tombstones", "mem_idx_segments"] {
-        conn.execute(&format!("DELETE FROM {t} WHERE ns = ?1"), &[ns.into()])?;
+/// The segments whose key range holds `doc`.
+pub fn segments_covering(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Vec<SegRow>> {
+    Ok(segments(conn, ns)?
+        .into_iter()
+        .filter(|s| s.min_key <= doc && doc <= s.max_key)
+        .collect())
+}
+
+/// A segment's header, from the cache or its row; `None` when the segment is gone.
+pub fn header(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Segment>> {
+    if let Some(h) = cache::header(seg.build as u64) {
+        return Ok(Some(Segment { header: h }));
     }
+    let v = conn.query_value(
+        "SELECT header FROM mem_idx_segments WHERE seg_no = ?1 AND build = ?2",
+        &[Value::Int(seg.seg_no), Value::Int(seg.build)],
+    )?;
+    let Some(v) = v else { return Ok(None) };
+    let bytes = blob(v);
+    let h = Arc::new(Header::decode(&bytes)?);
+    cache::put_header(seg.build as u64, h.clone(), bytes.len() * 2);
+    Ok(Some(Segment { header: h }))
+}
+
+/// A segment's deletions, from the cache or its row; `None` when the segment changed.
+pub fn dead(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Arc<Dead>>> {
+    if seg.dead_ver == 0 {
+        return Ok(Some(Arc::new(Dead::default())));
+    }
+    if let Some(d) = cache::dead(seg.dead_ver as u64) {
+        return Ok(Some(d));
+    }
+    let v = conn.query_value(
+        "SELECT dead FROM mem_idx_segments WHERE seg_no = ?1 AND dead_ver = ?2",
+        &[Value::Int(seg.seg_no), Value::Int(seg.dead_ver)],
+    )?;
+    let Some(v) = v else { return Ok(None) };
+    let bytes = blob(v);
+    let d = Arc::new(Dead::decode(&bytes)?);
+    cache::put_dead(seg.dead_ver as u64, d.clone(), bytes.len() * 3);
+    Ok(Some(d))
+}
+
+/// Writes a segment's new deletions under a new version.
+pub fn set_dead(conn: &mut dyn Conn, seg_no: i64, d: &Dead) -> Result<()> {
+    let ver = random_id();
+    let bytes = d.encode();
+    conn.execute(
+        "UPDATE mem_idx_segments SET dead_count = ?2, dead_len = ?3, dead_ver = ?4, dead = ?5 WHERE seg_no = ?1",
+        &[
+            Value::Int(seg_no),
+            Value::Int(d.ords.len() as i64),
+            Value::Int(d.len as i64),
+            Value::Int(ver),
+            Value::Blob(bytes.clone()),
+        ],
+    )?;
+    cache::put_dead(ver as u64, Arc::new(d.clone()), bytes.len() * 3);
     Ok(())
+}
+
+/// Inserts a segment's row before its pages are written; returns its number.
+pub fn insert_segment(conn: &mut dyn Conn, ns: &str, build: i64) -> Result<i64> {
+    conn.query_value(
+        "INSERT INTO mem_idx_segments (ns, build, doc_count, total_len, min_key, max_key, header) \
+         VALUES (?1, ?2, 0, 0, 0, 0, CAST(?3 AS @BLOB)) RETURNING seg_no",
+        &[ns.into(), Value::Int(build), Value::Blob(Vec::new())],
+    )?
+    .and_then(|v| v.as_i64())
+    .ok_or_else(|| Error::internal("segment insert returned no number"))
+}
+
+/// Completes a segment's row with its header once its pages are written.
+pub fn finish_segment(conn: &mut dyn Conn, seg_no: i64, build: i64, h: &Header) -> Result<()> {
+    let bytes = h.encode();
+    conn.execute(
+        "UPDATE mem_idx_segments SET doc_count = ?2, total_len = ?3, min_key = ?4, max_key = ?5, header = ?6 \
+         WHERE seg_no = ?1",
+        &[
+            Value::Int(seg_no),
+            Value::Int(i64::from(h.doc_count)),
+            Value::Int(h.total_len as i64),
+            Value::Int(h.min_key),
+            Value::Int(h.max_key),
+            Value::Blob(bytes.clone()),
+        ],
+    )?;
+    cache::put_header(build as u64, Arc::new(h.clone()), bytes.len() * 2);
+    Ok(())
+}
+
+/// Pages written per statement.
+const PAGES_PER_INSERT: usize = 16;
+
+/// Buffers a segment's pages and writes them in multi-row statements.
+pub struct PageWriter {
+    seg_no: i64,
+    build: u64,
+    pending: Vec<(u32, Vec<u8>)>,
+    /// Bytes written so far (for the write statistics).
+    pub bytes: u64,
+}
+
+impl PageWriter {
+    pub fn new(seg_no: i64, build: i64) -> PageWriter {
+        PageWriter {
+            seg_no,
+            build: build as u64,
+            pending: Vec::with_capacity(PAGES_PER_INSERT),
+            bytes: 0,
+        }
+    }
+
+    pub fn put(&mut self, conn: &mut dyn Conn, no: u32, data: &[u8]) -> Result<()> {
+        self.bytes += data.len() as u64;
+        self.pending.push((no, data.to_vec()));
+        if self.pending.len() >= PAGES_PER_INSERT {
+            self.flush(conn)?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self, conn: &mut dyn Conn) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let n = self.pending.len();
+        let values: Vec<String> = (0..n)
+            .map(|i| format!("(?{}, ?{})", 2 * i + 1, 2 * i + 2))
+            .collect();
+        let sql = format!(
+            "INSERT INTO mem_idx_pages (id, data) VALUES {}",
+            values.join(", ")
+        );
+        let mut params = Vec::with_capacity(2 * n);
+        for (no, data) in self.pending.drain(..) {
+            params.push(Value::Int(page_id(self.seg_no, no)));
+            cache::put_page(self.build, no, Page::from(&data[..]));
+            params.push(Value::Blob(data));
+        }
+        conn.execute(&sql, &params)?;
+        Ok(())
+    }
+}
+
+/// Deletes a segment: its pages, then its row.
+pub fn delete_segment(conn: &mut dyn Conn, seg_no: i64) -> Result<()> {
+    conn.execute(
+        "DELETE FROM mem_idx_pages WHERE id >= ?1 AND id <= ?2",
+        &[
+            Value::Int(page_id(seg_no, 0)),
+            Value::Int(page_id(seg_no, u32::MAX)),
+        ],
+    )?;
+    conn.execute(
+        "DELETE FROM mem_idx_segments WHERE seg_no = ?1",
+        &[Value::Int(seg_no)],
+    )?;
+    Ok(())
+}
+
+/// Deletes everything of a namespace except its row.
+pub fn clear(conn: &mut dyn Conn, ns: &str) -> Result<()> {
+    for seg in segments(conn, ns)? {
+        delete_segment(conn, seg.seg_no)?;
+    }
+    conn.execute("DELETE FROM mem_idx_delta WHERE ns = ?1", &[ns.into()])?;
+    Ok(())
+}
+
+/// Pages of a stored segment, through the page cache; counts what it had to read.
+pub struct StoredPages<'c> {
+    conn: &'c mut dyn Conn,
+    seg_no: i64,
+    build: u64,
+    /// Pages read ahead of a multi-page request (merges read whole areas in order).
+    readahead: u32,
+    /// Whether pages read go into the cache (a merge's would only push searches' pages out).
+    fill: bool,
+    /// Pages read ahead and not cached (`fill` off).
+    ahead: std::collections::HashMap<u32, Page>,
+    /// Pages and bytes read from the database (cache misses).
+    pub pages_read: u64,
+    pub bytes_read: u64,
+    /// Pages served by the cache.
+    pub hits: u64,
+}
+
+impl<'c> StoredPages<'c> {
+    pub fn new(conn: &'c mut dyn Conn, seg_no: i64, build: i64) -> Self {
+        StoredPages {
+            conn,
+            seg_no,
+            build: build as u64,
+            readahead: 0,
+            fill: true,
+            ahead: std::collections::HashMap::new(),
+            pages_read: 0,
+            bytes_read: 0,
+            hits: 0,
+        }
+    }
+
+    /// A reader for a merge: reads `readahead` pages at a time, caches nothing.
+    pub fn sequential(mut self, readahead: u32) -> Self {
+        self.readahead = readahead;
+        self.fill = false;
+        self
+    }
+
+    fn missing(&self) -> Error {
+        Error::Database(format!(
+            "search index segment {} changed while it was read",
+            self.seg_no
+        ))
+    }
+}
+
+/// The error text of a segment that vanished mid-read; a search retries on it.
+pub fn is_vanished(e: &Error) -> bool {
+    matches!(e, Error::Database(m) if m.starts_with("search index segment ") && m.ends_with(" changed while it was read"))
+}
+
+impl PageSource for StoredPages<'_> {
+    fn check_interrupt(&mut self) -> Result<()> {
+        self.conn.check_interrupt()
+    }
+
+    fn page(&mut self, no: u32) -> Result<Page> {
+        if let Some(p) = cache::page(self.build, no) {
+            self.hits += 1;
+            return Ok(p);
+        }
+        if self.readahead > 1 {
+            self.prefetch(no, no.saturating_add(self.readahead))?;
+            if let Some(p) = self.ahead.remove(&no) {
+                return Ok(p);
+            }
+        }
+        let v = self.conn.query_value(
+            "SELECT data FROM mem_idx_pages WHERE id = ?1",
+            &[Value::Int(page_id(self.seg_no, no))],
+        )?;
+        let page = Page::from(blob(v.ok_or_else(|| self.missing())?));
+        self.pages_read += 1;
+        self.bytes_read += page.len() as u64;
+        if self.fill {
+            cache::put_page(self.build, no, page.clone());
+        }
+        Ok(page)
+    }
+
+    fn prefetch(&mut self, from: u32, to: u32) -> Result<()> {
+        let to = to.max(from.saturating_add(self.readahead));
+        let mut first = from;
+        while first < to
+            && (self.ahead.contains_key(&first) || cache::page(self.build, first).is_some())
+        {
+            first += 1;
+        }
+        if first >= to {
+            return Ok(());
+        }
+        let rows = self.conn.query(
+            "SELECT id, data FROM mem_idx_pages WHERE id >= ?1 AND id < ?2",
+            &[
+                Value::Int(page_id(self.seg_no, first)),
+                Value::Int(page_id(self.seg_no, to)),
+            ],
+        )?;
+        if !self.fill && self.ahead.len() > 4 * self.readahead as usize {
+            // Pages read ahead and skipped over: a sequential reader does not come back.
+            self.ahead.clear();
+        }
+        for r in rows {
+            let mut it = r.into_iter();
+            let id = it.next().map_or(0, |v| int(&v));
+            let page = Page::from(blob(it.next().unwrap_or(Value::Null)));
+            self.pages_read += 1;
+            self.bytes_read += page.len() as u64;
+            let no = (id & 0xffff_ffff) as u32;
+            if self.fill {
+                cache::put_page(self.build, no, page);
+            } else {
+                self.ahead.insert(no, page);
+            }
+        }
+        Ok(())
+    }
 }

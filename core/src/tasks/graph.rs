@@ -138,13 +138,18 @@ impl TaskRow {
 
     /// What the search index holds for the task: title, description and summary.
     pub fn search_text(&self) -> String {
-        let mut s = self.title.clone();
-        for part in [&self.description, &self.summary].into_iter().flatten() {
-            s.push('\n');
-            s.push_str(part);
-        }
-        s
+        search_text(&self.title, self.description.as_deref(), self.summary.as_deref())
     }
+}
+
+/// A task's indexed text from its title, description and summary.
+pub fn search_text(title: &str, description: Option<&str>, summary: Option<&str>) -> String {
+    let mut s = title.to_owned();
+    for part in [description, summary].into_iter().flatten() {
+        s.push('\n');
+        s.push_str(part);
+    }
+    s
 }
 
 /// A dependency row as the triggers see it.
@@ -404,7 +409,7 @@ pub fn on_task_insert(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
     if row.status == STATUS_CLOSED && row.closed_at.is_none() {
         row.closed_at = Some(conn.now_ms()?);
     }
-    search::index_doc(conn, NS_TASKS, row.seq, &row.search_text(), row.created_at)?;
+    search::index_doc(conn, NS_TASKS, row.seq, &row.search_text(), row.created_at, None)?;
     Ok(*row != before)
 }
 
@@ -433,9 +438,17 @@ pub fn after_task_status(conn: &mut dyn Conn, id: &str) -> Result<()> {
     refresh(conn, deps)
 }
 
-/// Title, description or summary changed: the search index takes the new text.
-pub fn on_task_text(conn: &mut dyn Conn, row: &TaskRow) -> Result<()> {
-    search::index_doc(conn, NS_TASKS, row.seq, &row.search_text(), row.created_at)
+/// Title, description or summary changed: the search index takes the new text (`old` is the
+/// text it held).
+pub fn on_task_text(conn: &mut dyn Conn, row: &TaskRow, old: &str) -> Result<()> {
+    search::index_doc(
+        conn,
+        NS_TASKS,
+        row.seq,
+        &row.search_text(),
+        row.created_at,
+        Some(old),
+    )
 }
 
 /// A task's id is what dependencies, labels and links refer to: it cannot change.
@@ -449,7 +462,7 @@ pub fn on_task_id_change() -> Result<()> {
 /// After a task row is deleted: its dependencies (in both directions), labels, links and
 /// search document go; deleting the dependency rows refreshes the dependents. Refused while
 /// the task still exists, so a call by hand cannot strip a live task.
-pub fn on_task_delete(conn: &mut dyn Conn, seq: i64, id: &str) -> Result<()> {
+pub fn on_task_delete(conn: &mut dyn Conn, seq: i64, id: &str, old_text: &str) -> Result<()> {
     let live = conn.query_value(
         "SELECT 1 FROM mem_tasks WHERE seq = ?1 OR id = ?2",
         &[Value::Int(seq), id.into()],
@@ -472,7 +485,7 @@ pub fn on_task_delete(conn: &mut dyn Conn, seq: i64, id: &str) -> Result<()> {
         "DELETE FROM mem_task_messages WHERE task_id = ?1",
         &[id.into()],
     )?;
-    search::remove_doc(conn, NS_TASKS, seq).map(|_| ())
+    search::remove_doc(conn, NS_TASKS, seq, Some(old_text)).map(|_| ())
 }
 
 /// After a dependency row is inserted: both tasks must exist, a blocking one must not close a

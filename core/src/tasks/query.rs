@@ -366,6 +366,28 @@ pub fn search_tasks(
     Ok(out)
 }
 
+/// Rebuilds the task index from `mem_tasks`. Returns the document count.
+pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
+    let rows = conn.query(
+        "SELECT seq, title, description, summary, created_at FROM mem_tasks ORDER BY seq",
+        &[],
+    )?;
+    let docs: Vec<(i64, String, i64)> = rows
+        .into_iter()
+        .filter_map(|r| {
+            let mut it = r.into_iter();
+            let seq = it.next()?.as_i64()?;
+            let title = text(it.next()).unwrap_or_default();
+            let (description, summary) = (text(it.next()), text(it.next()));
+            let created = it.next()?.as_i64()?;
+            let body = super::graph::search_text(&title, description.as_deref(), summary.as_deref());
+            Some((seq, body, created))
+        })
+        .collect();
+    search::reindex(conn, NS_TASKS, &docs)?;
+    Ok(docs.len() as i64)
+}
+
 /// What blocks a task, root causes first: its open `blocks` targets, then (for a task blocked
 /// through its parents) the open blockers of its blocked ancestors. O(blocked ancestry).
 pub fn blockers(conn: &mut dyn Conn, task_id: &str) -> Result<Vec<String>> {

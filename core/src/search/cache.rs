@@ -1,0 +1,221 @@
+//! The process-wide caches of immutable index data, each with a memory bound: pages (by
+//! segment build and page number), segment headers (by build) and deletion sets (by version).
+//! Keys are random per build or version, so an entry can never be stale; entries of a
+//! rolled-back transaction are never asked for again and age out.
+
+use super::pages::Page;
+use super::segment::{Dead, Header};
+use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A least-recently-used map with a bound on the bytes its values weigh.
+pub struct Lru<K, V> {
+    map: HashMap<K, (V, usize, u64)>,
+    order: BTreeMap<u64, K>,
+    bytes: usize,
+    limit: usize,
+    tick: u64,
+    hits: u64,
+    misses: u64,
+}
+
+impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
+    pub fn new(limit: usize) -> Self {
+        Lru {
+            map: HashMap::new(),
+            order: BTreeMap::new(),
+            bytes: 0,
+            limit,
+            tick: 0,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    pub fn get(&mut self, k: &K) -> Option<V> {
+        self.tick += 1;
+        let tick = self.tick;
+        match self.map.get_mut(k) {
+            Some((v, _, t)) => {
+                self.order.remove(t);
+                *t = tick;
+                self.order.insert(tick, k.clone());
+                self.hits += 1;
+                Some(v.clone())
+            }
+            None => {
+                self.misses += 1;
+                None
+            }
+        }
+    }
+
+    /// Inserts `v` weighing `weight` bytes, evicting the least recently used above the bound.
+    pub fn put(&mut self, k: K, v: V, weight: usize) {
+        self.tick += 1;
+        let tick = self.tick;
+        if let Some((_, w, t)) = self.map.insert(k.clone(), (v, weight, tick)) {
+            self.order.remove(&t);
+            self.bytes -= w;
+        }
+        self.order.insert(tick, k);
+        self.bytes += weight;
+        self.shrink();
+    }
+
+    fn shrink(&mut self) {
+        while self.bytes > self.limit {
+            let Some((_, key)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some((_, w, _)) = self.map.remove(&key) {
+                self.bytes -= w;
+            }
+        }
+    }
+
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+        self.shrink();
+    }
+
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.order.clear();
+        self.bytes = 0;
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            entries: self.map.len(),
+            bytes: self.bytes,
+            limit: self.limit,
+            hits: self.hits,
+            misses: self.misses,
+        }
+    }
+}
+
+/// A cache's size and use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub entries: usize,
+    pub bytes: usize,
+    pub limit: usize,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// Default memory bound of the page cache.
+pub const DEFAULT_PAGE_BYTES: usize = 64 * 1024 * 1024;
+/// Default memory bound of the header and deletion caches (together).
+pub const DEFAULT_META_BYTES: usize = 32 * 1024 * 1024;
+/// Bytes charged per entry beside its data (map entries, the Arc).
+const OVERHEAD: usize = 96;
+
+type PageKey = (u64, u32);
+
+struct Caches {
+    pages: Lru<PageKey, Page>,
+    headers: Lru<u64, Arc<Header>>,
+    deads: Lru<u64, Arc<Dead>>,
+}
+
+static CACHES: Mutex<Option<Caches>> = Mutex::new(None);
+
+fn caches() -> MutexGuard<'static, Option<Caches>> {
+    CACHES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn with<T>(f: impl FnOnce(&mut Caches) -> T) -> T {
+    let mut g = caches();
+    f(g.get_or_insert_with(|| Caches {
+        pages: Lru::new(DEFAULT_PAGE_BYTES),
+        headers: Lru::new(DEFAULT_META_BYTES / 2),
+        deads: Lru::new(DEFAULT_META_BYTES / 2),
+    }))
+}
+
+pub fn page(build: u64, no: u32) -> Option<Page> {
+    with(|c| c.pages.get(&(build, no)))
+}
+
+pub fn put_page(build: u64, no: u32, p: Page) {
+    let w = p.len() + OVERHEAD;
+    with(|c| c.pages.put((build, no), p, w))
+}
+
+pub fn header(build: u64) -> Option<Arc<Header>> {
+    with(|c| c.headers.get(&build))
+}
+
+pub fn put_header(build: u64, h: Arc<Header>, weight: usize) {
+    with(|c| c.headers.put(build, h, weight + OVERHEAD))
+}
+
+pub fn dead(version: u64) -> Option<Arc<Dead>> {
+    with(|c| c.deads.get(&version))
+}
+
+pub fn put_dead(version: u64, d: Arc<Dead>, weight: usize) {
+    with(|c| c.deads.put(version, d, weight + OVERHEAD))
+}
+
+/// Sets the page cache's memory bound in bytes (evicting at once); 0 disables it.
+pub fn set_page_limit(bytes: usize) {
+    with(|c| c.pages.set_limit(bytes))
+}
+
+/// The page cache's size and use.
+pub fn page_stats() -> CacheStats {
+    with(|c| c.pages.stats())
+}
+
+/// Empties every cache (benchmarks measure cold searches this way).
+pub fn clear() {
+    with(|c| {
+        c.pages.clear();
+        c.headers.clear();
+        c.deads.clear();
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Against a naive list in recency order, on a fixed pseudo-random mix of gets and puts
+    /// of different weights.
+    #[test]
+    fn lru_matches_a_naive_list() {
+        let mut l: Lru<u32, u32> = Lru::new(100);
+        let mut naive: Vec<(u32, u32, usize)> = Vec::new(); // oldest first
+        let mut x = 12345u64;
+        for step in 0..5000u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let k = ((x >> 33) % 24) as u32;
+            if (x >> 20) % 3 == 0 {
+                let w = 1 + ((x >> 40) % 30) as usize;
+                l.put(k, step, w);
+                naive.retain(|e| e.0 != k);
+                naive.push((k, step, w));
+                while naive.iter().map(|e| e.2).sum::<usize>() > 100 {
+                    naive.remove(0);
+                }
+            } else {
+                let want = naive.iter().position(|e| e.0 == k).map(|i| {
+                    let e = naive.remove(i);
+                    naive.push(e);
+                    e.1
+                });
+                assert_eq!(l.get(&k), want, "step {step}");
+            }
+            let s = l.stats();
+            assert_eq!(s.entries, naive.len());
+            assert_eq!(s.bytes, naive.iter().map(|e| e.2).sum::<usize>());
+        }
+        l.set_limit(0);
+        assert_eq!(l.stats().entries, 0);
+    }
+}

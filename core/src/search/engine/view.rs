@@ -1,0 +1,172 @@
+//! A segment as a search sees it: its header, its deletions (flushed, and pending in the
+//! delta), where its pages come from, and the exact live statistics.
+
+use crate::search::pages::{MemPages, Page, PageSource};
+use crate::search::segment::{Dead, DocPage, Segment, TermInfo, DOCS_PER_PAGE};
+use crate::search::store::StoredPages;
+use crate::{Conn, Result};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Where a view's pages come from.
+pub enum Src {
+    /// A stored segment (through the page cache).
+    Stored { seg_no: i64, build: i64 },
+    /// The delta, built in memory for this search.
+    Mem(MemPages),
+}
+
+/// Deletions recorded in the delta, not yet flushed into the segment's [`Dead`].
+#[derive(Clone, Debug, Default)]
+pub struct Pending {
+    pub ords: Vec<u32>,
+    pub len: u64,
+    pub terms: HashMap<Vec<u8>, u32>,
+}
+
+/// One segment (or the delta) in a search: what it holds, and where its pages come from
+/// (separate, so a search can read pages while it looks at the segment).
+pub struct View {
+    pub seg: SegView,
+    pub src: Src,
+}
+
+/// A segment with its deletions: what a search looks at.
+pub struct SegView {
+    pub seg: Segment,
+    pub dead: Arc<Dead>,
+    pub pending: Pending,
+}
+
+/// A view's page source for the duration of one phase of a search.
+pub enum ViewSource<'c> {
+    Stored(StoredPages<'c>),
+    Mem(&'c mut MemPages),
+}
+
+impl PageSource for ViewSource<'_> {
+    fn page(&mut self, no: u32) -> Result<Page> {
+        match self {
+            ViewSource::Stored(s) => s.page(no),
+            ViewSource::Mem(m) => m.page(no),
+        }
+    }
+
+    fn prefetch(&mut self, from: u32, to: u32) -> Result<()> {
+        match self {
+            ViewSource::Stored(s) => s.prefetch(from, to),
+            ViewSource::Mem(_) => Ok(()),
+        }
+    }
+
+    fn check_interrupt(&mut self) -> Result<()> {
+        match self {
+            ViewSource::Stored(s) => s.check_interrupt(),
+            ViewSource::Mem(_) => Ok(()),
+        }
+    }
+}
+
+impl ViewSource<'_> {
+    /// Pages and bytes this source read from the database.
+    pub fn reads(&self) -> (u64, u64) {
+        match self {
+            ViewSource::Stored(s) => (s.pages_read, s.bytes_read),
+            ViewSource::Mem(_) => (0, 0),
+        }
+    }
+}
+
+impl Src {
+    pub fn open<'c>(&'c mut self, conn: &'c mut dyn Conn) -> ViewSource<'c> {
+        match self {
+            Src::Stored { seg_no, build } => {
+                ViewSource::Stored(StoredPages::new(conn, *seg_no, *build))
+            }
+            Src::Mem(m) => ViewSource::Mem(m),
+        }
+    }
+}
+
+impl View {
+    /// Fresh documents (the delta's new versions) as a segment built in memory for one
+    /// search; `None` when there are none.
+    pub fn in_memory(fresh: &[crate::search::delta::Pending<'_>]) -> Result<Option<View>> {
+        if fresh.is_empty() {
+            return Ok(None);
+        }
+        let mut pages = MemPages::default();
+        let mut sink = |no: u32, b: &[u8]| {
+            pages.0.insert(no, Page::from(b));
+            Ok(())
+        };
+        let header = crate::search::delta::build(fresh, &mut sink)?;
+        Ok(Some(View {
+            seg: SegView {
+                seg: Segment {
+                    header: Arc::new(header),
+                },
+                dead: Arc::new(Dead::default()),
+                pending: Pending::default(),
+            },
+            src: Src::Mem(pages),
+        }))
+    }
+
+    pub fn live_docs(&self) -> u64 {
+        self.seg.live_docs()
+    }
+
+    pub fn live_len(&self) -> u64 {
+        self.seg.live_len()
+    }
+}
+
+impl SegView {
+    pub fn live_docs(&self) -> u64 {
+        u64::from(self.seg.doc_count())
+            - self.dead.ords.len() as u64
+            - self.pending.ords.len() as u64
+    }
+
+    pub fn live_len(&self) -> u64 {
+        self.seg.header.total_len - self.dead.len - self.pending.len
+    }
+
+    /// Live documents holding a term the segment has.
+    pub fn live_df(&self, term: &[u8], info: &TermInfo) -> u64 {
+        live_df(&self.dead, &self.pending, term, info)
+    }
+
+    pub fn is_dead(&self, ord: u32) -> bool {
+        self.dead.is_dead(ord) || self.pending.ords.binary_search(&ord).is_ok()
+    }
+}
+
+/// Live documents holding a term, given a segment's deletions.
+pub fn live_df(dead: &Dead, pending: &Pending, term: &[u8], info: &TermInfo) -> u64 {
+    let n = dead.count(term) + pending.terms.get(term).copied().unwrap_or(0);
+    u64::from(info.bounds.df).saturating_sub(u64::from(n))
+}
+
+/// Reads documents of one view by ordinal, keeping the last page decoded.
+#[derive(Default)]
+pub struct Docs {
+    page: Option<(u32, DocPage)>,
+}
+
+impl Docs {
+    /// `(key, length, created_at)` of ordinal `ord`.
+    pub fn get(&mut self, seg: &Segment, src: &mut dyn PageSource, ord: u32) -> Result<(i64, u32, i64)> {
+        let p = ord / DOCS_PER_PAGE as u32;
+        if self.page.as_ref().is_none_or(|(n, _)| *n != p) {
+            self.page = Some((p, seg.doc_page(src, p)?));
+        }
+        let (_, page) = self.page.as_ref().expect("just loaded");
+        let i = (ord % DOCS_PER_PAGE as u32) as usize;
+        match (page.keys.get(i), page.lens.get(i), page.created.get(i)) {
+            (Some(&k), Some(&l), Some(&c)) => Ok((k, l, c)),
+            _ => Err(crate::search::codec::corrupt("document ordinal")),
+        }
+    }
+}
