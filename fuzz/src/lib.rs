@@ -6,12 +6,13 @@
 //! Targets:
 //! * [`query`] — the query parser and the engine over a small index built from the input,
 //!   with the cost bound asserted by counting work (never by time);
-//! * [`tokenizer`] — tokens, positions and spans;
+//! * [`tokenizer`] — the token counter against tiktoken; search tokens, positions and spans;
 //! * [`answer`] — the observer's and reflector's answer parser;
 //! * [`options`] — the JSON options of the functions and the tools' arguments.
 
 use agentmem_core::search::engine::{self, Pending, View};
 use agentmem_core::search::{delta, query, tokenizer, SearchParams};
+use agentmem_core::tokens::Encoding;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 
 /// Inputs are cut at this byte into parts (the query, then documents).
@@ -84,7 +85,8 @@ pub fn query(data: &[u8]) {
     );
 }
 
-/// The tokenizer target: every token has text, lies inside its source on character
+/// The tokenizer target: the message token counter agrees with tiktoken; every search
+/// token has text, lies inside its source on character
 /// boundaries, is case-folded, and positions never go back.
 pub fn tokenizer(data: &[u8]) {
     let t = text(data);
@@ -97,6 +99,16 @@ pub fn tokenizer(data: &[u8]) {
         assert!(tok.pos >= last, "positions go back");
         last = tok.pos;
         assert!(tok.text.len() <= tokenizer::MAX_WHOLE_BYTES.max(tokenizer::MAX_ATOM_BYTES));
+    }
+    for (e, bpe) in [
+        (Encoding::O200kBase, tiktoken_rs::o200k_base_singleton()),
+        (Encoding::Cl100kBase, tiktoken_rs::cl100k_base_singleton()),
+    ] {
+        assert_eq!(
+            agentmem_core::tokens::count(&t, e),
+            bpe.encode_ordinary(&t).len() as i64,
+            "token count differs from tiktoken's ({e:?})"
+        );
     }
     let d = delta::analyze(&t);
     assert_eq!(d.len as usize, tokens.len());
