@@ -129,7 +129,7 @@ pub fn uncompact(conn: &mut dyn Conn, compaction_id: Option<&str>) -> Result<i64
     let mut restored = 0;
     for m in &ids {
         restored += conn.execute(
-            "UPDATE mem_messages SET search_text = raw_content, injection_text = raw_content, summary = NULL, \
+            "UPDATE mem_messages SET search_text = NULL, injection_text = NULL, summary = NULL, \
              compaction_level = 0 WHERE id = ?1",
             &[m.as_str().into()],
         )? as i64;

@@ -126,6 +126,12 @@ impl Draft {
         Draft::from_values(row)
     }
 
+    /// What the search index holds for the message: its search text, or the raw text when
+    /// that is NULL (the two are stored once when equal).
+    pub fn indexed_text(&self) -> &str {
+        self.search_text.as_deref().unwrap_or(&self.raw_content)
+    }
+
     /// Writes the columns the triggers fill back to a stored row (SQLite's after-triggers).
     pub fn store(&self, conn: &mut dyn Conn) -> Result<()> {
         conn.execute(
@@ -263,12 +269,6 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
         None => tokens::count(&d.raw_content, Encoding::O200kBase),
     };
     d.token_count = Some(tokens);
-    if d.search_text.is_none() {
-        d.search_text = Some(d.raw_content.clone());
-    }
-    if d.injection_text.is_none() {
-        d.injection_text = Some(d.raw_content.clone());
-    }
     if timing == Timing::AfterWrite && !index_new(conn, &d)? {
         return Ok(d);
     }
@@ -348,8 +348,7 @@ fn fill_only(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
 /// Puts a new message's search text into the search index; `false` when it is indexed
 /// already (see [`search::index_new`]).
 fn index_new(conn: &mut dyn Conn, d: &Draft) -> Result<bool> {
-    let text = d.search_text.as_deref().unwrap_or(&d.raw_content);
-    search::index_new(conn, NS_MESSAGES, d.seq, text, d.created_at)
+    search::index_new(conn, NS_MESSAGES, d.seq, d.indexed_text(), d.created_at)
 }
 
 /// Which of the watched columns an update changed.
@@ -389,18 +388,12 @@ pub fn complete_update(
         }
         d.token_count = Some(tokens);
         if d.compaction_level == 0 {
-            d.search_text = Some(d.raw_content.clone());
-            d.injection_text = Some(d.raw_content.clone());
+            d.search_text = None;
+            d.injection_text = None;
         }
     }
-    // A search text set to NULL falls back to the raw text, as on insert: the stored column
-    // always says what the index holds.
-    if d.search_text.is_none() {
-        d.search_text = Some(d.raw_content.clone());
-    }
     if changed.raw_content || changed.search_text || changed.created_at {
-        let text = d.search_text.as_deref().unwrap_or(&d.raw_content);
-        search::index_doc(conn, NS_MESSAGES, d.seq, text, d.created_at, old_search)?;
+        search::index_doc(conn, NS_MESSAGES, d.seq, d.indexed_text(), d.created_at, old_search)?;
     }
     Ok(d)
 }
@@ -413,7 +406,7 @@ pub fn after_delete(
     seq: i64,
     thread_id: &str,
     tokens: i64,
-    search_text: Option<&str>,
+    indexed_text: Option<&str>,
 ) -> Result<()> {
     let live = conn.query_value(
         "SELECT 1 FROM mem_messages WHERE seq = ?1",
@@ -425,7 +418,7 @@ pub fn after_delete(
             "runs after a message row is deleted; the message still exists",
         ));
     }
-    unbook(conn, seq, thread_id, tokens, search_text)
+    unbook(conn, seq, thread_id, tokens, indexed_text)
 }
 
 /// Takes a gone row off its thread's totals, only if its search document (the booking token)
@@ -435,9 +428,9 @@ fn unbook(
     seq: i64,
     thread_id: &str,
     tokens: i64,
-    search_text: Option<&str>,
+    indexed_text: Option<&str>,
 ) -> Result<()> {
-    if search::remove_doc(conn, NS_MESSAGES, seq, search_text)? {
+    if search::remove_doc(conn, NS_MESSAGES, seq, indexed_text)? {
         conn.execute(
             "UPDATE mem_threads SET message_count = message_count - 1, token_count = token_count - ?2 WHERE id = ?1",
             &[thread_id.into(), Value::Int(tokens)],
@@ -453,7 +446,7 @@ pub struct Replaced {
     pub seq: i64,
     pub thread_id: String,
     pub token_count: i64,
-    pub search_text: Option<String>,
+    pub indexed_text: Option<String>,
 }
 
 /// The existing rows a new row conflicts with, on `seq`, `id` or `(thread_id,
@@ -467,7 +460,7 @@ pub fn conflicts(
     message_index: Option<i64>,
 ) -> Result<Vec<Replaced>> {
     let rows = conn.query(
-        "SELECT seq, thread_id, token_count, search_text FROM mem_messages \
+        "SELECT seq, thread_id, token_count, coalesce(search_text, raw_content) FROM mem_messages \
          WHERE seq = CAST(?1 AS BIGINT) OR id = ?2 OR (thread_id = ?3 AND message_index = CAST(?4 AS BIGINT))",
         &[seq.into(), id.into(), thread_id.into(), message_index.into()],
     )?;
@@ -479,7 +472,7 @@ pub fn conflicts(
                 seq: it.next().and_then(|v| v.as_i64()).unwrap_or(0),
                 thread_id: it.next().and_then(Value::into_string).unwrap_or_default(),
                 token_count: it.next().and_then(|v| v.as_i64()).unwrap_or(0),
-                search_text: it.next().and_then(Value::into_string),
+                indexed_text: it.next().and_then(Value::into_string),
             }
         })
         .collect())
@@ -504,7 +497,7 @@ pub fn settle_replaced(conn: &mut dyn Conn, seq: i64, gone: &[Replaced]) -> Resu
                 r.seq,
                 &r.thread_id,
                 r.token_count,
-                r.search_text.as_deref(),
+                r.indexed_text.as_deref(),
             )?;
         }
     }

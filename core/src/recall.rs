@@ -56,7 +56,7 @@ impl Recalled {
 }
 
 const SELECT: &str =
-    "SELECT id, thread_id, role, injection_text, message_index, created_at, token_count, task_id \
+    "SELECT id, thread_id, role, coalesce(injection_text, raw_content), message_index, created_at, token_count, task_id \
                       FROM mem_messages";
 
 /// Whether a hint is really an options object passed one argument too early: a JSON object is
@@ -142,6 +142,7 @@ pub fn recall(
             },
             filters,
             snippet: SnippetSettings::default(),
+            context_weight: crate::thread_context::DEFAULT_WEIGHT,
         };
         for hit in message_search::run(conn, hint, &req)? {
             let rows = conn.query(
@@ -184,7 +185,7 @@ fn recalled(row: Row, reason: &'static str) -> Result<Recalled> {
     let message_id = text("id")?;
     let thread_id = text("thread_id")?;
     let role = text("role")?;
-    let content = text("injection_text")?;
+    let content = text("content")?;
     let mut int = || it.next().and_then(|v| v.as_i64()).unwrap_or(0);
     let message_index = int();
     let created_at = int();

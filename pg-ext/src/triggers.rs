@@ -100,7 +100,7 @@ fn mem__message_update<'a>(
         },
     };
     let old_tokens = old.as_ref().and_then(|o| o.token_count);
-    let old_search = old.as_ref().and_then(|o| o.search_text.as_deref());
+    let old_search = old.as_ref().map(Draft::indexed_text);
     let d = ok(messages::complete_update(
         &mut crate::conn::SpiConn,
         changed,
@@ -125,7 +125,7 @@ fn mem__message_delete<'a>(
             d.seq,
             &d.thread_id,
             d.token_count.unwrap_or(0),
-            d.search_text.as_deref(),
+            Some(d.indexed_text()),
         ));
     }
     Ok(None)

@@ -32,7 +32,11 @@ pub fn unobserved(
         Scope::Thread => ("thread_id", key.thread_id.clone().unwrap_or_default()),
         Scope::Resource => ("resource_id", key.resource_id.clone()),
     };
-    let text = if with_text { "injection_text" } else { "''" };
+    let text = if with_text {
+        "coalesce(injection_text, raw_content)"
+    } else {
+        "''"
+    };
     let rows = conn.query(
         &format!(
             "SELECT id, thread_id, role, {text}, created_at, token_count FROM mem_messages \
