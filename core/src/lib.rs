@@ -22,6 +22,7 @@ pub mod schema;
 pub mod search;
 pub mod sqlite_triggers;
 pub mod tasks;
+pub mod thread_context;
 pub mod threads;
 pub mod tokens;
 pub mod value;

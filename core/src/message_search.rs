@@ -3,6 +3,7 @@
 
 use crate::json_opts::Opts;
 use crate::search::{self, SearchParams, SnippetSettings, NS_MESSAGES};
+use crate::thread_context::{self, Candidate};
 use crate::{Conn, Error, Result, Row, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -32,6 +33,9 @@ const OPTIONS: &[&str] = &[
     "now",
     "recency_weight",
     "half_life_days",
+    "stem_weight",
+    "stopword_weight",
+    "context_weight",
     "snippet",
 ];
 const SNIPPET_OPTIONS: &[&str] = &["start", "end", "ellipsis", "tokens"];
@@ -39,6 +43,9 @@ const MS_PER_DAY: f64 = 86_400_000.0;
 
 /// Largest `limit` accepted.
 pub const MAX_LIMIT: i64 = 1000;
+
+/// The position of `snippet` in [`COLUMNS`].
+pub const SNIPPET_COLUMN: usize = 10;
 
 /// One search hit with the message's columns.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,7 +63,10 @@ pub struct MessageHit {
     pub recency: f64,
     /// `raw` for an uncompacted message, `compacted` otherwise.
     pub source: &'static str,
+    /// Filled by [`search`] for the hits it returns, when asked for.
     pub snippet: String,
+    /// The text the snippet is cut from (what the index holds).
+    pub search_text: String,
     pub raw_content: String,
 }
 
@@ -138,6 +148,8 @@ pub struct Request {
     pub params: SearchParams,
     pub filters: Filters,
     pub snippet: SnippetSettings,
+    /// Share of a thread neighbour's score a message gains (see [`crate::thread_context`]).
+    pub context_weight: f64,
 }
 
 impl Request {
@@ -151,6 +163,12 @@ impl Request {
         };
         if let Some(w) = o.opt_f64("recency_weight")? {
             params.recency_weight = w;
+        }
+        if let Some(w) = o.opt_f64("stem_weight")? {
+            params.stem_weight = w;
+        }
+        if let Some(w) = o.opt_f64("stopword_weight")? {
+            params.stopword_weight = w;
         }
         if let Some(d) = o.opt_f64("half_life_days")? {
             if !(d.is_finite() && d > 0.0) {
@@ -195,10 +213,20 @@ impl Request {
             }
             snippet.max_tokens = so.int("tokens", snippet.max_tokens as i64, 0, 1000)? as usize;
         }
+        let context_weight = o
+            .opt_f64("context_weight")?
+            .unwrap_or(thread_context::DEFAULT_WEIGHT);
+        if !(context_weight.is_finite() && (0.0..=1.0).contains(&context_weight)) {
+            return Err(Error::invalid(
+                "options.context_weight",
+                "must be a number between 0 and 1",
+            ));
+        }
         Ok(Request {
             params,
             filters,
             snippet,
+            context_weight,
         })
     }
 }
@@ -211,6 +239,17 @@ pub fn search(
     query: Option<&str>,
     options: Option<&str>,
 ) -> Result<Vec<MessageHit>> {
+    search_with(conn, query, options, true)
+}
+
+/// [`search`], with the snippets left empty when `snippets` is false (a SQLite statement that
+/// does not read the column: cutting a snippet reads the whole text of a hit).
+pub fn search_with(
+    conn: &mut dyn Conn,
+    query: Option<&str>,
+    options: Option<&str>,
+    snippets: bool,
+) -> Result<Vec<MessageHit>> {
     let req = Request::parse(options)?;
     let Some(query) = query else {
         return Ok(Vec::new());
@@ -221,45 +260,68 @@ pub fn search(
     // messages come before observations.
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     hits.truncate(req.params.limit);
+    if snippets {
+        let cut = search::Snippeter::new(query, &req.snippet);
+        for h in &mut hits {
+            h.snippet = cut.of(&h.search_text);
+        }
+    }
     Ok(hits)
 }
 
-/// Runs a parsed request.
+/// Runs a parsed request: the engine's first stage, the thread context (see
+/// [`crate::thread_context`]), then one lookup of the kept rows.
 pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
     let allowed = req.filters.allowed(conn)?;
     let filter = allowed
         .as_ref()
         .map(|set| move |doc: i64| set.contains(&doc));
+    let limit = req.params.limit;
+    let params = SearchParams {
+        limit: thread_context::first_stage(limit, req.context_weight),
+        ..req.params.clone()
+    };
     let result = search::search(
         conn,
         NS_MESSAGES,
         query,
-        &req.params,
+        &params,
         filter.as_ref().map(|f| f as &dyn Fn(i64) -> bool),
     )?;
     if result.hits.is_empty() {
         return Ok(Vec::new());
     }
-    let placeholders: Vec<String> = (1..=result.hits.len()).map(|i| format!("?{i}")).collect();
-    let sql = format!(
-        "SELECT seq, id, thread_id, resource_id, role, task_id, created_at, message_index, \
-         compaction_level, search_text, raw_content FROM mem_messages WHERE seq IN ({})",
-        placeholders.join(", ")
-    );
-    let params: Vec<Value> = result.hits.iter().map(|h| Value::Int(h.doc)).collect();
-    let mut rows: HashMap<i64, Row> = conn
-        .query(&sql, &params)?
+    let engine: HashMap<i64, &search::Hit> = result.hits.iter().map(|h| (h.doc, h)).collect();
+    let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
+    let mut cands: Vec<Candidate> = rows_of(conn, "thread_id, message_index", &seqs)?
         .into_iter()
-        .filter_map(|r| Some((r.first()?.as_i64()?, r)))
+        .filter_map(|(seq, mut cols)| {
+            Some(Candidate {
+                seq,
+                message_index: cols.pop()?.as_i64()?,
+                thread_id: cols.pop()?.into_string()?,
+                score: engine.get(&seq)?.score,
+            })
+        })
         .collect();
-    let mut out = Vec::with_capacity(result.hits.len());
-    for h in &result.hits {
-        let Some(row) = rows.remove(&h.doc) else {
+    thread_context::rerank(&mut cands, req.context_weight);
+    cands.truncate(limit);
+    let kept: Vec<i64> = cands.iter().map(|c| c.seq).collect();
+    let mut rows: HashMap<i64, Row> = rows_of(
+        conn,
+        "id, thread_id, resource_id, role, task_id, created_at, message_index, compaction_level, \
+         coalesce(search_text, raw_content), raw_content",
+        &kept,
+    )?
+    .into_iter()
+    .collect();
+    let mut out = Vec::with_capacity(cands.len());
+    for c in &cands {
+        let (Some(row), Some(h)) = (rows.remove(&c.seq), engine.get(&c.seq)) else {
             continue;
         };
         let mut it = row.into_iter();
         let mut next = || it.next().unwrap_or(Value::Null);
-        let seq = next().as_i64().unwrap_or(h.doc);
         let message_id = next().into_string().unwrap_or_default();
         let thread_id = next().into_string().unwrap_or_default();
         let resource_id = next().into_string();
@@ -271,7 +333,7 @@ pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<Messag
         let search_text = next().into_string().unwrap_or_default();
         let raw_content = next().into_string().unwrap_or_default();
         out.push(MessageHit {
-            seq,
+            seq: c.seq,
             message_id,
             thread_id,
             resource_id,
@@ -279,22 +341,47 @@ pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<Messag
             task_id,
             created_at,
             message_index,
-            score: h.score,
+            score: c.score,
             bm25: h.bm25,
             recency: h.recency,
             source: if level == 0 { "raw" } else { "compacted" },
-            snippet: search::snippet(&search_text, query, &req.snippet),
+            snippet: String::new(),
+            search_text,
             raw_content,
         });
     }
     Ok(out)
 }
 
+/// `columns` of the messages `seqs`, by seq (one statement).
+fn rows_of(conn: &mut dyn Conn, columns: &str, seqs: &[i64]) -> Result<Vec<(i64, Row)>> {
+    if seqs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks: Vec<String> = (1..=seqs.len()).map(|i| format!("?{i}")).collect();
+    let sql = format!(
+        "SELECT seq, {columns} FROM mem_messages WHERE seq IN ({})",
+        marks.join(", ")
+    );
+    let params: Vec<Value> = seqs.iter().map(|&s| Value::Int(s)).collect();
+    Ok(conn
+        .query(&sql, &params)?
+        .into_iter()
+        .filter_map(|mut r| {
+            if r.is_empty() {
+                return None;
+            }
+            let seq = r.remove(0).as_i64()?;
+            Some((seq, r))
+        })
+        .collect())
+}
+
 /// Every message as the index should hold it: (seq, search_text, created_at).
 fn expected_docs(conn: &mut dyn Conn) -> Result<Vec<(i64, String, i64)>> {
     search::documents(
         conn,
-        "SELECT seq, search_text, created_at FROM mem_messages ORDER BY seq",
+        "SELECT seq, coalesce(search_text, raw_content), created_at FROM mem_messages ORDER BY seq",
     )
 }
 
@@ -314,4 +401,14 @@ pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
 /// `mem_optimize()`: merges the message index into one segment.
 pub fn optimize(conn: &mut dyn Conn) -> Result<()> {
     search::optimize(conn, NS_MESSAGES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippet_column_is_named() {
+        assert_eq!(COLUMNS[SNIPPET_COLUMN], "snippet");
+    }
 }

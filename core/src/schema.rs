@@ -91,6 +91,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "search_pages",
         script: include_str!("../../sql/migrations/0008_search_pages.sql"),
     },
+    Migration {
+        version: 9,
+        name: "text_once",
+        script: include_str!("../../sql/migrations/0009_text_once.sql"),
+    },
 ];
 
 /// The schema version this build creates.

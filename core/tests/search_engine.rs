@@ -3,6 +3,8 @@
 
 mod common;
 
+use agentmem_core::search::merge::FLUSH_DOCS;
+use agentmem_core::search::tokenizer::Kind;
 use agentmem_core::search::{self, query, SearchParams};
 use agentmem_core::Dialect;
 use proptest::prelude::*;
@@ -49,10 +51,11 @@ impl Oracle {
                 for t in &toks {
                     terms.entry(t.text.clone()).or_default().push(t.pos);
                 }
+                let stems = toks.iter().filter(|t| t.kind == Kind::Stem).count();
                 (
                     *k,
                     ODoc {
-                        len: toks.len() as u64,
+                        len: (toks.len() - stems) as u64,
                         created: *created,
                         terms,
                     },
@@ -100,7 +103,7 @@ impl Oracle {
         let total: u64 = docs.values().map(|d| d.len).sum();
         let avgdl = total as f64 / n as f64;
         let df = |t: &str| docs.values().filter(|d| d.terms.contains_key(t)).count() as f64;
-        let idf = |t: &str| (1.0 + (n as f64 - df(t) + 0.5) / (df(t) + 0.5)).ln();
+        let idf = |t: &str| q.weight(t, p) * (1.0 + (n as f64 - df(t) + 0.5) / (df(t) + 0.5)).ln();
         let tfp = |tf: usize, len: u64| {
             let tf = tf as f64;
             tf * (p.k1 + 1.0) / (tf + p.k1 * (1.0 - p.b + p.b * (len as f64 / avgdl)))
@@ -227,6 +230,15 @@ const VOCAB: &[&str] = &[
     "x",
     "test_login",
     "TODO",
+    "tests",
+    "testing",
+    "test",
+    "appointments",
+    "appointment",
+    "running",
+    "run",
+    "how",
+    "did",
 ];
 
 fn word() -> impl Strategy<Value = String> {
@@ -314,7 +326,7 @@ proptest! {
     #[test]
     fn engine_equals_brute_force(
         ops in prop::collection::vec(op(), 1..70),
-        queries in prop::collection::vec((query_text(), 1..12usize, 0..3usize), 1..6),
+        queries in prop::collection::vec((query_text(), 1..12usize, 0..4usize), 1..6),
     ) {
         let mut conn = open();
         let mut oracle = Oracle { docs: BTreeMap::new() };
@@ -330,6 +342,7 @@ proptest! {
             let p = match variant {
                 0 => params(*limit),
                 1 => SearchParams { recency_weight: 2.0, half_life_ms: 3_600_000.0, ..params(*limit) },
+                2 => SearchParams { stem_weight: 1.0, stopword_weight: 0.0, ..params(*limit) },
                 _ => SearchParams { recency_weight: 0.0, ..params(*limit) },
             };
             let r = search::search(&mut conn, NS, q, &p, None).unwrap();
@@ -401,43 +414,30 @@ fn pruning_skips_documents() {
     );
     assert!(r.stats.skipped_blocks > 0);
     eprintln!("recency-only query: {:?}", r.stats);
-    // Without optimize: many segments plus a delta.
+    // Without optimize: several segments (flushed at FLUSH_DOCS rows) plus a delta.
+    let n = 3 * FLUSH_DOCS - 100;
+    let text = |k: i64| {
+        format!(
+            "common filler{} {}",
+            k % 50,
+            if k % 97 == 0 { "rare" } else { "" }
+        )
+    };
     let mut conn = open();
     corpus(
         &mut conn,
         &mut Oracle {
             docs: BTreeMap::new(),
         },
-        6000,
-        |k| {
-            format!(
-                "common filler{} {}",
-                k % 50,
-                if k % 97 == 0 { "rare" } else { "" }
-            )
-        },
+        n,
+        text,
         |k| NOW - k,
     );
     let r = search::search(&mut conn, NS, "rare common", &params(10), None).unwrap();
-    assert!(r.stats.segments > 1 && r.stats.delta_docs > 0);
+    assert!(r.stats.segments > 1 && r.stats.delta_docs > 0, "{:?}", r.stats);
     assert!(r.stats.scored_docs < 1000, "scored {}", r.stats.scored_docs);
-    assert!(search::check(
-        &mut conn,
-        NS,
-        &(0..6000)
-            .map(|k| (
-                k,
-                format!(
-                    "common filler{} {}",
-                    k % 50,
-                    if k % 97 == 0 { "rare" } else { "" }
-                ),
-                NOW - k
-            ))
-            .collect::<Vec<_>>()
-    )
-    .unwrap()
-    .is_empty());
+    let expected: Vec<(i64, String, i64)> = (0..n).map(|k| (k, text(k), NOW - k)).collect();
+    assert!(search::check(&mut conn, NS, &expected).unwrap().is_empty());
 }
 
 #[test]
@@ -624,40 +624,36 @@ fn rollback_and_second_database_never_see_stale_segments() {
     assert!(search::check(&mut conn, NS, &exp).unwrap().is_empty());
 }
 
+/// Problems are found wherever the document lives: in the delta, then in a segment.
 #[test]
 fn check_finds_problems_and_reindex_fixes_them() {
-    let mut conn = open();
-    let mut exp: Vec<(i64, String, i64)> = (0..400)
-        .map(|k| (k, format!("message {k} about topic{}", k % 9), NOW - k))
-        .collect();
-    for (k, t, c) in &exp {
-        search::index_doc(&mut conn, NS, *k, t, *c, None).unwrap();
+    for (place, flush) in [("the delta", false), ("segment 1", true)] {
+        let mut conn = open();
+        let mut exp: Vec<(i64, String, i64)> = (0..400)
+            .map(|k| (k, format!("message {k} about topic{}", k % 9), NOW - k))
+            .collect();
+        for (k, t, c) in &exp {
+            search::index_doc(&mut conn, NS, *k, t, *c, None).unwrap();
+        }
+        if flush {
+            search::flush(&mut conn, NS, true).unwrap();
+        }
+        assert!(search::check(&mut conn, NS, &exp).unwrap().is_empty());
+        exp[5].1 = "changed text".into();
+        exp.push((1000, "new one".into(), NOW));
+        exp.remove(0);
+        let problems = search::check(&mut conn, NS, &exp).unwrap();
+        let has = |s: &str| problems.iter().any(|p| p.contains(s));
+        assert!(has(&format!("document 5: stale length in {place}")), "{problems:?}");
+        assert!(has(&format!("document 5: stale tokens in {place}")), "{problems:?}");
+        assert!(has("document 1000: missing from the index"), "{problems:?}");
+        assert!(has(&format!("document 0: in {place} but not in the table")), "{problems:?}");
+        assert!(has("statistics: 400 documents"), "{problems:?}");
+        search::reindex(&mut conn, NS, &exp).unwrap();
+        assert!(search::check(&mut conn, NS, &exp).unwrap().is_empty());
+        let r = search::search(&mut conn, NS, "changed", &params(3), None).unwrap();
+        assert_eq!(r.hits[0].doc, 5);
     }
-    assert!(search::check(&mut conn, NS, &exp).unwrap().is_empty());
-    exp[5].1 = "changed text".into();
-    exp.push((1000, "new one".into(), NOW));
-    exp.remove(0);
-    let problems = search::check(&mut conn, NS, &exp).unwrap();
-    assert!(
-        problems.iter().any(|p| p.contains("document 5: stale")),
-        "{problems:?}"
-    );
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("document 1000: missing")),
-        "{problems:?}"
-    );
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("document 0: in segment 1 but not in the table")),
-        "{problems:?}"
-    );
-    search::reindex(&mut conn, NS, &exp).unwrap();
-    assert!(search::check(&mut conn, NS, &exp).unwrap().is_empty());
-    let r = search::search(&mut conn, NS, "changed", &params(3), None).unwrap();
-    assert_eq!(r.hits[0].doc, 5);
 }
 
 #[test]

@@ -11,7 +11,7 @@
 //! * [`options`] — the JSON options of the functions and the tools' arguments.
 
 use agentmem_core::search::engine::{self, Pending, View};
-use agentmem_core::search::{delta, query, tokenizer, SearchParams};
+use agentmem_core::search::{delta, query, stem, tokenizer, SearchParams};
 use agentmem_core::tokens::Encoding;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 
@@ -46,7 +46,7 @@ pub fn query(data: &[u8]) {
                 payload: &payloads[i],
             })
             .collect();
-        let Some(mut view) = View::in_memory(&fresh).expect("pages from analysed documents") else {
+        let Some(mut view) = View::in_memory(&fresh, &|_| true).expect("pages from analysed documents") else {
             continue;
         };
         let first = &docs[range.start];
@@ -87,12 +87,20 @@ pub fn query(data: &[u8]) {
 
 /// The tokenizer target: the message token counter agrees with tiktoken; every search
 /// token has text, lies inside its source on character
-/// boundaries, is case-folded, and positions never go back.
+/// boundaries, is case-folded, and positions never go back; stems follow their words.
 pub fn tokenizer(data: &[u8]) {
     let t = text(data);
     let tokens = tokenizer::tokenize(&t);
     let mut last = 0;
-    for tok in &tokens {
+    for (i, tok) in tokens.iter().enumerate() {
+        if tok.kind == tokenizer::Kind::Stem {
+            // A stem follows its word, at the same place.
+            let word = &tokens[i.checked_sub(1).expect("a stem follows its word")];
+            assert!(word.kind == tokenizer::Kind::Atom && word.pos == tok.pos);
+            assert!(tok.text.starts_with(stem::STEM_MARK) && tok.text != word.text);
+        } else {
+            assert!(!tok.text.contains(stem::STEM_MARK), "a word holds the stem mark");
+        }
         assert!(!tok.text.is_empty());
         assert!(tok.start < tok.end && tok.end <= t.len());
         assert!(t.is_char_boundary(tok.start) && t.is_char_boundary(tok.end));
@@ -111,7 +119,8 @@ pub fn tokenizer(data: &[u8]) {
         );
     }
     let d = delta::analyze(&t);
-    assert_eq!(d.len as usize, tokens.len());
+    let stems = tokens.iter().filter(|t| t.kind == tokenizer::Kind::Stem).count();
+    assert_eq!(d.len as usize, tokens.len() - stems);
     let enc = delta::encode(&d);
     assert_eq!(delta::decode(&enc, d.len), Some(d));
     let _ = agentmem_core::search::snippet(&t, &t, &Default::default());

@@ -3,6 +3,9 @@
 -- candidates — not whole segments. The old one-blob-per-segment tables go; the index of every
 -- namespace is rebuilt from the tables by this migration.
 
+-- Index ids become numbers (a search reads them with its snapshot); rows come back on the
+-- next write of each namespace.
+DELETE FROM mem_idx_meta;
 DROP TABLE IF EXISTS mem_idx_tombstones;
 DROP TABLE IF EXISTS mem_idx_docs;
 DROP TABLE IF EXISTS mem_idx_segments;

@@ -24,11 +24,29 @@ fn bytes(v: *mut sqlite3_value) -> Vec<u8> {
 pub struct Args<'a> {
     values: &'a [*mut sqlite3_value],
     names: &'static [&'static str],
+    /// For a table function: bit i set when the statement reads output column i.
+    columns: u32,
 }
 
 impl<'a> Args<'a> {
     pub fn new(values: &'a [*mut sqlite3_value], names: &'static [&'static str]) -> Self {
-        Args { values, names }
+        Args {
+            values,
+            names,
+            columns: u32::MAX,
+        }
+    }
+
+    /// The output columns a table function's statement reads (see [`Args::reads_column`]).
+    pub fn with_columns(mut self, columns: u32) -> Self {
+        self.columns = columns;
+        self
+    }
+
+    /// Whether the statement reads output column `i` (a table function may skip costly work
+    /// for a column nobody reads).
+    pub fn reads_column(&self, i: usize) -> bool {
+        i >= 31 || self.columns & (1 << i) != 0
     }
 
     fn name(&self, i: usize) -> &'static str {

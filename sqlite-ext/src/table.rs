@@ -31,7 +31,13 @@ pub const TABLE_FNS: &[TableFn] = &[
         args: &["query", "options"],
         required: 1,
         run: |c, a| {
-            let hits = message_search::search(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?;
+            let snippets = a.reads_column(message_search::SNIPPET_COLUMN);
+            let hits = message_search::search_with(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                snippets,
+            )?;
             Ok(hits
                 .into_iter()
                 .map(message_search::MessageHit::into_row)
@@ -66,6 +72,10 @@ pub const TABLE_FNS: &[TableFn] = &[
         },
     },
 ];
+
+/// `idx_num` holds the given arguments in its low bits, the columns read above them.
+const ARG_BITS: u32 = 16;
+const COLUMN_BITS: u32 = 15;
 
 #[repr(C)]
 pub struct Table {
@@ -126,7 +136,15 @@ impl<'vtab> VTab<'vtab> for Table {
                 c.set_omit(true);
             }
         }
-        info.set_idxnum(present);
+        // Bits 16 and up: the output columns the statement reads (SQLite's colUsed; its last
+        // bit stands for every column from 63 on).
+        let used = info.columns_used();
+        let cols = if used >> (COLUMN_BITS - 1) != 0 {
+            (1 << COLUMN_BITS) - 1
+        } else {
+            used as i32
+        };
+        info.set_idxnum(present | (cols << ARG_BITS));
         info.set_estimated_cost(10.0);
         info.set_estimated_rows(10);
         Ok(())
@@ -182,7 +200,11 @@ impl VTabCursor for Cursor {
                     format!("{} requires this argument", spec.name),
                 ));
             }
-            (spec.run)(&mut SqliteConn::new(db), &Args::new(&positional, spec.args))
+            let columns = (idx_num >> ARG_BITS) as u32;
+            (spec.run)(
+                &mut SqliteConn::new(db),
+                &Args::new(&positional, spec.args).with_columns(columns),
+            )
         });
         self.rows = result.map_err(|e| sql_error(&e))?;
         self.pos = 0;

@@ -112,7 +112,8 @@ pub fn hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<Messa
             bm25: h.bm25,
             recency: h.recency,
             source: "reflection",
-            snippet: search::snippet(&text, query, &req.snippet),
+            snippet: String::new(),
+            search_text: text.clone(),
             raw_content: text,
         });
     }

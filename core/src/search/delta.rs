@@ -6,7 +6,8 @@
 //! tf × varint position delta`. Term set: `varint n`, then prefix-compressed terms ascending.
 
 use super::codec::{get_varint, put_term, put_varint, Reader};
-use super::tokenizer::tokenize;
+use super::tokenizer::{tokenize, Kind};
+use std::collections::HashMap;
 
 /// A document's terms (ascending) with their positions, and its length in tokens.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -15,10 +16,11 @@ pub struct DocTerms {
     pub terms: Vec<(String, Vec<u32>)>,
 }
 
-/// Tokenizes a document.
+/// Tokenizes a document. Its length counts every token but stems.
 pub fn analyze(text: &str) -> DocTerms {
     let mut tokens = tokenize(text);
-    let len = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
+    let stems = tokens.iter().filter(|t| t.kind == Kind::Stem).count();
+    let len = u32::try_from(tokens.len() - stems).unwrap_or(u32::MAX);
     // Sorting the tokens groups each term's positions in order without a map.
     tokens.sort_unstable_by(|a, b| a.text.cmp(&b.text).then(a.pos.cmp(&b.pos)));
     let mut terms: Vec<(String, Vec<u32>)> = Vec::new();
@@ -122,19 +124,27 @@ pub struct RawTerm<'a> {
 /// The terms of a payload with the checks of [`decode`] (terms ascending and UTF-8, tf ≥ 1,
 /// positions within u32, nothing left over); `None` when it is malformed.
 pub fn raw_terms(buf: &[u8]) -> Option<Vec<RawTerm<'_>>> {
+    let mut out = Vec::new();
+    for_each_raw_term(buf, |t| out.push(t))?;
+    Some(out)
+}
+
+/// Calls `f` with each term of a payload, checked as by [`raw_terms`] (without collecting
+/// them: a search's delta keeps few of them); `None` when it is malformed (`f` may have seen
+/// some terms).
+pub fn for_each_raw_term<'a>(buf: &'a [u8], mut f: impl FnMut(RawTerm<'a>)) -> Option<()> {
     let mut p = 0;
     let n = get_varint(buf, &mut p)?;
-    let mut out: Vec<RawTerm<'_>> = Vec::with_capacity(n.min(1 << 16) as usize);
+    let mut prev: Option<&[u8]> = None;
     for _ in 0..n {
         let l = get_varint(buf, &mut p)? as usize;
         let term = buf.get(p..p.checked_add(l)?)?;
         p += l;
         std::str::from_utf8(term).ok()?;
-        if let Some(prev) = out.last() {
-            if prev.term >= term {
-                return None;
-            }
+        if prev.is_some_and(|pr| pr >= term) {
+            return None;
         }
+        prev = Some(term);
         let tf = get_varint(buf, &mut p)?;
         if tf == 0 || tf > buf.len() as u64 {
             return None;
@@ -147,16 +157,13 @@ pub fn raw_terms(buf: &[u8]) -> Option<Vec<RawTerm<'_>>> {
                 return None;
             }
         }
-        out.push(RawTerm {
+        f(RawTerm {
             term,
             tf: tf as u32,
             positions: &buf[start..p],
         });
     }
-    if p != buf.len() {
-        return None;
-    }
-    Some(out)
+    (p == buf.len()).then_some(())
 }
 
 /// A document entering a segment from the delta: key, `created_at`, length and payload.
@@ -169,9 +176,11 @@ pub struct Pending<'a> {
 
 /// Builds a segment from delta documents (a flush, and the delta a search looks at), copying
 /// the stored positions without decoding them (the payload uses the segment's encoding).
-/// A key given twice keeps its first entry.
+/// Only the terms `keep` accepts get postings (a search keeps its own terms); every document
+/// counts in the statistics. A key given twice keeps its first entry.
 pub fn build(
     docs: &[Pending<'_>],
+    keep: &dyn Fn(&[u8]) -> bool,
     sink: &mut dyn FnMut(u32, &[u8]) -> crate::Result<()>,
 ) -> crate::Result<super::segment::Header> {
     use super::postings::TermPostings;
@@ -187,30 +196,47 @@ pub fn build(
             created: docs[i].created,
         })
         .collect();
-    // Every (term, ord) pair, sorted by term; a stable sort keeps ordinals ascending.
-    let mut entries: Vec<(u32, RawTerm<'_>)> = Vec::new();
+    // Every (term, ord) pair, grouped by term: terms are numbered as they come, the distinct
+    // ones sorted once, then the pairs by (term rank, ord) with integer compares only.
+    let mut ids: HashMap<&[u8], u32, foldhash::fast::RandomState> = HashMap::default();
+    let mut distinct: Vec<&[u8]> = Vec::new();
+    let mut entries: Vec<(u32, u32, RawTerm<'_>)> = Vec::new();
     for (ord, &i) in order.iter().enumerate() {
-        let terms = raw_terms(docs[i].payload).ok_or_else(|| {
-            crate::Error::internal(format!(
+        let ok = for_each_raw_term(docs[i].payload, |t| {
+            if keep(t.term) {
+                let id = *ids.entry(t.term).or_insert_with(|| {
+                    distinct.push(t.term);
+                    distinct.len() as u32 - 1
+                });
+                entries.push((id, ord as u32, t));
+            }
+        });
+        if ok.is_none() {
+            return Err(crate::Error::internal(format!(
                 "search index delta row of document {} is corrupt; run mem_reindex()",
                 docs[i].key
-            ))
-        })?;
-        entries.extend(terms.into_iter().map(|t| (ord as u32, t)));
+            )));
+        }
     }
-    entries.sort_by(|a, b| a.1.term.cmp(b.1.term));
+    let mut by_term: Vec<u32> = (0..distinct.len() as u32).collect();
+    by_term.sort_unstable_by_key(|&id| distinct[id as usize]);
+    let mut rank = vec![0u32; distinct.len()];
+    for (r, &id) in by_term.iter().enumerate() {
+        rank[id as usize] = r as u32;
+    }
+    entries.sort_unstable_by_key(|e| (rank[e.0 as usize], e.1));
     let mut w = SegmentWriter::new(&metas, sink)?;
     let mut tp = TermPostings::default();
     let mut i = 0;
     while i < entries.len() {
-        let term = entries[i].1.term;
+        let id = entries[i].0;
         tp.clear();
-        while i < entries.len() && entries[i].1.term == term {
-            let (ord, t) = &entries[i];
+        while i < entries.len() && entries[i].0 == id {
+            let (_, ord, t) = &entries[i];
             tp.push_raw(*ord, t.tf, t.positions);
             i += 1;
         }
-        w.add_term(term, &tp)?;
+        w.add_term(distinct[id as usize], &tp)?;
     }
     w.finish()
 }
@@ -221,11 +247,11 @@ mod tests {
 
     #[test]
     fn payload_round_trips() {
-        let d = analyze("fix LoginSchema in src/auth/login.ts, login again");
-        assert_eq!(
-            d.len as usize,
-            tokenize("fix LoginSchema in src/auth/login.ts, login again").len()
-        );
+        let d = analyze("fix LoginSchema in src/auth/login.ts, logins again");
+        let tokens = tokenize("fix LoginSchema in src/auth/login.ts, logins again");
+        let stems = tokens.iter().filter(|t| t.kind == Kind::Stem).count();
+        assert_eq!(stems, 1); // ~login
+        assert_eq!(d.len as usize, tokens.len() - stems);
         assert_eq!(decode(&encode(&d), d.len), Some(d.clone()));
         let enc = encode(&d);
         let raw = raw_terms(&enc).unwrap();

@@ -1,10 +1,14 @@
 //! The merge policy, and merging stored segments into one, page by page.
 //!
+//! The delta is flushed into a segment once it holds [`FLUSH_BYTES`] of analysed terms or
+//! [`FLUSH_DOCS`] rows: every search decodes the delta's payloads (only its own terms get
+//! postings), so the bound is on bytes; the larger the flush, the fewer segments and levels.
+//!
 //! Policy (tiered, logarithmic): a segment's level is the smallest `l` with
-//! `live docs ≤ FLUSH_DOCS · MERGE_FACTOR^l`. Whenever a level holds `MERGE_FACTOR` segments they
+//! `live docs ≤ LEVEL_DOCS · MERGE_FACTOR^l`. Whenever a level holds `MERGE_FACTOR` segments they
 //! are merged into one (which lands a level higher), so there are at most `MERGE_FACTOR − 1`
 //! segments per level and `O(log N)` in all; each document is rewritten once per level, which
-//! bounds the write amplification at about `log_8(N / 128)` times the index size. A segment
+//! bounds the write amplification at about `log_8(N / LEVEL_DOCS)` times the index size. A segment
 //! whose deletions exceed a fifth of its documents is rewritten on its own (its deletion list
 //! and per-term counts are rewritten at every flush that adds to them; this keeps them small).
 //! Merges run inside the write that flushes (amortised) and fully in `optimize`.
@@ -19,8 +23,12 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Delta rows that trigger a flush into a new segment.
-pub const FLUSH_DOCS: usize = 128;
+/// Analysed bytes in the delta that trigger a flush into a new segment.
+pub const FLUSH_BYTES: i64 = 512 * 1024;
+/// Delta rows that trigger a flush whatever their size.
+pub const FLUSH_DOCS: i64 = 4096;
+/// Live documents of a level-0 segment.
+pub const LEVEL_DOCS: i64 = 1024;
 /// Segments per level before they merge.
 pub const MERGE_FACTOR: usize = 8;
 /// Pages a merge reads per statement.
@@ -29,12 +37,17 @@ const READAHEAD: u32 = 64;
 /// The level of a segment of `docs` live documents.
 pub fn level(docs: i64) -> u32 {
     let mut l = 0;
-    let mut cap = FLUSH_DOCS as i64;
+    let mut cap = LEVEL_DOCS;
     while docs > cap && l < 30 {
         l += 1;
         cap = cap.saturating_mul(MERGE_FACTOR as i64);
     }
     l
+}
+
+/// Whether a delta of `rows` rows holding `bytes` of analysed terms is flushed.
+pub fn delta_is_full(rows: i64, bytes: i64) -> bool {
+    rows >= FLUSH_DOCS || bytes >= FLUSH_BYTES
 }
 
 /// Which segments to merge next, given (segment number, documents, deleted) in number order;
@@ -215,10 +228,12 @@ mod tests {
     #[test]
     fn levels_and_policy() {
         assert_eq!(level(1), 0);
-        assert_eq!(level(128), 0);
-        assert_eq!(level(129), 1);
-        assert_eq!(level(1024), 1);
-        assert_eq!(level(1025), 2);
+        assert_eq!(level(LEVEL_DOCS), 0);
+        assert_eq!(level(LEVEL_DOCS + 1), 1);
+        assert_eq!(level(LEVEL_DOCS * 8), 1);
+        assert_eq!(level(LEVEL_DOCS * 8 + 1), 2);
+        assert!(!delta_is_full(FLUSH_DOCS - 1, FLUSH_BYTES - 1));
+        assert!(delta_is_full(FLUSH_DOCS, 0) && delta_is_full(1, FLUSH_BYTES));
         let segs: Vec<(i64, i64, i64)> = (0..7).map(|i| (i, 128, 0)).collect();
         assert!(pick(&segs).is_empty());
         let mut more = segs.clone();

@@ -20,6 +20,7 @@ pub mod cache;
 pub mod check;
 pub mod codec;
 pub mod delta;
+pub mod delta_view;
 pub mod engine;
 pub mod interrupt;
 pub mod merge;
@@ -29,13 +30,15 @@ pub mod query;
 pub mod scoring;
 pub mod segment;
 pub mod snippet;
+pub mod stem;
+pub mod stopwords;
 pub mod store;
 pub mod tokenizer;
 
 pub use check::check;
 pub use engine::{Hit, SearchResult, SearchStats};
 pub use scoring::SearchParams;
-pub use snippet::{snippet, SnippetSettings};
+pub use snippet::{snippet, SnippetSettings, Snippeter};
 
 use crate::{Conn, Error, Result};
 use engine::{Pending, SegView, Src, View};
@@ -84,8 +87,9 @@ pub fn index_new(
         new: Some(new_version(text, created_at)),
         old: None,
     };
+    let bytes = row.payload_bytes();
     if store::insert_delta_fresh(conn, ns, &row)? {
-        maybe_flush(conn, ns, doc)?;
+        maybe_flush(conn, ns, bytes)?;
         return Ok(true);
     }
     store::lock_meta(conn, ns, Lock::Shared)?;
@@ -100,7 +104,7 @@ pub fn index_new(
         None if locate(conn, ns, doc)?.is_some() => Ok(false),
         None => {
             store::put_delta(conn, ns, &row)?;
-            maybe_flush(conn, ns, doc)?;
+            maybe_flush(conn, ns, bytes)?;
             Ok(true)
         }
     }
@@ -127,7 +131,7 @@ pub fn index_doc(
         old: None,
     };
     if store::insert_delta_fresh(conn, ns, &fresh)? {
-        return maybe_flush(conn, ns, doc);
+        return maybe_flush(conn, ns, fresh.payload_bytes());
     }
     store::lock_meta(conn, ns, Lock::Shared)?;
     let mut row = match store::delta_row_of(conn, ns, doc)? {
@@ -142,7 +146,7 @@ pub fn index_doc(
     row.new = Some(new);
     row.ver = store::random_id();
     store::put_delta(conn, ns, &row)?;
-    maybe_flush(conn, ns, doc)
+    maybe_flush(conn, ns, row.payload_bytes())
 }
 
 /// Removes a document; `false` when it was not indexed. `old_text` as for [`index_doc`].
@@ -170,7 +174,7 @@ pub fn remove_doc(conn: &mut dyn Conn, ns: &str, doc: i64, old_text: Option<&str
                     old: Some(old),
                 };
                 store::put_delta(conn, ns, &row)?;
-                maybe_flush(conn, ns, doc)?;
+                maybe_flush(conn, ns, row.payload_bytes())?;
                 Ok(true)
             }
             None => Ok(false),
@@ -225,24 +229,37 @@ fn old_version(
     }))
 }
 
-/// Writes between two counts of the delta: counting on every write was a statement per
-/// insert; the delta now reaches at most `FLUSH_DOCS + FLUSH_CHECK_EVERY − 1` rows per writer
-/// before a flush.
-pub const FLUSH_CHECK_EVERY: u64 = 16;
+/// Measurements of the delta per flush: a writer measures it (one statement) after writing
+/// an eighth of a flush's rows or bytes, so the delta passes its bounds by at most an eighth
+/// per writer process.
+const CHECKS_PER_FLUSH: i64 = 8;
 
-/// Whether this write counts the delta: every [`FLUSH_CHECK_EVERY`]-th key (messages' keys
-/// ascend, so every 16th insert) and every 16th write of the process (any key pattern). A
-/// hint only: which write flushes never changes a result.
-fn should_count(doc: i64) -> bool {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let n = WRITES.fetch_add(1, Ordering::Relaxed);
-    doc.rem_euclid(FLUSH_CHECK_EVERY as i64) == 0 || n.is_multiple_of(FLUSH_CHECK_EVERY)
-}
+/// Rows and bytes written to each namespace's delta by this process since it last measured
+/// the delta. A hint only: which write flushes never changes a result, so neither a rollback
+/// nor another process's writes make it wrong.
+static WRITTEN: std::sync::Mutex<BTreeMap<String, (i64, i64)>> =
+    std::sync::Mutex::new(BTreeMap::new());
 
-fn maybe_flush(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
-    if should_count(doc) && store::delta_count(conn, ns)? >= merge::FLUSH_DOCS as i64 {
-        flush(conn, ns, false)?;
+/// After a delta write of `bytes` payload bytes: measures the delta when due and flushes it
+/// when full.
+fn maybe_flush(conn: &mut dyn Conn, ns: &str, bytes: usize) -> Result<()> {
+    let due = {
+        let mut w = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+        let e = w.entry(ns.to_owned()).or_default();
+        e.0 += 1;
+        e.1 += bytes as i64;
+        let due = e.0 * CHECKS_PER_FLUSH >= merge::FLUSH_DOCS
+            || e.1 * CHECKS_PER_FLUSH >= merge::FLUSH_BYTES;
+        if due {
+            *e = (0, 0);
+        }
+        due
+    };
+    if due {
+        let (rows, bytes) = store::delta_size(conn, ns)?;
+        if merge::delta_is_full(rows, bytes) {
+            flush(conn, ns, false)?;
+        }
     }
     Ok(())
 }
@@ -266,9 +283,10 @@ pub fn search(
         Some(n) => n,
         None => conn.now_ms()?,
     };
+    let wanted = q.terms();
     for _attempt in 0..8 {
         let snap = store::snapshot(conn, ns)?;
-        let Some(mut views) = views(conn, &snap)? else {
+        let Some(mut views) = views(conn, ns, &snap, &|t| wanted.contains(t))? else {
             continue;
         };
         let r = engine::execute(conn, &mut views, &q, params, now, filter);
@@ -288,8 +306,14 @@ pub fn search(
 }
 
 /// The views of a snapshot: its segments with their deletions (flushed and pending), then
-/// the delta as a segment built in memory. `None` when a segment vanished (a concurrent merge).
-fn views(conn: &mut dyn Conn, snap: &store::Snapshot) -> Result<Option<Vec<View>>> {
+/// the delta's new versions (see [`delta_view`]; `keep` accepts the search's terms). `None`
+/// when a segment vanished or the delta moved (a concurrent merge or write).
+fn views(
+    conn: &mut dyn Conn,
+    ns: &str,
+    snap: &store::Snapshot,
+    keep: &dyn Fn(&[u8]) -> bool,
+) -> Result<Option<Vec<View>>> {
     let mut pending: HashMap<i64, Pending> = HashMap::new();
     for d in &snap.delta {
         if let Some(old) = &d.old {
@@ -320,19 +344,10 @@ fn views(conn: &mut dyn Conn, snap: &store::Snapshot) -> Result<Option<Vec<View>
             },
         });
     }
-    let fresh: Vec<delta::Pending<'_>> = snap
-        .delta
-        .iter()
-        .filter_map(|d| {
-            d.new.as_ref().map(|n| delta::Pending {
-                key: d.doc,
-                created: n.created,
-                len: n.len,
-                payload: &n.terms,
-            })
-        })
-        .collect();
-    out.extend(View::in_memory(&fresh)?);
+    let Some(delta) = delta_view::views(conn, ns, snap.index, &snap.delta, keep)? else {
+        return Ok(None);
+    };
+    out.extend(delta);
     Ok(Some(out))
 }
 
@@ -366,7 +381,7 @@ fn store_segment(
 }
 
 /// Moves the delta into segments: new versions into a new segment, deletions into their
-/// segments' deletion sets (when it holds at least [`merge::FLUSH_DOCS`] rows, or any when
+/// segments' deletion sets (when it is full, see [`merge::delta_is_full`], or any when
 /// `force`); then runs the merge policy. Takes the namespace exclusively (when `force` is
 /// false, only if it is free).
 pub fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
@@ -380,7 +395,8 @@ pub fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
         return Ok(());
     }
     let rows = store::delta_rows(conn, ns)?;
-    if rows.is_empty() || (!force && rows.len() < merge::FLUSH_DOCS) {
+    let bytes: usize = rows.iter().map(DeltaRow::payload_bytes).sum();
+    if rows.is_empty() || (!force && !merge::delta_is_full(rows.len() as i64, bytes as i64)) {
         return Ok(());
     }
     let fresh: Vec<delta::Pending<'_>> = rows
@@ -397,7 +413,7 @@ pub fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
     if !fresh.is_empty() {
         store_segment(conn, ns, &mut |c, sink| {
             let mut local = |no: u32, b: &[u8]| sink(c, no, b);
-            delta::build(&fresh, &mut local)
+            delta::build(&fresh, &|_| true, &mut local)
         })?;
     }
     crate::failpoint::hit(conn, crate::failpoint::FLUSH)?;
@@ -560,7 +576,7 @@ pub fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]) -> Re
             .collect();
         store_segment(conn, ns, &mut |c, sink| {
             let mut local = |no: u32, b: &[u8]| sink(c, no, b);
-            delta::build(&fresh, &mut local)
+            delta::build(&fresh, &|_| true, &mut local)
         })?;
     }
     merge_policy(conn, ns, false)

@@ -61,12 +61,18 @@ pub trait PageSource {
 #[derive(Default)]
 pub struct MemPages(pub HashMap<u32, Page>);
 
-impl PageSource for MemPages {
-    fn page(&mut self, no: u32) -> Result<Page> {
+impl MemPages {
+    pub fn get(&self, no: u32) -> Result<Page> {
         self.0
             .get(&no)
             .cloned()
             .ok_or_else(|| Error::internal(format!("page {no} of an in-memory segment is missing")))
+    }
+}
+
+impl PageSource for MemPages {
+    fn page(&mut self, no: u32) -> Result<Page> {
+        self.get(no)
     }
 }
 

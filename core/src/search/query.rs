@@ -12,7 +12,10 @@
 //!
 //! Any other punctuation is text. A query without a positive part matches nothing.
 
+use super::scoring::SearchParams;
 use super::tokenizer::{tokenize, Kind};
+use super::{stem, stopwords};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest number of dictionary terms one `prefix*` expands to.
 pub const MAX_PREFIX_TERMS: usize = 64;
@@ -41,12 +44,85 @@ pub struct Query {
     pub must: Vec<Matcher>,
     /// None of these may occur.
     pub must_not: Vec<Matcher>,
+    /// Terms that weigh less than the query's own words (see [`Query::weight`]).
+    pub lighter: BTreeMap<String, Lighter>,
+}
+
+/// Why a query term weighs less.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lighter {
+    /// A stem term, or the stem of a query word searched as a word.
+    Stem,
+    /// An English function word in a query that has other words.
+    Stopword,
 }
 
 impl Query {
     /// True when the query can match nothing (no scoring clause).
     pub fn is_empty(&self) -> bool {
         self.should.is_empty()
+    }
+
+    /// The weight of a term's idf: 1 for the query's own words, `stem_weight` for stems,
+    /// `stopword_weight` for function words when the query has other words.
+    pub fn weight(&self, term: &str, params: &SearchParams) -> f64 {
+        match self.lighter.get(term) {
+            None => 1.0,
+            Some(Lighter::Stem) => params.stem_weight,
+            Some(Lighter::Stopword) => params.stopword_weight,
+        }
+    }
+
+    /// Marks the stem expansions and the function words, once the query is read.
+    fn weigh(&mut self, own: &BTreeSet<String>, stems: BTreeSet<String>) {
+        for s in stems {
+            if !own.contains(&s) {
+                self.lighter.insert(s, Lighter::Stem);
+            }
+        }
+        for t in own {
+            if stem::is_stem_term(t.as_bytes()) {
+                self.lighter.insert(t.clone(), Lighter::Stem);
+            }
+        }
+        let has_content = own
+            .iter()
+            .any(|t| !stem::is_stem_term(t.as_bytes()) && !stopwords::is_stopword(t))
+            || self.should.iter().any(|m| matches!(m, Matcher::Prefix(_)));
+        if has_content {
+            for t in own.iter().filter(|t| stopwords::is_stopword(t)) {
+                self.lighter.insert(t.clone(), Lighter::Stopword);
+            }
+        }
+    }
+
+    /// The document terms that can matter to this query: its terms and atoms, and the terms
+    /// under its prefixes.
+    pub fn terms(&self) -> Mentioned<'_> {
+        let mut m = Mentioned::default();
+        for c in self.should.iter().chain(&self.must).chain(&self.must_not) {
+            match c {
+                Matcher::Term(t) => {
+                    m.exact.insert(t.as_bytes());
+                }
+                Matcher::Phrase(atoms) => m.exact.extend(atoms.iter().map(|a| a.as_bytes())),
+                Matcher::Prefix(p) => m.prefixes.push(p.as_bytes()),
+            }
+        }
+        m
+    }
+}
+
+/// The terms a query mentions (see [`Query::terms`]).
+#[derive(Default)]
+pub struct Mentioned<'q> {
+    exact: std::collections::HashSet<&'q [u8], foldhash::fast::RandomState>,
+    prefixes: Vec<&'q [u8]>,
+}
+
+impl Mentioned<'_> {
+    pub fn contains(&self, term: &[u8]) -> bool {
+        self.exact.contains(term) || self.prefixes.iter().any(|p| term.starts_with(p))
     }
 }
 
@@ -78,6 +154,7 @@ fn constraint_of(text: &str) -> Option<Matcher> {
 /// Parses a query. Never fails; see the module documentation for the language.
 pub fn parse(query: &str) -> Query {
     let mut q = Query::default();
+    let mut stems = BTreeSet::new();
     let mut end = query.len().min(MAX_QUERY_BYTES);
     while !query.is_char_boundary(end) {
         end -= 1;
@@ -170,14 +247,41 @@ pub fn parse(query: &str) -> Query {
                         q.must.push(m);
                     }
                 }
+                if let [t] = tokens.as_slice() {
+                    if t.kind == Kind::Atom && stem::is_stemmable(&t.text) {
+                        // A word that is its own stem still finds its other forms: `research`
+                        // finds `researching` (indexed with `~research`).
+                        stems.insert(stem::term(&t.text));
+                    }
+                }
                 for t in tokens {
+                    if t.kind == Kind::Stem {
+                        // The stem as a word: `appointment` for `appointments`.
+                        stems.insert(t.text[STEM_MARK_LEN..].to_owned());
+                    }
                     push_should(&mut q, Matcher::Term(t.text));
                 }
             }
         }
     }
+    let mut own = BTreeSet::new();
+    for m in &q.should {
+        match m {
+            Matcher::Term(t) => {
+                own.insert(t.clone());
+            }
+            Matcher::Phrase(atoms) => own.extend(atoms.iter().cloned()),
+            Matcher::Prefix(_) => {}
+        }
+    }
+    for s in &stems {
+        push_should(&mut q, Matcher::Term(s.clone()));
+    }
+    q.weigh(&own, stems);
     q
 }
+
+const STEM_MARK_LEN: usize = stem::STEM_MARK.len_utf8();
 
 fn push_should(q: &mut Query, m: Matcher) {
     if !q.should.contains(&m) {
@@ -199,13 +303,47 @@ mod tests {
         let q = parse("fix LoginSchema");
         assert_eq!(
             q.should,
-            [t("fix"), t("loginschema"), t("login"), t("schema")]
+            [t("fix"), t("loginschema"), t("login"), t("schema"), t("~fix")]
         );
         assert!(q.must.is_empty() && q.must_not.is_empty());
         assert_eq!(
             parse("auth.ts auth").should,
-            [t("auth.ts"), t("auth"), t("ts")]
+            [t("auth.ts"), t("auth"), t("ts"), t("~auth")]
         );
+    }
+
+    /// Stems are searched with a lower weight; function words weigh less only beside
+    /// other words.
+    #[test]
+    fn stems_and_function_words_are_lighter() {
+        let q = parse("how did I book the appointments");
+        assert_eq!(
+            q.should,
+            [
+                t("how"),
+                t("did"),
+                t("i"),
+                t("book"),
+                t("the"),
+                t("appointments"),
+                t("~appoint"),
+                t("appoint"),
+                t("~book")
+            ]
+        );
+        let p = SearchParams::default();
+        assert_eq!(q.weight("appointments", &p), 1.0);
+        assert_eq!(q.weight("book", &p), 1.0);
+        assert_eq!(q.weight("~appoint", &p), p.stem_weight);
+        assert_eq!(q.weight("appoint", &p), p.stem_weight);
+        assert_eq!(q.weight("the", &p), p.stopword_weight);
+        // Only function words: they are the query.
+        assert_eq!(parse("who are you").weight("who", &p), 1.0);
+        // A stem that is also a word of the query keeps full weight.
+        assert_eq!(parse("run running").weight("run", &p), 1.0);
+        // A word that is its own stem searches the stem term too.
+        assert_eq!(parse("research").should, [t("research"), t("~research")]);
+        assert_eq!(parse("research").weight("~research", &p), p.stem_weight);
     }
 
     #[test]
@@ -258,7 +396,10 @@ mod tests {
             parse("\"unbalanced phrase").should,
             [Phrase(vec!["unbalanced".into(), "phrase".into()])]
         );
-        assert_eq!(parse("--verbose").should, [t("verbose")]);
+        assert_eq!(
+            parse("--verbose").should,
+            [t("verbose"), t("~verbos"), t("verbos")]
+        );
         assert_eq!(parse("-+x").should, [t("x")]);
         assert!(parse(&"!?.,;".repeat(200_000)).is_empty());
         let many = "w ".repeat(10_000);

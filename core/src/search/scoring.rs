@@ -3,7 +3,8 @@
 //! ```text
 //! idf(t)      = ln(1 + (N − n(t) + 0.5) / (n(t) + 0.5))               (always ≥ 0)
 //! tf_part     = tf · (k1 + 1) / (tf + k1 · (1 − b + b · len / avgdl))
-//! bm25(d)     = Σ over scoring clauses, in query order, of idf(t) · tf_part(t, d)
+//! bm25(d)     = Σ over scoring clauses, in query order, of w(t) · idf(t) · tf_part(t, d)
+//! w(t)        = 1, stem_weight for stems, stopword_weight for function words (query::weight)
 //! recency(d)  = 1 + w · 2^(−max(0, now − created_at) / half_life)     (in [1, 1 + w])
 //! score(d)    = bm25(d) · recency(d)
 //! ```
@@ -17,6 +18,10 @@ use crate::{Error, Result};
 pub const DEFAULT_RECENCY_WEIGHT: f64 = 0.3;
 /// Default half-life of the recency boost: 7 days in milliseconds.
 pub const DEFAULT_HALF_LIFE_MS: f64 = 7.0 * 24.0 * 3600.0 * 1000.0;
+/// Default weight of a stem (see [`super::stem`]).
+pub const DEFAULT_STEM_WEIGHT: f64 = 0.5;
+/// Default weight of a function word (see [`super::stopwords`]).
+pub const DEFAULT_STOPWORD_WEIGHT: f64 = 0.2;
 /// Default number of hits.
 pub const DEFAULT_LIMIT: usize = 10;
 /// Largest `limit` accepted.
@@ -37,6 +42,10 @@ pub struct SearchParams {
     pub k1: f64,
     /// BM25 `b`.
     pub b: f64,
+    /// Weight of a query word's stem against the word itself, in [0, 1].
+    pub stem_weight: f64,
+    /// Weight of an English function word in a query that has other words, in [0, 1].
+    pub stopword_weight: f64,
 }
 
 impl Default for SearchParams {
@@ -48,6 +57,8 @@ impl Default for SearchParams {
             half_life_ms: DEFAULT_HALF_LIFE_MS,
             k1: 1.2,
             b: 0.75,
+            stem_weight: DEFAULT_STEM_WEIGHT,
+            stopword_weight: DEFAULT_STOPWORD_WEIGHT,
         }
     }
 }
@@ -78,6 +89,14 @@ impl SearchParams {
         }
         if !(self.b.is_finite() && (0.0..=1.0).contains(&self.b)) {
             return Err(Error::invalid("b", "must be a number between 0 and 1"));
+        }
+        for (name, v) in [
+            ("stem_weight", self.stem_weight),
+            ("stopword_weight", self.stopword_weight),
+        ] {
+            if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+                return Err(Error::invalid(name, "must be a number between 0 and 1"));
+            }
         }
         Ok(())
     }

@@ -33,21 +33,46 @@ pub const MAX_SNIPPET_INPUT: usize = 1 << 20;
 /// The window of `text` with the most query matches (the first such window), matches wrapped
 /// in the markers, cuts marked with the ellipsis. Never fails.
 pub fn snippet(text: &str, query: &str, settings: &SnippetSettings) -> String {
-    let mut cut_at = text.len().min(MAX_SNIPPET_INPUT);
-    while !text.is_char_boundary(cut_at) {
-        cut_at -= 1;
-    }
-    let text = &text[..cut_at];
-    let q = parse(query);
-    let mut terms: Vec<String> = Vec::new();
-    let mut prefixes: Vec<String> = Vec::new();
-    for m in q.should.iter().chain(q.must.iter()) {
-        match m {
-            Matcher::Term(t) => terms.push(t.clone()),
-            Matcher::Phrase(a) => terms.extend(a.iter().cloned()),
-            Matcher::Prefix(p) => prefixes.push(p.clone()),
+    Snippeter::new(query, settings).of(text)
+}
+
+/// Snippets of many texts for one query (the query is read once).
+pub struct Snippeter<'s> {
+    terms: Vec<String>,
+    prefixes: Vec<String>,
+    settings: &'s SnippetSettings,
+}
+
+impl<'s> Snippeter<'s> {
+    pub fn new(query: &str, settings: &'s SnippetSettings) -> Self {
+        let q = parse(query);
+        let mut terms: Vec<String> = Vec::new();
+        let mut prefixes: Vec<String> = Vec::new();
+        for m in q.should.iter().chain(q.must.iter()) {
+            match m {
+                Matcher::Term(t) => terms.push(t.clone()),
+                Matcher::Phrase(a) => terms.extend(a.iter().cloned()),
+                Matcher::Prefix(p) => prefixes.push(p.clone()),
+            }
+        }
+        Snippeter {
+            terms,
+            prefixes,
+            settings,
         }
     }
+
+    /// The snippet of one text.
+    pub fn of(&self, text: &str) -> String {
+        let mut cut_at = text.len().min(MAX_SNIPPET_INPUT);
+        while !text.is_char_boundary(cut_at) {
+            cut_at -= 1;
+        }
+        window(&text[..cut_at], &self.terms, &self.prefixes, self.settings)
+    }
+}
+
+fn window(text: &str, terms: &[String], prefixes: &[String], settings: &SnippetSettings) -> String {
     let tokens = tokenize(text);
     let atoms: Vec<&super::tokenizer::Token> =
         tokens.iter().filter(|t| t.kind == Kind::Atom).collect();

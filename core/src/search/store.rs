@@ -11,7 +11,8 @@
 use super::cache;
 use super::pages::{page_id, Page, PageSource};
 use super::segment::{Dead, Header, Segment};
-use crate::{Conn, Dialect, Error, Result, Value};
+use crate::{Conn, Dialect, Error, Result, Row, Value};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 fn int(v: &Value) -> i64 {
@@ -60,6 +61,13 @@ pub struct DeltaRow {
     pub old: Option<OldVersion>,
 }
 
+impl DeltaRow {
+    /// Bytes of analysed terms the row holds (what a search decodes, what a flush moves).
+    pub fn payload_bytes(&self) -> usize {
+        self.new.as_ref().map_or(0, |n| n.terms.len()) + self.old.as_ref().map_or(0, |o| o.terms.len())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewVersion {
     pub len: u32,
@@ -77,9 +85,13 @@ pub struct OldVersion {
     pub terms: Vec<u8>,
 }
 
-/// What a search reads in one statement (one snapshot even in Postgres READ COMMITTED).
+/// What a search reads in one statement (one snapshot even in Postgres READ COMMITTED): the
+/// segments, and the delta rows without the payloads of their new versions (see
+/// [`super::delta_view`], which reads those it lacks).
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
+    /// The index's random id (`mem_idx_meta.index_uuid`); 0 before its first write.
+    pub index: i64,
     pub segments: Vec<SegRow>,
     pub delta: Vec<DeltaRow>,
 }
@@ -117,13 +129,18 @@ pub fn snapshot(conn: &mut dyn Conn, ns: &str) -> Result<Snapshot> {
         "SELECT CAST(0 AS BIGINT), seg_no, build, doc_count, total_len, dead_count, dead_len, dead_ver, \
            min_key, max_key, CAST(NULL AS @BLOB), CAST(NULL AS @BLOB) FROM mem_idx_segments WHERE ns = ?1 \
          UNION ALL SELECT CAST(1 AS BIGINT), doc, ver, len, created, old_seg, old_ord, old_len, \
-           CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), terms, old_terms FROM mem_idx_delta WHERE ns = ?1",
+           CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS @BLOB), old_terms FROM mem_idx_delta WHERE ns = ?1 \
+         UNION ALL SELECT CAST(2 AS BIGINT), CAST(index_uuid AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, \
+           NULL, NULL, CAST(NULL AS @BLOB), CAST(NULL AS @BLOB) FROM mem_idx_meta WHERE ns = ?1",
         &[ns.into()],
     )?;
     let mut s = Snapshot::default();
     for r in rows {
         let mut it = r.into_iter();
-        if int(&it.next().unwrap_or(Value::Null)) == 0 {
+        let kind = int(&it.next().unwrap_or(Value::Null));
+        if kind == 2 {
+            s.index = it.next().map_or(0, |v| int(&v));
+        } else if kind == 0 {
             let v: Vec<i64> = it.by_ref().take(9).map(|v| int(&v)).collect();
             s.segments.push(SegRow {
                 seg_no: v[0],
@@ -159,6 +176,50 @@ pub fn delta_rows(conn: &mut dyn Conn, ns: &str) -> Result<Vec<DeltaRow>> {
     out.sort_by_key(|d| d.doc);
     Ok(out)
 }
+
+/// `(ver, payload)` of the new versions of `docs` (every document of the delta when `None`).
+pub fn delta_payloads(
+    conn: &mut dyn Conn,
+    ns: &str,
+    docs: Option<&[i64]>,
+) -> Result<HashMap<i64, (i64, Vec<u8>)>> {
+    let mut out = HashMap::new();
+    let mut take = |rows: Vec<Row>| {
+        for r in rows {
+            let mut it = r.into_iter();
+            let (doc, ver, terms) = (it.next(), it.next(), it.next());
+            if let (Some(doc), Some(ver), Some(terms)) = (doc, ver, terms) {
+                if !terms.is_null() {
+                    out.insert(int(&doc), (int(&ver), blob(terms)));
+                }
+            }
+        }
+    };
+    match docs {
+        None => take(conn.query(
+            "SELECT doc, ver, terms FROM mem_idx_delta WHERE ns = ?1",
+            &[ns.into()],
+        )?),
+        Some(docs) => {
+            for chunk in docs.chunks(PAYLOAD_LOOKUPS) {
+                let marks: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
+                let mut params = vec![ns.into()];
+                params.extend(chunk.iter().map(|&d| Value::Int(d)));
+                take(conn.query(
+                    &format!(
+                        "SELECT doc, ver, terms FROM mem_idx_delta WHERE ns = ?1 AND doc IN ({})",
+                        marks.join(", ")
+                    ),
+                    &params,
+                )?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Documents looked up per statement by [`delta_payloads`].
+const PAYLOAD_LOOKUPS: usize = 256;
 
 /// One document's delta row, if any.
 pub fn delta_row_of(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Option<DeltaRow>> {
@@ -254,14 +315,19 @@ pub fn delete_delta(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
     Ok(())
 }
 
-/// Delta rows of a namespace (a hint for when to flush; exact under the namespace lock).
-pub fn delta_count(conn: &mut dyn Conn, ns: &str) -> Result<i64> {
-    Ok(conn
-        .query_value(
-            "SELECT count(*) FROM mem_idx_delta WHERE ns = ?1",
+/// Rows and payload bytes of a namespace's delta (a hint for when to flush).
+pub fn delta_size(conn: &mut dyn Conn, ns: &str) -> Result<(i64, i64)> {
+    let row = conn
+        .query(
+            "SELECT count(*), coalesce(sum(length(terms)), 0) + coalesce(sum(length(old_terms)), 0) \
+             FROM mem_idx_delta WHERE ns = ?1",
             &[ns.into()],
         )?
-        .map_or(0, |v| int(&v)))
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let v = |i: usize| row.get(i).map_or(0, int);
+    Ok((v(0), v(1)))
 }
 
 /// Removes the delta rows a flush consumed, each only if its version is still the one read

@@ -17,7 +17,9 @@
 //! A query for `login_schema` yields `login_schema`, `login`, `schema`: a document holding the
 //! exact name matches all three and ranks above one that only has the parts.
 //!
-//! No stemming and no stop words (see docs/search.md for the measurement behind that).
+//! A compound of one atom that is an English word also yields its **stem** (`~test` for
+//! `tests`, see [`super::stem`]) at the word's position; stems are not atoms, so phrases
+//! and document lengths ignore them.
 
 /// Atoms longer than this many bytes are cut (at a character boundary): hashes and base64
 /// blobs stay searchable by their start without bloating the dictionary.
@@ -34,6 +36,8 @@ pub enum Kind {
     Piece,
     /// A smallest part (`login`).
     Atom,
+    /// The stem term of a standalone English word (`~test` for `tests`).
+    Stem,
 }
 
 /// One token with its position and its byte span in the source text.
@@ -225,13 +229,28 @@ pub fn tokenize_into(text: &str, out: &mut Vec<Token>) {
                 }
             }
             for &(s, e) in &atoms[a..a + na] {
+                let atom = cut(lower(&text[s..e]), MAX_ATOM_BYTES);
+                let stem = if atoms.len() == 1 {
+                    super::stem::stem(&atom)
+                } else {
+                    None
+                };
                 out.push(Token {
-                    text: cut(lower(&text[s..e]), MAX_ATOM_BYTES),
+                    text: atom,
                     pos,
                     start: s,
                     end: e,
                     kind: Kind::Atom,
                 });
+                if let Some(stem) = stem {
+                    out.push(Token {
+                        text: super::stem::term(&stem),
+                        pos,
+                        start: s,
+                        end: e,
+                        kind: Kind::Stem,
+                    });
+                }
                 pos = pos.saturating_add(1);
             }
             a += na;
@@ -303,7 +322,12 @@ mod tests {
 
     #[test]
     fn prose_and_trailing_punctuation() {
-        assert_eq!(texts("It works. Then, ok!"), ["it", "works", "then", "ok"]);
+        assert_eq!(
+            texts("It works. Then, ok!"),
+            ["it", "works", "~work", "then", "ok"]
+        );
+        // Words inside identifiers are not stemmed.
+        assert_eq!(texts("tests_passing"), ["tests_passing", "tests", "passing"]);
         assert_eq!(texts("see auth.ts."), ["see", "auth.ts", "auth", "ts"]);
         assert_eq!(texts("v1.2.3"), ["v1.2.3", "v1", "2", "3"]);
         assert_eq!(texts("Ünïcödé WÖRDS"), ["ünïcödé", "wörds"]);

@@ -132,7 +132,7 @@ pub fn execute(
                         .map(|info| v.seg.live_df(t.as_bytes(), info))
                 })
                 .sum();
-            idf(st.docs, df)
+            q.weight(t, params) * idf(st.docs, df)
         })
         .collect();
     let sc = scorer::Scorer {

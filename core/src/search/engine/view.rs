@@ -14,6 +14,8 @@ pub enum Src {
     Stored { seg_no: i64, build: i64 },
     /// The delta, built in memory for this search.
     Mem(MemPages),
+    /// The delta as built for earlier searches (see [`crate::search::delta_view`]).
+    Shared(Arc<MemPages>),
 }
 
 /// Deletions recorded in the delta, not yet flushed into the segment's [`Dead`].
@@ -41,14 +43,14 @@ pub struct SegView {
 /// A view's page source for the duration of one phase of a search.
 pub enum ViewSource<'c> {
     Stored(StoredPages<'c>),
-    Mem(&'c mut MemPages),
+    Mem(&'c MemPages),
 }
 
 impl PageSource for ViewSource<'_> {
     fn page(&mut self, no: u32) -> Result<Page> {
         match self {
             ViewSource::Stored(s) => s.page(no),
-            ViewSource::Mem(m) => m.page(no),
+            ViewSource::Mem(m) => m.get(no),
         }
     }
 
@@ -84,14 +86,18 @@ impl Src {
                 ViewSource::Stored(StoredPages::new(conn, *seg_no, *build))
             }
             Src::Mem(m) => ViewSource::Mem(m),
+            Src::Shared(m) => ViewSource::Mem(m),
         }
     }
 }
 
 impl View {
     /// Fresh documents (the delta's new versions) as a segment built in memory for one
-    /// search; `None` when there are none.
-    pub fn in_memory(fresh: &[crate::search::delta::Pending<'_>]) -> Result<Option<View>> {
+    /// search, with postings for the terms `keep` accepts; `None` when there are none.
+    pub fn in_memory(
+        fresh: &[crate::search::delta::Pending<'_>],
+        keep: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<Option<View>> {
         if fresh.is_empty() {
             return Ok(None);
         }
@@ -100,7 +106,7 @@ impl View {
             pages.0.insert(no, Page::from(b));
             Ok(())
         };
-        let header = crate::search::delta::build(fresh, &mut sink)?;
+        let header = crate::search::delta::build(fresh, keep, &mut sink)?;
         Ok(Some(View {
             seg: SegView {
                 seg: Segment {

@@ -127,12 +127,25 @@ pub struct TermInfo {
     pub post_len: u64,
 }
 
-/// One dictionary page, decoded.
+/// Every entry of a dictionary page, in term order.
 pub fn read_dict_page(page: &[u8]) -> Result<Vec<(Vec<u8>, TermInfo)>> {
+    let mut out = Vec::new();
+    scan_dict_page(page, &mut |t, info| {
+        out.push((t.to_vec(), info));
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+/// Decodes a dictionary page entry by entry, in term order, until `f` returns false (a
+/// lookup stops at the first term not below the one it wants, without allocating).
+pub fn scan_dict_page(
+    page: &[u8],
+    f: &mut dyn FnMut(&[u8], TermInfo) -> Result<bool>,
+) -> Result<()> {
     let mut r = Reader::new(page);
     let mut off = r.varint("dictionary page offset")?;
     let mut term = Vec::new();
-    let mut out = Vec::new();
     while !r.at_end() {
         r.term(&mut term, "dictionary term")?;
         let df = r.u32("dictionary df")?;
@@ -144,25 +157,25 @@ pub fn read_dict_page(page: &[u8]) -> Result<Vec<(Vec<u8>, TermInfo)>> {
         if df == 0 || n_blocks == 0 || n_blocks as usize > df as usize {
             return Err(corrupt("dictionary entry"));
         }
-        out.push((
-            term.clone(),
-            TermInfo {
-                bounds: TermBounds {
-                    df,
-                    n_blocks,
-                    max_tf,
-                    min_len,
-                    max_created,
-                },
-                post_off: off,
-                post_len,
+        let info = TermInfo {
+            bounds: TermBounds {
+                df,
+                n_blocks,
+                max_tf,
+                min_len,
+                max_created,
             },
-        ));
+            post_off: off,
+            post_len,
+        };
+        if !f(&term, info)? {
+            return Ok(());
+        }
         off = off
             .checked_add(post_len)
             .ok_or_else(|| corrupt("dictionary offsets"))?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The documents of one document page.
@@ -199,10 +212,14 @@ impl Segment {
             return Ok(None);
         };
         let page = src.page(page_no(Area::Dict, p))?;
-        Ok(read_dict_page(&page)?
-            .into_iter()
-            .find(|(t, _)| t.as_slice() == term)
-            .map(|(_, i)| i))
+        let mut found = None;
+        scan_dict_page(&page, &mut |t, info| {
+            if t == term {
+                found = Some(info);
+            }
+            Ok(t < term)
+        })?;
+        Ok(found)
     }
 
     /// The terms starting with `prefix`, ascending, with their entries; `f` decides for each
@@ -216,13 +233,16 @@ impl Segment {
         let start = self.dict_page_of(prefix).unwrap_or(0);
         for p in start..self.header.dict_pages {
             let page = src.page(page_no(Area::Dict, p))?;
-            for (t, info) in read_dict_page(&page)? {
-                if t.as_slice() < prefix {
-                    continue;
+            let mut done = false;
+            scan_dict_page(&page, &mut |t, info| {
+                if t < prefix {
+                    return Ok(true);
                 }
-                if !t.starts_with(prefix) || !f(&t, &info)? {
-                    return Ok(());
-                }
+                done = !t.starts_with(prefix) || !f(t, &info)?;
+                Ok(!done)
+            })?;
+            if done {
+                return Ok(());
             }
         }
         Ok(())
