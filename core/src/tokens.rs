@@ -41,7 +41,7 @@ impl Encoding {
 /// The text is split by the encoding's pre-tokenizer and each piece is encoded on its own (as
 /// tiktoken does), so a piece's count never depends on its neighbours: short pieces — words,
 /// identifiers, indentation, punctuation, which repeat all through an agent's messages — are
-/// counted once per thread and remembered.
+/// counted once and remembered in a small direct-mapped table per thread.
 pub fn count(text: &str, encoding: Encoding) -> i64 {
     let tok = encoding.tokenizer();
     MEMO.with(|memo| {
@@ -50,35 +50,87 @@ pub fn count(text: &str, encoding: Encoding) -> i64 {
         let mut n = 0usize;
         for piece in tok.split(text) {
             let b = piece.as_bytes();
-            if b.len() > MEMO_PIECE_BYTES {
-                n += tok.bpe.count(b);
-                continue;
-            }
-            if let Some(&c) = memo.get(b) {
-                n += c as usize;
-                continue;
-            }
-            let c = tok.bpe.count(b);
-            if memo.len() >= MEMO_PIECES {
-                memo.clear();
-            }
-            memo.insert(b.into(), c as u32);
-            n += c;
+            n += match memo.get(b) {
+                Some(c) => c as usize,
+                None => {
+                    let c = tok.bpe.count(b);
+                    memo.put(b, c);
+                    c
+                }
+            };
         }
         n as i64
     })
 }
 
-/// Pieces longer than this are not remembered.
-const MEMO_PIECE_BYTES: usize = 32;
-/// Pieces remembered per encoding and thread (about 3 MB at most); full, it starts over.
-const MEMO_PIECES: usize = 1 << 16;
+/// Remembered counts of short pieces: slot `hash(piece) mod SLOTS` holds the last piece that
+/// landed there. A lookup is one hash and one compare; a collision only costs a recount, so no
+/// input can make it slower than counting without it.
+struct Memo {
+    slots: Vec<Slot>,
+    seed: u64,
+}
 
-/// foldhash: fast on short keys, and seeded per process so pieces cannot be chosen to collide.
-type Memo = std::collections::HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>;
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    len: u8,
+    bytes: [u8; PIECE_BYTES],
+    count: u32,
+}
+
+/// Pieces longer than this are not remembered.
+const PIECE_BYTES: usize = 23;
+/// Slots per encoding and thread (1 MiB, allocated on first use).
+const SLOTS: usize = 1 << 15;
+
+impl Memo {
+    fn new() -> Self {
+        Memo {
+            slots: Vec::new(),
+            // Per process, so that pieces cannot be chosen to share slots.
+            seed: std::hash::BuildHasher::hash_one(
+                &std::collections::hash_map::RandomState::new(),
+                0u8,
+            ),
+        }
+    }
+
+    fn slot(&self, b: &[u8]) -> usize {
+        let mut h = self.seed ^ b.len() as u64;
+        for chunk in b.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            h = (h ^ u64::from_le_bytes(w)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            h ^= h >> 29;
+        }
+        (h as usize) & (SLOTS - 1)
+    }
+
+    fn get(&self, b: &[u8]) -> Option<u32> {
+        if b.len() > PIECE_BYTES || self.slots.is_empty() {
+            return None;
+        }
+        let s = &self.slots[self.slot(b)];
+        (usize::from(s.len) == b.len() && &s.bytes[..b.len()] == b).then_some(s.count)
+    }
+
+    fn put(&mut self, b: &[u8], count: usize) {
+        if b.len() > PIECE_BYTES || b.is_empty() {
+            return;
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![Slot::default(); SLOTS];
+        }
+        let i = self.slot(b);
+        let s = &mut self.slots[i];
+        s.len = b.len() as u8;
+        s.bytes[..b.len()].copy_from_slice(b);
+        s.count = count as u32;
+    }
+}
 
 thread_local! {
-    static MEMO: std::cell::RefCell<[Memo; 2]> = Default::default();
+    static MEMO: std::cell::RefCell<[Memo; 2]> = std::cell::RefCell::new([Memo::new(), Memo::new()]);
 }
 
 #[cfg(test)]
@@ -99,11 +151,39 @@ mod tests {
     #[test]
     fn counts_equal_tiktoken() {
         let pieces = [
-            "fn main() { println!(\"{}\", x); }", "  \n\t", "LoginSchema", "refresh_tokens",
-            "The quick brown fox", "I'm", "they'll", "'s", "日本語", "中文", "한국어", "ภาษาไทย",
-            "العربية", "עברית", "🚀", "👩‍💻", "e\u{301}", "\u{200b}", "\u{feff}", "\u{10ffff}",
-            "<|endoftext|>", "<|im_start|>", "12345678901234", "3.14", "src/auth/login.ts", "—",
-            "\r\n", "ß", "İ", "ǅ", "   ", "!!!???", "\u{2028}",
+            "fn main() { println!(\"{}\", x); }",
+            "  \n\t",
+            "LoginSchema",
+            "refresh_tokens",
+            "The quick brown fox",
+            "I'm",
+            "they'll",
+            "'s",
+            "日本語",
+            "中文",
+            "한국어",
+            "ภาษาไทย",
+            "العربية",
+            "עברית",
+            "🚀",
+            "👩‍💻",
+            "e\u{301}",
+            "\u{200b}",
+            "\u{feff}",
+            "\u{10ffff}",
+            "<|endoftext|>",
+            "<|im_start|>",
+            "12345678901234",
+            "3.14",
+            "src/auth/login.ts",
+            "—",
+            "\r\n",
+            "ß",
+            "İ",
+            "ǅ",
+            "   ",
+            "!!!???",
+            "\u{2028}",
         ];
         let refs = [
             (Encoding::O200kBase, tiktoken_rs::o200k_base_singleton()),
