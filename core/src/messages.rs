@@ -393,7 +393,14 @@ pub fn complete_update(
         }
     }
     if changed.raw_content || changed.search_text || changed.created_at {
-        search::index_doc(conn, NS_MESSAGES, d.seq, d.indexed_text(), d.created_at, old_search)?;
+        search::index_doc(
+            conn,
+            NS_MESSAGES,
+            d.seq,
+            d.indexed_text(),
+            d.created_at,
+            old_search,
+        )?;
     }
     Ok(d)
 }

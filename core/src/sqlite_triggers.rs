@@ -123,8 +123,13 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
                 created_at: flag(args, 3),
             };
             let old_search = text(args, 4);
-            let updated =
-                messages::complete_update(conn, changed, old_tokens, old_search.as_deref(), d.clone())?;
+            let updated = messages::complete_update(
+                conn,
+                changed,
+                old_tokens,
+                old_search.as_deref(),
+                d.clone(),
+            )?;
             if updated != d {
                 updated.store(conn)?;
             }

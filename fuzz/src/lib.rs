@@ -46,14 +46,20 @@ pub fn query(data: &[u8]) {
                 payload: &payloads[i],
             })
             .collect();
-        let Some(mut view) = View::in_memory(&fresh, &|_| true).expect("pages from analysed documents") else {
+        let Some(mut view) =
+            View::in_memory(&fresh, &|_| true).expect("pages from analysed documents")
+        else {
             continue;
         };
         let first = &docs[range.start];
         view.seg.pending = Pending {
             ords: vec![0],
             len: u64::from(first.len),
-            terms: first.terms.iter().map(|(t, _)| (t.as_bytes().to_vec(), 1)).collect(),
+            terms: first
+                .terms
+                .iter()
+                .map(|(t, _)| (t.as_bytes().to_vec(), 1))
+                .collect(),
         };
         views.push(view);
     }
@@ -99,7 +105,10 @@ pub fn tokenizer(data: &[u8]) {
             assert!(word.kind == tokenizer::Kind::Atom && word.pos == tok.pos);
             assert!(tok.text.starts_with(stem::STEM_MARK) && tok.text != word.text);
         } else {
-            assert!(!tok.text.contains(stem::STEM_MARK), "a word holds the stem mark");
+            assert!(
+                !tok.text.contains(stem::STEM_MARK),
+                "a word holds the stem mark"
+            );
         }
         assert!(!tok.text.is_empty());
         assert!(tok.start < tok.end && tok.end <= t.len());
@@ -119,9 +128,17 @@ pub fn tokenizer(data: &[u8]) {
         );
     }
     let d = delta::analyze(&t);
-    let stems = tokens.iter().filter(|t| t.kind == tokenizer::Kind::Stem).count();
+    let stems = tokens
+        .iter()
+        .filter(|t| t.kind == tokenizer::Kind::Stem)
+        .count();
     assert_eq!(d.len as usize, tokens.len() - stems);
     let enc = delta::encode(&d);
+    assert_eq!(
+        delta::analyze_encoded(&t),
+        (d.len, enc.clone()),
+        "direct encoding differs"
+    );
     assert_eq!(delta::decode(&enc, d.len), Some(d));
     let _ = agentmem_core::search::snippet(&t, &t, &Default::default());
 }

@@ -6,7 +6,7 @@
 //! tf × varint position delta`. Term set: `varint n`, then prefix-compressed terms ascending.
 
 use super::codec::{get_varint, put_term, put_varint, Reader};
-use super::tokenizer::{tokenize, Kind};
+use super::tokenizer::{scan, tokenize, Kind};
 use std::collections::HashMap;
 
 /// A document's terms (ascending) with their positions, and its length in tokens.
@@ -31,6 +31,63 @@ pub fn analyze(text: &str) -> DocTerms {
         }
     }
     DocTerms { len, terms }
+}
+
+/// [`analyze`] then [`encode`], without building the terms: the path every indexed write
+/// takes. Returns the length and the payload.
+pub fn analyze_encoded(text: &str) -> (u32, Vec<u8>) {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        let Scratch { arena, tokens } = &mut *s;
+        arena.clear();
+        tokens.clear();
+        let mut len = 0u32;
+        scan(text, &mut |t, pos, _, _, kind| {
+            if kind != Kind::Stem {
+                len = len.saturating_add(1);
+            }
+            tokens.push((arena.len() as u32, t.len() as u32, pos));
+            arena.extend_from_slice(t.as_bytes());
+        });
+        let term = |&(start, n, _): &(u32, u32, u32)| &arena[start as usize..(start + n) as usize];
+        tokens.sort_unstable_by(|a, b| term(a).cmp(term(b)).then(a.2.cmp(&b.2)));
+        let distinct = tokens
+            .windows(2)
+            .filter(|w| term(&w[0]) != term(&w[1]))
+            .count()
+            + usize::from(!tokens.is_empty());
+        let mut out = Vec::with_capacity(arena.len() + 3 * tokens.len() + 4);
+        put_varint(&mut out, distinct as u64);
+        let mut i = 0;
+        while i < tokens.len() {
+            let t = term(&tokens[i]);
+            let mut j = i;
+            while j < tokens.len() && term(&tokens[j]) == t {
+                j += 1;
+            }
+            put_varint(&mut out, t.len() as u64);
+            out.extend_from_slice(t);
+            put_varint(&mut out, (j - i) as u64);
+            let mut last = 0u32;
+            for tok in &tokens[i..j] {
+                put_varint(&mut out, u64::from(tok.2.saturating_sub(last)));
+                last = tok.2;
+            }
+            i = j;
+        }
+        (len, out)
+    })
+}
+
+/// Buffers [`analyze_encoded`] reuses: token texts back to back, and (start, length, position).
+#[derive(Default)]
+struct Scratch {
+    arena: Vec<u8>,
+    tokens: Vec<(u32, u32, u32)>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 pub fn encode(doc: &DocTerms) -> Vec<u8> {
@@ -244,6 +301,19 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn direct_encoding_matches() {
+        for text in [
+            "",
+            "fix LoginSchema in src/auth/login.ts, logins again and again",
+            "東京タワー naïve Ünïcödé tests testing tested",
+            &"word ".repeat(300),
+        ] {
+            let d = analyze(text);
+            assert_eq!(analyze_encoded(text), (d.len, encode(&d)), "{text}");
+        }
+    }
 
     #[test]
     fn payload_round_trips() {

@@ -35,21 +35,36 @@ pub fn is_stemmable(word: &str) -> bool {
 
 /// The stem of a lower-cased standalone word, when it is stemmable and differs from it.
 pub fn stem(word: &str) -> Option<String> {
-    if !is_stemmable(word) {
-        return None;
+    let mut s = String::new();
+    stem_into(word, &mut s).then(|| s[STEM_MARK.len_utf8()..].to_owned())
+}
+
+/// Writes the stem term (`~stem`) of a lower-cased standalone word into `out` and returns
+/// true, when the word is stemmable and its stem differs from it.
+pub fn stem_into(word: &str, out: &mut String) -> bool {
+    if word.len() < MIN_BYTES || word.len() > MAX_BYTES {
+        return false;
     }
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
-        if let Some(s) = m.get(word) {
-            return s.as_deref().map(str::to_owned);
+        if !m.contains_key(word) {
+            let s = is_stemmable(word)
+                .then(|| Stemmer::create(Algorithm::English).stem(word).into_owned())
+                .filter(|s| s != word && !s.is_empty())
+                .map(|s| Box::<str>::from(term(&s)));
+            if m.len() >= MEMO_WORDS {
+                m.clear();
+            }
+            m.insert(word.into(), s);
         }
-        let s = Stemmer::create(Algorithm::English).stem(word);
-        let s = (s != word && !s.is_empty()).then(|| s.into_owned());
-        if m.len() >= MEMO_WORDS {
-            m.clear();
+        match m.get(word) {
+            Some(Some(t)) => {
+                out.clear();
+                out.push_str(t);
+                true
+            }
+            _ => false,
         }
-        m.insert(word.into(), s.as_deref().map(Into::into));
-        s
     })
 }
 

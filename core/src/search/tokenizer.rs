@@ -64,54 +64,52 @@ fn is_ideograph(c: char) -> bool {
         | 0x20000..=0x2FFFF) // CJK Extensions B..
 }
 
-fn lower(s: &str) -> String {
+/// `s` lower-cased into `out` (replacing its content).
+fn lower_into(s: &str, out: &mut String) {
+    out.clear();
     if s.is_ascii() {
-        s.to_ascii_lowercase()
+        out.push_str(s);
+        out.make_ascii_lowercase();
     } else {
-        s.chars().flat_map(char::to_lowercase).collect()
+        out.extend(s.chars().flat_map(char::to_lowercase));
     }
 }
 
-fn cut(s: String, max: usize) -> String {
+/// Cuts `s` to at most `max` bytes, at a character boundary.
+fn cut_at(s: &mut String, max: usize) {
     if s.len() <= max {
-        return s;
+        return;
     }
     let mut end = max;
     while !s.is_char_boundary(end) {
         end -= 1;
     }
-    s[..end].to_owned()
+    s.truncate(end);
 }
 
 /// Splits one piece (word characters only) into atom byte ranges relative to `text`.
 fn split_atoms(text: &str, base: usize, out: &mut Vec<(usize, usize)>) {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut start: Option<usize> = None;
-    let n = chars.len();
-    for i in 0..n {
-        let (off, c) = chars[i];
+    let mut prev = '\0';
+    let mut it = text.char_indices().peekable();
+    while let Some((off, c)) = it.next() {
+        let next = it.peek().map(|&(_, n)| n);
         if c == '_' {
             if let Some(s) = start.take() {
                 out.push((base + s, base + off));
             }
-            continue;
-        }
-        if is_ideograph(c) {
+        } else if is_ideograph(c) {
             if let Some(s) = start.take() {
                 out.push((base + s, base + off));
             }
             out.push((base + off, base + off + c.len_utf8()));
-            continue;
-        }
-        if let Some(s) = start {
-            let prev = chars[i - 1].1;
+        } else if let Some(s) = start {
             let boundary = (c.is_uppercase()
                 && (prev.is_lowercase()
                     || prev.is_numeric() && s < off && has_lower(&text[s..off])))
                 || (c.is_uppercase()
                     && prev.is_uppercase()
-                    && i + 1 < n
-                    && chars[i + 1].1.is_lowercase());
+                    && next.is_some_and(char::is_lowercase));
             if boundary {
                 out.push((base + s, base + off));
                 start = Some(off);
@@ -119,6 +117,7 @@ fn split_atoms(text: &str, base: usize, out: &mut Vec<(usize, usize)>) {
         } else {
             start = Some(off);
         }
+        prev = c;
     }
     if let Some(s) = start {
         out.push((base + s, base + text.len()));
@@ -145,7 +144,7 @@ fn joiner_len(rest: &str) -> usize {
     }
 }
 
-/// Tokenizes `text` into every token (wholes, pieces, atoms) with positions and spans.
+/// Tokenizes `text` into every token (wholes, pieces, atoms, stems) with positions and spans.
 pub fn tokenize(text: &str) -> Vec<Token> {
     let mut out = Vec::new();
     tokenize_into(text, &mut out);
@@ -154,12 +153,28 @@ pub fn tokenize(text: &str) -> Vec<Token> {
 
 /// Like [`tokenize`], appending to `out`.
 pub fn tokenize_into(text: &str, out: &mut Vec<Token>) {
+    scan(text, &mut |t, pos, start, end, kind| {
+        out.push(Token {
+            text: t.to_owned(),
+            pos,
+            start,
+            end,
+            kind,
+        })
+    });
+}
+
+/// Calls `emit(text, pos, start, end, kind)` for each token in [`tokenize`]'s order, the text
+/// lent from a buffer the scan reuses: indexing allocates nothing per token.
+pub fn scan(text: &str, emit: &mut dyn FnMut(&str, u32, usize, usize, Kind)) {
     let mut pos: u32 = 0;
     let mut i = 0;
     let bytes = text.len();
     let mut pieces: Vec<(usize, usize)> = Vec::new();
     let mut atoms: Vec<(usize, usize)> = Vec::new();
     let mut piece_atoms: Vec<usize> = Vec::new();
+    let mut buf = String::new();
+    let mut stem_buf = String::new();
     while i < bytes {
         let c = match text[i..].chars().next() {
             Some(c) => c,
@@ -201,15 +216,9 @@ pub fn tokenize_into(text: &str, out: &mut Vec<Token>) {
         let first_pos = pos;
         if atoms.len() > 1 {
             let (ws, we) = trim_underscores(text, start, end);
-            let whole = lower(&text[ws..we]);
-            if whole.len() <= MAX_WHOLE_BYTES {
-                out.push(Token {
-                    text: whole,
-                    pos: first_pos,
-                    start: ws,
-                    end: we,
-                    kind: Kind::Whole,
-                });
+            lower_into(&text[ws..we], &mut buf);
+            if buf.len() <= MAX_WHOLE_BYTES {
+                emit(&buf, first_pos, ws, we, Kind::Whole);
             }
         }
         let mut a = 0;
@@ -217,39 +226,17 @@ pub fn tokenize_into(text: &str, out: &mut Vec<Token>) {
             let na = piece_atoms[k];
             if na > 1 && pieces.len() > 1 {
                 let (ws, we) = trim_underscores(text, ps, pe);
-                let piece = lower(&text[ws..we]);
-                if piece.len() <= MAX_WHOLE_BYTES {
-                    out.push(Token {
-                        text: piece,
-                        pos,
-                        start: ws,
-                        end: we,
-                        kind: Kind::Piece,
-                    });
+                lower_into(&text[ws..we], &mut buf);
+                if buf.len() <= MAX_WHOLE_BYTES {
+                    emit(&buf, pos, ws, we, Kind::Piece);
                 }
             }
             for &(s, e) in &atoms[a..a + na] {
-                let atom = cut(lower(&text[s..e]), MAX_ATOM_BYTES);
-                let stem = if atoms.len() == 1 {
-                    super::stem::stem(&atom)
-                } else {
-                    None
-                };
-                out.push(Token {
-                    text: atom,
-                    pos,
-                    start: s,
-                    end: e,
-                    kind: Kind::Atom,
-                });
-                if let Some(stem) = stem {
-                    out.push(Token {
-                        text: super::stem::term(&stem),
-                        pos,
-                        start: s,
-                        end: e,
-                        kind: Kind::Stem,
-                    });
+                lower_into(&text[s..e], &mut buf);
+                cut_at(&mut buf, MAX_ATOM_BYTES);
+                emit(&buf, pos, s, e, Kind::Atom);
+                if atoms.len() == 1 && super::stem::stem_into(&buf, &mut stem_buf) {
+                    emit(&stem_buf, pos, s, e, Kind::Stem);
                 }
                 pos = pos.saturating_add(1);
             }
@@ -327,7 +314,10 @@ mod tests {
             ["it", "works", "~work", "then", "ok"]
         );
         // Words inside identifiers are not stemmed.
-        assert_eq!(texts("tests_passing"), ["tests_passing", "tests", "passing"]);
+        assert_eq!(
+            texts("tests_passing"),
+            ["tests_passing", "tests", "passing"]
+        );
         assert_eq!(texts("see auth.ts."), ["see", "auth.ts", "auth", "ts"]);
         assert_eq!(texts("v1.2.3"), ["v1.2.3", "v1", "2", "3"]);
         assert_eq!(texts("Ünïcödé WÖRDS"), ["ünïcödé", "wörds"]);
