@@ -35,6 +35,7 @@ const OPTIONS: &[&str] = &[
     "half_life_days",
     "stem_weight",
     "stopword_weight",
+    "proximity_weight",
     "context_weight",
     "snippet",
 ];
@@ -170,6 +171,9 @@ impl Request {
         if let Some(w) = o.opt_f64("stopword_weight")? {
             params.stopword_weight = w;
         }
+        if let Some(w) = o.opt_f64("proximity_weight")? {
+            params.proximity_weight = w;
+        }
         if let Some(d) = o.opt_f64("half_life_days")? {
             if !(d.is_finite() && d > 0.0) {
                 return Err(Error::invalid(
@@ -293,13 +297,15 @@ pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<Messag
     }
     let engine: HashMap<i64, &search::Hit> = result.hits.iter().map(|h| (h.doc, h)).collect();
     let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
-    let mut cands: Vec<Candidate> = rows_of(conn, "thread_id, message_index", &seqs)?
+    let mut cands: Vec<Candidate> = rows_of(conn, "thread_id, message_index, role", &seqs)?
         .into_iter()
         .filter_map(|(seq, mut cols)| {
+            let turn = thread_context::is_turn(cols.pop()?.as_str()?);
             Some(Candidate {
                 seq,
                 message_index: cols.pop()?.as_i64()?,
                 thread_id: cols.pop()?.into_string()?,
+                turn,
                 score: engine.get(&seq)?.score,
             })
         })

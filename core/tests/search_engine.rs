@@ -38,7 +38,7 @@ struct ODoc {
 #[derive(Clone, PartialEq, Debug)]
 enum OClause {
     Term(String),
-    Phrase(Vec<String>),
+    Phrase(Vec<String>, f64),
 }
 
 impl Oracle {
@@ -72,7 +72,7 @@ impl Oracle {
         filter: Option<&dyn Fn(i64) -> bool>,
     ) -> Vec<(i64, f64, f64, f64)> {
         let docs = self.analyze();
-        let q = query::parse(q);
+        let q = query::parse(q).weighed(p);
         if q.should.is_empty() || docs.is_empty() || p.limit == 0 {
             return Vec::new();
         }
@@ -80,7 +80,9 @@ impl Oracle {
         let resolve = |m: &query::Matcher| -> Vec<OClause> {
             match m {
                 query::Matcher::Term(t) => vec![OClause::Term(t.clone())],
-                query::Matcher::Phrase(a) => vec![OClause::Phrase(a.clone())],
+                query::Matcher::Phrase(a) | query::Matcher::Near(a) => {
+                    vec![OClause::Phrase(a.clone(), query::Query::clause_weight(m, p))]
+                }
                 query::Matcher::Prefix(pre) => vocab
                     .iter()
                     .filter(|t| t.starts_with(pre.as_str()))
@@ -110,7 +112,7 @@ impl Oracle {
         };
         let has = |d: &ODoc, c: &OClause| match c {
             OClause::Term(t) => d.terms.contains_key(t),
-            OClause::Phrase(a) => d.terms.get(&a[0]).is_some_and(|ps| {
+            OClause::Phrase(a, _) => d.terms.get(&a[0]).is_some_and(|ps| {
                 ps.iter().any(|&s| {
                     a.iter()
                         .enumerate()
@@ -140,12 +142,12 @@ impl Oracle {
                 matched = true;
                 bm25 += match c {
                     OClause::Term(t) => idf(t) * tfp(d.terms[t].len(), d.len),
-                    OClause::Phrase(a) => {
+                    OClause::Phrase(a, w) => {
                         let mut s = 0.0;
                         for t in a {
                             s += idf(t) * tfp(d.terms[t].len(), d.len);
                         }
-                        s
+                        w * s
                     }
                 };
             }
@@ -305,7 +307,8 @@ fn apply(conn: &mut Sq, oracle: &mut Oracle, op: &Op) {
         }
         Op::Delete(k) => {
             let old = oracle.docs.remove(k);
-            let removed = search::remove_doc(conn, NS, *k, old.as_ref().map(|o| o.0.as_str())).unwrap();
+            let removed =
+                search::remove_doc(conn, NS, *k, old.as_ref().map(|o| o.0.as_str())).unwrap();
             assert_eq!(removed, old.is_some());
         }
         Op::Flush => search::flush(conn, NS, true).unwrap(),
@@ -434,7 +437,11 @@ fn pruning_skips_documents() {
         |k| NOW - k,
     );
     let r = search::search(&mut conn, NS, "rare common", &params(10), None).unwrap();
-    assert!(r.stats.segments > 1 && r.stats.delta_docs > 0, "{:?}", r.stats);
+    assert!(
+        r.stats.segments > 1 && r.stats.delta_docs > 0,
+        "{:?}",
+        r.stats
+    );
     assert!(r.stats.scored_docs < 1000, "scored {}", r.stats.scored_docs);
     let expected: Vec<(i64, String, i64)> = (0..n).map(|k| (k, text(k), NOW - k)).collect();
     assert!(search::check(&mut conn, NS, &expected).unwrap().is_empty());
@@ -644,10 +651,19 @@ fn check_finds_problems_and_reindex_fixes_them() {
         exp.remove(0);
         let problems = search::check(&mut conn, NS, &exp).unwrap();
         let has = |s: &str| problems.iter().any(|p| p.contains(s));
-        assert!(has(&format!("document 5: stale length in {place}")), "{problems:?}");
-        assert!(has(&format!("document 5: stale tokens in {place}")), "{problems:?}");
+        assert!(
+            has(&format!("document 5: stale length in {place}")),
+            "{problems:?}"
+        );
+        assert!(
+            has(&format!("document 5: stale tokens in {place}")),
+            "{problems:?}"
+        );
         assert!(has("document 1000: missing from the index"), "{problems:?}");
-        assert!(has(&format!("document 0: in {place} but not in the table")), "{problems:?}");
+        assert!(
+            has(&format!("document 0: in {place} but not in the table")),
+            "{problems:?}"
+        );
         assert!(has("statistics: 400 documents"), "{problems:?}");
         search::reindex(&mut conn, NS, &exp).unwrap();
         assert!(search::check(&mut conn, NS, &exp).unwrap().is_empty());
@@ -660,7 +676,15 @@ fn check_finds_problems_and_reindex_fixes_them() {
 fn segment_count_stays_logarithmic() {
     let mut conn = open();
     for k in 0..20_000 {
-        search::index_doc(&mut conn, NS, k, &format!("w{} w{}", k % 100, k % 7), NOW, None).unwrap();
+        search::index_doc(
+            &mut conn,
+            NS,
+            k,
+            &format!("w{} w{}", k % 100, k % 7),
+            NOW,
+            None,
+        )
+        .unwrap();
     }
     let segs: i64 = conn
         .0
@@ -740,7 +764,15 @@ fn long_work_stops_when_the_host_cancels() {
     }
     let mut conn = Cancelling(open(), 0);
     for k in 0..6000i64 {
-        search::index_doc(&mut conn, NS, k, &format!("common word {k} again"), NOW, None).unwrap();
+        search::index_doc(
+            &mut conn,
+            NS,
+            k,
+            &format!("common word {k} again"),
+            NOW,
+            None,
+        )
+        .unwrap();
     }
     let mut p = params(5000);
     p.recency_weight = 0.0;

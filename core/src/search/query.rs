@@ -33,6 +33,9 @@ pub enum Matcher {
     Phrase(Vec<String>),
     /// Any dictionary term with this prefix.
     Prefix(String),
+    /// Two words typed next to each other that also stand next to each other in a document:
+    /// a phrase scored at `proximity_weight` (the last atom of one word, the first of the next).
+    Near(Vec<String>),
 }
 
 /// A parsed query: scoring clauses in canonical (query-text) order, and constraints.
@@ -73,6 +76,31 @@ impl Query {
         }
     }
 
+    /// The weight of a scoring clause as a whole: `proximity_weight` for [`Matcher::Near`],
+    /// 1 otherwise (its terms keep their own weights inside).
+    pub fn clause_weight(m: &Matcher, params: &SearchParams) -> f64 {
+        match m {
+            Matcher::Near(_) => params.proximity_weight,
+            _ => 1.0,
+        }
+    }
+
+    /// The query without the clauses whose weight is 0 under `params` (a weight of 0 turns
+    /// stems, function words beside other words, or proximity off: they no longer match).
+    pub fn weighed(mut self, params: &SearchParams) -> Query {
+        let keep: Vec<bool> = self
+            .should
+            .iter()
+            .map(|m| match m {
+                Matcher::Term(t) => self.weight(t, params) != 0.0,
+                m => Query::clause_weight(m, params) != 0.0,
+            })
+            .collect();
+        let mut k = keep.into_iter();
+        self.should.retain(|_| k.next().unwrap_or(true));
+        self
+    }
+
     /// Marks the stem expansions and the function words, once the query is read.
     fn weigh(&mut self, own: &BTreeSet<String>, stems: BTreeSet<String>) {
         for s in stems {
@@ -105,7 +133,9 @@ impl Query {
                 Matcher::Term(t) => {
                     m.exact.insert(t.as_bytes());
                 }
-                Matcher::Phrase(atoms) => m.exact.extend(atoms.iter().map(|a| a.as_bytes())),
+                Matcher::Phrase(atoms) | Matcher::Near(atoms) => {
+                    m.exact.extend(atoms.iter().map(|a| a.as_bytes()))
+                }
                 Matcher::Prefix(p) => m.prefixes.push(p.as_bytes()),
             }
         }
@@ -155,6 +185,9 @@ fn constraint_of(text: &str) -> Option<Matcher> {
 pub fn parse(query: &str) -> Query {
     let mut q = Query::default();
     let mut stems = BTreeSet::new();
+    let mut near: Vec<Matcher> = Vec::new();
+    // The last atom of the previous plain word, while words follow each other.
+    let mut prev: Option<String> = None;
     let mut end = query.len().min(MAX_QUERY_BYTES);
     while !query.is_char_boundary(end) {
         end -= 1;
@@ -180,6 +213,9 @@ pub fn parse(query: &str) -> Query {
                 Modifier::MustNot
             };
             i += 1;
+        }
+        if chars[i].1 == '"' || modifier != Modifier::None {
+            prev = None;
         }
         if chars[i].1 == '"' {
             let start = i + 1;
@@ -218,6 +254,7 @@ pub fn parse(query: &str) -> Query {
                 .collect();
             if !prefix.is_empty() {
                 clauses += 1;
+                prev = None;
                 let m = Matcher::Prefix(prefix);
                 match modifier {
                     Modifier::MustNot => q.must_not.push(m),
@@ -235,6 +272,20 @@ pub fn parse(query: &str) -> Query {
             continue;
         }
         clauses += 1;
+        if modifier == Modifier::None {
+            let mut atoms = tokens.iter().filter(|t| t.kind == Kind::Atom);
+            let first = atoms.next().map(|t| t.text.clone());
+            let last = atoms.last().map(|t| t.text.clone()).or_else(|| first.clone());
+            if let (Some(p), Some(f)) = (prev.take(), first) {
+                if !(stopwords::is_stopword(&p) && stopwords::is_stopword(&f)) {
+                    let m = Matcher::Near(vec![p, f]);
+                    if !near.contains(&m) {
+                        near.push(m);
+                    }
+                }
+            }
+            prev = last;
+        }
         match modifier {
             Modifier::MustNot => {
                 if let Some(m) = constraint_of(word) {
@@ -271,11 +322,14 @@ pub fn parse(query: &str) -> Query {
                 own.insert(t.clone());
             }
             Matcher::Phrase(atoms) => own.extend(atoms.iter().cloned()),
-            Matcher::Prefix(_) => {}
+            Matcher::Prefix(_) | Matcher::Near(_) => {}
         }
     }
     for s in &stems {
         push_should(&mut q, Matcher::Term(s.clone()));
+    }
+    for m in near {
+        push_should(&mut q, m);
     }
     q.weigh(&own, stems);
     q
@@ -303,12 +357,25 @@ mod tests {
         let q = parse("fix LoginSchema");
         assert_eq!(
             q.should,
-            [t("fix"), t("loginschema"), t("login"), t("schema"), t("~fix")]
+            [
+                t("fix"),
+                t("loginschema"),
+                t("login"),
+                t("schema"),
+                t("~fix"),
+                Near(vec!["fix".into(), "login".into()])
+            ]
         );
         assert!(q.must.is_empty() && q.must_not.is_empty());
         assert_eq!(
             parse("auth.ts auth").should,
-            [t("auth.ts"), t("auth"), t("ts"), t("~auth")]
+            [
+                t("auth.ts"),
+                t("auth"),
+                t("ts"),
+                t("~auth"),
+                Near(vec!["ts".into(), "auth".into()])
+            ]
         );
     }
 
@@ -328,7 +395,10 @@ mod tests {
                 t("appointments"),
                 t("~appoint"),
                 t("appoint"),
-                t("~book")
+                t("~book"),
+                Near(vec!["i".into(), "book".into()]),
+                Near(vec!["book".into(), "the".into()]),
+                Near(vec!["the".into(), "appointments".into()])
             ]
         );
         let p = SearchParams::default();

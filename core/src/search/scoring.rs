@@ -22,6 +22,8 @@ pub const DEFAULT_HALF_LIFE_MS: f64 = 7.0 * 24.0 * 3600.0 * 1000.0;
 pub const DEFAULT_STEM_WEIGHT: f64 = 0.5;
 /// Default weight of a function word (see [`super::stopwords`]).
 pub const DEFAULT_STOPWORD_WEIGHT: f64 = 0.2;
+/// Default weight of two query words found next to each other (see [`super::query`]).
+pub const DEFAULT_PROXIMITY_WEIGHT: f64 = 0.5;
 /// Default number of hits.
 pub const DEFAULT_LIMIT: usize = 10;
 /// Largest `limit` accepted.
@@ -46,6 +48,8 @@ pub struct SearchParams {
     pub stem_weight: f64,
     /// Weight of an English function word in a query that has other words, in [0, 1].
     pub stopword_weight: f64,
+    /// Weight of two query words found next to each other in a document, in [0, 1].
+    pub proximity_weight: f64,
 }
 
 impl Default for SearchParams {
@@ -59,6 +63,7 @@ impl Default for SearchParams {
             b: 0.75,
             stem_weight: DEFAULT_STEM_WEIGHT,
             stopword_weight: DEFAULT_STOPWORD_WEIGHT,
+            proximity_weight: DEFAULT_PROXIMITY_WEIGHT,
         }
     }
 }
@@ -93,6 +98,7 @@ impl SearchParams {
         for (name, v) in [
             ("stem_weight", self.stem_weight),
             ("stopword_weight", self.stopword_weight),
+            ("proximity_weight", self.proximity_weight),
         ] {
             if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
                 return Err(Error::invalid(name, "must be a number between 0 and 1"));

@@ -64,10 +64,18 @@ pub struct PhraseC {
     scratch: Vec<Vec<u32>>,
     /// Cursor moves made (for `SearchStats::steps`).
     work: u64,
+    /// The clause's weight (1 for a quoted phrase, `proximity_weight` for words typed side by
+    /// side).
+    weight: f64,
 }
 
 impl PhraseC {
-    fn new(src: &mut dyn PageSource, terms: Vec<TermC>, atoms: Vec<usize>) -> Result<Self> {
+    fn new(
+        src: &mut dyn PageSource,
+        terms: Vec<TermC>,
+        atoms: Vec<usize>,
+        weight: f64,
+    ) -> Result<Self> {
         let mut need = vec![0u32; terms.len()];
         for &a in &atoms {
             need[a] += 1;
@@ -80,6 +88,7 @@ impl PhraseC {
             doc: 0,
             scratch: vec![Vec::new(); n],
             work: 0,
+            weight,
         };
         p.find(src, 0)?;
         Ok(p)
@@ -155,7 +164,7 @@ impl PhraseC {
 
     /// Each phrase position's upper bound (a repeated term counts each time).
     fn max_ub(&self) -> f64 {
-        self.atoms.iter().map(|&a| self.terms[a].max_ub).sum()
+        self.weight * self.atoms.iter().map(|&a| self.terms[a].max_ub).sum::<f64>()
     }
 }
 
@@ -180,7 +189,7 @@ impl Cur {
                 Some(info) => Ok(Some(Cur::Term(TermC::open(seg, src, info, idfs[*t], sc)?))),
                 None => Ok(None),
             },
-            PClause::Phrase(ts) => {
+            PClause::Phrase(ts, weight) => {
                 let mut distinct: Vec<usize> = Vec::new();
                 let atoms: Vec<usize> = ts
                     .iter()
@@ -199,7 +208,7 @@ impl Cur {
                     };
                     terms.push(TermC::open(seg, src, info, idfs[*t], sc)?);
                 }
-                Ok(Some(Cur::Phrase(PhraseC::new(src, terms, atoms)?)))
+                Ok(Some(Cur::Phrase(PhraseC::new(src, terms, atoms, *weight)?)))
             }
         }
     }
@@ -273,7 +282,7 @@ impl Cur {
                         u
                     })
                     .collect();
-                (p.atoms.iter().map(|&a| ubs[a]).sum(), last)
+                (p.weight * p.atoms.iter().map(|&a| ubs[a]).sum::<f64>(), last)
             }
         }
     }
@@ -288,7 +297,7 @@ impl Cur {
                     let t = &p.terms[a];
                     s += t.idf * sc.tf(t.c.tf(), len);
                 }
-                s
+                p.weight * s
             }
         }
     }

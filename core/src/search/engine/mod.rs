@@ -18,10 +18,10 @@ pub mod wand;
 pub use view::{Pending, SegView, Src, View};
 
 use super::interrupt::Ticker;
+use super::pages::PageSource;
 use super::query::Query;
 use super::scoring::{idf, SearchParams, Stats};
 use super::segment::TermInfo;
-use super::pages::PageSource;
 use crate::{Conn, Result};
 use collector::{Collector, TopK};
 use std::collections::{BinaryHeap, HashSet};
@@ -102,7 +102,7 @@ pub fn execute(
         docs: col.stats.total_docs,
         total_len: views.iter().map(View::live_len).sum(),
     };
-    let plan = plan::plan(conn, views, q)?;
+    let plan = plan::plan(conn, views, q, params)?;
     col.stats.terms = plan.terms.len();
     // Each view's dictionary entry of each plan term: one page per term and view.
     let mut infos: Vec<Vec<Option<TermInfo>>> = Vec::with_capacity(views.len());

@@ -3,6 +3,7 @@
 
 use super::view::{live_df, View};
 use crate::search::query::{Matcher, Query, MAX_PREFIX_TERMS};
+use crate::search::scoring::SearchParams;
 use crate::{Conn, Result};
 use std::collections::BTreeMap;
 
@@ -10,7 +11,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq)]
 pub enum PClause {
     Term(usize),
-    Phrase(Vec<usize>),
+    /// Atoms at consecutive positions, and the weight of the clause.
+    Phrase(Vec<usize>, f64),
 }
 
 /// Distinct terms, scoring clauses in canonical order, constraints as any-of lists.
@@ -63,11 +65,13 @@ fn resolve(
     plan: &mut Plan,
     views: &mut [View],
     m: &Matcher,
+    params: &SearchParams,
 ) -> Result<Vec<PClause>> {
     Ok(match m {
         Matcher::Term(t) => vec![PClause::Term(plan.term(t))],
-        Matcher::Phrase(atoms) => vec![PClause::Phrase(
+        Matcher::Phrase(atoms) | Matcher::Near(atoms) => vec![PClause::Phrase(
             atoms.iter().map(|a| plan.term(a)).collect(),
+            Query::clause_weight(m, params),
         )],
         Matcher::Prefix(p) => expand_prefix(conn, views, p)?
             .iter()
@@ -77,21 +81,26 @@ fn resolve(
 }
 
 /// Resolves a parsed query: prefixes expanded, `Term` scoring clauses deduplicated.
-pub fn plan(conn: &mut dyn Conn, views: &mut [View], q: &Query) -> Result<Plan> {
+pub fn plan(
+    conn: &mut dyn Conn,
+    views: &mut [View],
+    q: &Query,
+    params: &SearchParams,
+) -> Result<Plan> {
     let mut plan = Plan::default();
     for m in &q.should {
-        for c in resolve(conn, &mut plan, views, m)? {
+        for c in resolve(conn, &mut plan, views, m, params)? {
             if !plan.should.contains(&c) {
                 plan.should.push(c);
             }
         }
     }
     for m in &q.must {
-        let any = resolve(conn, &mut plan, views, m)?;
+        let any = resolve(conn, &mut plan, views, m, params)?;
         plan.must.push(any);
     }
     for m in &q.must_not {
-        let any = resolve(conn, &mut plan, views, m)?;
+        let any = resolve(conn, &mut plan, views, m, params)?;
         plan.must_not.push(any);
     }
     Ok(plan)

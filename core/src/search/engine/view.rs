@@ -163,7 +163,12 @@ pub struct Docs {
 
 impl Docs {
     /// `(key, length, created_at)` of ordinal `ord`.
-    pub fn get(&mut self, seg: &Segment, src: &mut dyn PageSource, ord: u32) -> Result<(i64, u32, i64)> {
+    pub fn get(
+        &mut self,
+        seg: &Segment,
+        src: &mut dyn PageSource,
+        ord: u32,
+    ) -> Result<(i64, u32, i64)> {
         let p = ord / DOCS_PER_PAGE as u32;
         if self.page.as_ref().is_none_or(|(n, _)| *n != p) {
             self.page = Some((p, seg.doc_page(src, p)?));

@@ -183,7 +183,11 @@ fn seed(
         for (j, b) in tc.c.blocks.iter().enumerate() {
             let ub = sc.ub(idfs[*t], b.max_tf, b.min_len, b.max_created);
             if best.is_none_or(|x| ub > x.0) {
-                let lo = if j == 0 { 0 } else { tc.c.blocks[j - 1].last + 1 };
+                let lo = if j == 0 {
+                    0
+                } else {
+                    tc.c.blocks[j - 1].last + 1
+                };
                 best = Some((ub, k, lo, b.last));
             }
         }
