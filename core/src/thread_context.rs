@@ -1,7 +1,10 @@
 //! Thread context in message search: a message whose neighbour in its thread matches the query
 //! well gains part of that neighbour's score. In a conversation the answer to a question often
 //! shares no word with it ("Did you go hiking?" — "Yes, twice!"), and a turn that shares a few
-//! is often next to the one that says most.
+//! is often next to the one that says most. Only turns of the conversation take part — `user`
+//! and `assistant` messages: a tool's output (a file, a log) is relevant for what it says
+//! itself, and lending its score to the announcement next to it cost code search 3 points of
+//! recall@10 (docs/search.md).
 //!
 //! The engine ranks a wider first stage (at least [`CANDIDATES`], or four times the limit);
 //! among those candidates each message gets
@@ -12,7 +15,8 @@
 //!
 //! where `prev`/`next` are the messages one `message_index` before and after in the same
 //! thread, counted only when they are candidates themselves (a neighbour outside the first
-//! stage scores below all of them). Ties go to the newer message (the larger `seq`).
+//! stage scores below all of them) and when both messages are conversation turns. Ties go to
+//! the newer message (the larger `seq`).
 
 use std::collections::HashMap;
 
@@ -36,8 +40,15 @@ pub struct Candidate {
     pub seq: i64,
     pub thread_id: String,
     pub message_index: i64,
+    /// Whether the message is a turn of the conversation (`user` or `assistant`).
+    pub turn: bool,
     /// The engine's score on input, the final score on output.
     pub score: f64,
+}
+
+/// Whether a message of this role is a turn of the conversation.
+pub fn is_turn(role: &str) -> bool {
+    role == "user" || role == "assistant"
 }
 
 /// Adds the neighbours' share to each candidate's score and sorts them by the final score.
@@ -45,11 +56,15 @@ pub fn rerank(cands: &mut [Candidate], weight: f64) {
     if weight != 0.0 {
         let own: HashMap<(&str, i64), f64> = cands
             .iter()
+            .filter(|c| c.turn)
             .map(|c| ((c.thread_id.as_str(), c.message_index), c.score))
             .collect();
         let boost: Vec<f64> = cands
             .iter()
             .map(|c| {
+                if !c.turn {
+                    return 0.0;
+                }
                 let at = |i: i64| own.get(&(c.thread_id.as_str(), i)).copied().unwrap_or(0.0);
                 weight * at(c.message_index - 1).max(at(c.message_index + 1))
             })
@@ -70,6 +85,7 @@ mod tests {
             seq,
             thread_id: thread.into(),
             message_index: index,
+            turn: true,
             score,
         }
     }
@@ -85,7 +101,15 @@ mod tests {
         // Another thread, or a gap in the indexes, is no neighbour.
         let mut v = vec![c(1, "t", 0, 2.0), c(2, "u", 1, 0.5), c(3, "t", 2, 0.4)];
         rerank(&mut v, 0.25);
-        assert_eq!(v.iter().map(|c| c.score).collect::<Vec<_>>(), [2.0, 0.5, 0.4]);
+        assert_eq!(
+            v.iter().map(|c| c.score).collect::<Vec<_>>(),
+            [2.0, 0.5, 0.4]
+        );
+        // A tool's output neither lends nor gains.
+        let mut v = vec![c(1, "t", 0, 2.0), c(2, "t", 1, 0.5), c(3, "t", 2, 0.4)];
+        v[0].turn = false;
+        rerank(&mut v, 0.25);
+        assert_eq!(v.iter().map(|c| c.score).collect::<Vec<_>>(), [2.0, 0.5 + 0.25 * 0.4, 0.4 + 0.25 * 0.5]);
         // Weight 0 only sorts; ties go to the larger seq.
         let mut v = vec![c(1, "t", 0, 1.0), c(2, "t", 1, 1.0)];
         rerank(&mut v, 0.0);
