@@ -51,7 +51,7 @@ impl<'s> Snippeter<'s> {
         for m in q.should.iter().chain(q.must.iter()) {
             match m {
                 Matcher::Term(t) => terms.push(t.clone()),
-                Matcher::Phrase(a) => terms.extend(a.iter().cloned()),
+                Matcher::Phrase(a) | Matcher::Near(a) => terms.extend(a.iter().cloned()),
                 Matcher::Prefix(p) => prefixes.push(p.clone()),
             }
         }
