@@ -3,7 +3,8 @@
 
 use crate::conn::SpiConn;
 use agentmem_core::{
-    compaction, memory_tool, message_search, messages, recall, schema, threads, tokens, Conn, Error,
+    compaction, memory_tool, message_search, messages, recall, schema, search, threads, tokens,
+    Conn, Error,
 };
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
@@ -214,6 +215,17 @@ fn mem_optimize() -> i64 {
 #[pg_extern]
 fn mem_reindex() -> i64 {
     ok(message_search::reindex(&mut SpiConn))
+}
+
+#[pg_extern]
+fn mem_index_stats() -> pgrx::JsonB {
+    json(ok(search::stats::index_stats(&mut SpiConn)))
+}
+
+/// The caches are per backend process: each connection has its own.
+#[pg_extern]
+fn mem_search_cache(limit_bytes: default!(Option<i64>, "NULL")) -> pgrx::JsonB {
+    json(ok(search::cache::describe(limit_bytes)))
 }
 
 #[pg_extern]

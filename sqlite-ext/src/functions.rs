@@ -2,8 +2,8 @@
 
 use crate::{args::Args, conn::SqliteConn};
 use agentmem_core::{
-    compaction, error::catch_panic, memory_tool, message_search, messages, schema, sqlite_triggers,
-    threads, tokens, Error, Result, Value,
+    compaction, error::catch_panic, memory_tool, message_search, messages, schema, search,
+    sqlite_triggers, threads, tokens, Error, Result, Value,
 };
 use sqlite_loadable::{
     api, ext::sqlite3, ext::sqlite3_context, ext::sqlite3ext_context_db_handle, FunctionFlags,
@@ -151,6 +151,20 @@ pub const SCALARS: &[Scalar] = &[
         required: 0,
         pure: false,
         run: |c, _| Ok(Value::Int(message_search::reindex(c)?)),
+    },
+    Scalar {
+        name: "mem_index_stats",
+        args: &[],
+        required: 0,
+        pure: false,
+        run: |c, _| Ok(search::stats::index_stats(c)?.into()),
+    },
+    Scalar {
+        name: "mem_search_cache",
+        args: &["limit_bytes"],
+        required: 0,
+        pure: false,
+        run: |_, a| Ok(search::cache::describe(a.int(0)?)?.into()),
     },
     // Proves that a panic inside a function becomes an SQL error instead of killing the host.
     Scalar {

@@ -7,6 +7,7 @@ use super::pages::Page;
 use super::segment::{Dead, Header};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A least-recently-used map with a bound on the bytes its values weigh.
@@ -172,6 +173,57 @@ pub fn page_stats() -> CacheStats {
     with(|c| c.pages.stats())
 }
 
+static READ_PAGES: AtomicU64 = AtomicU64::new(0);
+static READ_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a page read from the database (by any search, flush or merge of the process).
+pub fn note_read(bytes: usize) {
+    READ_PAGES.fetch_add(1, Ordering::Relaxed);
+    READ_BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
+}
+
+/// Pages and bytes read from the database by this process.
+pub fn reads() -> (u64, u64) {
+    (
+        READ_PAGES.load(Ordering::Relaxed),
+        READ_BYTES.load(Ordering::Relaxed),
+    )
+}
+
+/// Largest page-cache bound accepted (16 GiB).
+pub const MAX_PAGE_BYTES: i64 = 16 << 30;
+
+/// `mem_search_cache([limit_bytes])`: sets the page cache's bound when given (0 empties and
+/// disables it), then describes the caches of this process as JSON: the bound, bytes and pages
+/// held, hits and misses, and the pages and bytes read from the database so far.
+pub fn describe(limit_bytes: Option<i64>) -> crate::Result<String> {
+    if let Some(l) = limit_bytes {
+        if !(0..=MAX_PAGE_BYTES).contains(&l) {
+            return Err(crate::Error::invalid(
+                "limit_bytes",
+                format!("must be between 0 and {MAX_PAGE_BYTES} (16 GiB)"),
+            ));
+        }
+        set_page_limit(l as usize);
+        if l == 0 {
+            clear();
+            super::delta_view::clear();
+        }
+    }
+    let s = page_stats();
+    let (read_pages, read_bytes) = reads();
+    Ok(serde_json::json!({
+        "limit_bytes": s.limit,
+        "bytes": s.bytes,
+        "pages": s.entries,
+        "hits": s.hits,
+        "misses": s.misses,
+        "read_pages": read_pages,
+        "read_bytes": read_bytes,
+    })
+    .to_string())
+}
+
 /// Empties every cache (benchmarks measure cold searches this way).
 pub fn clear() {
     with(|c| {
@@ -193,7 +245,9 @@ mod tests {
         let mut naive: Vec<(u32, u32, usize)> = Vec::new(); // oldest first
         let mut x = 12345u64;
         for step in 0..5000u32 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let k = ((x >> 33) % 24) as u32;
             if (x >> 20) % 3 == 0 {
                 let w = 1 + ((x >> 40) % 30) as usize;

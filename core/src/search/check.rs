@@ -145,7 +145,9 @@ pub fn check(
     let mut want: BTreeMap<i64, (&str, i64)> = BTreeMap::new();
     for (k, t, c) in expected {
         if want.insert(*k, (t.as_str(), *c)).is_some() {
-            problems.push(format!("document {k}: listed twice in the expected documents"));
+            problems.push(format!(
+                "document {k}: listed twice in the expected documents"
+            ));
         }
     }
     let mut exp_len: u64 = 0;
@@ -176,7 +178,10 @@ pub fn check(
             many => problems.push(format!(
                 "document {k}: live {} times ({})",
                 many.len(),
-                many.iter().map(|f| f.place.as_str()).collect::<Vec<_>>().join(", ")
+                many.iter()
+                    .map(|f| f.place.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
         }
     }
@@ -206,7 +211,8 @@ fn check_segment(
     tick: &mut Ticker,
 ) -> Result<SegmentCheck> {
     let mut problems = Vec::new();
-    let seg = store::header(conn, row)?.ok_or_else(|| Error::internal("vanished while checking"))?;
+    let seg =
+        store::header(conn, row)?.ok_or_else(|| Error::internal("vanished while checking"))?;
     let dead = store::dead(conn, row)?.ok_or_else(|| Error::internal("vanished while checking"))?;
     let h = seg.header.clone();
     let mut src = StoredPages::new(conn, row.seg_no, row.build).sequential(64);
@@ -232,7 +238,12 @@ fn check_segment(
         problems.push("header disagrees with its document pages".into());
     }
     if dead.ords.iter().any(|&o| o as usize >= n)
-        || dead.len != dead.ords.iter().map(|&o| u64::from(lens[o as usize])).sum::<u64>()
+        || dead.len
+            != dead
+                .ords
+                .iter()
+                .map(|&o| u64::from(lens[o as usize]))
+                .sum::<u64>()
         || row.dead_count != dead.ords.len() as i64
     {
         problems.push("deletion set disagrees with the documents".into());
@@ -240,6 +251,7 @@ fn check_segment(
     // Postings, by term: a fingerprint per document and the deleted documents per term.
     let mut prints = vec![Fingerprint::new(); n];
     let mut terms_seen: u64 = 0;
+    let mut postings_seen: u64 = 0;
     let mut prev_term: Option<Vec<u8>> = None;
     let mut dead_counts: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
     for p in 0..h.dict_pages {
@@ -269,6 +281,7 @@ fn check_segment(
                 }
                 c.next(&mut src)?;
             }
+            postings_seen += u64::from(df);
             if df != info.bounds.df {
                 problems.push(format!(
                     "term {}: df {} but {df} postings",
@@ -284,6 +297,9 @@ fn check_segment(
     }
     if terms_seen != h.n_terms {
         problems.push("header term count disagrees with the dictionary".into());
+    }
+    if postings_seen != h.n_postings {
+        problems.push("header postings count disagrees with the dictionary".into());
     }
     let recorded: BTreeMap<Vec<u8>, u32> = dead.terms.iter().cloned().collect();
     if recorded != dead_counts {

@@ -38,11 +38,7 @@ pub fn unzigzag(v: u64) -> i64 {
 
 /// A term with prefix compression: the bytes it shares with the previous term, then the rest.
 pub fn put_term(out: &mut Vec<u8>, prev: &[u8], term: &[u8]) {
-    let shared = prev
-        .iter()
-        .zip(term)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let shared = prev.iter().zip(term).take_while(|(a, b)| a == b).count();
     put_varint(out, shared as u64);
     put_varint(out, (term.len() - shared) as u64);
     out.extend_from_slice(&term[shared..]);

@@ -55,7 +55,8 @@ fn cached(key: &Key) -> Option<Arc<Base>> {
 fn remember(key: Key, base: Arc<Base>) {
     let w = base.weight();
     let mut g = BASES.lock().unwrap_or_else(|e| e.into_inner());
-    g.get_or_insert_with(|| Lru::new(BASE_BYTES)).put(key, base, w);
+    g.get_or_insert_with(|| Lru::new(BASE_BYTES))
+        .put(key, base, w);
 }
 
 /// Forgets every base (benchmarks measure cold searches this way).
@@ -194,7 +195,10 @@ fn build_base(fresh: &[&DeltaRow], payloads: Vec<Vec<u8>>) -> Result<Base> {
         .collect();
     let lens = order.iter().map(|&i| docs_len(fresh[i])).collect();
     let mut by_ord: Vec<Option<Vec<u8>>> = payloads.into_iter().map(Some).collect();
-    let payloads = order.iter().map(|&i| by_ord[i].take().unwrap_or_default()).collect();
+    let payloads = order
+        .iter()
+        .map(|&i| by_ord[i].take().unwrap_or_default())
+        .collect();
     Ok(Base {
         versions,
         lens,

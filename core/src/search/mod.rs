@@ -30,6 +30,7 @@ pub mod query;
 pub mod scoring;
 pub mod segment;
 pub mod snippet;
+pub mod stats;
 pub mod stem;
 pub mod stopwords;
 pub mod store;
@@ -61,11 +62,11 @@ fn check_ns(ns: &str) -> Result<()> {
 }
 
 fn new_version(text: &str, created: i64) -> NewVersion {
-    let terms = delta::analyze(text);
+    let (len, terms) = delta::analyze_encoded(text);
     NewVersion {
-        len: terms.len,
+        len,
         created,
-        terms: delta::encode(&terms),
+        terms,
     }
 }
 
@@ -275,7 +276,7 @@ pub fn search(
 ) -> Result<SearchResult> {
     check_ns(ns)?;
     params.validate()?;
-    let q = query::parse(query);
+    let q = query::parse(query).weighed(params);
     if q.is_empty() || params.limit == 0 {
         return Ok(SearchResult::default());
     }
@@ -362,7 +363,10 @@ fn corrupt_delta(doc: i64) -> Error {
 fn store_segment(
     conn: &mut dyn Conn,
     ns: &str,
-    write: &mut dyn FnMut(&mut dyn Conn, &mut dyn FnMut(&mut dyn Conn, u32, &[u8]) -> Result<()>) -> Result<segment::Header>,
+    write: &mut dyn FnMut(
+        &mut dyn Conn,
+        &mut dyn FnMut(&mut dyn Conn, u32, &[u8]) -> Result<()>,
+    ) -> Result<segment::Header>,
 ) -> Result<Option<i64>> {
     let build = store::random_id();
     let seg_no = store::insert_segment(conn, ns, build)?;
@@ -468,7 +472,10 @@ fn merge_policy(conn: &mut dyn Conn, ns: &str, all: bool) -> Result<()> {
         if ids.is_empty() {
             return Ok(());
         }
-        let inputs: Vec<SegRow> = segs.into_iter().filter(|s| ids.contains(&s.seg_no)).collect();
+        let inputs: Vec<SegRow> = segs
+            .into_iter()
+            .filter(|s| ids.contains(&s.seg_no))
+            .collect();
         merge_segments(conn, ns, &inputs)?;
         if all {
             return Ok(());
@@ -505,7 +512,10 @@ fn merge_segments(conn: &mut dyn Conn, ns: &str, rows: &[SegRow]) -> Result<()> 
     store_segment(conn, ns, &mut |c, sink| merge::merge(c, &inputs, sink))?;
     crate::failpoint::hit(conn, crate::failpoint::MERGE)?;
     for d in &pending {
-        if d.old.as_ref().is_some_and(|o| rows.iter().any(|r| r.seg_no == o.seg_no)) {
+        if d.old
+            .as_ref()
+            .is_some_and(|o| rows.iter().any(|r| r.seg_no == o.seg_no))
+        {
             if d.new.is_some() {
                 let mut r = d.clone();
                 r.old = None;

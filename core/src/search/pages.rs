@@ -124,11 +124,15 @@ mod tests {
         for (i, c) in data.chunks(PAGE_SIZE).enumerate() {
             src.0.insert(page_no(Area::Dict, i as u32), Arc::from(c));
         }
-        for (a, b) in [(0, 5), (PAGE_SIZE - 3, PAGE_SIZE + 7), (10, data.len()), (5, 5)] {
+        for (a, b) in [
+            (0, 5),
+            (PAGE_SIZE - 3, PAGE_SIZE + 7),
+            (10, data.len()),
+            (5, 5),
+        ] {
             let mut out = Vec::new();
             read_range(&mut src, Area::Dict, a as u64, b as u64, &mut out).unwrap();
             assert_eq!(out, &data[a..b]);
         }
     }
-
 }

@@ -168,7 +168,11 @@ pub fn encode_term(
         n_blocks: metas.len() as u32,
         max_tf: metas.iter().map(|m| m.max_tf).max().unwrap_or(0),
         min_len: metas.iter().map(|m| m.min_len).min().unwrap_or(0),
-        max_created: metas.iter().map(|m| m.max_created).max().unwrap_or(i64::MIN),
+        max_created: metas
+            .iter()
+            .map(|m| m.max_created)
+            .max()
+            .unwrap_or(i64::MIN),
     };
     if metas.len() > 1 {
         let mut prev = 0u32;
@@ -344,7 +348,13 @@ impl TermCursor {
         let m = self.blocks[bi];
         let from = self.data_start + u64::from(m.off);
         self.buf.clear();
-        read_range(src, Area::Postings, from, from + u64::from(m.len), &mut self.buf)?;
+        read_range(
+            src,
+            Area::Postings,
+            from,
+            from + u64::from(m.len),
+            &mut self.buf,
+        )?;
         self.bytes_read += self.buf.len() as u64;
         let base = if bi == 0 { 0 } else { self.blocks[bi - 1].last };
         self.pos_start = decode_block(&self.buf, m.count, base, &mut self.ords, &mut self.tfs)?;

@@ -64,7 +64,8 @@ pub struct DeltaRow {
 impl DeltaRow {
     /// Bytes of analysed terms the row holds (what a search decodes, what a flush moves).
     pub fn payload_bytes(&self) -> usize {
-        self.new.as_ref().map_or(0, |n| n.terms.len()) + self.old.as_ref().map_or(0, |o| o.terms.len())
+        self.new.as_ref().map_or(0, |n| n.terms.len())
+            + self.old.as_ref().map_or(0, |o| o.terms.len())
     }
 }
 
@@ -376,7 +377,9 @@ pub fn lock_meta(conn: &mut dyn Conn, ns: &str, lock: Lock) -> Result<bool> {
     )?;
     let sql = match (conn.dialect(), lock) {
         (Dialect::Sqlite, _) => return Ok(true),
-        (Dialect::Postgres, Lock::Exclusive) => "SELECT 1 FROM mem_idx_meta WHERE ns = ?1 FOR UPDATE",
+        (Dialect::Postgres, Lock::Exclusive) => {
+            "SELECT 1 FROM mem_idx_meta WHERE ns = ?1 FOR UPDATE"
+        }
         (Dialect::Postgres, Lock::TryExclusive) => {
             "SELECT 1 FROM mem_idx_meta WHERE ns = ?1 FOR UPDATE SKIP LOCKED"
         }
@@ -657,6 +660,7 @@ impl PageSource for StoredPages<'_> {
         let page = Page::from(blob(v.ok_or_else(|| self.missing())?));
         self.pages_read += 1;
         self.bytes_read += page.len() as u64;
+        cache::note_read(page.len());
         if self.fill {
             cache::put_page(self.build, no, page.clone());
         }
@@ -691,6 +695,7 @@ impl PageSource for StoredPages<'_> {
             let page = Page::from(blob(it.next().unwrap_or(Value::Null)));
             self.pages_read += 1;
             self.bytes_read += page.len() as u64;
+            cache::note_read(page.len());
             let no = (id & 0xffff_ffff) as u32;
             if self.fill {
                 cache::put_page(self.build, no, page);

@@ -129,7 +129,10 @@ mod tests {
         let d = d.with(&[(5, 10, vec![b"a".to_vec()]), (9, 1, vec![b"c".to_vec()])]);
         assert_eq!(d.ords, [2, 5, 9]);
         assert_eq!(d.len, 14);
-        assert_eq!((d.count(b"a"), d.count(b"b"), d.count(b"c"), d.count(b"z")), (1, 2, 1, 0));
+        assert_eq!(
+            (d.count(b"a"), d.count(b"b"), d.count(b"c"), d.count(b"z")),
+            (1, 2, 1, 0)
+        );
         assert!(d.is_dead(5) && !d.is_dead(4));
         assert_eq!(Dead::decode(&d.encode()).unwrap(), d);
         assert_eq!(Dead::decode(&[]).unwrap(), Dead::default());

@@ -45,6 +45,8 @@ pub struct Header {
     pub min_key: i64,
     pub max_key: i64,
     pub n_terms: u64,
+    /// Postings (document, term pairs), for statistics (`mem_index_stats`).
+    pub n_postings: u64,
     pub post_pages: u32,
     pub post_len: u64,
     pub dict_pages: u32,
@@ -64,6 +66,7 @@ impl Header {
         put_varint(&mut o, zigzag(self.min_key));
         put_varint(&mut o, zigzag(self.max_key));
         put_varint(&mut o, self.n_terms);
+        put_varint(&mut o, self.n_postings);
         put_varint(&mut o, u64::from(self.post_pages));
         put_varint(&mut o, self.post_len);
         put_varint(&mut o, u64::from(self.dict_pages));
@@ -90,6 +93,7 @@ impl Header {
             min_key: r.i64("min_key")?,
             max_key: r.i64("max_key")?,
             n_terms: r.varint("n_terms")?,
+            n_postings: r.varint("n_postings")?,
             post_pages: r.u32("post_pages")?,
             post_len: r.varint("post_len")?,
             dict_pages: r.u32("dict_pages")?,
@@ -252,7 +256,13 @@ impl Segment {
     pub fn cursor(&self, src: &mut dyn PageSource, info: &TermInfo) -> Result<TermCursor> {
         let mut skip = Vec::new();
         let want = (skip_bytes_max(&info.bounds) as u64).min(info.post_len);
-        read_range(src, Area::Postings, info.post_off, info.post_off + want, &mut skip)?;
+        read_range(
+            src,
+            Area::Postings,
+            info.post_off,
+            info.post_off + want,
+            &mut skip,
+        )?;
         let (blocks, table) = read_skip(&skip, &info.bounds, info.post_len)?;
         TermCursor::open(src, info.post_off + table as u64, blocks)
     }
@@ -381,7 +391,10 @@ mod tests {
         let (seg, mut src) = build(5000);
         assert!(seg.header.dict_pages > 1 && seg.header.post_pages > 1 && seg.header.doc_pages > 1);
         let info = seg.term(&mut src, b"t3").unwrap().unwrap();
-        assert_eq!(info.bounds.df, (0..5000).filter(|i| i % 7 == 3).count() as u32);
+        assert_eq!(
+            info.bounds.df,
+            (0..5000).filter(|i| i % 7 == 3).count() as u32
+        );
         let mut c = seg.cursor(&mut src, &info).unwrap();
         let mut n = 0;
         while c.doc() != END {

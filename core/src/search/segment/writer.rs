@@ -92,7 +92,10 @@ impl<'a> SegmentWriter<'a> {
         self.post.extend_from_slice(&self.scratch);
         self.header.post_len += self.scratch.len() as u64;
         while self.post.len() >= PAGE_SIZE {
-            (self.sink)(page_no(Area::Postings, self.header.post_pages), &self.post[..PAGE_SIZE])?;
+            (self.sink)(
+                page_no(Area::Postings, self.header.post_pages),
+                &self.post[..PAGE_SIZE],
+            )?;
             self.post.drain(..PAGE_SIZE);
             self.header.post_pages += 1;
         }
@@ -126,6 +129,7 @@ impl<'a> SegmentWriter<'a> {
         self.dict_prev.clear();
         self.dict_prev.extend_from_slice(term);
         self.header.n_terms += 1;
+        self.header.n_postings += u64::from(b.df);
         Ok(())
     }
 

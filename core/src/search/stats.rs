@@ -1,0 +1,125 @@
+//! `mem_index_stats()`: what each index holds and where its bytes go (logical bytes of the
+//! stored pages and blobs; the database adds its own page overhead).
+
+use super::pages::Area;
+use super::store;
+use crate::{Conn, Result, Value};
+use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
+
+#[derive(Default)]
+struct Ns {
+    segments: u64,
+    documents: u64,
+    deleted: u64,
+    terms: u64,
+    postings: u64,
+    headers: u64,
+    deletions: u64,
+    areas: [u64; 3],
+    delta_rows: u64,
+    delta_bytes: u64,
+}
+
+fn int(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_i64).unwrap_or(0).max(0) as u64
+}
+
+/// Per namespace (`msg`, `task`, `obs`): segments, live and deleted documents, terms and
+/// postings summed over segments, and bytes by part (postings, dictionary, documents,
+/// headers, deletions, delta) with their total and the bytes per posting.
+pub fn index_stats(conn: &mut dyn Conn) -> Result<String> {
+    let mut all: BTreeMap<String, Ns> = BTreeMap::new();
+    let rows = conn.query(
+        "SELECT ns, length(header), coalesce(length(dead), 0) FROM mem_idx_segments",
+        &[],
+    )?;
+    for r in &rows {
+        let Some(ns) = r.first().and_then(Value::as_str) else {
+            continue;
+        };
+        let e = all.entry(ns.to_owned()).or_default();
+        e.headers += int(r.get(1));
+        e.deletions += int(r.get(2));
+    }
+    let names: Vec<String> = all.keys().cloned().collect();
+    for ns in &names {
+        for seg in store::segments(conn, ns)? {
+            let Some(s) = store::header(conn, &seg)? else {
+                continue;
+            };
+            let e = all.entry(ns.clone()).or_default();
+            e.segments += 1;
+            e.documents += (seg.doc_count - seg.dead_count).max(0) as u64;
+            e.deleted += seg.dead_count.max(0) as u64;
+            e.terms += s.header.n_terms;
+            e.postings += s.header.n_postings;
+        }
+    }
+    let pages = conn.query(
+        "SELECT s.ns, (p.id >> 28) & 15, sum(length(p.data)) FROM mem_idx_pages p \
+         JOIN mem_idx_segments s ON s.seg_no = (p.id >> 32) GROUP BY s.ns, (p.id >> 28) & 15",
+        &[],
+    )?;
+    for r in &pages {
+        let (Some(ns), area) = (r.first().and_then(Value::as_str), int(r.get(1))) else {
+            continue;
+        };
+        if let Some(slot) = all
+            .entry(ns.to_owned())
+            .or_default()
+            .areas
+            .get_mut(area as usize)
+        {
+            *slot += int(r.get(2));
+        }
+    }
+    let delta = conn.query(
+        "SELECT ns, count(*), coalesce(sum(length(terms)), 0) + coalesce(sum(length(old_terms)), 0) \
+         FROM mem_idx_delta GROUP BY ns",
+        &[],
+    )?;
+    for r in &delta {
+        let Some(ns) = r.first().and_then(Value::as_str) else {
+            continue;
+        };
+        let e = all.entry(ns.to_owned()).or_default();
+        e.delta_rows = int(r.get(1));
+        e.delta_bytes = int(r.get(2));
+    }
+    let mut out = Map::new();
+    for (ns, e) in all {
+        let [postings, dictionary, documents] = [
+            e.areas[Area::Postings as usize],
+            e.areas[Area::Dict as usize],
+            e.areas[Area::Docs as usize],
+        ];
+        let total = postings + dictionary + documents + e.headers + e.deletions + e.delta_bytes;
+        out.insert(
+            ns,
+            json!({
+                "segments": e.segments,
+                "documents": e.documents,
+                "deleted": e.deleted,
+                "terms": e.terms,
+                "postings": e.postings,
+                "delta_rows": e.delta_rows,
+                "bytes": {
+                    "postings": postings,
+                    "dictionary": dictionary,
+                    "documents": documents,
+                    "headers": e.headers,
+                    "deletions": e.deletions,
+                    "delta": e.delta_bytes,
+                    "total": total,
+                },
+                "bytes_per_posting": if e.postings > 0 {
+                    Json::from((total - e.delta_bytes) as f64 / e.postings as f64)
+                } else {
+                    Json::Null
+                },
+            }),
+        );
+    }
+    Ok(Json::Object(out).to_string())
+}
