@@ -209,7 +209,15 @@ fn measure() {
     let t = Instant::now();
     conn.0.execute_batch("BEGIN").unwrap();
     for (i, d) in docs.iter().enumerate() {
-        search::index_doc(&mut conn, "msg", i as i64, d, now - (n - i as i64) * 60_000, None).unwrap();
+        search::index_doc(
+            &mut conn,
+            "msg",
+            i as i64,
+            d,
+            now - (n - i as i64) * 60_000,
+            None,
+        )
+        .unwrap();
     }
     conn.0.execute_batch("COMMIT").unwrap();
     let ours_ingest = n as f64 / t.elapsed().as_secs_f64();

@@ -297,7 +297,10 @@ fn mem__task_text<'a>(
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
     let _inside = internal::Guard::new();
     let row = new_row(trigger);
-    let old = trigger.old().map(|o| task_row(&o).search_text()).unwrap_or_default();
+    let old = trigger
+        .old()
+        .map(|o| task_row(&o).search_text())
+        .unwrap_or_default();
     ok(graph::on_task_text(&mut SpiConn, &task_row(&row), &old));
     Ok(Some(row))
 }
@@ -318,7 +321,12 @@ fn mem__task_delete<'a>(
     let _inside = internal::Guard::new();
     if let Some(old) = trigger.old() {
         let t = task_row(&old);
-        ok(graph::on_task_delete(&mut SpiConn, t.seq, &t.id, &t.search_text()));
+        ok(graph::on_task_delete(
+            &mut SpiConn,
+            t.seq,
+            &t.id,
+            &t.search_text(),
+        ));
     }
     Ok(None)
 }

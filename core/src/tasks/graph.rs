@@ -138,7 +138,11 @@ impl TaskRow {
 
     /// What the search index holds for the task: title, description and summary.
     pub fn search_text(&self) -> String {
-        search_text(&self.title, self.description.as_deref(), self.summary.as_deref())
+        search_text(
+            &self.title,
+            self.description.as_deref(),
+            self.summary.as_deref(),
+        )
     }
 }
 
@@ -409,7 +413,14 @@ pub fn on_task_insert(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
     if row.status == STATUS_CLOSED && row.closed_at.is_none() {
         row.closed_at = Some(conn.now_ms()?);
     }
-    search::index_doc(conn, NS_TASKS, row.seq, &row.search_text(), row.created_at, None)?;
+    search::index_doc(
+        conn,
+        NS_TASKS,
+        row.seq,
+        &row.search_text(),
+        row.created_at,
+        None,
+    )?;
     Ok(*row != before)
 }
 

@@ -380,7 +380,8 @@ pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
             let title = text(it.next()).unwrap_or_default();
             let (description, summary) = (text(it.next()), text(it.next()));
             let created = it.next()?.as_i64()?;
-            let body = super::graph::search_text(&title, description.as_deref(), summary.as_deref());
+            let body =
+                super::graph::search_text(&title, description.as_deref(), summary.as_deref());
             Some((seq, body, created))
         })
         .collect();
