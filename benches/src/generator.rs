@@ -482,6 +482,7 @@ pub enum Role {
     User,
     Assistant,
     Tool,
+    System,
 }
 
 impl Role {
@@ -490,6 +491,7 @@ impl Role {
             Role::User => "user",
             Role::Assistant => "assistant",
             Role::Tool => "tool",
+            Role::System => "system",
         }
     }
 }
@@ -884,7 +886,7 @@ impl<'a> Writer<'a> {
 /// Target length in tokens for a message of this role.
 fn target_tokens(role: Role, rng: &mut Rng) -> usize {
     let t = match role {
-        Role::User => rng.lognormal(22.0, 0.7),
+        Role::User | Role::System => rng.lognormal(22.0, 0.7),
         Role::Assistant => rng.lognormal(55.0, 0.7),
         Role::Tool => {
             if rng.chance(0.06) {
@@ -908,7 +910,7 @@ fn message_text(v: &Vocab, t: &Topic, role: Role, rng: &mut Rng) -> String {
         words: 0,
     };
     match role {
-        Role::User => {
+        Role::User | Role::System => {
             while w.words < target {
                 if w.rng.chance(0.12) && target > 40 {
                     let e = w.error_line();
@@ -997,7 +999,7 @@ pub fn generate(seed: u64, size: usize, vocab: &Vocab) -> Dataset {
             raw.push((at, tno, pos as u32, role, text));
             // Next role and the pause before it.
             let (next, pause_ms) = match role {
-                Role::User => (
+                Role::User | Role::System => (
                     if rng.chance(0.3) {
                         Role::Tool
                     } else {

@@ -8,12 +8,14 @@
 //! bookkeeping (issue 5) and task memory against a recursive-CTE ready query (issue 4). Writes the same markdown to `benches/results/latest.md`. See
 //! benches/README.md.
 
+mod corpus;
 mod generator;
 mod om_bench;
 mod pg_bench;
 mod queries;
 mod report;
 mod sqlite_bench;
+mod sys;
 mod tasks_bench;
 
 use report::{Comparison, Outcome};
@@ -37,9 +39,25 @@ pub struct Settings {
     pub skip_ours: bool,
     /// Measure agentmem only.
     pub skip_peers: bool,
+    /// Queries run cold per engine (caches emptied before each).
+    pub cold: usize,
+    /// Messages ingested through `mem_message_add` (a prefix, in a database of their own).
+    pub add_sample: usize,
+    /// Code-search questions scored per size (code corpus only).
+    pub quality_questions: usize,
+}
+
+/// Which messages the benchmark writes.
+#[derive(Clone, Copy, PartialEq)]
+enum Corpus {
+    /// Real code and docs of pinned crates (src/corpus.rs).
+    Code,
+    /// The seeded generator (src/generator.rs).
+    Synthetic,
 }
 
 struct Args {
+    corpus: Corpus,
     sizes: Vec<usize>,
     queries: usize,
     warmup: usize,
@@ -56,6 +74,8 @@ const USAGE: &str = "\
 agentmem-bench [options]
 
   --quick                 20k messages, 150 queries, 20 s query budget (about 2 minutes)
+  --corpus code|synthetic real code and docs of pinned crates, built once into
+                          target/bench-corpus/ (default), or the seeded generator
   --sizes N[,N…]          data set sizes in messages (default 200000,1000000)
   --queries N             timed queries per engine (default 500)
   --warmup N              untimed warm-up queries per engine (default 50)
@@ -69,6 +89,9 @@ agentmem-bench [options]
   --fts-recency-factor F  seed 000's RECENCY_FACTOR for the FTS5 peer (default 1e-7)
   --extension PATH        the SQLite extension (default $AGENTMEM_EXT or dist/agentmem0)
   --data-dir DIR          where the SQLite files go (default /tmp/agentmem-bench)
+  --cold N                queries run cold per engine: caches emptied before each (default 20)
+  --add-sample N          messages ingested through mem_message_add, on a prefix (default 50000)
+  --quality-questions N   code-search questions scored per size (default 300)
   --skip-ours             measure the peers only
   --skip-peers            measure agentmem only
   --keep                  keep the SQLite files and the Postgres database afterwards
@@ -86,6 +109,7 @@ fn parse_args() -> Result<Args, String> {
         .map(PathBuf::from)
         .unwrap_or_else(|| repo.join("dist").join("agentmem0"));
     let mut a = Args {
+        corpus: Corpus::Code,
         sizes: vec![200_000, 1_000_000],
         queries: 500,
         warmup: 50,
@@ -108,6 +132,9 @@ fn parse_args() -> Result<Args, String> {
             keep_files: false,
             skip_ours: false,
             skip_peers: false,
+            cold: 20,
+            add_sample: 50_000,
+            quality_questions: 300,
         },
     };
     let (mut sizes, mut queries, mut warmup, mut budget, mut ingest_budget) =
@@ -121,6 +148,13 @@ fn parse_args() -> Result<Args, String> {
         };
         match flag.as_str() {
             "--quick" => a.quick = true,
+            "--corpus" => {
+                a.corpus = match value("--corpus")?.as_str() {
+                    "code" => Corpus::Code,
+                    "synthetic" => Corpus::Synthetic,
+                    other => return Err(format!("--corpus: code or synthetic, not {other}")),
+                }
+            }
             "--sizes" => {
                 let v = value("--sizes")?;
                 let mut list = Vec::new();
@@ -164,6 +198,14 @@ fn parse_args() -> Result<Args, String> {
             "--keep" => a.settings.keep_files = true,
             "--skip-ours" => a.settings.skip_ours = true,
             "--skip-peers" => a.settings.skip_peers = true,
+            "--cold" => a.settings.cold = num(value("--cold")?, "--cold")? as usize,
+            "--add-sample" => {
+                a.settings.add_sample = num(value("--add-sample")?, "--add-sample")? as usize
+            }
+            "--quality-questions" => {
+                a.settings.quality_questions =
+                    num(value("--quality-questions")?, "--quality-questions")? as usize
+            }
             "--sample" => a.sample = num(value("--sample")?, "--sample")? as usize,
             "--out" => a.out = PathBuf::from(value("--out")?),
             "-h" | "--help" => {
@@ -179,6 +221,9 @@ fn parse_args() -> Result<Args, String> {
         a.warmup = 20;
         a.settings.budget = Duration::from_secs(20);
         a.settings.ingest_budget = Duration::from_secs(60);
+        a.settings.cold = 5;
+        a.settings.add_sample = 5_000;
+        a.settings.quality_questions = 100;
     }
     if let Some(b) = ingest_budget {
         a.settings.ingest_budget = Duration::from_secs(b);
@@ -233,7 +278,7 @@ fn utc_now() -> String {
         .unwrap_or_default()
 }
 
-fn dataset_line(ds: &generator::Dataset) -> String {
+fn dataset_line(ds: &generator::Dataset, corpus: Corpus) -> String {
     let mut words: Vec<usize> = ds
         .messages
         .iter()
@@ -244,8 +289,12 @@ fn dataset_line(ds: &generator::Dataset) -> String {
     let long = words.iter().filter(|&&w| w > 300).count();
     let roles = |r: generator::Role| ds.messages.iter().filter(|m| m.role == r).count() * 100 / n;
     format!(
-        "{} messages in {} threads, {:.0} MB of text; words per message: median {}, p90 {}, max {}, \
-         {:.1}% over 300; roles user/assistant/tool {}/{}/{}%",
+        "{} {} messages in {} threads, {:.0} MB of text; words per message: median {}, p90 {}, \
+         max {}, {:.1}% over 300; roles user/assistant/tool/system {}/{}/{}/{}%",
+        match corpus {
+            Corpus::Code => "code corpus:",
+            Corpus::Synthetic => "synthetic:",
+        },
         ds.messages.len(),
         ds.threads.len(),
         ds.total_bytes() as f64 / 1048576.0,
@@ -256,6 +305,7 @@ fn dataset_line(ds: &generator::Dataset) -> String {
         roles(generator::Role::User),
         roles(generator::Role::Assistant),
         roles(generator::Role::Tool),
+        roles(generator::Role::System),
     )
 }
 
@@ -281,12 +331,36 @@ fn main() {
         .filter(|u| !u.trim().is_empty());
 
     let vocab = generator::Vocab::new(args.seed);
-    let queries = queries::generate(args.seed, args.queries, &vocab);
-    let warmup = queries::generate(args.seed.wrapping_add(1_000_003), args.warmup, &vocab);
+    let largest = args.sizes.iter().copied().max().unwrap_or(0);
+    let (queries, warmup) = match args.corpus {
+        Corpus::Synthetic => (
+            queries::generate(args.seed, args.queries, &vocab),
+            queries::generate(args.seed.wrapping_add(1_000_003), args.warmup, &vocab),
+        ),
+        Corpus::Code => match corpus::questions(largest, largest) {
+            Ok(qs) => (
+                corpus::queries(&qs, args.seed, args.queries),
+                corpus::queries(&qs, args.seed.wrapping_add(1_000_003), args.warmup),
+            ),
+            Err(e) => {
+                eprintln!("agentmem-bench: {e}");
+                std::process::exit(1);
+            }
+        },
+    };
+    let dataset = |size: usize| -> generator::Dataset {
+        match args.corpus {
+            Corpus::Synthetic => generator::generate(args.seed, size, &vocab),
+            Corpus::Code => corpus::messages(size, largest).unwrap_or_else(|e| {
+                eprintln!("agentmem-bench: {e}");
+                std::process::exit(1);
+            }),
+        }
+    };
 
     if args.sample > 0 {
-        let ds = generator::generate(args.seed, args.sizes[0], &vocab);
-        println!("{}\n", dataset_line(&ds));
+        let ds = dataset(args.sizes[0]);
+        println!("{}\n", dataset_line(&ds, args.corpus));
         let step = ds
             .messages
             .len()
@@ -314,18 +388,30 @@ fn main() {
     let mut data_lines = Vec::new();
     for &size in &args.sizes {
         let t = Instant::now();
-        let ds = generator::generate(args.seed, size, &vocab);
-        let line = dataset_line(&ds);
+        let ds = dataset(size);
+        let line = dataset_line(&ds, args.corpus);
         eprintln!(
             "[data {size}] {line} (generated in {:.1} s)",
             t.elapsed().as_secs_f64()
         );
         data_lines.push(line);
+        let questions: Vec<(String, Vec<usize>)> = match args.corpus {
+            Corpus::Synthetic => Vec::new(),
+            Corpus::Code => corpus::questions(size, largest)
+                .unwrap_or_default()
+                .into_iter()
+                .take(s.quality_questions)
+                .map(|q| (q.text, q.relevant))
+                .collect(),
+        };
         for backend in &args.backends {
             match backend.as_str() {
-                "sqlite" => comparisons.push(sqlite_bench::run(&ds, &queries, &warmup, s)),
+                "sqlite" => {
+                    comparisons.push(sqlite_bench::run(&ds, &queries, &warmup, &questions, s))
+                }
                 _ => match &pg_url {
-                    Some(url) => comparisons.push(pg_bench::run(url, &ds, &queries, &warmup, s)),
+                    Some(url) => comparisons
+                        .push(pg_bench::run(url, &ds, &queries, &warmup, &questions, s)),
                     None => {
                         let e = "AGENTMEM_PG not set".to_string();
                         comparisons.push(Comparison {

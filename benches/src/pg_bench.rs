@@ -113,6 +113,82 @@ fn ingest(
     Ok((started.elapsed().as_secs_f64(), done))
 }
 
+/// WAL bytes written by the server so far.
+fn wal_position(client: &mut Client) -> u64 {
+    bigint(
+        client,
+        "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint",
+    )
+    .unwrap_or(0)
+}
+
+/// Shared-buffer pages a statement touched (hit + read) × 8 KiB, from EXPLAIN (ANALYZE,
+/// BUFFERS): the whole statement, functions included.
+fn touched_bytes(
+    client: &mut Client,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<u64, String> {
+    let rows = client
+        .query(&format!("EXPLAIN (ANALYZE, BUFFERS) {sql}"), params)
+        .map_err(pg_err)?;
+    let mut blocks = 0u64;
+    for r in rows {
+        let line: String = r.get(0);
+        if let Some(b) = line.trim().strip_prefix("Buffers: shared ") {
+            blocks = b
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .filter(|(k, _)| *k == "hit" || *k == "read")
+                .filter_map(|(_, v)| v.parse::<u64>().ok())
+                .sum();
+            break;
+        }
+    }
+    Ok(blocks * 8192)
+}
+
+/// A new connection to the bench database (a new backend: its process caches are empty).
+fn fresh_client(url: &str) -> Result<Client, String> {
+    let mut cfg = Config::from_str(url).map_err(|e| format!("AGENTMEM_PG: {e}"))?;
+    cfg.dbname(BENCH_DB);
+    cfg.connect(NoTls).map_err(|e| e.to_string())
+}
+
+/// Runs `sql` cold: a fresh backend, the OS page cache emptied (shared buffers stay warm).
+fn cold_one(
+    url: &str,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<(f64, u64), String> {
+    let mut c = fresh_client(url)?;
+    let st = c.prepare(sql).map_err(pg_err)?;
+    crate::sys::drop_os_caches();
+    let t = Instant::now();
+    c.query(&st, params).map_err(pg_err)?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    drop(c);
+    let mut c = fresh_client(url)?;
+    Ok((ms, touched_bytes(&mut c, sql, params)?))
+}
+
+/// Mean bytes touched per query over up to 50 queries.
+fn touched_per_query(
+    client: &mut Client,
+    queries: &[String],
+    stmt: &dyn Fn(&str) -> (String, Vec<String>),
+) -> Result<f64, String> {
+    let qs = &queries[..queries.len().min(50)];
+    let mut total = 0;
+    for q in qs {
+        let (sql, args) = stmt(q);
+        let params: Vec<&(dyn ToSql + Sync)> =
+            args.iter().map(|a| a as &(dyn ToSql + Sync)).collect();
+        total += touched_bytes(client, &sql, &params)?;
+    }
+    Ok(total as f64 / qs.len().max(1) as f64)
+}
+
 fn bigint(client: &mut Client, sql: &str) -> Option<u64> {
     client
         .query_one(sql, &[])
@@ -122,10 +198,12 @@ fn bigint(client: &mut Client, sql: &str) -> Option<u64> {
 }
 
 fn run_ours(
+    url: &str,
     client: &mut Client,
     ds: &Dataset,
     queries: &[String],
     warmup: &[String],
+    questions: &[(String, Vec<usize>)],
     s: &Settings,
 ) -> Outcome {
     if s.skip_ours {
@@ -153,21 +231,8 @@ fn run_ours(
         }
     };
 
-    let mut thread_ids = Vec::with_capacity(ds.threads.len());
-    {
-        let mut tx = client.transaction().map_err(pg_err)?;
-        let st = tx
-            .prepare("SELECT mem_thread_create($1, $2)::text")
-            .map_err(pg_err)?;
-        for t in &ds.threads {
-            let row = tx
-                .query_one(&st, &[&t.resource_id, &t.title])
-                .map_err(pg_err)?;
-            thread_ids.push(row.get::<_, String>(0));
-        }
-        tx.commit().map_err(pg_err)?;
-    }
-
+    let thread_ids = create_threads(client, ds)?;
+    let wal0 = wal_position(client);
     let (ingest_secs, done) = ingest(
         client,
         ds,
@@ -180,6 +245,7 @@ fn run_ours(
     if done < ds.messages.len() {
         return Ok(EngineResult::ingest_only(ingest_secs, done));
     }
+    let write_per_msg = (wal_position(client) - wal0) as f64 / done.max(1) as f64;
 
     let optimize_secs = if s.optimize {
         let t = Instant::now();
@@ -193,37 +259,101 @@ fn run_ours(
         None
     };
 
-    let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, |q| {
-        let rows = client.query(&search, &[&q]).map_err(pg_err)?;
+    let run = |c: &mut Client, q: &str| -> Result<Vec<String>, String> {
+        let rows = c.query(&search, &[&q]).map_err(pg_err)?;
         Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
-    })?;
+    };
+    let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, |q| run(client, q))?;
+    let quality = (!questions.is_empty())
+        .then(|| crate::report::quality(questions, |q| run(client, q)))
+        .transpose()?;
+    let one = |q: &str| (search_sql.clone(), vec![q.to_owned()]);
+    let read_warm = touched_per_query(client, queries, &one)?;
+    let (cold, read_cold) =
+        crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
+            cold_one(url, &search_sql, &[&q])
+        })?;
+    let index_bytes = bigint(
+        client,
+        "SELECT coalesce(sum(pg_total_relation_size(oid)), 0)::bigint FROM pg_class \
+         WHERE relkind = 'r' AND relname LIKE 'mem\\_idx\\_%'",
+    );
+    let db_bytes = bigint(
+        client,
+        "SELECT coalesce(sum(pg_total_relation_size(oid)), 0)::bigint FROM pg_class \
+         WHERE relkind = 'r' AND relname LIKE 'mem\\_%'",
+    );
+    let add_rate = add_rate(client, ds, s)?;
 
     Ok(EngineResult {
         ingest_secs,
         ingest_msgs: ds.messages.len(),
         ingest_cut: false,
         optimize_secs,
-        index_bytes: bigint(
-            client,
-            "SELECT coalesce(sum(pg_total_relation_size(oid)), 0)::bigint FROM pg_class \
-             WHERE relkind = 'r' AND relname LIKE 'mem\\_idx\\_%'",
-        ),
-        db_bytes: bigint(
-            client,
-            "SELECT coalesce(sum(pg_total_relation_size(oid)), 0)::bigint FROM pg_class \
-             WHERE relkind = 'r' AND relname LIKE 'mem\\_%'",
-        ),
+        index_bytes,
+        db_bytes,
         latency,
         samples_ms,
         hits,
+        cold: Some(cold),
+        read_warm: Some(read_warm),
+        read_cold: Some(read_cold),
+        write_per_msg: Some(write_per_msg),
+        add_rate: Some(add_rate),
+        quality,
     })
 }
 
+fn create_threads(client: &mut Client, ds: &Dataset) -> Result<Vec<String>, String> {
+    let mut thread_ids = Vec::with_capacity(ds.threads.len());
+    let mut tx = client.transaction().map_err(pg_err)?;
+    let st = tx
+        .prepare("SELECT mem_thread_create($1, $2)::text")
+        .map_err(pg_err)?;
+    for t in &ds.threads {
+        let row = tx
+            .query_one(&st, &[&t.resource_id, &t.title])
+            .map_err(pg_err)?;
+        thread_ids.push(row.get::<_, String>(0));
+    }
+    tx.commit().map_err(pg_err)?;
+    Ok(thread_ids)
+}
+
+/// Messages per second through `mem_message_add` on the first `s.add_sample` messages, on a
+/// freshly created extension (the measured index is dropped first).
+fn add_rate(client: &mut Client, ds: &Dataset, s: &Settings) -> Result<f64, String> {
+    client
+        .batch_execute("DROP EXTENSION agentmem CASCADE; CREATE EXTENSION agentmem")
+        .map_err(pg_err)?;
+    let thread_ids = create_threads(client, ds)?;
+    let n = ds.messages.len().min(s.add_sample);
+    let started = Instant::now();
+    for chunk in ds.messages[..n].chunks(s.batch) {
+        let mut tx = client.transaction().map_err(pg_err)?;
+        let st = tx
+            .prepare("SELECT mem_message_add($1, $2, $3, $4)")
+            .map_err(pg_err)?;
+        for m in chunk {
+            let opts = format!("{{\"id\":\"{}\",\"created_at\":{}}}", m.id, m.created_at);
+            tx.execute(
+                &st,
+                &[&thread_ids[m.thread as usize], &m.role.as_str(), &m.content, &opts],
+            )
+            .map_err(pg_err)?;
+        }
+        tx.commit().map_err(pg_err)?;
+    }
+    Ok(n as f64 / started.elapsed().as_secs_f64().max(1e-9))
+}
+
 fn run_tsvector(
+    url: &str,
     client: &mut Client,
     ds: &Dataset,
     queries: &[String],
     warmup: &[String],
+    questions: &[(String, Vec<usize>)],
     s: &Settings,
 ) -> Outcome {
     if s.skip_peers {
@@ -232,6 +362,7 @@ fn run_tsvector(
     client
         .batch_execute(TSV_SCHEMA)
         .map_err(|e| format!("tsvector schema: {}", pg_err(e)))?;
+    let wal0 = wal_position(client);
     let (ingest_secs, done) = ingest(
         client,
         ds,
@@ -244,6 +375,7 @@ fn run_tsvector(
     if done < ds.messages.len() {
         return Ok(EngineResult::ingest_only(ingest_secs, done));
     }
+    let write_per_msg = (wal_position(client) - wal0) as f64 / done.max(1) as f64;
 
     let optimize_secs = if s.optimize {
         // VACUUM also moves the GIN pending list into the main index.
@@ -263,18 +395,34 @@ fn run_tsvector(
     for words in 1..=6 {
         statements.push(client.prepare(&tsv_search_sql(words)).map_err(pg_err)?);
     }
-    let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, |q| {
+    let run = |c: &mut Client, q: &str| -> Result<Vec<String>, String> {
         let words: Vec<&str> = q.split_whitespace().take(6).collect();
         if words.is_empty() {
             return Ok(Vec::new());
         }
         let params: Vec<&(dyn ToSql + Sync)> =
             words.iter().map(|w| w as &(dyn ToSql + Sync)).collect();
-        let rows = client
+        let rows = c
             .query(&statements[words.len() - 1], &params)
             .map_err(pg_err)?;
         Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
-    })?;
+    };
+    let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, |q| run(client, q))?;
+    let quality = (!questions.is_empty())
+        .then(|| crate::report::quality(questions, |q| run(client, q)))
+        .transpose()?;
+    let one = |q: &str| {
+        let words: Vec<String> = q.split_whitespace().take(6).map(str::to_owned).collect();
+        (tsv_search_sql(words.len().max(1)), words)
+    };
+    let read_warm = touched_per_query(client, queries, &one)?;
+    let (cold, read_cold) =
+        crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
+            let (sql, words) = one(q);
+            let params: Vec<&(dyn ToSql + Sync)> =
+                words.iter().map(|w| w as &(dyn ToSql + Sync)).collect();
+            cold_one(url, &sql, &params)
+        })?;
 
     Ok(EngineResult {
         ingest_secs,
@@ -293,6 +441,12 @@ fn run_tsvector(
         latency,
         samples_ms,
         hits,
+        cold: Some(cold),
+        read_warm: Some(read_warm),
+        read_cold: Some(read_cold),
+        write_per_msg: Some(write_per_msg),
+        add_rate: None,
+        quality,
     })
 }
 
@@ -345,6 +499,7 @@ pub fn run(
     ds: &Dataset,
     queries: &[String],
     warmup: &[String],
+    questions: &[(String, Vec<usize>)],
     s: &Settings,
 ) -> Comparison {
     let size = ds.messages.len();
@@ -352,13 +507,13 @@ pub fn run(
         Err(e) => (Err(e.clone()), Err(e)),
         Ok(mut client) => {
             eprintln!("[postgres {size}] agentmem …");
-            let ours = run_ours(&mut client, ds, queries, warmup, s);
+            let ours = run_ours(url, &mut client, ds, queries, warmup, questions, s);
             crate::log_outcome("postgres", size, "agentmem", &ours);
             // Drop ours before the peer runs, so each has the server to itself.
             let _ = client.batch_execute("DROP EXTENSION IF EXISTS agentmem CASCADE");
             let _ = client.batch_execute("CHECKPOINT");
             eprintln!("[postgres {size}] tsvector …");
-            let peer = run_tsvector(&mut client, ds, queries, warmup, s);
+            let peer = run_tsvector(url, &mut client, ds, queries, warmup, questions, s);
             crate::log_outcome("postgres", size, "tsvector", &peer);
             drop(client);
             if !s.keep_files {

@@ -23,6 +23,82 @@ pub struct EngineResult {
     pub samples_ms: Vec<f64>,
     /// Top-10 message ids per timed query, in the order the queries ran.
     pub hits: Vec<Vec<String>>,
+    /// Queries with every cache of the engine emptied before each (and the OS page cache when
+    /// permitted: see `cold_note`).
+    pub cold: Option<Latency>,
+    /// Bytes read per query, warm and cold (SQLite: from the database file; Postgres: shared
+    /// buffer pages touched × 8 KiB, from EXPLAIN BUFFERS).
+    pub read_warm: Option<f64>,
+    pub read_cold: Option<f64>,
+    /// Bytes the ingest wrote per message (SQLite: to the database and WAL files; Postgres:
+    /// WAL bytes).
+    pub write_per_msg: Option<f64>,
+    /// Messages per second through `mem_message_add` (ours only, on a prefix).
+    pub add_rate: Option<f64>,
+    /// Code-search quality on the corpus' questions.
+    pub quality: Option<Quality>,
+}
+
+/// Retrieval quality over questions with known answers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Quality {
+    pub n: usize,
+    /// Share of the relevant messages in the top 5 / 10, averaged over questions.
+    pub r5: f64,
+    pub r10: f64,
+    /// Mean reciprocal rank of the first relevant message within the top 10.
+    pub mrr10: f64,
+}
+
+/// The corpus position of a message id (`00000000-0000-7000-8000-{position:012x}`).
+pub fn position_of(id: &str) -> Option<usize> {
+    usize::from_str_radix(id.rsplit('-').next()?, 16).ok()
+}
+
+/// Quality of `search` (top 10 ids) on `(question, relevant positions)`.
+pub fn quality(
+    questions: &[(String, Vec<usize>)],
+    mut search: impl FnMut(&str) -> Result<Vec<String>, String>,
+) -> Result<Quality, String> {
+    let mut q = Quality::default();
+    for (text, relevant) in questions {
+        let ids = search(text)?;
+        let ranked: Vec<usize> = ids.iter().filter_map(|i| position_of(i)).collect();
+        let within = |k: usize| {
+            ranked.iter().take(k).filter(|p| relevant.contains(p)).count() as f64
+                / relevant.len() as f64
+        };
+        q.r5 += within(5);
+        q.r10 += within(10);
+        if let Some(r) = ranked.iter().take(10).position(|p| relevant.contains(p)) {
+            q.mrr10 += 1.0 / (r + 1) as f64;
+        }
+        q.n += 1;
+    }
+    if q.n > 0 {
+        let n = q.n as f64;
+        q.r5 /= n;
+        q.r10 /= n;
+        q.mrr10 /= n;
+    }
+    Ok(q)
+}
+
+/// Runs each query cold: `one` empties the engine's caches, runs the query and returns its
+/// time in ms and the bytes it read. Returns the latency and the mean bytes read.
+pub fn time_cold(
+    queries: &[String],
+    mut one: impl FnMut(&str) -> Result<(f64, u64), String>,
+) -> Result<(Latency, f64), String> {
+    let mut ms = Vec::with_capacity(queries.len());
+    let mut bytes = 0u64;
+    for q in queries {
+        let (t, b) = one(q).map_err(|e| format!("cold query {q:?}: {e}"))?;
+        ms.push(t);
+        bytes += b;
+    }
+    let n = ms.len().max(1) as f64;
+    Ok((Latency::from_samples(ms, 0, false), bytes as f64 / n))
 }
 
 impl EngineResult {
@@ -155,11 +231,12 @@ pub struct Comparison {
     pub peer: Outcome,
 }
 
-/// The targets of issue 3.
+/// The targets (docs/search.md, "Targets").
 pub struct Targets {
     pub p50_max: f64,
     pub p95_max: Option<f64>,
     pub ingest_min: f64,
+    pub size_max: f64,
 }
 
 pub fn targets(backend: &str) -> Targets {
@@ -168,12 +245,106 @@ pub fn targets(backend: &str) -> Targets {
             p50_max: 0.1,
             p95_max: Some(0.2),
             ingest_min: 0.7,
+            size_max: 2.0,
         },
         _ => Targets {
-            p50_max: 0.05,
+            p50_max: 0.1,
             p95_max: None,
             ingest_min: 0.7,
+            size_max: 2.0,
         },
+    }
+}
+
+fn kb(b: Option<f64>) -> String {
+    b.map(|b| format!("{:.1}", b / 1024.0))
+        .unwrap_or_else(|| "–".into())
+}
+
+/// Cold queries, bytes read per query and bytes written per message, per engine.
+fn io_table(out: &mut String, comparisons: &[Comparison]) {
+    out.push_str("\n## Cold cache and I/O\n\n");
+    out.push_str("| backend | messages | engine | cold p50 ms | cold p95 ms | KiB read/query warm | KiB read/query cold | KiB written/message |\n");
+    out.push_str("|---|---|---|---:|---:|---:|---:|---:|\n");
+    for c in comparisons {
+        for (name, r) in [("agentmem", &c.ours), (c.peer_name, &c.peer)] {
+            let Ok(r) = r else { continue };
+            if r.ingest_cut {
+                continue;
+            }
+            let (p50, p95) = r
+                .cold
+                .as_ref()
+                .map(|l| (format!("{:.2}", l.p50_ms), format!("{:.2}", l.p95_ms)))
+                .unwrap_or_else(|| ("–".into(), "–".into()));
+            let _ = writeln!(
+                out,
+                "| {} | {} | {name} | {p50} | {p95} | {} | {} | {} |",
+                c.backend,
+                size_label(c.size),
+                kb(r.read_warm),
+                kb(r.read_cold),
+                kb(r.write_per_msg),
+            );
+        }
+    }
+}
+
+/// Ingest through plain INSERT and through mem_message_add.
+fn ingest_table(out: &mut String, comparisons: &[Comparison]) {
+    out.push_str("\n## Ingest paths (messages/s)\n\n");
+    out.push_str("| backend | messages | agentmem INSERT | agentmem mem_message_add (prefix) | peer INSERT | INSERT ratio | mem_message_add ratio |\n");
+    out.push_str("|---|---|---:|---:|---:|---|---|\n");
+    for c in comparisons {
+        let (Ok(o), Ok(p)) = (&c.ours, &c.peer) else { continue };
+        let t = targets(c.backend);
+        let add = o
+            .add_rate
+            .map(|a| (format!("{a:.0}"), ratio_cell(a / p.ingest_rate(), Some(("≥", t.ingest_min)), false)))
+            .unwrap_or_else(|| ("–".into(), "–".into()));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.0} | {} | {:.0} | {} | {} |",
+            c.backend,
+            size_label(c.size),
+            o.ingest_rate(),
+            add.0,
+            p.ingest_rate(),
+            ratio_cell(o.ingest_rate() / p.ingest_rate(), Some(("≥", t.ingest_min)), false),
+            add.1,
+        );
+    }
+}
+
+/// Code-search quality (questions from the crates' doc comments, answers known).
+fn quality_table(out: &mut String, comparisons: &[Comparison]) {
+    if !comparisons
+        .iter()
+        .any(|c| matches!(&c.ours, Ok(r) if r.quality.is_some()))
+    {
+        return;
+    }
+    out.push_str("\n## Code-search quality (doc-comment questions, top 10; peers rank by BM25 alone: FTS5 `rank`, `ts_rank_cd`)\n\n");
+    out.push_str("| backend | messages | engine | questions | R@5 | R@10 | MRR@10 |\n");
+    out.push_str("|---|---|---|---:|---:|---:|---:|\n");
+    for c in comparisons {
+        for (name, r) in [("agentmem", &c.ours), (c.peer_name, &c.peer)] {
+            if let Ok(EngineResult {
+                quality: Some(q), ..
+            }) = r
+            {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {name} | {} | {:.3} | {:.3} | {:.3} |",
+                    c.backend,
+                    size_label(c.size),
+                    q.n,
+                    q.r5,
+                    q.r10,
+                    q.mrr10
+                );
+            }
+        }
     }
 }
 
@@ -272,9 +443,9 @@ pub fn render(header: &str, comparisons: &[Comparison]) -> String {
         engine_row(&mut out, c, c.peer_name, &c.peer);
     }
 
-    out.push_str("\n## Ratios agentmem / peer (targets from issue 3)\n\n");
-    out.push_str("| backend | messages | peer | ingest | search p50 | search p95 | search p99 | queries | index size | overlap@10 |\n");
-    out.push_str("|---|---|---|---|---|---|---|---:|---|---:|\n");
+    out.push_str("\n## Ratios agentmem / peer (targets: docs/search.md)\n\n");
+    out.push_str("| backend | messages | peer | ingest | search p50 | search p95 | search p99 | cold p50 | queries | index size | overlap@10 |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---:|---|---:|\n");
     for c in comparisons {
         let t = targets(c.backend);
         match (&c.ours, &c.peer) {
@@ -282,7 +453,7 @@ pub fn render(header: &str, comparisons: &[Comparison]) -> String {
                 let ingest = o.ingest_rate() / p.ingest_rate();
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | search not measured (ingest budget spent) | | | | | |",
+                    "| {} | {} | {} | {} | search not measured (ingest budget spent) | | | | | | |",
                     c.backend,
                     size_label(c.size),
                     c.peer_name,
@@ -299,15 +470,21 @@ pub fn render(header: &str, comparisons: &[Comparison]) -> String {
                 let p95 = lo.p95_ms / lp.p95_ms.max(1e-9);
                 let p99 = lo.p99_ms / lp.p99_ms.max(1e-9);
                 let size = match (o.index_bytes, p.index_bytes) {
-                    (Some(a), Some(b)) if b > 0 => format!("{:.3}×", a as f64 / b as f64),
+                    (Some(a), Some(b)) if b > 0 => {
+                        ratio_cell(a as f64 / b as f64, Some(("≤", t.size_max)), true)
+                    }
                     _ => "n/a".into(),
+                };
+                let cold = match (&o.cold, &p.cold) {
+                    (Some(a), Some(b)) => ratio_cell(a.p50_ms / b.p50_ms.max(1e-9), None, true),
+                    _ => "–".into(),
                 };
                 let ov = overlap(&o.hits, &p.hits)
                     .map(|v| format!("{:.2}", v))
                     .unwrap_or_else(|| "n/a".into());
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} | {} | {n} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {n} | {} | {} |",
                     c.backend,
                     size_label(c.size),
                     c.peer_name,
@@ -315,6 +492,7 @@ pub fn render(header: &str, comparisons: &[Comparison]) -> String {
                     ratio_cell(p50, Some(("≤", t.p50_max)), true),
                     ratio_cell(p95, t.p95_max.map(|m| ("≤", m)), true),
                     ratio_cell(p99, None, true),
+                    cold,
                     size,
                     ov
                 );
@@ -322,7 +500,7 @@ pub fn render(header: &str, comparisons: &[Comparison]) -> String {
             (Err(e), _) | (_, Err(e)) => {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {e} | | | | | | |",
+                    "| {} | {} | {} | {e} | | | | | | | |",
                     c.backend,
                     size_label(c.size),
                     c.peer_name
@@ -330,6 +508,9 @@ pub fn render(header: &str, comparisons: &[Comparison]) -> String {
             }
         }
     }
+    ingest_table(&mut out, comparisons);
+    io_table(&mut out, comparisons);
+    quality_table(&mut out, comparisons);
     out
 }
 

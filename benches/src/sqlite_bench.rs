@@ -3,7 +3,7 @@
 
 use crate::generator::Dataset;
 use crate::report::{time_queries, Comparison, EngineResult, Outcome};
-use crate::Settings;
+use crate::{sys, Settings};
 use rusqlite::{params, Connection};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -53,6 +53,11 @@ FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
 WHERE messages_fts MATCH ?1
 ORDER BY final_rank ASC
 LIMIT 10";
+
+/// FTS5 by BM25 alone (its `rank`), for quality: the best ranking FTS5 offers.
+const FTS5_RANKED: &str = "
+SELECT m.id FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
+WHERE messages_fts MATCH ?1 ORDER BY rank LIMIT 10";
 
 const OURS_SEARCH: &str = "SELECT message_id, score FROM mem_search(?1, ?2)";
 
@@ -151,21 +156,11 @@ pub fn probe_ours(conn: &Connection) -> Result<(), String> {
     }
 }
 
-fn run_ours(ds: &Dataset, queries: &[String], warmup: &[String], s: &Settings) -> Outcome {
-    if s.skip_ours {
-        return Err("agentmem: skipped (--skip-ours)".into());
-    }
-    let (conn, _path) = fresh_db(&s.data_dir, &format!("agentmem-{}.db", ds.messages.len()))?;
-    let ext = snapshot_extension(&s.extension, &s.data_dir)?;
-    let loaded = load_agentmem(&conn, &ext);
-    let _ = std::fs::remove_dir_all(ext.parent().unwrap_or(&s.data_dir));
-    loaded?;
-    probe_ours(&conn)?;
-
-    // Threads first (not timed): ingest measures messages only, like the peer.
+/// Creates the threads of `ds` (not timed: ingest measures messages only, like the peer).
+fn create_threads(conn: &Connection, ds: &Dataset) -> Result<Vec<String>, String> {
     let mut thread_ids = Vec::with_capacity(ds.threads.len());
+    let tx = conn.unchecked_transaction().map_err(|e| e.to_string())?;
     {
-        let tx = conn.unchecked_transaction().map_err(|e| e.to_string())?;
         let mut st = tx
             .prepare("SELECT mem_thread_create(?1, ?2)")
             .map_err(|e| e.to_string())?;
@@ -175,99 +170,221 @@ fn run_ours(ds: &Dataset, queries: &[String], warmup: &[String], s: &Settings) -
                 .map_err(|e| format!("mem_thread_create: {e}"))?;
             thread_ids.push(id);
         }
-        drop(st);
-        tx.commit().map_err(|e| e.to_string())?;
     }
-
-    let started = Instant::now();
-    let mut done = 0;
-    for batch in ds.messages.chunks(s.batch) {
-        if started.elapsed() > s.ingest_budget {
-            return Ok(EngineResult::ingest_only(
-                started.elapsed().as_secs_f64(),
-                done,
-            ));
-        }
-        done += batch.len();
-        let tx = conn.unchecked_transaction().map_err(|e| e.to_string())?;
-        let mut st = tx
-            .prepare_cached(
-                "INSERT INTO mem_messages (id, thread_id, role, raw_content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )
-            .map_err(|e| e.to_string())?;
-        for m in batch {
-            st.execute(params![
-                m.id,
-                thread_ids[m.thread as usize],
-                m.role.as_str(),
-                m.content,
-                m.created_at
-            ])
-            .map_err(|e| format!("insert into mem_messages: {e}"))?;
-        }
-        drop(st);
-        tx.commit().map_err(|e| e.to_string())?;
-    }
-    let ingest_secs = started.elapsed().as_secs_f64();
-
-    let optimize_secs = if s.optimize {
-        let t = Instant::now();
-        conn.query_row("SELECT mem_optimize()", [], |_| Ok(()))
-            .map_err(|e| format!("mem_optimize: {e}"))?;
-        Some(t.elapsed().as_secs_f64())
-    } else {
-        None
-    };
-
-    let options = format!("{{\"limit\":10,\"now\":{}}}", s.now_ms);
-    let mut st = conn.prepare(OURS_SEARCH).map_err(|e| e.to_string())?;
-    let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, |q| {
-        let rows = st
-            .query_map(params![q, options], |r| r.get::<_, String>(0))
-            .map_err(|e| e.to_string())?;
-        rows.collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())
-    })?;
-    drop(st);
-
-    Ok(EngineResult {
-        ingest_secs,
-        ingest_msgs: ds.messages.len(),
-        ingest_cut: false,
-        optimize_secs,
-        index_bytes: table_bytes(&conn, "mem\\_idx\\_%"),
-        db_bytes: db_bytes(&conn),
-        latency,
-        samples_ms,
-        hits,
-    })
+    tx.commit().map_err(|e| e.to_string())?;
+    Ok(thread_ids)
 }
 
-fn run_fts5(ds: &Dataset, queries: &[String], warmup: &[String], s: &Settings) -> Outcome {
+/// Inserts `msgs` in transactions of `batch` rows through `sql` (bound by `bind`) until done or
+/// the budget is spent. Returns (seconds, messages, bytes written per message).
+fn ingest<'m>(
+    conn: &Connection,
+    msgs: &'m [crate::generator::Message],
+    batch: usize,
+    budget: std::time::Duration,
+    sql: &str,
+    bind: &dyn Fn(&mut rusqlite::CachedStatement<'_>, &'m crate::generator::Message) -> rusqlite::Result<()>,
+) -> Result<(f64, usize, f64), String> {
+    let (_, w0) = sys::io();
+    let started = Instant::now();
+    let mut done = 0;
+    for chunk in msgs.chunks(batch) {
+        if started.elapsed() > budget {
+            break;
+        }
+        done += chunk.len();
+        let tx = conn.unchecked_transaction().map_err(|e| e.to_string())?;
+        {
+            let mut st = tx.prepare_cached(sql).map_err(|e| e.to_string())?;
+            for m in chunk {
+                bind(&mut st, m).map_err(|e| format!("{sql}: {e}"))?;
+            }
+        }
+        tx.commit().map_err(|e| e.to_string())?;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    let (_, w1) = sys::io();
+    Ok((secs, done, (w1 - w0) as f64 / done.max(1) as f64))
+}
+
+/// Mean bytes read from the file per query, over up to 50 queries run now.
+fn read_per_query(
+    queries: &[String],
+    mut run: impl FnMut(&str) -> Result<Vec<String>, String>,
+) -> Result<f64, String> {
+    let qs = &queries[..queries.len().min(50)];
+    let (r0, _) = sys::io();
+    for q in qs {
+        run(q)?;
+    }
+    let (r1, _) = sys::io();
+    Ok((r1 - r0) as f64 / qs.len().max(1) as f64)
+}
+
+/// Runs one query on a fresh connection after `prepare` (which empties the engine's caches)
+/// and an emptied OS page cache: (ms, bytes read from the file).
+fn cold_one(
+    path: &Path,
+    prepare: &dyn Fn(&Connection) -> Result<(), String>,
+    sql: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> Result<(f64, u64), String> {
+    let conn = Connection::open(path).map_err(|e| e.to_string())?;
+    conn.execute_batch(PRAGMAS).map_err(|e| e.to_string())?;
+    prepare(&conn)?;
+    let mut st = conn.prepare(sql).map_err(|e| e.to_string())?;
+    sys::drop_os_caches();
+    let (r0, _) = sys::io();
+    let t = Instant::now();
+    let n = st
+        .query_map(params, |r| r.get::<_, String>(0))
+        .map_err(|e| e.to_string())?
+        .count();
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let (r1, _) = sys::io();
+    let _ = n;
+    Ok((ms, r1 - r0))
+}
+
+fn run_ours(
+    ds: &Dataset,
+    queries: &[String],
+    warmup: &[String],
+    questions: &[(String, Vec<usize>)],
+    s: &Settings,
+) -> Outcome {
+    if s.skip_ours {
+        return Err("agentmem: skipped (--skip-ours)".into());
+    }
+    let (conn, path) = fresh_db(&s.data_dir, &format!("agentmem-{}.db", ds.messages.len()))?;
+    let ext = snapshot_extension(&s.extension, &s.data_dir)?;
+    let result = (|| {
+        load_agentmem(&conn, &ext)?;
+        probe_ours(&conn)?;
+        let thread_ids = create_threads(&conn, ds)?;
+        let (ingest_secs, done, write_per_msg) = ingest(
+            &conn,
+            &ds.messages,
+            s.batch,
+            s.ingest_budget,
+            "INSERT INTO mem_messages (id, thread_id, role, raw_content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            &|st, m| {
+                st.execute(params![
+                    m.id,
+                    thread_ids[m.thread as usize],
+                    m.role.as_str(),
+                    m.content,
+                    m.created_at
+                ])
+                .map(|_| ())
+            },
+        )?;
+        if done < ds.messages.len() {
+            return Ok(EngineResult::ingest_only(ingest_secs, done));
+        }
+        let optimize_secs = if s.optimize {
+            let t = Instant::now();
+            conn.query_row("SELECT mem_optimize()", [], |_| Ok(()))
+                .map_err(|e| format!("mem_optimize: {e}"))?;
+            Some(t.elapsed().as_secs_f64())
+        } else {
+            None
+        };
+        let options = format!("{{\"limit\":10,\"now\":{}}}", s.now_ms);
+        let mut st = conn.prepare(OURS_SEARCH).map_err(|e| e.to_string())?;
+        let mut search = |q: &str| -> Result<Vec<String>, String> {
+            let rows = st
+                .query_map(params![q, options], |r| r.get::<_, String>(0))
+                .map_err(|e| e.to_string())?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+        };
+        let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, &mut search)?;
+        let read_warm = read_per_query(queries, &mut search)?;
+        let quality = (!questions.is_empty())
+            .then(|| crate::report::quality(questions, &mut search))
+            .transpose()?;
+        drop(st);
+        let load = |c: &Connection| -> Result<(), String> {
+            load_agentmem(c, &ext)?;
+            c.query_row("SELECT mem_search_cache(0)", [], |_| Ok(()))
+                .and_then(|_| c.query_row("SELECT mem_search_cache(67108864)", [], |_| Ok(())))
+                .map_err(|e| format!("mem_search_cache: {e}"))
+        };
+        let (cold, read_cold) = crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
+            cold_one(&path, &load, OURS_SEARCH, &[&q, &options])
+        })?;
+        let index_bytes = table_bytes(&conn, "mem\\_idx\\_%");
+        Ok(EngineResult {
+            ingest_secs,
+            ingest_msgs: ds.messages.len(),
+            ingest_cut: false,
+            optimize_secs,
+            index_bytes,
+            db_bytes: db_bytes(&conn),
+            latency,
+            samples_ms,
+            hits,
+            cold: Some(cold),
+            read_warm: Some(read_warm),
+            read_cold: Some(read_cold),
+            write_per_msg: Some(write_per_msg),
+            add_rate: Some(add_rate(ds, &ext, s)?),
+            quality,
+        })
+    })();
+    let _ = std::fs::remove_dir_all(ext.parent().unwrap_or(&s.data_dir));
+    result
+}
+
+/// Messages per second through `mem_message_add` on the first `s.add_sample` messages, in a
+/// database of their own.
+fn add_rate(ds: &Dataset, ext: &Path, s: &Settings) -> Result<f64, String> {
+    let n = ds.messages.len().min(s.add_sample);
+    let (conn, _) = fresh_db(&s.data_dir, "agentmem-add.db")?;
+    load_agentmem(&conn, ext)?;
+    let thread_ids = create_threads(&conn, ds)?;
+    let (secs, done, _) = ingest(
+        &conn,
+        &ds.messages[..n],
+        s.batch,
+        s.ingest_budget,
+        "SELECT mem_message_add(?1, ?2, ?3, ?4)",
+        &|st, m| {
+            let opts = format!("{{\"id\":\"{}\",\"created_at\":{}}}", m.id, m.created_at);
+            st.query_row(
+                params![thread_ids[m.thread as usize], m.role.as_str(), m.content, opts],
+                |_| Ok(()),
+            )
+        },
+    )?;
+    drop(conn);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(s.data_dir.join(format!("agentmem-add.db{suffix}")));
+    }
+    Ok(done as f64 / secs.max(1e-9))
+}
+
+fn run_fts5(
+    ds: &Dataset,
+    queries: &[String],
+    warmup: &[String],
+    questions: &[(String, Vec<usize>)],
+    s: &Settings,
+) -> Outcome {
     if s.skip_peers {
         return Err("fts5: skipped (--skip-peers)".into());
     }
-    let (conn, _path) = fresh_db(&s.data_dir, &format!("fts5-{}.db", ds.messages.len()))?;
+    let (conn, path) = fresh_db(&s.data_dir, &format!("fts5-{}.db", ds.messages.len()))?;
     conn.execute_batch(FTS5_SCHEMA)
         .map_err(|e| format!("FTS5 schema: {e}"))?;
-
-    let started = Instant::now();
-    let mut done = 0;
-    for batch in ds.messages.chunks(s.batch) {
-        if started.elapsed() > s.ingest_budget {
-            return Ok(EngineResult::ingest_only(
-                started.elapsed().as_secs_f64(),
-                done,
-            ));
-        }
-        done += batch.len();
-        let tx = conn.unchecked_transaction().map_err(|e| e.to_string())?;
-        let mut st = tx
-            .prepare_cached(
-                "INSERT INTO messages (id, thread_id, role, created_at, content, searchText) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-            )
-            .map_err(|e| e.to_string())?;
-        for m in batch {
+    let (ingest_secs, done, write_per_msg) = ingest(
+        &conn,
+        &ds.messages,
+        s.batch,
+        s.ingest_budget,
+        "INSERT INTO messages (id, thread_id, role, created_at, content, searchText) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+        &|st, m| {
             st.execute(params![
                 m.id,
                 format!("t{}", m.thread),
@@ -275,13 +392,12 @@ fn run_fts5(ds: &Dataset, queries: &[String], warmup: &[String], s: &Settings) -
                 m.created_at,
                 m.content
             ])
-            .map_err(|e| format!("insert into messages: {e}"))?;
-        }
-        drop(st);
-        tx.commit().map_err(|e| e.to_string())?;
+            .map(|_| ())
+        },
+    )?;
+    if done < ds.messages.len() {
+        return Ok(EngineResult::ingest_only(ingest_secs, done));
     }
-    let ingest_secs = started.elapsed().as_secs_f64();
-
     let optimize_secs = if s.optimize {
         let t = Instant::now();
         conn.execute(
@@ -293,18 +409,33 @@ fn run_fts5(ds: &Dataset, queries: &[String], warmup: &[String], s: &Settings) -
     } else {
         None
     };
-
     let mut st = conn.prepare(FTS5_SEARCH).map_err(|e| e.to_string())?;
-    let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, |q| {
+    let mut search = |q: &str| -> Result<Vec<String>, String> {
         let m = fts5_match(q);
         let rows = st
             .query_map(params![m, s.fts_recency_factor], |r| r.get::<_, String>(0))
             .map_err(|e| e.to_string())?;
-        rows.collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())
-    })?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+    };
+    let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, &mut search)?;
+    let read_warm = read_per_query(queries, &mut search)?;
     drop(st);
-
+    let mut ranked = conn.prepare(FTS5_RANKED).map_err(|e| e.to_string())?;
+    let quality = (!questions.is_empty())
+        .then(|| {
+            crate::report::quality(questions, |q| {
+                let rows = ranked
+                    .query_map(params![fts5_match(q)], |r| r.get::<_, String>(0))
+                    .map_err(|e| e.to_string())?;
+                rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+            })
+        })
+        .transpose()?;
+    drop(ranked);
+    let (cold, read_cold) = crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
+        let m = fts5_match(q);
+        cold_one(&path, &|_| Ok(()), FTS5_SEARCH, &[&m, &s.fts_recency_factor])
+    })?;
     Ok(EngineResult {
         ingest_secs,
         ingest_msgs: ds.messages.len(),
@@ -315,16 +446,28 @@ fn run_fts5(ds: &Dataset, queries: &[String], warmup: &[String], s: &Settings) -
         latency,
         samples_ms,
         hits,
+        cold: Some(cold),
+        read_warm: Some(read_warm),
+        read_cold: Some(read_cold),
+        write_per_msg: Some(write_per_msg),
+        add_rate: None,
+        quality,
     })
 }
 
-pub fn run(ds: &Dataset, queries: &[String], warmup: &[String], s: &Settings) -> Comparison {
+pub fn run(
+    ds: &Dataset,
+    queries: &[String],
+    warmup: &[String],
+    questions: &[(String, Vec<usize>)],
+    s: &Settings,
+) -> Comparison {
     let size = ds.messages.len();
     eprintln!("[sqlite {size}] agentmem …");
-    let ours = run_ours(ds, queries, warmup, s);
+    let ours = run_ours(ds, queries, warmup, questions, s);
     crate::log_outcome("sqlite", size, "agentmem", &ours);
     eprintln!("[sqlite {size}] fts5 …");
-    let peer = run_fts5(ds, queries, warmup, s);
+    let peer = run_fts5(ds, queries, warmup, questions, s);
     crate::log_outcome("sqlite", size, "fts5", &peer);
     if !s.keep_files {
         for name in [format!("agentmem-{size}.db"), format!("fts5-{size}.db")] {
