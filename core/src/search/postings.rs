@@ -299,9 +299,13 @@ pub struct TermCursor {
     tfs: Vec<u32>,
     pos_start: usize,
     i: usize,
-    pos_loaded: bool,
+    /// The document (index in the block) whose positions `pos_buf` holds, if any.
+    pos_for: Option<usize>,
+    /// Where the positions of document `pos_next` start: decoding moves forward through the
+    /// block only as far as the documents asked for, never the whole block per document.
+    pos_next: usize,
+    pos_off: usize,
     pos_buf: Vec<u32>,
-    pos_starts: Vec<u32>,
     raw_starts: Vec<u32>,
     raw_loaded: bool,
     doc: u32,
@@ -326,9 +330,10 @@ impl TermCursor {
             tfs: Vec::with_capacity(BLOCK),
             pos_start: 0,
             i: 0,
-            pos_loaded: false,
+            pos_for: None,
+            pos_next: 0,
+            pos_off: 0,
             pos_buf: Vec::new(),
-            pos_starts: Vec::new(),
             raw_starts: Vec::new(),
             raw_loaded: false,
             doc: END,
@@ -343,7 +348,7 @@ impl TermCursor {
     fn load(&mut self, src: &mut dyn PageSource, bi: usize) -> Result<()> {
         self.bi = bi;
         self.i = 0;
-        self.pos_loaded = false;
+        self.pos_for = None;
         self.raw_loaded = false;
         let m = self.blocks[bi];
         let from = self.data_start + u64::from(m.off);
@@ -358,6 +363,7 @@ impl TermCursor {
         self.bytes_read += self.buf.len() as u64;
         let base = if bi == 0 { 0 } else { self.blocks[bi - 1].last };
         self.pos_start = decode_block(&self.buf, m.count, base, &mut self.ords, &mut self.tfs)?;
+        (self.pos_next, self.pos_off) = (0, self.pos_start);
         let last = *self.ords.last().ok_or_else(|| corrupt("empty block"))?;
         if m.last == END {
             self.blocks[bi].last = last;
@@ -384,7 +390,6 @@ impl TermCursor {
         self.i += 1;
         if self.i < self.ords.len() {
             self.doc = self.ords[self.i];
-            self.pos_loaded = false;
         } else if self.bi + 1 < self.blocks.len() {
             self.load(src, self.bi + 1)?;
         } else {
@@ -411,7 +416,6 @@ impl TermCursor {
         while self.i < self.ords.len() && self.ords[self.i] < target {
             self.i += 1;
         }
-        self.pos_loaded = false;
         self.doc = self.ords.get(self.i).copied().unwrap_or(END);
         Ok(())
     }
@@ -456,29 +460,31 @@ impl TermCursor {
         if self.doc == END {
             return &[];
         }
-        if !self.pos_loaded {
-            self.pos_buf.clear();
-            self.pos_starts.clear();
-            let mut p = self.pos_start;
-            'docs: for &tf in &self.tfs {
-                self.pos_starts.push(self.pos_buf.len() as u32);
-                let mut last = 0u64;
-                for _ in 0..tf {
-                    let Some(d) = get_varint(&self.buf, &mut p) else {
-                        break 'docs;
-                    };
-                    last = last.saturating_add(d).min(u64::from(u32::MAX));
-                    self.pos_buf.push(last as u32);
+        if self.pos_for != Some(self.i) {
+            if self.pos_next > self.i {
+                (self.pos_next, self.pos_off) = (0, self.pos_start);
+            }
+            // Skip the documents in between: a varint ends at a byte below 0x80.
+            let mut p = self.pos_off;
+            for &tf in &self.tfs[self.pos_next..self.i] {
+                let mut k = 0;
+                while k < tf && p < self.buf.len() {
+                    k += u32::from(self.buf[p] < 0x80);
+                    p += 1;
                 }
             }
-            self.pos_starts.push(self.pos_buf.len() as u32);
-            self.pos_loaded = true;
+            self.pos_buf.clear();
+            let mut last = 0u64;
+            for _ in 0..self.tf() {
+                let Some(d) = get_varint(&self.buf, &mut p) else {
+                    break;
+                };
+                last = last.saturating_add(d).min(u64::from(u32::MAX));
+                self.pos_buf.push(last as u32);
+            }
+            (self.pos_next, self.pos_off, self.pos_for) = (self.i + 1, p, Some(self.i));
         }
-        let (Some(&s), Some(&e)) = (self.pos_starts.get(self.i), self.pos_starts.get(self.i + 1))
-        else {
-            return &[];
-        };
-        self.pos_buf.get(s as usize..e as usize).unwrap_or(&[])
+        &self.pos_buf
     }
 }
 

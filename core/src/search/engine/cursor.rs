@@ -12,6 +12,9 @@ pub struct TermC {
     pub c: TermCursor,
     pub idf: f64,
     pub max_ub: f64,
+    /// The bounds of the proximity clauses this cursor carries (see [`PhraseC::at`]): added
+    /// to its own, since such a clause can only match where this term occurs.
+    pub carried: f64,
     cached_last: u32,
     cached_ub: f64,
 }
@@ -29,6 +32,7 @@ impl TermC {
             c: seg.cursor(src, info)?,
             idf,
             max_ub: sc.ub(idf, b.max_tf, b.min_len, b.max_created),
+            carried: 0.0,
             cached_last: END,
             cached_ub: 0.0,
         })
@@ -42,7 +46,7 @@ impl TermC {
                     self.cached_last = b.last;
                     self.cached_ub = sc.ub(self.idf, b.max_tf, b.min_len, b.max_created);
                 }
-                (self.cached_ub, b.last)
+                (self.cached_ub + self.carried, b.last)
             }
         }
     }
@@ -70,11 +74,14 @@ pub struct PhraseC {
 }
 
 impl PhraseC {
+    /// A phrase over `terms`; `eager` positions it on its first match (a driving cursor),
+    /// otherwise it is only asked [`PhraseC::at`].
     fn new(
         src: &mut dyn PageSource,
         terms: Vec<TermC>,
         atoms: Vec<usize>,
         weight: f64,
+        eager: bool,
     ) -> Result<Self> {
         let mut need = vec![0u32; terms.len()];
         for &a in &atoms {
@@ -90,8 +97,77 @@ impl PhraseC {
             work: 0,
             weight,
         };
-        p.find(src, 0)?;
+        if eager {
+            p.find(src, 0)?;
+        }
         Ok(p)
+    }
+
+    /// Opens a phrase clause's cursor in a view; `None` when a term of it is not in the
+    /// segment (nothing there can match).
+    pub fn open(
+        seg: &Segment,
+        src: &mut dyn PageSource,
+        ts: &[usize],
+        weight: f64,
+        eager: bool,
+        infos: &[Option<TermInfo>],
+        idfs: &[f64],
+        sc: &Scorer,
+    ) -> Result<Option<Self>> {
+        let mut distinct: Vec<usize> = Vec::new();
+        let atoms: Vec<usize> = ts
+            .iter()
+            .map(|t| match distinct.iter().position(|d| d == t) {
+                Some(i) => i,
+                None => {
+                    distinct.push(*t);
+                    distinct.len() - 1
+                }
+            })
+            .collect();
+        let mut terms = Vec::with_capacity(distinct.len());
+        for t in &distinct {
+            let Some(info) = &infos[*t] else {
+                return Ok(None);
+            };
+            terms.push(TermC::open(seg, src, info, idfs[*t], sc)?);
+        }
+        Ok(Some(PhraseC::new(src, terms, atoms, weight, eager)?))
+    }
+
+    /// Whether the phrase occurs in document `d`, looking no further than `d`: its cursors
+    /// only move forward, so the calls must come in ascending order. A proximity clause is
+    /// checked this way only for the documents a search scores, never walked on its own.
+    pub fn at(&mut self, src: &mut dyn PageSource, d: u32) -> Result<bool> {
+        for t in self.terms.iter_mut() {
+            self.work += 1;
+            t.c.advance(src, d)?;
+            if t.c.doc() != d {
+                return Ok(false);
+            }
+        }
+        Ok(self.matches_here())
+    }
+
+    /// The clause's BM25 contribution at the current document (no recency).
+    pub fn contribution(&self, len: u32, sc: &Scorer) -> f64 {
+        let mut s = 0.0;
+        for &a in &self.atoms {
+            let t = &self.terms[a];
+            s += t.idf * sc.tf(t.c.tf(), len);
+        }
+        self.weight * s
+    }
+
+    /// Cursor moves made.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// Bytes of postings read.
+    pub fn bytes_read(&self) -> u64 {
+        self.terms.iter().map(|t| t.c.bytes_read).sum()
     }
 
     fn find(&mut self, src: &mut dyn PageSource, mut target: u32) -> Result<()> {
@@ -163,7 +239,7 @@ impl PhraseC {
     }
 
     /// Each phrase position's upper bound (a repeated term counts each time).
-    fn max_ub(&self) -> f64 {
+    pub fn max_ub(&self) -> f64 {
         self.weight * self.atoms.iter().map(|&a| self.terms[a].max_ub).sum::<f64>()
     }
 }
@@ -189,27 +265,10 @@ impl Cur {
                 Some(info) => Ok(Some(Cur::Term(TermC::open(seg, src, info, idfs[*t], sc)?))),
                 None => Ok(None),
             },
-            PClause::Phrase(ts, weight) => {
-                let mut distinct: Vec<usize> = Vec::new();
-                let atoms: Vec<usize> = ts
-                    .iter()
-                    .map(|t| match distinct.iter().position(|d| d == t) {
-                        Some(i) => i,
-                        None => {
-                            distinct.push(*t);
-                            distinct.len() - 1
-                        }
-                    })
-                    .collect();
-                let mut terms = Vec::with_capacity(distinct.len());
-                for t in &distinct {
-                    let Some(info) = &infos[*t] else {
-                        return Ok(None);
-                    };
-                    terms.push(TermC::open(seg, src, info, idfs[*t], sc)?);
-                }
-                Ok(Some(Cur::Phrase(PhraseC::new(src, terms, atoms, *weight)?)))
-            }
+            PClause::Phrase(ts, weight) | PClause::Near(ts, weight) => Ok(PhraseC::open(
+                seg, src, ts, *weight, true, infos, idfs, sc,
+            )?
+            .map(Cur::Phrase)),
         }
     }
 
@@ -249,7 +308,7 @@ impl Cur {
     pub fn work(&self) -> u64 {
         match self {
             Cur::Term(_) => 0,
-            Cur::Phrase(p) => p.work,
+            Cur::Phrase(p) => p.work(),
         }
     }
 
@@ -257,13 +316,13 @@ impl Cur {
     pub fn bytes_read(&self) -> u64 {
         match self {
             Cur::Term(t) => t.c.bytes_read,
-            Cur::Phrase(p) => p.terms.iter().map(|t| t.c.bytes_read).sum(),
+            Cur::Phrase(p) => p.bytes_read(),
         }
     }
 
     pub fn max_ub(&self) -> f64 {
         match self {
-            Cur::Term(t) => t.max_ub,
+            Cur::Term(t) => t.max_ub + t.carried,
             Cur::Phrase(p) => p.max_ub(),
         }
     }
@@ -291,14 +350,7 @@ impl Cur {
     pub fn contribution(&self, len: u32, sc: &Scorer) -> f64 {
         match self {
             Cur::Term(t) => t.idf * sc.tf(t.c.tf(), len),
-            Cur::Phrase(p) => {
-                let mut s = 0.0;
-                for &a in &p.atoms {
-                    let t = &p.terms[a];
-                    s += t.idf * sc.tf(t.c.tf(), len);
-                }
-                p.weight * s
-            }
+            Cur::Phrase(p) => p.contribution(len, sc),
         }
     }
 }

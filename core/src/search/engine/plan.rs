@@ -13,6 +13,9 @@ pub enum PClause {
     Term(usize),
     /// Atoms at consecutive positions, and the weight of the clause.
     Phrase(Vec<usize>, f64),
+    /// Two typed words standing side by side: a phrase that only adds to documents that
+    /// already match its words, so a search checks it only where it scores a document.
+    Near(Vec<usize>, f64),
 }
 
 /// Distinct terms, scoring clauses in canonical order, constraints as any-of lists.
@@ -69,7 +72,11 @@ fn resolve(
 ) -> Result<Vec<PClause>> {
     Ok(match m {
         Matcher::Term(t) => vec![PClause::Term(plan.term(t))],
-        Matcher::Phrase(atoms) | Matcher::Near(atoms) => vec![PClause::Phrase(
+        Matcher::Phrase(atoms) => vec![PClause::Phrase(
+            atoms.iter().map(|a| plan.term(a)).collect(),
+            Query::clause_weight(m, params),
+        )],
+        Matcher::Near(atoms) => vec![PClause::Near(
             atoms.iter().map(|a| plan.term(a)).collect(),
             Query::clause_weight(m, params),
         )],

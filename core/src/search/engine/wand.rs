@@ -7,7 +7,7 @@
 //! reach the current k-th score, and a block is read only when a cursor lands in it.
 
 use super::collector::{Collector, Entry};
-use super::cursor::Cur;
+use super::cursor::{Cur, PhraseC};
 use super::plan::{PClause, Plan};
 use super::scorer::Scorer;
 use super::view::{Docs, SegView};
@@ -21,11 +21,41 @@ use crate::Result;
 const UB_SLACK: f64 = 1.0 + 1e-9;
 
 /// The cursors of one view: scoring cursors with their clause index (the canonical summation
-/// order), then the constraint cursors.
+/// order), the proximity clauses checked where a document is scored, then the constraint
+/// cursors.
 struct Cursors {
     curs: Vec<(usize, Cur)>,
+    near: Vec<Near>,
     must: Vec<Vec<Cur>>,
     must_not: Vec<Vec<Cur>>,
+}
+
+/// A proximity clause: it can only match where all its terms occur, so instead of a cursor of
+/// its own that WAND would walk (checking positions at every document holding its words), its
+/// bound rides on the term cursor of its rarest word (`carrier`, an index into
+/// `Cursors::curs`) and it is checked only for the documents that get scored.
+struct Near {
+    clause: usize,
+    phrase: PhraseC,
+    carrier: usize,
+}
+
+impl Near {
+    /// Its contribution at `d`, which is being scored, or 0.
+    fn score(
+        &mut self,
+        curs: &[(usize, Cur)],
+        src: &mut dyn PageSource,
+        d: u32,
+        len: u32,
+        sc: &Scorer,
+    ) -> Result<f64> {
+        if curs[self.carrier].1.doc() == d && self.phrase.at(src, d)? {
+            Ok(self.phrase.contribution(len, sc))
+        } else {
+            Ok(0.0)
+        }
+    }
 }
 
 impl Cursors {
@@ -40,9 +70,53 @@ impl Cursors {
     ) -> Result<Option<Cursors>> {
         let mut curs = Vec::new();
         for (i, c) in plan.should.iter().enumerate() {
+            if matches!(c, PClause::Near(..)) {
+                continue;
+            }
             if let Some(cur) = Cur::open(seg, src, c, infos, idfs, sc)? {
                 if cur.doc() != END {
                     curs.push((i, cur));
+                }
+            }
+        }
+        let mut near = Vec::new();
+        for (i, c) in plan.should.iter().enumerate() {
+            let PClause::Near(ts, w) = c else {
+                continue;
+            };
+            let Some(phrase) = PhraseC::open(seg, src, ts, *w, false, infos, idfs, sc)? else {
+                continue; // a word of it is not in this segment
+            };
+            // The carrier: the term cursor of its rarest word.
+            let carrier = curs
+                .iter()
+                .enumerate()
+                .filter_map(|(k, (ci, _))| match &plan.should[*ci] {
+                    PClause::Term(t) if ts.contains(t) => {
+                        infos[*t].as_ref().map(|info| (info.bounds.df, k))
+                    }
+                    _ => None,
+                })
+                .min()
+                .map(|(_, k)| k);
+            match carrier {
+                Some(k) => {
+                    if let Cur::Term(t) = &mut curs[k].1 {
+                        t.carried += phrase.max_ub();
+                    }
+                    near.push(Near {
+                        clause: i,
+                        phrase,
+                        carrier: k,
+                    });
+                }
+                // None of its words scores on its own (a weight of 0): it drives itself.
+                None => {
+                    if let Some(cur) = Cur::open(seg, src, c, infos, idfs, sc)? {
+                        if cur.doc() != END {
+                            curs.push((i, cur));
+                        }
+                    }
                 }
             }
         }
@@ -74,6 +148,7 @@ impl Cursors {
         }
         Ok(Some(Cursors {
             curs,
+            near,
             must,
             must_not,
         }))
@@ -88,11 +163,27 @@ impl Cursors {
     }
 
     fn work(&self) -> u64 {
-        self.all().map(Cur::work).sum()
+        self.all().map(Cur::work).sum::<u64>() + self.near.iter().map(|n| n.phrase.work()).sum::<u64>()
     }
 
     fn bytes_read(&self) -> u64 {
-        self.all().map(Cur::bytes_read).sum()
+        self.all().map(Cur::bytes_read).sum::<u64>()
+            + self.near.iter().map(|n| n.phrase.bytes_read()).sum::<u64>()
+    }
+
+    /// Adds the proximity clauses' contributions at `d` to `contrib`.
+    fn score_near(
+        &mut self,
+        src: &mut dyn PageSource,
+        d: u32,
+        len: u32,
+        sc: &Scorer,
+        contrib: &mut [f64],
+    ) -> Result<()> {
+        for n in self.near.iter_mut() {
+            contrib[n.clause] = n.score(&self.curs, src, d, len, sc)?;
+        }
+        Ok(())
     }
 }
 
@@ -225,6 +316,7 @@ fn seed(
         if !any || !accept(view, src, d, key, &mut cs2, filter)? {
             continue;
         }
+        cs2.score_near(src, d, len, sc, &mut contrib)?;
         let mut bm25 = 0.0;
         for &c in &contrib {
             bm25 += c;
@@ -313,6 +405,7 @@ fn wand(
                     let (ci, ref cur) = cs.curs[i];
                     contrib[ci] = cur.contribution(len, sc);
                 }
+                cs.score_near(src, pd, len, sc, &mut contrib)?;
                 let mut bm25 = 0.0;
                 for &c in &contrib {
                     bm25 += c;
