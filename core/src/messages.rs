@@ -274,8 +274,12 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
     }
     let conflict_guard = match timing {
         Timing::BeforeWrite => {
-            " AND NOT EXISTS (SELECT 1 FROM mem_messages WHERE seq = ?5 OR id = ?6 \
-               OR (thread_id = ?1 AND message_index = CAST(?2 AS BIGINT)))"
+            // Three lookups, not one OR: each is a unique-index probe, where an OR lets a
+            // plan made while the table was small scan it for good (Postgres keeps plans).
+            " AND NOT EXISTS (SELECT 1 FROM mem_messages WHERE seq = ?5) \
+              AND NOT EXISTS (SELECT 1 FROM mem_messages WHERE id = ?6) \
+              AND NOT EXISTS (SELECT 1 FROM mem_messages \
+                WHERE thread_id = ?1 AND message_index = CAST(?2 AS BIGINT))"
         }
         Timing::AfterWrite => "",
     };
