@@ -32,6 +32,11 @@ CREATE INDEX bench_messages_tsv ON bench_messages USING gin (tsv);
 /// The peer's query for an agent query of `words` words: each word through plainto_tsquery
 /// (which never fails on punctuation: `src/auth/login.ts`, `Foo::bar`, `(reading`), the words
 /// OR-ed with `||`, matched through the GIN index and ranked by ts_rank_cd.
+/// Words of an agent query given to tsvector (its `plainto_tsquery`s are OR-ed).
+const QUERY_WORDS: usize = 6;
+/// Words of a quality question given to tsvector.
+const QUESTION_WORDS: usize = 32;
+
 fn tsv_search_sql(words: usize) -> String {
     let q = (1..=words)
         .map(|i| format!("plainto_tsquery('simple', ${i})"))
@@ -265,7 +270,7 @@ fn run_ours(
     };
     let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, |q| run(client, q))?;
     let quality = (!questions.is_empty())
-        .then(|| crate::report::quality(questions, |q| run(client, q)))
+        .then(|| crate::report::quality(questions, s.budget, |q| run(client, q)))
         .transpose()?;
     let one = |q: &str| (search_sql.clone(), vec![q.to_owned()]);
     let read_warm = touched_per_query(client, queries, &one)?;
@@ -391,12 +396,14 @@ fn run_tsvector(
         None
     };
 
+    // Agent queries are short (their first 6 words); quality questions are sentences, so
+    // they are asked with all their words (up to QUESTION_WORDS), as FTS5 gets them.
     let mut statements = Vec::new();
-    for words in 1..=6 {
+    for words in 1..=QUESTION_WORDS {
         statements.push(client.prepare(&tsv_search_sql(words)).map_err(pg_err)?);
     }
-    let run = |c: &mut Client, q: &str| -> Result<Vec<String>, String> {
-        let words: Vec<&str> = q.split_whitespace().take(6).collect();
+    let search = |c: &mut Client, q: &str, max: usize| -> Result<Vec<String>, String> {
+        let words: Vec<&str> = q.split_whitespace().take(max).collect();
         if words.is_empty() {
             return Ok(Vec::new());
         }
@@ -407,12 +414,17 @@ fn run_tsvector(
             .map_err(pg_err)?;
         Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
     };
-    let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, |q| run(client, q))?;
+    let (latency, samples_ms, hits) =
+        time_queries(queries, warmup, s.budget, |q| search(client, q, QUERY_WORDS))?;
     let quality = (!questions.is_empty())
-        .then(|| crate::report::quality(questions, |q| run(client, q)))
+        .then(|| crate::report::quality(questions, s.budget, |q| search(client, q, QUESTION_WORDS)))
         .transpose()?;
     let one = |q: &str| {
-        let words: Vec<String> = q.split_whitespace().take(6).map(str::to_owned).collect();
+        let words: Vec<String> = q
+            .split_whitespace()
+            .take(QUERY_WORDS)
+            .map(str::to_owned)
+            .collect();
         (tsv_search_sql(words.len().max(1)), words)
     };
     let read_warm = touched_per_query(client, queries, &one)?;

@@ -302,7 +302,7 @@ fn run_ours(
         let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, &mut search)?;
         let read_warm = read_per_query(queries, &mut search)?;
         let quality = (!questions.is_empty())
-            .then(|| crate::report::quality(questions, &mut search))
+            .then(|| crate::report::quality(questions, s.budget, &mut search))
             .transpose()?;
         drop(st);
         let load = |c: &Connection| -> Result<(), String> {
@@ -423,7 +423,7 @@ fn run_fts5(
     let mut ranked = conn.prepare(FTS5_RANKED).map_err(|e| e.to_string())?;
     let quality = (!questions.is_empty())
         .then(|| {
-            crate::report::quality(questions, |q| {
+            crate::report::quality(questions, s.budget, |q| {
                 let rows = ranked
                     .query_map(params![fts5_match(q)], |r| r.get::<_, String>(0))
                     .map_err(|e| e.to_string())?;
