@@ -1,10 +1,11 @@
 //! The process-wide caches of immutable index data, each with a memory bound: pages (by
-//! segment build and page number), segment headers (by build) and deletion sets (by version).
+//! segment build and page number), segment headers (by build), deletion sets (by version) and
+//! decoded document pages (by build and page).
 //! Keys are random per build or version, so an entry can never be stale; entries of a
 //! rolled-back transaction are never asked for again and age out.
 
 use super::pages::Page;
-use super::segment::{Dead, Header};
+use super::segment::{Dead, DocPage, Header};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -110,7 +111,7 @@ pub struct CacheStats {
 
 /// Default memory bound of the page cache.
 pub const DEFAULT_PAGE_BYTES: usize = 64 * 1024 * 1024;
-/// Default memory bound of the header and deletion caches (together).
+/// Default memory bound of the header, deletion and decoded-document caches (together).
 pub const DEFAULT_META_BYTES: usize = 32 * 1024 * 1024;
 /// Bytes charged per entry beside its data (map entries, the Arc).
 const OVERHEAD: usize = 96;
@@ -121,6 +122,7 @@ struct Caches {
     pages: Lru<PageKey, Page>,
     headers: Lru<u64, Arc<Header>>,
     deads: Lru<u64, Arc<Dead>>,
+    docs: Lru<PageKey, Arc<DocPage>>,
 }
 
 static CACHES: Mutex<Option<Caches>> = Mutex::new(None);
@@ -133,8 +135,9 @@ fn with<T>(f: impl FnOnce(&mut Caches) -> T) -> T {
     let mut g = caches();
     f(g.get_or_insert_with(|| Caches {
         pages: Lru::new(DEFAULT_PAGE_BYTES),
-        headers: Lru::new(DEFAULT_META_BYTES / 2),
-        deads: Lru::new(DEFAULT_META_BYTES / 2),
+        headers: Lru::new(DEFAULT_META_BYTES / 4),
+        deads: Lru::new(DEFAULT_META_BYTES / 4),
+        docs: Lru::new(DEFAULT_META_BYTES / 2),
     }))
 }
 
@@ -161,6 +164,15 @@ pub fn dead(version: u64) -> Option<Arc<Dead>> {
 
 pub fn put_dead(version: u64, d: Arc<Dead>, weight: usize) {
     with(|c| c.deads.put(version, d, weight + OVERHEAD))
+}
+
+pub fn doc_page(build: u64, no: u32) -> Option<Arc<DocPage>> {
+    with(|c| c.docs.get(&(build, no)))
+}
+
+pub fn put_doc_page(build: u64, no: u32, d: Arc<DocPage>) {
+    let w = d.keys.len() * 20 + OVERHEAD;
+    with(|c| c.docs.put((build, no), d, w))
 }
 
 /// Sets the page cache's memory bound in bytes (evicting at once); 0 disables it.
@@ -230,6 +242,7 @@ pub fn clear() {
         c.pages.clear();
         c.headers.clear();
         c.deads.clear();
+        c.docs.clear();
     })
 }
 

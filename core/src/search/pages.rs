@@ -55,6 +55,12 @@ pub trait PageSource {
     fn check_interrupt(&mut self) -> Result<()> {
         Ok(())
     }
+
+    /// The build id of the stored segment these pages belong to, which keys the process-wide
+    /// caches; `None` for pages that are not stored (the delta's in-memory segment).
+    fn build(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Pages held in memory, by page number.

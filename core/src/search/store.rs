@@ -642,6 +642,10 @@ impl PageSource for StoredPages<'_> {
         self.conn.check_interrupt()
     }
 
+    fn build(&self) -> Option<u64> {
+        Some(self.build)
+    }
+
     fn page(&mut self, no: u32) -> Result<Page> {
         if let Some(p) = cache::page(self.build, no) {
             self.hits += 1;

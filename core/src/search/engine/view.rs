@@ -1,6 +1,7 @@
 //! A segment as a search sees it: its header, its deletions (flushed, and pending in the
 //! delta), where its pages come from, and the exact live statistics.
 
+use crate::search::cache;
 use crate::search::pages::{MemPages, Page, PageSource};
 use crate::search::segment::{Dead, DocPage, Segment, TermInfo, DOCS_PER_PAGE};
 use crate::search::store::StoredPages;
@@ -65,6 +66,13 @@ impl PageSource for ViewSource<'_> {
         match self {
             ViewSource::Stored(s) => s.check_interrupt(),
             ViewSource::Mem(_) => Ok(()),
+        }
+    }
+
+    fn build(&self) -> Option<u64> {
+        match self {
+            ViewSource::Stored(s) => s.build(),
+            ViewSource::Mem(_) => None,
         }
     }
 }
@@ -155,10 +163,12 @@ pub fn live_df(dead: &Dead, pending: &Pending, term: &[u8], info: &TermInfo) -> 
     u64::from(info.bounds.df).saturating_sub(u64::from(n))
 }
 
-/// Reads documents of one view by ordinal, keeping the last page decoded.
+/// Reads documents of one view by ordinal, keeping the last page decoded. Decoded pages of
+/// stored segments are shared through the process-wide cache: a search scores documents
+/// scattered over many pages, and decoding a page costs more than scoring its one document.
 #[derive(Default)]
 pub struct Docs {
-    page: Option<(u32, DocPage)>,
+    page: Option<(u32, Arc<DocPage>)>,
 }
 
 impl Docs {
@@ -171,7 +181,18 @@ impl Docs {
     ) -> Result<(i64, u32, i64)> {
         let p = ord / DOCS_PER_PAGE as u32;
         if self.page.as_ref().is_none_or(|(n, _)| *n != p) {
-            self.page = Some((p, seg.doc_page(src, p)?));
+            let page = match src.build() {
+                Some(build) => match cache::doc_page(build, p) {
+                    Some(d) => d,
+                    None => {
+                        let d = Arc::new(seg.doc_page(src, p)?);
+                        cache::put_doc_page(build, p, d.clone());
+                        d
+                    }
+                },
+                None => Arc::new(seg.doc_page(src, p)?),
+            };
+            self.page = Some((p, page));
         }
         let (_, page) = self.page.as_ref().expect("just loaded");
         let i = (ord % DOCS_PER_PAGE as u32) as usize;
