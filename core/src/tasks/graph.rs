@@ -413,14 +413,7 @@ pub fn on_task_insert(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
     if row.status == STATUS_CLOSED && row.closed_at.is_none() {
         row.closed_at = Some(conn.now_ms()?);
     }
-    search::index_doc(
-        conn,
-        NS_TASKS,
-        row.seq,
-        &row.search_text(),
-        row.created_at,
-        None,
-    )?;
+    index(conn, row, None)?;
     Ok(*row != before)
 }
 
@@ -452,13 +445,18 @@ pub fn after_task_status(conn: &mut dyn Conn, id: &str) -> Result<()> {
 /// Title, description or summary changed: the search index takes the new text (`old` is the
 /// text it held).
 pub fn on_task_text(conn: &mut dyn Conn, row: &TaskRow, old: &str) -> Result<()> {
+    index(conn, row, Some(old))
+}
+
+/// Puts the task's text in the search index (`old`: the text it held, if any).
+fn index(conn: &mut dyn Conn, row: &TaskRow, old: Option<&str>) -> Result<()> {
     search::index_doc(
         conn,
         NS_TASKS,
         row.seq,
         &row.search_text(),
         row.created_at,
-        Some(old),
+        old,
     )
 }
 
