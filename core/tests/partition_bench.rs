@@ -73,7 +73,8 @@ fn ns(layout: Layout, resource: usize) -> String {
     }
 }
 
-fn open(c: &Corpus) -> Sq {
+/// A fresh database in the temporary folder, and its path (removed by the caller).
+fn open(c: &Corpus) -> (Sq, std::path::PathBuf) {
     let path = std::env::temp_dir().join(format!(
         "agentmem-partition-{}-{}.db",
         std::process::id(),
@@ -95,7 +96,7 @@ fn open(c: &Corpus) -> Sq {
             .unwrap();
     }
     conn.0.execute_batch("COMMIT").unwrap();
-    conn
+    (conn, path)
 }
 
 fn rand_suffix() -> u64 {
@@ -196,7 +197,7 @@ fn partition_by_resource() {
         ("one index (today)", Layout::Shared),
         ("one index per resource", Layout::PerResource),
     ] {
-        let mut conn = open(&c);
+        let (mut conn, path) = open(&c);
         let rate = ingest(&mut conn, &c, layout);
         let segments: i64 = conn
             .0
@@ -217,8 +218,12 @@ fn partition_by_resource() {
             .map(|(q, _)| time(|| drop(across(&mut conn, layout, q, &c, &p))))
             .collect();
         let ((w50, w95), (a50, a95)) = (percentiles(w), percentiles(a));
-        println!(
-            "| {name} | {rate:.0} | {segments} | {w50:.2} / {w95:.2} | {a50:.2} / {a95:.2} |"
-        );
+        println!("| {name} | {rate:.0} | {segments} | {w50:.2} / {w95:.2} | {a50:.2} / {a95:.2} |");
+        drop(conn);
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
