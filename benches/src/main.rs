@@ -410,8 +410,9 @@ fn main() {
                     comparisons.push(sqlite_bench::run(&ds, &queries, &warmup, &questions, s))
                 }
                 _ => match &pg_url {
-                    Some(url) => comparisons
-                        .push(pg_bench::run(url, &ds, &queries, &warmup, &questions, s)),
+                    Some(url) => {
+                        comparisons.push(pg_bench::run(url, &ds, &queries, &warmup, &questions, s))
+                    }
                     None => {
                         let e = "AGENTMEM_PG not set".to_string();
                         comparisons.push(Comparison {

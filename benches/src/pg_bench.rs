@@ -161,11 +161,7 @@ fn fresh_client(url: &str) -> Result<Client, String> {
 }
 
 /// Runs `sql` cold: a fresh backend, the OS page cache emptied (shared buffers stay warm).
-fn cold_one(
-    url: &str,
-    sql: &str,
-    params: &[&(dyn ToSql + Sync)],
-) -> Result<(f64, u64), String> {
+fn cold_one(url: &str, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<(f64, u64), String> {
     let mut c = fresh_client(url)?;
     let st = c.prepare(sql).map_err(pg_err)?;
     crate::sys::drop_os_caches();
@@ -274,10 +270,9 @@ fn run_ours(
         .transpose()?;
     let one = |q: &str| (search_sql.clone(), vec![q.to_owned()]);
     let read_warm = touched_per_query(client, queries, &one)?;
-    let (cold, read_cold) =
-        crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
-            cold_one(url, &search_sql, &[&q])
-        })?;
+    let (cold, read_cold) = crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
+        cold_one(url, &search_sql, &[&q])
+    })?;
     let index_bytes = bigint(
         client,
         "SELECT coalesce(sum(pg_total_relation_size(oid)), 0)::bigint FROM pg_class \
@@ -343,7 +338,12 @@ fn add_rate(client: &mut Client, ds: &Dataset, s: &Settings) -> Result<f64, Stri
             let opts = format!("{{\"id\":\"{}\",\"created_at\":{}}}", m.id, m.created_at);
             tx.execute(
                 &st,
-                &[&thread_ids[m.thread as usize], &m.role.as_str(), &m.content, &opts],
+                &[
+                    &thread_ids[m.thread as usize],
+                    &m.role.as_str(),
+                    &m.content,
+                    &opts,
+                ],
             )
             .map_err(pg_err)?;
         }
@@ -414,8 +414,9 @@ fn run_tsvector(
             .map_err(pg_err)?;
         Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
     };
-    let (latency, samples_ms, hits) =
-        time_queries(queries, warmup, s.budget, |q| search(client, q, QUERY_WORDS))?;
+    let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, |q| {
+        search(client, q, QUERY_WORDS)
+    })?;
     let quality = (!questions.is_empty())
         .then(|| crate::report::quality(questions, s.budget, |q| search(client, q, QUESTION_WORDS)))
         .transpose()?;
@@ -428,13 +429,12 @@ fn run_tsvector(
         (tsv_search_sql(words.len().max(1)), words)
     };
     let read_warm = touched_per_query(client, queries, &one)?;
-    let (cold, read_cold) =
-        crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
-            let (sql, words) = one(q);
-            let params: Vec<&(dyn ToSql + Sync)> =
-                words.iter().map(|w| w as &(dyn ToSql + Sync)).collect();
-            cold_one(url, &sql, &params)
-        })?;
+    let (cold, read_cold) = crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
+        let (sql, words) = one(q);
+        let params: Vec<&(dyn ToSql + Sync)> =
+            words.iter().map(|w| w as &(dyn ToSql + Sync)).collect();
+        cold_one(url, &sql, &params)
+    })?;
 
     Ok(EngineResult {
         ingest_secs,

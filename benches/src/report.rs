@@ -70,7 +70,11 @@ pub fn quality(
         let ids = search(text)?;
         let ranked: Vec<usize> = ids.iter().filter_map(|i| position_of(i)).collect();
         let within = |k: usize| {
-            ranked.iter().take(k).filter(|p| relevant.contains(p)).count() as f64
+            ranked
+                .iter()
+                .take(k)
+                .filter(|p| relevant.contains(p))
+                .count() as f64
                 / relevant.len() as f64
         };
         q.r5 += within(5);
@@ -301,11 +305,18 @@ fn ingest_table(out: &mut String, comparisons: &[Comparison]) {
     out.push_str("| backend | messages | agentmem INSERT | agentmem mem_message_add (prefix) | peer INSERT | INSERT ratio | mem_message_add ratio |\n");
     out.push_str("|---|---|---:|---:|---:|---|---|\n");
     for c in comparisons {
-        let (Ok(o), Ok(p)) = (&c.ours, &c.peer) else { continue };
+        let (Ok(o), Ok(p)) = (&c.ours, &c.peer) else {
+            continue;
+        };
         let t = targets(c.backend);
         let add = o
             .add_rate
-            .map(|a| (format!("{a:.0}"), ratio_cell(a / p.ingest_rate(), Some(("≥", t.ingest_min)), false)))
+            .map(|a| {
+                (
+                    format!("{a:.0}"),
+                    ratio_cell(a / p.ingest_rate(), Some(("≥", t.ingest_min)), false),
+                )
+            })
             .unwrap_or_else(|| ("–".into(), "–".into()));
         let _ = writeln!(
             out,
@@ -315,7 +326,11 @@ fn ingest_table(out: &mut String, comparisons: &[Comparison]) {
             o.ingest_rate(),
             add.0,
             p.ingest_rate(),
-            ratio_cell(o.ingest_rate() / p.ingest_rate(), Some(("≥", t.ingest_min)), false),
+            ratio_cell(
+                o.ingest_rate() / p.ingest_rate(),
+                Some(("≥", t.ingest_min)),
+                false
+            ),
             add.1,
         );
     }

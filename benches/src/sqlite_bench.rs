@@ -183,7 +183,10 @@ fn ingest<'m>(
     batch: usize,
     budget: std::time::Duration,
     sql: &str,
-    bind: &dyn Fn(&mut rusqlite::CachedStatement<'_>, &'m crate::generator::Message) -> rusqlite::Result<()>,
+    bind: &dyn Fn(
+        &mut rusqlite::CachedStatement<'_>,
+        &'m crate::generator::Message,
+    ) -> rusqlite::Result<()>,
 ) -> Result<(f64, usize, f64), String> {
     let (_, w0) = sys::io();
     let started = Instant::now();
@@ -297,7 +300,8 @@ fn run_ours(
             let rows = st
                 .query_map(params![q, options], |r| r.get::<_, String>(0))
                 .map_err(|e| e.to_string())?;
-            rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+            rows.collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())
         };
         let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, &mut search)?;
         let read_warm = read_per_query(queries, &mut search)?;
@@ -311,9 +315,10 @@ fn run_ours(
                 .and_then(|_| c.query_row("SELECT mem_search_cache(67108864)", [], |_| Ok(())))
                 .map_err(|e| format!("mem_search_cache: {e}"))
         };
-        let (cold, read_cold) = crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
-            cold_one(&path, &load, OURS_SEARCH, &[&q, &options])
-        })?;
+        let (cold, read_cold) =
+            crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
+                cold_one(&path, &load, OURS_SEARCH, &[&q, &options])
+            })?;
         let index_bytes = table_bytes(&conn, "mem\\_idx\\_%");
         Ok(EngineResult {
             ingest_secs,
@@ -353,7 +358,12 @@ fn add_rate(ds: &Dataset, ext: &Path, s: &Settings) -> Result<f64, String> {
         &|st, m| {
             let opts = format!("{{\"id\":\"{}\",\"created_at\":{}}}", m.id, m.created_at);
             st.query_row(
-                params![thread_ids[m.thread as usize], m.role.as_str(), m.content, opts],
+                params![
+                    thread_ids[m.thread as usize],
+                    m.role.as_str(),
+                    m.content,
+                    opts
+                ],
                 |_| Ok(()),
             )
         },
@@ -415,7 +425,8 @@ fn run_fts5(
         let rows = st
             .query_map(params![m, s.fts_recency_factor], |r| r.get::<_, String>(0))
             .map_err(|e| e.to_string())?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())
     };
     let (latency, samples_ms, hits) = time_queries(queries, warmup, s.budget, &mut search)?;
     let read_warm = read_per_query(queries, &mut search)?;
@@ -427,14 +438,20 @@ fn run_fts5(
                 let rows = ranked
                     .query_map(params![fts5_match(q)], |r| r.get::<_, String>(0))
                     .map_err(|e| e.to_string())?;
-                rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+                rows.collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| e.to_string())
             })
         })
         .transpose()?;
     drop(ranked);
     let (cold, read_cold) = crate::report::time_cold(&queries[..queries.len().min(s.cold)], |q| {
         let m = fts5_match(q);
-        cold_one(&path, &|_| Ok(()), FTS5_SEARCH, &[&m, &s.fts_recency_factor])
+        cold_one(
+            &path,
+            &|_| Ok(()),
+            FTS5_SEARCH,
+            &[&m, &s.fts_recency_factor],
+        )
     })?;
     Ok(EngineResult {
         ingest_secs,

@@ -109,7 +109,10 @@ mod tests {
         let mut v = vec![c(1, "t", 0, 2.0), c(2, "t", 1, 0.5), c(3, "t", 2, 0.4)];
         v[0].turn = false;
         rerank(&mut v, 0.25);
-        assert_eq!(v.iter().map(|c| c.score).collect::<Vec<_>>(), [2.0, 0.5 + 0.25 * 0.4, 0.4 + 0.25 * 0.5]);
+        assert_eq!(
+            v.iter().map(|c| c.score).collect::<Vec<_>>(),
+            [2.0, 0.5 + 0.25 * 0.4, 0.4 + 0.25 * 0.5]
+        );
         // Weight 0 only sorts; ties go to the larger seq.
         let mut v = vec![c(1, "t", 0, 1.0), c(2, "t", 1, 1.0)];
         rerank(&mut v, 0.0);

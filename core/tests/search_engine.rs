@@ -81,7 +81,10 @@ impl Oracle {
             match m {
                 query::Matcher::Term(t) => vec![OClause::Term(t.clone())],
                 query::Matcher::Phrase(a) | query::Matcher::Near(a) => {
-                    vec![OClause::Phrase(a.clone(), query::Query::clause_weight(m, p))]
+                    vec![OClause::Phrase(
+                        a.clone(),
+                        query::Query::clause_weight(m, p),
+                    )]
                 }
                 query::Matcher::Prefix(pre) => vocab
                     .iter()

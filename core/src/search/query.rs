@@ -275,7 +275,10 @@ pub fn parse(query: &str) -> Query {
         if modifier == Modifier::None {
             let mut atoms = tokens.iter().filter(|t| t.kind == Kind::Atom);
             let first = atoms.next().map(|t| t.text.clone());
-            let last = atoms.last().map(|t| t.text.clone()).or_else(|| first.clone());
+            let last = atoms
+                .last()
+                .map(|t| t.text.clone())
+                .or_else(|| first.clone());
             if let (Some(p), Some(f)) = (prev.take(), first) {
                 if !(stopwords::is_stopword(&p) && stopwords::is_stopword(&f)) {
                     let m = Matcher::Near(vec![p, f]);

@@ -240,7 +240,12 @@ impl PhraseC {
 
     /// Each phrase position's upper bound (a repeated term counts each time).
     pub fn max_ub(&self) -> f64 {
-        self.weight * self.atoms.iter().map(|&a| self.terms[a].max_ub).sum::<f64>()
+        self.weight
+            * self
+                .atoms
+                .iter()
+                .map(|&a| self.terms[a].max_ub)
+                .sum::<f64>()
     }
 }
 
@@ -265,10 +270,9 @@ impl Cur {
                 Some(info) => Ok(Some(Cur::Term(TermC::open(seg, src, info, idfs[*t], sc)?))),
                 None => Ok(None),
             },
-            PClause::Phrase(ts, weight) | PClause::Near(ts, weight) => Ok(PhraseC::open(
-                seg, src, ts, *weight, true, infos, idfs, sc,
-            )?
-            .map(Cur::Phrase)),
+            PClause::Phrase(ts, weight) | PClause::Near(ts, weight) => {
+                Ok(PhraseC::open(seg, src, ts, *weight, true, infos, idfs, sc)?.map(Cur::Phrase))
+            }
         }
     }
 
@@ -341,7 +345,10 @@ impl Cur {
                         u
                     })
                     .collect();
-                (p.weight * p.atoms.iter().map(|&a| ubs[a]).sum::<f64>(), last)
+                (
+                    p.weight * p.atoms.iter().map(|&a| ubs[a]).sum::<f64>(),
+                    last,
+                )
             }
         }
     }

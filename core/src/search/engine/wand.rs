@@ -163,7 +163,8 @@ impl Cursors {
     }
 
     fn work(&self) -> u64 {
-        self.all().map(Cur::work).sum::<u64>() + self.near.iter().map(|n| n.phrase.work()).sum::<u64>()
+        self.all().map(Cur::work).sum::<u64>()
+            + self.near.iter().map(|n| n.phrase.work()).sum::<u64>()
     }
 
     fn bytes_read(&self) -> u64 {
