@@ -74,21 +74,15 @@ pub struct PhraseC {
 }
 
 impl PhraseC {
-    /// A phrase over `terms`; `eager` positions it on its first match (a driving cursor),
-    /// otherwise it is only asked [`PhraseC::at`].
-    fn new(
-        src: &mut dyn PageSource,
-        terms: Vec<TermC>,
-        atoms: Vec<usize>,
-        weight: f64,
-        eager: bool,
-    ) -> Result<Self> {
+    /// A phrase over `terms`, not yet positioned: [`PhraseC::driving`] puts it on its first
+    /// match, otherwise it is only asked [`PhraseC::at`].
+    fn new(terms: Vec<TermC>, atoms: Vec<usize>, weight: f64) -> Self {
         let mut need = vec![0u32; terms.len()];
         for &a in &atoms {
             need[a] += 1;
         }
         let n = terms.len();
-        let mut p = PhraseC {
+        PhraseC {
             terms,
             atoms,
             need,
@@ -96,11 +90,13 @@ impl PhraseC {
             scratch: vec![Vec::new(); n],
             work: 0,
             weight,
-        };
-        if eager {
-            p.find(src, 0)?;
         }
-        Ok(p)
+    }
+
+    /// The phrase as a cursor of its own, on its first match.
+    pub fn driving(mut self, src: &mut dyn PageSource) -> Result<Cur> {
+        self.find(src, 0)?;
+        Ok(Cur::Phrase(self))
     }
 
     /// Opens a phrase clause's cursor in a view; `None` when a term of it is not in the
@@ -110,7 +106,6 @@ impl PhraseC {
         src: &mut dyn PageSource,
         ts: &[usize],
         weight: f64,
-        eager: bool,
         infos: &[Option<TermInfo>],
         idfs: &[f64],
         sc: &Scorer,
@@ -133,7 +128,7 @@ impl PhraseC {
             };
             terms.push(TermC::open(seg, src, info, idfs[*t], sc)?);
         }
-        Ok(Some(PhraseC::new(src, terms, atoms, weight, eager)?))
+        Ok(Some(PhraseC::new(terms, atoms, weight)))
     }
 
     /// Whether the phrase occurs in document `d`, looking no further than `d`: its cursors
@@ -271,7 +266,10 @@ impl Cur {
                 None => Ok(None),
             },
             PClause::Phrase(ts, weight) | PClause::Near(ts, weight) => {
-                Ok(PhraseC::open(seg, src, ts, *weight, true, infos, idfs, sc)?.map(Cur::Phrase))
+                match PhraseC::open(seg, src, ts, *weight, infos, idfs, sc)? {
+                    Some(p) => Ok(Some(p.driving(src)?)),
+                    None => Ok(None),
+                }
             }
         }
     }

@@ -84,7 +84,7 @@ impl Cursors {
             let PClause::Near(ts, w) = c else {
                 continue;
             };
-            let Some(phrase) = PhraseC::open(seg, src, ts, *w, false, infos, idfs, sc)? else {
+            let Some(phrase) = PhraseC::open(seg, src, ts, *w, infos, idfs, sc)? else {
                 continue; // a word of it is not in this segment
             };
             // The carrier: the term cursor of its rarest word.
@@ -112,10 +112,9 @@ impl Cursors {
                 }
                 // None of its words scores on its own (a weight of 0): it drives itself.
                 None => {
-                    if let Some(cur) = Cur::open(seg, src, c, infos, idfs, sc)? {
-                        if cur.doc() != END {
-                            curs.push((i, cur));
-                        }
+                    let cur = phrase.driving(src)?;
+                    if cur.doc() != END {
+                        curs.push((i, cur));
                     }
                 }
             }
