@@ -220,12 +220,7 @@ impl Request {
         let context_weight = o
             .opt_f64("context_weight")?
             .unwrap_or(thread_context::DEFAULT_WEIGHT);
-        if !(context_weight.is_finite() && (0.0..=1.0).contains(&context_weight)) {
-            return Err(Error::invalid(
-                "options.context_weight",
-                "must be a number between 0 and 1",
-            ));
-        }
+        search::check_weight("options.context_weight", context_weight)?;
         Ok(Request {
             params,
             filters,

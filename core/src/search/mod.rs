@@ -38,7 +38,7 @@ pub mod tokenizer;
 
 pub use check::check;
 pub use engine::{Hit, SearchResult, SearchStats};
-pub use scoring::SearchParams;
+pub use scoring::{check_weight, SearchParams};
 pub use snippet::{snippet, SnippetSettings, Snippeter};
 
 use crate::{Conn, Error, Result};

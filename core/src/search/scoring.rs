@@ -100,11 +100,18 @@ impl SearchParams {
             ("stopword_weight", self.stopword_weight),
             ("proximity_weight", self.proximity_weight),
         ] {
-            if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
-                return Err(Error::invalid(name, "must be a number between 0 and 1"));
-            }
+            check_weight(name, v)?;
         }
         Ok(())
+    }
+}
+
+/// An analysis weight (`stem_weight`, `context_weight`, …): a number between 0 and 1.
+pub fn check_weight(name: &str, v: f64) -> Result<()> {
+    if v.is_finite() && (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(Error::invalid(name, "must be a number between 0 and 1"))
     }
 }
 
