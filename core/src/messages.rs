@@ -131,24 +131,25 @@ impl Draft {
     pub fn indexed_text(&self) -> &str {
         self.search_text.as_deref().unwrap_or(&self.raw_content)
     }
+}
 
-    /// Writes the columns the triggers fill back to a stored row (SQLite's after-triggers).
-    pub fn store(&self, conn: &mut dyn Conn) -> Result<()> {
-        conn.execute(
-            "UPDATE mem_messages SET id = ?2, resource_id = ?3, search_text = ?4, injection_text = ?5, \
-             message_index = CAST(?6 AS BIGINT), token_count = CAST(?7 AS BIGINT), task_id = ?8 WHERE seq = ?1",
-            &[
-                Value::Int(self.seq),
-                self.id.as_str().into(),
-                self.resource_id.clone().into(),
-                self.search_text.clone().into(),
-                self.injection_text.clone().into(),
-                self.message_index.into(),
-                self.token_count.into(),
-                self.task_id.clone().into(),
-            ],
-        )?;
-        Ok(())
+impl crate::row::Completed for Draft {
+    const TABLE: &'static str = "mem_messages";
+
+    fn seq(&self) -> i64 {
+        self.seq
+    }
+
+    fn filled(&self) -> Vec<(&'static str, Value)> {
+        vec![
+            ("id", self.id.as_str().into()),
+            ("resource_id", self.resource_id.clone().into()),
+            ("search_text", self.search_text.clone().into()),
+            ("injection_text", self.injection_text.clone().into()),
+            ("message_index", self.message_index.into()),
+            ("token_count", self.token_count.into()),
+            ("task_id", self.task_id.clone().into()),
+        ]
     }
 }
 

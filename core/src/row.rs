@@ -1,4 +1,4 @@
-//! Typed reading of a row the triggers hand over.
+//! Typed reading of a row the triggers hand over, and writing back what they fill in.
 //!
 //! SQLite stores whatever a plain `INSERT` gives it (`created_at = 'yesterday'` lands as text
 //! in a BIGINT column), so the row triggers read their rows strictly: a value of the wrong
@@ -7,7 +7,35 @@
 //! refuse such values; there the checks never fire.
 
 use crate::error::echo;
-use crate::{Error, Result, Row, Value};
+use crate::{Conn, Error, Result, Row, Value};
+
+/// A row the triggers complete. The core alone says which columns it fills in and with what;
+/// Postgres writes them into `NEW` before the row is stored, SQLite (whose triggers run after)
+/// writes them back with [`store`]. A column added here reaches both.
+pub trait Completed {
+    /// The table the row belongs to.
+    const TABLE: &'static str;
+    /// The row's `seq` (its stable key while a trigger runs).
+    fn seq(&self) -> i64;
+    /// The filled-in columns and their values.
+    fn filled(&self) -> Vec<(&'static str, Value)>;
+}
+
+/// Writes a completed row's filled-in columns to the stored row (SQLite's after-triggers).
+/// The statement is made from the row type's own column names, never from data.
+pub fn store<R: Completed>(conn: &mut dyn Conn, row: &R) -> Result<()> {
+    let filled = row.filled();
+    let sets: Vec<String> = filled
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| format!("{name} = ?{}", i + 2))
+        .collect();
+    let sql = format!("UPDATE {} SET {} WHERE seq = ?1", R::TABLE, sets.join(", "));
+    let mut params = vec![Value::Int(row.seq())];
+    params.extend(filled.into_iter().map(|(_, v)| v));
+    conn.execute(&sql, &params)?;
+    Ok(())
+}
 
 /// The cells of one row, read in column order.
 pub struct Cells {

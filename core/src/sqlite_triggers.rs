@@ -99,7 +99,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
             let before = d.clone();
             let d = messages::complete_insert(conn, d, Timing::AfterWrite)?;
             if d != before {
-                d.store(conn)?;
+                crate::row::store(conn, &d)?;
             }
         }
         "mem__message_conflicts" => {
@@ -131,7 +131,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
                 d.clone(),
             )?;
             if updated != d {
-                updated.store(conn)?;
+                crate::row::store(conn, &updated)?;
             }
         }
         "mem__message_delete" => {
@@ -150,13 +150,13 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
         "mem__task_insert" => {
             let mut row = TaskRow::load(conn, int(args, 0, "seq")?)?;
             if graph::on_task_insert(conn, &mut row)? {
-                row.store(conn)?;
+                crate::row::store(conn, &row)?;
             }
         }
         "mem__task_status" => {
             let mut row = TaskRow::load(conn, int(args, 0, "seq")?)?;
             if graph::on_task_status(conn, &mut row)? {
-                row.store(conn)?;
+                crate::row::store(conn, &row)?;
             }
             graph::after_task_status(conn, &row.id)?;
         }

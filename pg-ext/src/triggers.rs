@@ -3,6 +3,7 @@
 
 use crate::functions::ok;
 use agentmem_core::messages::{self, Changed, Draft, Timing};
+use agentmem_core::row::Completed;
 use agentmem_core::{Error, Value};
 use pgrx::heap_tuple::PgHeapTuple;
 use pgrx::prelude::*;
@@ -41,23 +42,28 @@ fn draft<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> Draft {
     ok(Draft::from_values(values(row, &Draft::COLUMNS)))
 }
 
-/// Writes the columns the core fills back into `NEW`.
-fn write_back(row: &mut PgHeapTuple<'_, AllocatedByRust>, d: &Draft) {
-    let set = |r: Result<(), _>| {
+/// Writes the columns the core fills in (`Completed::filled`) into `NEW`, each as its column's
+/// Postgres type. The row triggers of every table use it.
+pub fn write_back<R: Completed>(row: &mut PgHeapTuple<'_, AllocatedByRust>, completed: &R) {
+    for (col, v) in completed.filled() {
+        let ty = row.get_attribute_by_name(col).map(|(_, a)| a.atttypid);
+        let r = match ty {
+            Some(pg_sys::INT8OID) => row.set_by_name(col, v.as_i64()),
+            Some(pg_sys::INT4OID) => {
+                row.set_by_name(col, v.as_i64().and_then(|i| i32::try_from(i).ok()))
+            }
+            _ => row.set_by_name(col, v.as_str().map(str::to_owned)),
+        };
         if let Err(e) = r {
-            ok::<()>(Err(Error::internal(format!("writing trigger row: {e}"))));
+            ok::<()>(Err(Error::internal(format!(
+                "writing trigger row: {col}: {e}"
+            ))));
         }
-    };
-    set(row.set_by_name("id", d.id.clone()));
-    set(row.set_by_name("resource_id", d.resource_id.clone()));
-    set(row.set_by_name("search_text", d.search_text.clone()));
-    set(row.set_by_name("injection_text", d.injection_text.clone()));
-    set(row.set_by_name("message_index", d.message_index));
-    set(row.set_by_name("token_count", d.token_count));
-    set(row.set_by_name("task_id", d.task_id.clone()));
+    }
 }
 
-fn new_row<'a>(trigger: &'a PgTrigger<'a>) -> PgHeapTuple<'a, AllocatedByRust> {
+/// The trigger's `NEW` row, as a copy the trigger may change and return.
+pub fn new_row<'a>(trigger: &'a PgTrigger<'a>) -> PgHeapTuple<'a, AllocatedByRust> {
     match trigger.new() {
         Some(row) => row.into_owned(),
         None => ok(Err(Error::internal("trigger fired without a NEW row"))),

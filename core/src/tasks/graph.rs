@@ -119,23 +119,6 @@ impl TaskRow {
         TaskRow::from_values(row)
     }
 
-    /// Writes the columns the triggers complete back to a stored row (SQLite's after-triggers).
-    pub fn store(&self, conn: &mut dyn Conn) -> Result<()> {
-        conn.execute(
-            "UPDATE mem_tasks SET closed_at = CAST(?2 AS BIGINT), close_reason = ?3, open_blockers = ?4, \
-             blocked_parents = ?5, is_blocked = ?6 WHERE seq = ?1",
-            &[
-                Value::Int(self.seq),
-                self.closed_at.into(),
-                self.close_reason.clone().into(),
-                Value::Int(self.open_blockers),
-                Value::Int(self.blocked_parents),
-                Value::Int(self.is_blocked),
-            ],
-        )?;
-        Ok(())
-    }
-
     /// What the search index holds for the task: title, description and summary.
     pub fn search_text(&self) -> String {
         search_text(
@@ -143,6 +126,24 @@ impl TaskRow {
             self.description.as_deref(),
             self.summary.as_deref(),
         )
+    }
+}
+
+impl crate::row::Completed for TaskRow {
+    const TABLE: &'static str = "mem_tasks";
+
+    fn seq(&self) -> i64 {
+        self.seq
+    }
+
+    fn filled(&self) -> Vec<(&'static str, Value)> {
+        vec![
+            ("closed_at", self.closed_at.into()),
+            ("close_reason", self.close_reason.clone().into()),
+            ("open_blockers", Value::Int(self.open_blockers)),
+            ("blocked_parents", Value::Int(self.blocked_parents)),
+            ("is_blocked", Value::Int(self.is_blocked)),
+        ]
     }
 }
 
