@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg test-core test-integration test-pgrx fmt clean
+        deps-sqlite deps-pg test-core test-integration test-pgrx fmt docs clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -81,6 +81,10 @@ bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release
 
 fmt:
 	cargo fmt --all
+
+## Regenerate the table of signatures in docs/functions.md from the core's function catalog.
+docs:
+	AGENTMEM_BLESS=1 cargo test -p agentmem-core --test catalog_docs
 
 clean:
 	cargo clean

@@ -6,6 +6,7 @@
 //! arguments to calls into this crate, so SQLite and Postgres run the same code and the same
 //! statements and therefore give the same answers.
 
+pub mod api;
 pub mod compaction;
 pub mod conn;
 pub mod error;

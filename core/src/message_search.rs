@@ -1,6 +1,7 @@
 //! `mem_search`: the search engine over `mem_messages`, with the filters, snippets and result
 //! rows the SQL function returns, and the maintenance functions of the message index.
 
+use crate::api::{int, real, text, Field};
 use crate::json_opts::Opts;
 use crate::search::{self, SearchParams, SnippetSettings, NS_MESSAGES};
 use crate::thread_context::{self, Candidate};
@@ -8,18 +9,18 @@ use crate::{Conn, Error, Result, Row, Value};
 use std::collections::{HashMap, HashSet};
 
 /// Column names of the table `mem_search` returns.
-pub const COLUMNS: [&str; 11] = [
-    "message_id",
-    "thread_id",
-    "resource_id",
-    "role",
-    "task_id",
-    "created_at",
-    "score",
-    "bm25",
-    "recency",
-    "source",
-    "snippet",
+pub const COLUMNS: [Field; 11] = [
+    text("message_id"),
+    text("thread_id"),
+    text("resource_id"),
+    text("role"),
+    text("task_id"),
+    int("created_at"),
+    real("score"),
+    real("bm25"),
+    real("recency"),
+    text("source"),
+    text("snippet"),
 ];
 
 const OPTIONS: &[&str] = &[
@@ -410,6 +411,6 @@ mod tests {
 
     #[test]
     fn snippet_column_is_named() {
-        assert_eq!(COLUMNS[SNIPPET_COLUMN], "snippet");
+        assert_eq!(COLUMNS[SNIPPET_COLUMN].name, "snippet");
     }
 }

@@ -4,22 +4,23 @@
 //! in the thread (or its resource, with `"scope":"resource"`), each with `before` messages
 //! before it and `after` after it (seed 003: 3, 2, 1). Deduplicated and in conversation order.
 
+use crate::api::{int, text, Field};
 use crate::message_search::{self, Filters, Request};
 use crate::search::{SearchParams, SnippetSettings};
 use crate::{json_opts::Opts, threads, Conn, Error, Result, Row, Value};
 use std::collections::BTreeMap;
 
 /// Column names of the table `mem_recall` returns.
-pub const COLUMNS: [&str; 9] = [
-    "message_id",
-    "thread_id",
-    "role",
-    "content",
-    "message_index",
-    "created_at",
-    "token_count",
-    "task_id",
-    "reason",
+pub const COLUMNS: [Field; 9] = [
+    text("message_id"),
+    text("thread_id"),
+    text("role"),
+    text("content"),
+    int("message_index"),
+    int("created_at"),
+    int("token_count"),
+    text("task_id"),
+    text("reason"),
 ];
 
 const OPTIONS: &[&str] = &["last_n", "top_k", "before", "after", "scope"];

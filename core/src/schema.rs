@@ -432,6 +432,20 @@ pub fn version(conn: &mut dyn Conn) -> Result<i64> {
     current_version(conn)
 }
 
+/// `mem_init([version])`. In SQLite it creates or migrates the schema; in Postgres the
+/// extension's scripts do that (`CREATE EXTENSION`, `ALTER EXTENSION … UPDATE`), so it only
+/// reports the version, and a target version is refused rather than ignored.
+pub fn init(conn: &mut dyn Conn, target: Option<i64>) -> Result<i64> {
+    match (conn.dialect(), target) {
+        (Dialect::Sqlite, _) => migrate(conn, target),
+        (Dialect::Postgres, None) => version(conn),
+        (Dialect::Postgres, Some(_)) => Err(Error::invalid(
+            "version",
+            "must be omitted in Postgres: ALTER EXTENSION agentmem UPDATE migrates",
+        )),
+    }
+}
+
 /// Applies every migration above the database's version up to `target` (the latest when
 /// `None`), inside the caller's transaction. Idempotent. Returns the resulting version.
 pub fn migrate(conn: &mut dyn Conn, target: Option<i64>) -> Result<i64> {

@@ -11,9 +11,9 @@
 
 use pgrx::prelude::*;
 
+mod catalog;
 mod conn;
 mod functions;
-mod om;
 mod tasks;
 mod triggers;
 

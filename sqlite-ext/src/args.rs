@@ -1,6 +1,6 @@
-//! Reading SQL arguments into Rust values, with errors that name the argument.
+//! Reading SQL arguments into the core's values.
 
-use agentmem_core::{Error, Result, Value};
+use agentmem_core::Value;
 use sqlite_loadable::api::{self, ValueType};
 use sqlite_loadable::ext::sqlite3_value;
 
@@ -20,85 +20,22 @@ fn bytes(v: *mut sqlite3_value) -> Vec<u8> {
     }
 }
 
-/// The arguments of one call, with their documented names for error messages.
-pub struct Args<'a> {
-    values: &'a [*mut sqlite3_value],
-    names: &'static [&'static str],
-    /// For a table function: bit i set when the statement reads output column i.
-    columns: u32,
-}
-
-impl<'a> Args<'a> {
-    pub fn new(values: &'a [*mut sqlite3_value], names: &'static [&'static str]) -> Self {
-        Args {
-            values,
-            names,
-            columns: u32::MAX,
-        }
-    }
-
-    /// The output columns a table function's statement reads (see [`Args::reads_column`]).
-    pub fn with_columns(mut self, columns: u32) -> Self {
-        self.columns = columns;
-        self
-    }
-
-    /// Whether the statement reads output column `i` (a table function may skip costly work
-    /// for a column nobody reads).
-    pub fn reads_column(&self, i: usize) -> bool {
-        i >= 31 || self.columns & (1 << i) != 0
-    }
-
-    fn name(&self, i: usize) -> &'static str {
-        self.names.get(i).copied().unwrap_or("argument")
-    }
-
-    /// Argument `i` as one of our values. Text and blobs must be UTF-8 when read as text.
-    pub fn value(&self, i: usize) -> Value {
-        // Absent optional arguments of table functions arrive as null pointers.
-        let Some(v) = self.values.get(i).filter(|v| !v.is_null()) else {
-            return Value::Null;
-        };
-        match api::value_type(v) {
-            ValueType::Null => Value::Null,
-            ValueType::Integer => Value::Int(api::value_int64(v)),
-            ValueType::Float => Value::Real(api::value_double(v)),
-            ValueType::Text | ValueType::Blob => Value::Blob(bytes(*v)),
-        }
-    }
-
-    /// Argument `i` as text; NULL or absent gives `None`. Numbers are taken in their
-    /// decimal form; blobs and text must be valid UTF-8.
-    pub fn text(&self, i: usize) -> Result<Option<String>> {
-        match self.value(i) {
-            Value::Null => Ok(None),
-            Value::Int(v) => Ok(Some(v.to_string())),
-            Value::Real(v) => Ok(Some(v.to_string())),
-            Value::Text(s) => Ok(Some(s)),
-            Value::Blob(b) => String::from_utf8(b)
-                .map(Some)
-                .map_err(|_| Error::invalid(self.name(i), "must be valid UTF-8 text")),
-        }
-    }
-
-    /// Argument `i` as bytes, unchecked (the tools check UTF-8 themselves, to answer with
-    /// JSON instead of an SQL error); numbers in their decimal form.
-    pub fn bytes(&self, i: usize) -> Option<Vec<u8>> {
-        match self.value(i) {
-            Value::Null => None,
-            Value::Int(v) => Some(v.to_string().into_bytes()),
-            Value::Real(v) => Some(v.to_string().into_bytes()),
-            Value::Text(s) => Some(s.into_bytes()),
-            Value::Blob(b) => Some(b),
-        }
-    }
-
-    /// Argument `i` as an integer; NULL or absent gives `None`.
-    pub fn int(&self, i: usize) -> Result<Option<i64>> {
-        match self.value(i) {
-            Value::Null => Ok(None),
-            Value::Int(v) => Ok(Some(v)),
-            _ => Err(Error::invalid(self.name(i), "must be an integer")),
-        }
-    }
+/// The values of a call, as the core reads them: text and blobs as bytes (the core checks
+/// UTF-8 and names the argument); absent optional arguments of table functions, which
+/// arrive as null pointers, as NULL.
+pub fn values(values: &[*mut sqlite3_value]) -> Vec<Value> {
+    values
+        .iter()
+        .map(|v| {
+            if v.is_null() {
+                return Value::Null;
+            }
+            match api::value_type(v) {
+                ValueType::Null => Value::Null,
+                ValueType::Integer => Value::Int(api::value_int64(v)),
+                ValueType::Float => Value::Real(api::value_double(v)),
+                ValueType::Text | ValueType::Blob => Value::Blob(bytes(*v)),
+            }
+        })
+        .collect()
 }

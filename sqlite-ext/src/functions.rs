@@ -1,188 +1,21 @@
-//! The scalar SQL functions: a table of names, arities and core calls.
+//! The scalar SQL functions: every scalar entry of the core's catalog, registered as it says.
 
-use crate::{args::Args, conn::SqliteConn};
-use agentmem_core::{
-    compaction, error::catch_panic, memory_tool, message_search, messages, schema, search,
-    sqlite_triggers, threads, tokens, Error, Result, Value,
-};
+use crate::{args, conn::SqliteConn};
+use agentmem_core::api::{self, Call, Function, Nature, Returns};
+use agentmem_core::{error::catch_panic, sqlite_triggers, Error, Result, Value};
 use sqlite_loadable::{
-    api, ext::sqlite3, ext::sqlite3_context, ext::sqlite3ext_context_db_handle, FunctionFlags,
+    api as sqlite_api, ext::sqlite3, ext::sqlite3_context, ext::sqlite3ext_context_db_handle,
+    FunctionFlags,
 };
 
-type Run = fn(&mut SqliteConn, &Args) -> Result<Value>;
-
-/// One scalar function: its name, its argument names (the first `required` are mandatory),
-/// and the core call.
-pub struct Scalar {
-    pub name: &'static str,
-    pub args: &'static [&'static str],
-    pub required: usize,
-    /// Deterministic and side-effect free: may appear in indexes, CHECKs and views.
-    pub pure: bool,
-    pub run: Run,
-}
-
-pub const SCALARS: &[Scalar] = &[
-    Scalar {
-        name: "mem_version",
-        args: &[],
-        required: 0,
-        pure: true,
-        run: |_, _| Ok(agentmem_core::VERSION.into()),
-    },
-    Scalar {
-        name: "mem_init",
-        args: &["version"],
-        required: 0,
-        pure: false,
-        run: |c, a| Ok(Value::Int(schema::migrate(c, a.int(0)?)?)),
-    },
-    Scalar {
-        name: "mem_uuid7",
-        args: &[],
-        required: 0,
-        pure: false,
-        run: |_, _| Ok(agentmem_core::ids::new_id().into()),
-    },
-    Scalar {
-        name: "mem_now",
-        args: &[],
-        required: 0,
-        pure: false,
-        run: |c, _| {
-            use agentmem_core::Conn;
-            Ok(Value::Int(c.now_ms()?))
-        },
-    },
-    Scalar {
-        name: "mem_tokens",
-        args: &["text", "encoding"],
-        required: 1,
-        pure: true,
-        run: |_, a| {
-            let Some(text) = a.text(0)? else {
-                return Ok(Value::Null);
-            };
-            let enc = tokens::Encoding::parse(a.text(1)?.as_deref())?;
-            Ok(Value::Int(tokens::count(&text, enc)))
-        },
-    },
-    Scalar {
-        name: "mem_thread_create",
-        args: &["resource_id", "title", "metadata"],
-        required: 1,
-        pure: false,
-        run: |c, a| {
-            Ok(threads::create(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?
-            .into())
-        },
-    },
-    Scalar {
-        name: "mem_message_add",
-        args: &["thread_id", "role", "content", "options"],
-        required: 3,
-        pure: false,
-        run: |c, a| {
-            Ok(messages::add(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-                a.text(3)?.as_deref(),
-            )?
-            .into())
-        },
-    },
-    Scalar {
-        name: "mem_compact",
-        args: &[
-            "thread_id",
-            "start_index",
-            "end_index",
-            "summary",
-            "extracted_code",
-        ],
-        required: 4,
-        pure: false,
-        run: |c, a| {
-            let id = compaction::compact(
-                c,
-                a.text(0)?.as_deref(),
-                a.int(1)?,
-                a.int(2)?,
-                a.text(3)?.as_deref(),
-                a.text(4)?.as_deref(),
-            )?;
-            Ok(id.into())
-        },
-    },
-    Scalar {
-        name: "mem_uncompact",
-        args: &["compaction_id"],
-        required: 1,
-        pure: false,
-        run: |c, a| Ok(Value::Int(compaction::uncompact(c, a.text(0)?.as_deref())?)),
-    },
-    Scalar {
-        name: "memory_search",
-        args: &["input"],
-        required: 1,
-        pure: false,
-        run: |c, a| Ok(memory_tool::memory_search(c, a.bytes(0).as_deref()).into()),
-    },
-    Scalar {
-        name: "mem_optimize",
-        args: &[],
-        required: 0,
-        pure: false,
-        run: |c, _| {
-            message_search::optimize(c)?;
-            Ok(Value::Int(1))
-        },
-    },
-    Scalar {
-        name: "mem_reindex",
-        args: &[],
-        required: 0,
-        pure: false,
-        run: |c, _| Ok(Value::Int(message_search::reindex(c)?)),
-    },
-    Scalar {
-        name: "mem_index_stats",
-        args: &[],
-        required: 0,
-        pure: false,
-        run: |c, _| Ok(search::stats::index_stats(c)?.into()),
-    },
-    Scalar {
-        name: "mem_search_cache",
-        args: &["limit_bytes"],
-        required: 0,
-        pure: false,
-        run: |_, a| Ok(search::cache::describe(a.int(0)?)?.into()),
-    },
-    // Proves that a panic inside a function becomes an SQL error instead of killing the host.
-    Scalar {
-        name: "mem__selftest_panic",
-        args: &[],
-        required: 0,
-        pure: false,
-        run: |_, _| panic!("deliberate panic from mem__selftest_panic"),
-    },
-];
-
-fn set_result(ctx: *mut sqlite3_context, v: Value) -> sqlite_loadable::Result<()> {
+/// Hands a value to SQLite as the call's result.
+pub fn set_result(ctx: *mut sqlite3_context, v: &Value) -> sqlite_loadable::Result<()> {
     match v {
-        Value::Null => api::result_null(ctx),
-        Value::Int(i) => api::result_int64(ctx, i),
-        Value::Real(f) => api::result_double(ctx, f),
-        Value::Text(s) => api::result_text(ctx, s)?,
-        Value::Blob(b) => api::result_blob(ctx, &b),
+        Value::Null => sqlite_api::result_null(ctx),
+        Value::Int(i) => sqlite_api::result_int64(ctx, *i),
+        Value::Real(f) => sqlite_api::result_double(ctx, *f),
+        Value::Text(s) => sqlite_api::result_text(ctx, s)?,
+        Value::Blob(b) => sqlite_api::result_blob(ctx, b),
     }
     Ok(())
 }
@@ -195,13 +28,12 @@ pub fn sql_error(e: &Error) -> sqlite_loadable::Error {
 /// Registers every scalar function on `db`: the public ones, SQLite's row-trigger functions
 /// (`core::sqlite_triggers`) and `mem__internal()`.
 pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
-    for f in SCALARS
-        .iter()
-        .chain(crate::tasks::SCALARS)
-        .chain(crate::om::SCALARS)
-    {
+    for f in api::functions() {
+        let Returns::Scalar(_, run) = f.returns else {
+            continue;
+        };
         let mut flags = FunctionFlags::UTF8;
-        if f.pure {
+        if f.nature == Nature::Pure {
             flags |= FunctionFlags::DETERMINISTIC | FunctionFlags::INNOCUOUS;
         }
         sqlite_loadable::define_scalar_function(
@@ -209,23 +41,10 @@ pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
             f.name,
             -1,
             move |ctx, values| {
-                if values.len() < f.required || values.len() > f.args.len() {
-                    return Err(sql_error(&arity_error(
-                        f.name,
-                        f.args,
-                        f.required,
-                        values.len(),
-                    )));
-                }
-                let run = |c: &mut SqliteConn| (f.run)(c, &Args::new(values, f.args));
-                let result = if f.pure || READ_ONLY.contains(&f.name) {
-                    // Readers need no transaction of their own.
-                    enter(ctx, run)
-                } else {
-                    enter(ctx, |c| atomic(c, run))
-                };
+                let call = Call::new(f, args::values(values)).map_err(|e| sql_error(&e))?;
+                let result = enter(ctx, |c| run_as(f, c, |c| run(c, &call)));
                 match result {
-                    Ok(v) => set_result(ctx, v),
+                    Ok(v) => set_result(ctx, &v),
                     Err(e) => Err(sql_error(&e)),
                 }
             },
@@ -238,9 +57,7 @@ pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
             name,
             -1,
             move |ctx, values| {
-                let args: Vec<Value> = (0..values.len())
-                    .map(|i| Args::new(values, &[]).value(i))
-                    .collect();
+                let args = args::values(values);
                 // Trigger functions run inside the writing statement, whose failure undoes
                 // them: no transaction of their own.
                 let result = enter(ctx, |c| {
@@ -248,7 +65,7 @@ pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
                     sqlite_triggers::call(c, key, name, &args)
                 });
                 match result {
-                    Ok(v) => set_result(ctx, v),
+                    Ok(v) => set_result(ctx, &v),
                     Err(e) => Err(sql_error(&e)),
                 }
             },
@@ -262,7 +79,7 @@ pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
         |ctx, _| {
             // SAFETY: ctx is the live context of this call.
             let db = unsafe { sqlite3ext_context_db_handle(ctx) };
-            api::result_int64(ctx, i64::from(depth::inside(db)));
+            sqlite_api::result_int64(ctx, i64::from(depth::inside(db)));
             Ok(())
         },
         FunctionFlags::UTF8,
@@ -277,7 +94,11 @@ fn enter(
     run: impl FnOnce(&mut SqliteConn) -> Result<Value>,
 ) -> Result<Value> {
     // SAFETY: ctx is the live context of this call.
-    let db = unsafe { sqlite3ext_context_db_handle(ctx) };
+    enter_db(unsafe { sqlite3ext_context_db_handle(ctx) }, run)
+}
+
+/// [`enter`], given the connection.
+pub fn enter_db<T>(db: *mut sqlite3, run: impl FnOnce(&mut SqliteConn) -> Result<T>) -> Result<T> {
     let _inside = depth::Guard::new(db);
     let mut conn = SqliteConn::new(db);
     catch_panic(|| run(&mut conn))
@@ -326,20 +147,17 @@ mod depth {
     }
 }
 
-/// Functions that only read (and are not deterministic, so not `pure`).
-const READ_ONLY: &[&str] = &[
-    "mem_uuid7",
-    "mem_now",
-    "memory_search",
-    "om_status",
-    "om_observer_input",
-    "om_reflector_input",
-    "om_context",
-    "mem_context",
-    "wm_get",
-    "task_show",
-    "task_query",
-];
+/// Runs a call as its nature asks: a writer all-or-nothing, anything else as it is.
+pub fn run_as<T>(
+    f: &Function,
+    conn: &mut SqliteConn,
+    run: impl FnOnce(&mut SqliteConn) -> Result<T>,
+) -> Result<T> {
+    match f.nature {
+        Nature::Writer => atomic(conn, run),
+        Nature::Pure | Nature::Volatile | Nature::Reader => run(conn),
+    }
+}
 
 /// Runs a writing call as one unit.
 ///
@@ -350,10 +168,7 @@ const READ_ONLY: &[&str] = &[
 /// fails at once with SQLITE_BUSY when another connection wrote meanwhile (WAL snapshots).
 /// Inside the caller's transaction the call nests as a savepoint; inside a writing statement
 /// (`INSERT … SELECT f()`) it is already part of that statement's all-or-nothing.
-fn atomic(
-    conn: &mut SqliteConn,
-    run: impl FnOnce(&mut SqliteConn) -> Result<Value>,
-) -> Result<Value> {
+fn atomic<T>(conn: &mut SqliteConn, run: impl FnOnce(&mut SqliteConn) -> Result<T>) -> Result<T> {
     use agentmem_core::Conn;
     if conn.in_writing_statement() {
         return run(conn);
@@ -384,29 +199,4 @@ fn atomic(
         guard.step_once();
     }
     result
-}
-
-/// `"mem_tokens(text [, encoding]) takes 1 to 2 arguments, got 3"`.
-pub fn arity_error(name: &str, args: &[&str], required: usize, got: usize) -> Error {
-    let sig = args
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            if i < required {
-                a.to_string()
-            } else {
-                format!("[{a}]")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    let takes = if required == args.len() {
-        format!("{required}")
-    } else {
-        format!("{required} to {}", args.len())
-    };
-    Error::invalid(
-        format!("{name}({sig})"),
-        format!("takes {takes} arguments, got {got}"),
-    )
 }

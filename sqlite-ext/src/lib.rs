@@ -9,10 +9,8 @@ mod api;
 mod args;
 mod conn;
 mod functions;
-mod om;
 mod pin;
 mod table;
-mod tasks;
 
 use sqlite_loadable::ext::{sqlite3, sqlite3_api_routines};
 use std::os::raw::{c_char, c_int};

@@ -5,73 +5,14 @@
 //! arguments, and `xFilter` runs the core function and hands back the materialised rows
 //! (every table function has a bounded result: a `limit` or a window).
 
-use crate::{args::Args, conn::SqliteConn, functions::sql_error};
-use agentmem_core::{error::catch_panic, message_search, recall, Error, Result, Row, Value};
+use crate::{args, functions};
+use agentmem_core::api::{Call, Field, Function, Returns};
+use agentmem_core::{Error, Row, Value};
 use sqlite_loadable::{
-    api,
     ext::{sqlite3, sqlite3_context, sqlite3_value, sqlite3_vtab, sqlite3_vtab_cursor},
     table::{BestIndexError, ConstraintOperator, IndexInfo, VTab, VTabArguments, VTabCursor},
 };
 use std::os::raw::c_int;
-
-/// A table function: output columns, argument names (the first `required` mandatory) and
-/// the core call.
-pub struct TableFn {
-    pub name: &'static str,
-    pub columns: &'static [&'static str],
-    pub args: &'static [&'static str],
-    pub required: usize,
-    pub run: fn(&mut SqliteConn, &Args) -> Result<Vec<Row>>,
-}
-
-pub const TABLE_FNS: &[TableFn] = &[
-    TableFn {
-        name: "mem_search",
-        columns: &message_search::COLUMNS,
-        args: &["query", "options"],
-        required: 1,
-        run: |c, a| {
-            let snippets = a.reads_column(message_search::SNIPPET_COLUMN);
-            let hits = message_search::search_with(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                snippets,
-            )?;
-            Ok(hits
-                .into_iter()
-                .map(message_search::MessageHit::into_row)
-                .collect())
-        },
-    },
-    TableFn {
-        name: "mem_index_check",
-        columns: &["problem"],
-        args: &[],
-        required: 0,
-        run: |c, _| {
-            Ok(message_search::index_check(c)?
-                .into_iter()
-                .map(|p| vec![p.into()])
-                .collect())
-        },
-    },
-    TableFn {
-        name: "mem_recall",
-        columns: &recall::COLUMNS,
-        args: &["thread_id", "hint", "options"],
-        required: 1,
-        run: |c, a| {
-            let rows = recall::recall(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?;
-            Ok(rows.into_iter().map(recall::Recalled::into_row).collect())
-        },
-    },
-];
 
 /// `idx_num` holds the given arguments in its low bits, the columns read above them.
 const ARG_BITS: u32 = 16;
@@ -81,11 +22,11 @@ const COLUMN_BITS: u32 = 15;
 pub struct Table {
     base: sqlite3_vtab,
     db: *mut sqlite3,
-    spec: &'static TableFn,
+    spec: &'static Function,
 }
 
 impl<'vtab> VTab<'vtab> for Table {
-    type Aux = &'static TableFn;
+    type Aux = &'static Function;
     type Cursor = Cursor;
 
     fn connect(
@@ -95,11 +36,10 @@ impl<'vtab> VTab<'vtab> for Table {
     ) -> sqlite_loadable::Result<(String, Self)> {
         let spec =
             *aux.ok_or_else(|| sqlite_loadable::Error::new_message("table function without spec"))?;
-        let cols: Vec<String> = spec
-            .columns
+        let cols: Vec<String> = columns(spec)
             .iter()
-            .map(|c| c.to_string())
-            .chain(spec.args.iter().map(|a| format!("arg_{a} HIDDEN")))
+            .map(|c| c.name.to_string())
+            .chain(spec.args.iter().map(|a| format!("arg_{} HIDDEN", a.name)))
             .collect();
         let sql = format!("CREATE TABLE x({})", cols.join(", "));
         // SAFETY: an all-zero sqlite3_vtab is its documented initial state.
@@ -108,7 +48,7 @@ impl<'vtab> VTab<'vtab> for Table {
     }
 
     fn best_index(&self, mut info: IndexInfo) -> std::result::Result<(), BestIndexError> {
-        let first_arg = self.spec.columns.len() as i32;
+        let first_arg = columns(self.spec).len() as i32;
         // Bit i of idx_num set: argument i was given. argv order is argument order.
         let mut present = 0i32;
         let mut constraints = info.constraints();
@@ -167,7 +107,7 @@ impl<'vtab> VTab<'vtab> for Table {
 pub struct Cursor {
     base: sqlite3_vtab_cursor,
     db: *mut sqlite3,
-    spec: &'static TableFn,
+    spec: &'static Function,
     rows: Vec<Row>,
     pos: usize,
 }
@@ -180,33 +120,32 @@ impl VTabCursor for Cursor {
         values: &[*mut sqlite3_value],
     ) -> sqlite_loadable::Result<()> {
         let spec = self.spec;
-        let db = self.db;
-        let result = catch_panic(|| {
-            // Spread the given arguments back to their positions; absent ones are NULL.
-            let mut given = values.iter();
-            let null = std::ptr::null_mut();
-            let mut positional = Vec::with_capacity(spec.args.len());
-            for i in 0..spec.args.len() {
-                positional.push(if idx_num & (1 << i) != 0 {
-                    *given.next().unwrap_or(&null)
-                } else {
-                    null
-                });
-            }
-            let missing = (0..spec.required).find(|&i| idx_num & (1 << i) == 0);
-            if let Some(i) = missing {
+        let Returns::Table(_, run) = spec.returns else {
+            return Err(sqlite_loadable::Error::new_message("not a table function"));
+        };
+        // Spread the given arguments back to their positions; absent ones are NULL.
+        let mut given = values.iter();
+        let null = std::ptr::null_mut();
+        let mut positional = Vec::with_capacity(spec.args.len());
+        for i in 0..spec.args.len() {
+            positional.push(if idx_num & (1 << i) != 0 {
+                *given.next().unwrap_or(&null)
+            } else {
+                null
+            });
+        }
+        let result = functions::enter_db(self.db, |c| {
+            if let Some(i) = (0..spec.required).find(|&i| idx_num & (1 << i) == 0) {
                 return Err(Error::invalid(
-                    spec.args[i],
+                    spec.args[i].name,
                     format!("{} requires this argument", spec.name),
                 ));
             }
             let columns = (idx_num >> ARG_BITS) as u32;
-            (spec.run)(
-                &mut SqliteConn::new(db),
-                &Args::new(&positional, spec.args).with_columns(columns),
-            )
+            let call = Call::new(spec, args::values(&positional))?.with_columns(u64::from(columns));
+            functions::run_as(spec, c, |c| run(c, &call))
         });
-        self.rows = result.map_err(|e| sql_error(&e))?;
+        self.rows = result.map_err(|e| functions::sql_error(&e))?;
         self.pos = 0;
         Ok(())
     }
@@ -221,14 +160,8 @@ impl VTabCursor for Cursor {
     }
 
     fn column(&self, ctx: *mut sqlite3_context, i: c_int) -> sqlite_loadable::Result<()> {
-        match self.rows.get(self.pos).and_then(|r| r.get(i as usize)) {
-            None | Some(Value::Null) => api::result_null(ctx),
-            Some(Value::Int(v)) => api::result_int64(ctx, *v),
-            Some(Value::Real(v)) => api::result_double(ctx, *v),
-            Some(Value::Text(s)) => api::result_text(ctx, s)?,
-            Some(Value::Blob(b)) => api::result_blob(ctx, b),
-        }
-        Ok(())
+        let value = self.rows.get(self.pos).and_then(|r| r.get(i as usize));
+        functions::set_result(ctx, value.unwrap_or(&Value::Null))
     }
 
     fn rowid(&self) -> sqlite_loadable::Result<i64> {
@@ -236,14 +169,20 @@ impl VTabCursor for Cursor {
     }
 }
 
-/// Registers every table function on `db`.
+/// A table function's output columns.
+fn columns(f: &Function) -> &'static [Field] {
+    match f.returns {
+        Returns::Table(cols, _) => cols,
+        Returns::Scalar(..) => &[],
+    }
+}
+
+/// Registers every table function of the catalog on `db`.
 pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
-    for spec in TABLE_FNS
-        .iter()
-        .chain(crate::tasks::TABLE_FNS)
-        .chain(crate::om::TABLE_FNS)
-    {
-        sqlite_loadable::define_table_function::<Table>(db, spec.name, Some(spec))?;
+    for f in agentmem_core::api::functions() {
+        if let Returns::Table(..) = f.returns {
+            sqlite_loadable::define_table_function::<Table>(db, f.name, Some(f))?;
+        }
     }
     Ok(())
 }

@@ -65,7 +65,7 @@ fn wrong_arity_names_the_signature() {
     let e = error_of(&db, "SELECT mem_message_add('t')");
     assert!(
         e.contains(
-            "mem_message_add(thread_id, role, content, [options]): takes 3 to 4 arguments, got 1"
+            "mem_message_add(thread_id, role, content [, options]): takes 3 to 4 arguments, got 1"
         ),
         "{e}"
     );

@@ -2,42 +2,49 @@
 
 use super::graph::NS_TASKS;
 use super::{check_one_of, required, Obj, STATUSES, TYPES};
+use crate::api::{self, Field};
 use crate::search::{self, SearchParams, SnippetSettings};
 use crate::{Conn, Error, Result, Row, Value};
 use serde_json::{json, Map, Value as Json};
 use std::collections::{HashMap, HashSet};
 
 /// Columns of `task_ready`.
-pub const READY_COLUMNS: [&str; 8] = [
-    "id",
-    "title",
-    "priority",
-    "type",
-    "status",
-    "assignee",
-    "labels",
-    "created_at",
+pub const READY_COLUMNS: [Field; 8] = [
+    api::text("id"),
+    api::text("title"),
+    api::int("priority"),
+    api::text("type"),
+    api::text("status"),
+    api::text("assignee"),
+    api::text("labels"),
+    api::int("created_at"),
 ];
 
 /// Columns of `task_list`.
-pub const LIST_COLUMNS: [&str; 12] = [
-    "id",
-    "title",
-    "status",
-    "priority",
-    "type",
-    "assignee",
-    "session_id",
-    "labels",
-    "is_blocked",
-    "created_at",
-    "updated_at",
-    "closed_at",
+pub const LIST_COLUMNS: [Field; 12] = [
+    api::text("id"),
+    api::text("title"),
+    api::text("status"),
+    api::int("priority"),
+    api::text("type"),
+    api::text("assignee"),
+    api::text("session_id"),
+    api::text("labels"),
+    api::int("is_blocked"),
+    api::int("created_at"),
+    api::int("updated_at"),
+    api::int("closed_at"),
 ];
 
 /// Columns of `task_search`.
-pub const SEARCH_COLUMNS: [&str; 7] = [
-    "id", "title", "status", "priority", "type", "score", "snippet",
+pub const SEARCH_COLUMNS: [Field; 7] = [
+    api::text("id"),
+    api::text("title"),
+    api::text("status"),
+    api::int("priority"),
+    api::text("type"),
+    api::real("score"),
+    api::text("snippet"),
 ];
 
 const READY_OPTIONS: &[&str] = &[

@@ -1,0 +1,251 @@
+//! The SQL surface as data: every public function with its arguments, its result, its nature
+//! and the core call behind it.
+//!
+//! Both adapters iterate [`functions`]: SQLite registers a scalar or table-valued function per
+//! entry, Postgres creates one SQL function per entry over a single C entry point. The
+//! signatures in `docs/functions.md` are generated from the same list (see [`signature`]), and
+//! a test reads back what each database registered. So a function is added once, here, and
+//! the three cannot drift apart.
+
+mod call;
+mod messages;
+mod om;
+mod search;
+mod setup;
+mod tasks;
+
+pub use call::Call;
+
+use crate::{Conn, Result, Row, Value};
+
+/// The SQL type of an argument, a scalar result or a result column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    Text,
+    Int,
+    Real,
+    /// SQLite: 0 or 1. Postgres: `boolean`.
+    Bool,
+    /// SQLite: text. Postgres: `jsonb`, so that `->>` reads the same on both.
+    Json,
+}
+
+impl Type {
+    /// The name the reference uses.
+    pub fn doc_name(self) -> &'static str {
+        match self {
+            Type::Text => "text",
+            Type::Int => "integer",
+            Type::Real => "real",
+            Type::Bool => "boolean",
+            Type::Json => "json",
+        }
+    }
+}
+
+/// A named, typed argument or result column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub name: &'static str,
+    pub ty: Type,
+}
+
+/// A text field.
+pub const fn text(name: &'static str) -> Field {
+    Field {
+        name,
+        ty: Type::Text,
+    }
+}
+
+/// An integer field.
+pub const fn int(name: &'static str) -> Field {
+    Field {
+        name,
+        ty: Type::Int,
+    }
+}
+
+/// A real field.
+pub const fn real(name: &'static str) -> Field {
+    Field {
+        name,
+        ty: Type::Real,
+    }
+}
+
+/// What a function does to the database, which decides how each host may call it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nature {
+    /// Deterministic and touches nothing: Postgres `IMMUTABLE`, SQLite `DETERMINISTIC`.
+    Pure,
+    /// Reads nothing, writes nothing, differs per call (a clock, an id): `VOLATILE`, no
+    /// transaction of its own.
+    Volatile,
+    /// Reads only: Postgres `STABLE`; SQLite runs it without a write transaction.
+    Reader,
+    /// Writes: Postgres `VOLATILE`; SQLite runs it all-or-nothing (`BEGIN IMMEDIATE` or a
+    /// savepoint).
+    Writer,
+}
+
+/// A scalar function's core call.
+pub type ScalarRun = fn(&mut dyn Conn, &Call) -> Result<Value>;
+/// A table function's core call: the rows, columns in [`Returns::Table`] order.
+pub type TableRun = fn(&mut dyn Conn, &Call) -> Result<Vec<Row>>;
+
+/// A function's result and the call that produces it.
+#[derive(Clone, Copy)]
+pub enum Returns {
+    Scalar(Type, ScalarRun),
+    Table(&'static [Field], TableRun),
+}
+
+/// One public SQL function.
+pub struct Function {
+    pub name: &'static str,
+    /// In call order; the first `required` are mandatory, the rest may be omitted.
+    pub args: &'static [Field],
+    pub required: usize,
+    pub returns: Returns,
+    pub nature: Nature,
+}
+
+impl Function {
+    /// Whether the function is internal (`mem__…`): registered, but not part of the API.
+    pub fn is_internal(&self) -> bool {
+        self.name.starts_with("mem__")
+    }
+}
+
+/// Every function, grouped by what it serves.
+pub fn functions() -> impl Iterator<Item = &'static Function> {
+    setup::FUNCTIONS
+        .iter()
+        .chain(messages::FUNCTIONS)
+        .chain(search::FUNCTIONS)
+        .chain(tasks::FUNCTIONS)
+        .chain(om::FUNCTIONS)
+}
+
+/// The function called `name`.
+pub fn find(name: &str) -> Option<&'static Function> {
+    functions().find(|f| f.name == name)
+}
+
+/// The reference's one-line signature: `name(a, b [, c [, d]]) → type` or
+/// `→ table(col, …)`.
+pub fn signature(f: &Function) -> String {
+    let mut s = format!("{}(", f.name);
+    for (i, a) in f.args.iter().enumerate() {
+        if i >= f.required {
+            s.push_str(if i == 0 { "[" } else { " [" });
+        }
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(a.name);
+    }
+    s.push_str(&"]".repeat(f.args.len() - f.required));
+    s.push_str(") → ");
+    match f.returns {
+        Returns::Scalar(t, _) => s.push_str(t.doc_name()),
+        Returns::Table(cols, _) => {
+            let names: Vec<&str> = cols.iter().map(|c| c.name).collect();
+            s.push_str(&format!("table({})", names.join(", ")));
+        }
+    }
+    s
+}
+
+impl Nature {
+    /// The word the reference uses.
+    pub fn doc_name(self) -> &'static str {
+        match self {
+            Nature::Pure => "pure",
+            Nature::Volatile => "volatile",
+            Nature::Reader => "reads",
+            Nature::Writer => "writes",
+        }
+    }
+}
+
+/// The reference's table of signatures (Markdown), one row per public function in catalog
+/// order. `docs/functions.md` carries it between [`REFERENCE_BEGIN`] and [`REFERENCE_END`].
+pub fn reference() -> String {
+    let mut s = String::from("| signature | nature |\n|---|---|\n");
+    for f in functions().filter(|f| !f.is_internal()) {
+        s.push_str(&format!(
+            "| `{}` | {} |\n",
+            signature(f),
+            f.nature.doc_name()
+        ));
+    }
+    s
+}
+
+/// The line before the generated table in `docs/functions.md`.
+pub const REFERENCE_BEGIN: &str =
+    "<!-- signatures: generated from the catalog (core/src/api); `make docs` rewrites -->";
+/// The line after it.
+pub const REFERENCE_END: &str = "<!-- end of signatures -->";
+
+/// `"mem_tokens(text [, encoding]) takes 1 to 2 arguments, got 3"`.
+pub fn arity_error(f: &Function, got: usize) -> crate::Error {
+    let takes = if f.required == f.args.len() {
+        format!("{}", f.required)
+    } else {
+        format!("{} to {}", f.required, f.args.len())
+    };
+    let sig = signature(f);
+    let call = sig.split(" → ").next().unwrap_or(f.name);
+    crate::Error::invalid(call, format!("takes {takes} arguments, got {got}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_are_unique_and_arguments_well_formed() {
+        let mut seen = HashSet::new();
+        for f in functions() {
+            assert!(seen.insert(f.name), "{} listed twice", f.name);
+            assert!(f.required <= f.args.len(), "{}", f.name);
+            let args: HashSet<_> = f.args.iter().map(|a| a.name).collect();
+            assert_eq!(
+                args.len(),
+                f.args.len(),
+                "{}: argument listed twice",
+                f.name
+            );
+            if let Returns::Table(cols, _) = f.returns {
+                let names: HashSet<_> = cols.iter().map(|c| c.name).collect();
+                assert_eq!(names.len(), cols.len(), "{}: column listed twice", f.name);
+                // SQLite passes a table function's arguments as hidden columns.
+                assert!(cols.len() + f.args.len() <= 31, "{}", f.name);
+            }
+        }
+    }
+
+    #[test]
+    fn signatures_read_like_the_reference() {
+        assert_eq!(
+            signature(find("mem_tokens").unwrap()),
+            "mem_tokens(text [, encoding]) → integer"
+        );
+        assert_eq!(
+            signature(find("mem_init").unwrap()),
+            "mem_init([version]) → integer"
+        );
+        assert_eq!(
+            signature(find("mem_thread_create").unwrap()),
+            "mem_thread_create(resource_id [, title [, metadata]]) → text"
+        );
+        assert_eq!(
+            arity_error(find("mem_tokens").unwrap(), 3).to_string(),
+            "mem_tokens(text [, encoding]): takes 1 to 2 arguments, got 3"
+        );
+    }
+}

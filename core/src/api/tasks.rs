@@ -1,0 +1,178 @@
+//! Task memory: the ready queue, dependencies, claims, and the task tools.
+
+use super::{text, Function, Nature, Returns, Type};
+use crate::tasks::{ops, query, tool};
+use crate::Value;
+
+pub const FUNCTIONS: &[Function] = &[
+    Function {
+        name: "task_create",
+        args: &[text("title"), text("options")],
+        required: 1,
+        returns: Returns::Scalar(Type::Text, |c, a| {
+            Ok(ops::create(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?.into())
+        }),
+        nature: Nature::Writer,
+    },
+    Function {
+        name: "task_dep_add",
+        args: &[text("task_id"), text("depends_on_id"), text("type")],
+        required: 2,
+        returns: Returns::Scalar(Type::Int, |c, a| {
+            Ok(Value::Int(ops::dep_add(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                a.text(2)?.as_deref(),
+            )?))
+        }),
+        nature: Nature::Writer,
+    },
+    Function {
+        name: "task_dep_remove",
+        args: &[text("task_id"), text("depends_on_id"), text("type")],
+        required: 2,
+        returns: Returns::Scalar(Type::Int, |c, a| {
+            Ok(Value::Int(ops::dep_remove(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                a.text(2)?.as_deref(),
+            )?))
+        }),
+        nature: Nature::Writer,
+    },
+    Function {
+        name: "task_claim",
+        args: &[text("task_id"), text("session_id"), text("thread_id")],
+        required: 2,
+        returns: Returns::Scalar(Type::Text, |c, a| {
+            Ok(ops::claim(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                a.text(2)?.as_deref(),
+            )?
+            .into())
+        }),
+        nature: Nature::Writer,
+    },
+    Function {
+        name: "task_close",
+        args: &[text("task_id"), text("reason"), text("summary")],
+        required: 3,
+        returns: Returns::Scalar(Type::Text, |c, a| {
+            Ok(ops::close(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                a.text(2)?.as_deref(),
+            )?
+            .into())
+        }),
+        nature: Nature::Writer,
+    },
+    Function {
+        name: "task_update",
+        args: &[text("task_id"), text("options")],
+        required: 2,
+        returns: Returns::Scalar(Type::Text, |c, a| {
+            Ok(ops::update(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?.into())
+        }),
+        nature: Nature::Writer,
+    },
+    Function {
+        name: "task_show",
+        args: &[text("task_id")],
+        required: 1,
+        returns: Returns::Scalar(Type::Json, |c, a| {
+            Ok(query::show(c, a.text(0)?.as_deref())?.into())
+        }),
+        nature: Nature::Reader,
+    },
+    Function {
+        name: "task_link",
+        args: &[text("task_id"), text("message_id"), text("relation")],
+        required: 2,
+        returns: Returns::Scalar(Type::Int, |c, a| {
+            Ok(Value::Int(ops::link(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                a.text(2)?.as_deref(),
+            )?))
+        }),
+        nature: Nature::Writer,
+    },
+    Function {
+        name: "task_compact",
+        args: &[text("task_id"), text("summary"), text("options")],
+        required: 2,
+        returns: Returns::Scalar(Type::Int, |c, a| {
+            Ok(Value::Int(ops::compact(
+                c,
+                a.text(0)?.as_deref(),
+                a.text(1)?.as_deref(),
+                a.text(2)?.as_deref(),
+            )?))
+        }),
+        nature: Nature::Writer,
+    },
+    Function {
+        name: "task_restore",
+        args: &[text("task_id")],
+        required: 1,
+        returns: Returns::Scalar(Type::Int, |c, a| {
+            Ok(Value::Int(ops::restore(c, a.text(0)?.as_deref())?))
+        }),
+        nature: Nature::Writer,
+    },
+    Function {
+        name: "task_query",
+        args: &[text("input"), text("context")],
+        required: 1,
+        returns: Returns::Scalar(Type::Json, |c, a| {
+            Ok(tool::task_query(c, a.bytes(0).as_deref(), a.bytes(1).as_deref()).into())
+        }),
+        nature: Nature::Reader,
+    },
+    Function {
+        name: "task_mutate",
+        args: &[text("input"), text("context")],
+        required: 1,
+        returns: Returns::Scalar(Type::Json, |c, a| {
+            Ok(tool::task_mutate(c, a.bytes(0).as_deref(), a.bytes(1).as_deref()).into())
+        }),
+        nature: Nature::Writer,
+    },
+    Function {
+        name: "task_ready",
+        args: &[text("options")],
+        required: 0,
+        returns: Returns::Table(&query::READY_COLUMNS, |c, a| {
+            Ok(query::ready(c, a.text(0)?.as_deref())?
+                .into_iter()
+                .map(query::ReadyRow::into_row)
+                .collect())
+        }),
+        nature: Nature::Reader,
+    },
+    Function {
+        name: "task_list",
+        args: &[text("options")],
+        required: 0,
+        returns: Returns::Table(&query::LIST_COLUMNS, |c, a| {
+            query::list(c, a.text(0)?.as_deref())
+        }),
+        nature: Nature::Reader,
+    },
+    Function {
+        name: "task_search",
+        args: &[text("query"), text("options")],
+        required: 1,
+        returns: Returns::Table(&query::SEARCH_COLUMNS, |c, a| {
+            query::search_tasks(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())
+        }),
+        nature: Nature::Reader,
+    },
+];

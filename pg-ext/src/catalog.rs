@@ -1,0 +1,252 @@
+//! The catalog's functions in Postgres: one C entry point for all of them, and the
+//! `CREATE FUNCTION` statements that bind each catalog entry to it.
+//!
+//! pgrx would want one Rust function per SQL function, each re-typing its arguments and result
+//! columns by hand. Instead every entry of `agentmem_core::api` is created as a C-language
+//! function over the symbol `mem__call`, with the argument names, types, defaults, result
+//! columns and volatility the catalog gives. The entry point finds the called function by name
+//! (once per call site: the entry is kept in `fn_extra`), reads the arguments by their
+//! catalog types, runs the core and returns a scalar or materialises the rows.
+
+use crate::conn::SpiConn;
+use crate::functions::{json, ok};
+use agentmem_core::api::{self, Call, Function, Nature, Returns, Type};
+use agentmem_core::{Conn, Error, Value};
+use pgrx::{pg_sys, FromDatum, IntoDatum};
+
+/// The SQL type Postgres uses for a catalog type.
+fn sql_type(t: Type) -> &'static str {
+    match t {
+        Type::Text => "text",
+        Type::Int => "bigint",
+        Type::Real => "double precision",
+        Type::Bool => "boolean",
+        Type::Json => "jsonb",
+    }
+}
+
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `CREATE OR REPLACE FUNCTION` for one catalog entry.
+pub fn create_sql(f: &Function) -> String {
+    let args: Vec<String> = f
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let default = if i >= f.required { " DEFAULT NULL" } else { "" };
+            format!("{} {}{default}", quoted(a.name), sql_type(a.ty))
+        })
+        .collect();
+    let returns = match f.returns {
+        Returns::Scalar(t, _) => sql_type(t).to_string(),
+        Returns::Table(cols, _) => {
+            let cols: Vec<String> = cols
+                .iter()
+                .map(|c| format!("{} {}", quoted(c.name), sql_type(c.ty)))
+                .collect();
+            format!("TABLE({})", cols.join(", "))
+        }
+    };
+    let nature = match f.nature {
+        Nature::Pure => "IMMUTABLE PARALLEL SAFE",
+        Nature::Reader => "STABLE",
+        Nature::Volatile | Nature::Writer => "VOLATILE",
+    };
+    format!(
+        "CREATE OR REPLACE FUNCTION {}({}) RETURNS {returns} LANGUAGE c {nature} \
+         AS '$libdir/agentmem', 'mem__call'",
+        quoted(f.name),
+        args.join(", ")
+    )
+}
+
+/// Creates every catalog function (inside `CREATE EXTENSION`, so they belong to it).
+pub fn create_all() {
+    for f in api::functions() {
+        ok(SpiConn.execute_batch(&create_sql(f)));
+    }
+}
+
+/// Tells Postgres that `mem__call` uses the version-1 calling convention.
+#[no_mangle]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_mem__call() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// The entry point of every catalog function. Errors and panics become Postgres errors.
+///
+/// # Safety
+/// Called by Postgres's function manager with a valid `fcinfo`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn mem__call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: the guard turns a panic or a Rust-side error into an ereport; fcinfo is valid.
+    unsafe { pg_sys::submodules::panic::pgrx_extern_c_guard(|| call(fcinfo)) }
+}
+
+/// The catalog entry of the called function, looked up by name on the first call.
+unsafe fn function_of(fcinfo: pg_sys::FunctionCallInfo) -> &'static Function {
+    // SAFETY (whole function): fcinfo and its flinfo are valid for the call.
+    let flinfo = unsafe { &mut *(*fcinfo).flinfo };
+    if !flinfo.fn_extra.is_null() {
+        // SAFETY: only this function stores into fn_extra, and only &'static Function.
+        return unsafe { &*(flinfo.fn_extra as *const Function) };
+    }
+    let name = unsafe { pg_sys::get_func_name(flinfo.fn_oid) };
+    let f = (!name.is_null())
+        .then(|| unsafe { std::ffi::CStr::from_ptr(name) }.to_str().ok())
+        .flatten()
+        .and_then(api::find);
+    let f = ok(f.ok_or_else(|| {
+        Error::internal(format!(
+            "function {} is bound to mem__call but is not in agentmem's catalog",
+            flinfo.fn_oid.to_u32()
+        ))
+    }));
+    flinfo.fn_extra = f as *const Function as *mut std::ffi::c_void;
+    f
+}
+
+unsafe fn call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    let f = unsafe { function_of(fcinfo) };
+    let nargs = usize::try_from(unsafe { (*fcinfo).nargs }).unwrap_or(0);
+    let values = (0..nargs.min(f.args.len()))
+        .map(|i| unsafe { argument(fcinfo, i, f.args[i].ty) })
+        .collect();
+    let call = ok(Call::new(f, values));
+    match f.returns {
+        Returns::Scalar(t, run) => {
+            let v = ok(run(&mut SpiConn, &call));
+            match unsafe { datum(v, t) } {
+                Some(d) => d,
+                None => unsafe { pgrx::fcinfo::pg_return_null(fcinfo) },
+            }
+        }
+        Returns::Table(cols, run) => {
+            let rows = ok(run(&mut SpiConn, &call));
+            unsafe { materialise(fcinfo, cols, rows) }
+        }
+    }
+}
+
+/// Argument `i`, read as its declared type.
+unsafe fn argument(fcinfo: pg_sys::FunctionCallInfo, i: usize, ty: Type) -> Value {
+    // SAFETY (whole function): i < nargs, and the datum has the declared SQL type.
+    if unsafe { pgrx::fcinfo::pg_arg_is_null(fcinfo, i) } {
+        return Value::Null;
+    }
+    let d = unsafe { pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, i) };
+    match ty {
+        Type::Int => unsafe { i64::from_datum(d, false) }.map_or(Value::Null, Value::Int),
+        Type::Real => unsafe { f64::from_datum(d, false) }.map_or(Value::Null, Value::Real),
+        Type::Bool => {
+            unsafe { bool::from_datum(d, false) }.map_or(Value::Null, |b| Value::Int(b.into()))
+        }
+        Type::Text => unsafe { String::from_datum(d, false) }.map_or(Value::Null, Value::Text),
+        Type::Json => unsafe { pgrx::JsonB::from_datum(d, false) }
+            .map_or(Value::Null, |j| Value::Text(j.0.to_string())),
+    }
+}
+
+/// A core value as a datum of `ty`; `None` for NULL.
+unsafe fn datum(v: Value, ty: Type) -> Option<pg_sys::Datum> {
+    if v == Value::Null {
+        return None;
+    }
+    let wrong = |v: &Value| -> ! {
+        ok::<()>(Err(Error::internal(format!(
+            "core returned {v:?} for a {} result",
+            sql_type(ty)
+        ))));
+        unreachable!("ereport returned")
+    };
+    match ty {
+        Type::Int => v.as_i64().unwrap_or_else(|| wrong(&v)).into_datum(),
+        Type::Real => v.as_f64().unwrap_or_else(|| wrong(&v)).into_datum(),
+        Type::Bool => (v.as_i64().unwrap_or_else(|| wrong(&v)) != 0).into_datum(),
+        Type::Text => match v {
+            Value::Text(s) => s.into_datum(),
+            other => wrong(&other),
+        },
+        Type::Json => match v {
+            Value::Text(s) => json(s).into_datum(),
+            other => wrong(&other),
+        },
+    }
+}
+
+/// The type oid Postgres uses for a catalog type.
+fn type_oid(t: Type) -> pg_sys::Oid {
+    match t {
+        Type::Text => pg_sys::TEXTOID,
+        Type::Int => pg_sys::INT8OID,
+        Type::Real => pg_sys::FLOAT8OID,
+        Type::Bool => pg_sys::BOOLOID,
+        Type::Json => pg_sys::JSONBOID,
+    }
+}
+
+/// Returns `rows` as the result set of a set-returning call (materialise mode). The tuple
+/// descriptor is built from the catalog's columns, which `create_sql` declared: this works for
+/// one-column tables too, which Postgres treats as `SETOF` a scalar, not as a row type.
+unsafe fn materialise(
+    fcinfo: pg_sys::FunctionCallInfo,
+    cols: &[api::Field],
+    rows: Vec<agentmem_core::Row>,
+) -> pg_sys::Datum {
+    use pg_sys::SetFunctionReturnMode::{SFRM_Materialize, SFRM_Materialize_Random};
+    // SAFETY (whole function): resultinfo is checked before use; the descriptor and the
+    // tuplestore live in the per-query context, as the executor requires; every datum has the
+    // type its column declares.
+    unsafe {
+        let rsinfo = (*fcinfo).resultinfo as *mut pg_sys::ReturnSetInfo;
+        if rsinfo.is_null()
+            || (*rsinfo).type_ != pg_sys::NodeTag::T_ReturnSetInfo
+            || ((*rsinfo).allowedModes as u32 & SFRM_Materialize) == 0
+        {
+            ok::<()>(Err(Error::invalid(
+                "call",
+                "a table function must be called where a set is accepted (FROM)",
+            )));
+        }
+        let random = ((*rsinfo).allowedModes as u32 & SFRM_Materialize_Random) != 0;
+        let per_query = (*(*rsinfo).econtext).ecxt_per_query_memory;
+        let (desc, store) = pgrx::PgMemoryContexts::For(per_query).switch_to(|_| {
+            let desc = pg_sys::CreateTemplateTupleDesc(cols.len() as i32);
+            for (i, col) in cols.iter().enumerate() {
+                let name = std::ffi::CString::new(col.name).unwrap_or_default();
+                pg_sys::TupleDescInitEntry(
+                    desc,
+                    (i + 1) as pg_sys::AttrNumber,
+                    name.as_ptr(),
+                    type_oid(col.ty),
+                    -1,
+                    0,
+                );
+            }
+            (
+                desc,
+                pg_sys::tuplestore_begin_heap(random, false, pg_sys::work_mem),
+            )
+        });
+        let mut values = vec![pg_sys::Datum::from(0); cols.len()];
+        let mut nulls = vec![true; cols.len()];
+        for row in rows {
+            let mut row = row.into_iter();
+            for (i, col) in cols.iter().enumerate() {
+                let d = datum(row.next().unwrap_or(Value::Null), col.ty);
+                nulls[i] = d.is_none();
+                values[i] = d.unwrap_or(pg_sys::Datum::from(0));
+            }
+            pg_sys::tuplestore_putvalues(store, desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+        }
+        (*rsinfo).returnMode = SFRM_Materialize;
+        (*rsinfo).setResult = store;
+        (*rsinfo).setDesc = desc;
+        pg_sys::Datum::from(0)
+    }
+}

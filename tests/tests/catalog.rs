@@ -1,0 +1,146 @@
+//! What each database registered is what the core's catalog says: names, argument names and
+//! types, result columns, and (in Postgres) volatility. Read back from `pragma_function_list`
+//! / `pragma_table_xinfo` and from `pg_proc`.
+
+use agentmem_core::api::{self, Nature, Returns, Type};
+use agentmem_core::sqlite_triggers;
+use agentmem_tests::backend::{Backend, Postgres, Sqlite};
+use std::collections::BTreeSet;
+
+fn is_ours(name: &str) -> bool {
+    ["mem_", "task_", "om_", "wm_", "memory_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+#[test]
+fn sqlite_registers_the_catalog() {
+    let db = Sqlite::open(":memory:");
+    let mut st = db
+        .conn
+        .prepare("SELECT DISTINCT name FROM pragma_function_list")
+        .unwrap();
+    let registered: BTreeSet<String> = st
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|n| is_ours(n))
+        .collect();
+    let mut expected: BTreeSet<String> = api::functions()
+        .filter(|f| matches!(f.returns, Returns::Scalar(..)))
+        .map(|f| f.name.to_string())
+        .collect();
+    expected.extend(sqlite_triggers::NAMES.iter().map(|n| n.to_string()));
+    expected.insert("mem__internal".into());
+    assert_eq!(registered, expected, "scalar functions");
+
+    for f in api::functions() {
+        let Returns::Table(cols, _) = f.returns else {
+            continue;
+        };
+        let mut st = db
+            .conn
+            .prepare("SELECT name, hidden FROM pragma_table_xinfo(?1) ORDER BY cid")
+            .unwrap();
+        let got: Vec<(String, i64)> = st
+            .query_map([f.name], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let want: Vec<(String, i64)> = cols
+            .iter()
+            .map(|c| (c.name.to_string(), 0))
+            .chain(f.args.iter().map(|a| (format!("arg_{}", a.name), 1)))
+            .collect();
+        assert_eq!(got, want, "{}: columns then hidden arguments", f.name);
+    }
+}
+
+fn pg_type(t: Type) -> &'static str {
+    match t {
+        Type::Text => "text",
+        Type::Int => "bigint",
+        Type::Real => "double precision",
+        Type::Bool => "boolean",
+        Type::Json => "jsonb",
+    }
+}
+
+fn text(cells: &[agentmem_tests::backend::Cell], i: usize) -> String {
+    cells[i].to_string()
+}
+
+#[test]
+fn postgres_creates_the_catalog() {
+    let Some(url) = agentmem_tests::pg_url() else {
+        return;
+    };
+    let mut db = Postgres::connect(&url);
+    db.reset().unwrap();
+    // Every function of the extension: the catalog's, and internal ones (`mem__…`).
+    let members = db
+        .query(
+            "SELECT p.proname::text FROM pg_proc p \
+             JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass AND d.deptype = 'e' \
+             JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'agentmem' ORDER BY 1",
+            &[],
+        )
+        .unwrap();
+    let public: BTreeSet<String> = members
+        .iter()
+        .map(|r| text(r, 0))
+        .filter(|n| !n.starts_with("mem__"))
+        .collect();
+    let expected: BTreeSet<String> = api::functions()
+        .filter(|f| !f.is_internal())
+        .map(|f| f.name.to_string())
+        .collect();
+    assert_eq!(public, expected, "public functions of the extension");
+
+    for f in api::functions() {
+        let rows = db
+            .query(
+                "SELECT pg_get_function_arguments(p.oid), pg_get_function_result(p.oid), \
+                 p.provolatile::text FROM pg_proc p WHERE p.proname = $1",
+                &[agentmem_tests::backend::Param::Text(f.name.into())],
+            )
+            .unwrap();
+        assert_eq!(rows.len(), 1, "{}: one function of that name", f.name);
+        let args: Vec<String> = f
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let default = if i >= f.required {
+                    " DEFAULT NULL::"
+                } else {
+                    ""
+                };
+                let ty = pg_type(a.ty);
+                if default.is_empty() {
+                    format!("{} {ty}", a.name)
+                } else {
+                    format!("{} {ty}{default}{ty}", a.name)
+                }
+            })
+            .collect();
+        assert_eq!(text(&rows[0], 0), args.join(", "), "{}: arguments", f.name);
+        let result = match f.returns {
+            Returns::Scalar(t, _) => pg_type(t).to_string(),
+            Returns::Table(cols, _) => format!(
+                "TABLE({})",
+                cols.iter()
+                    .map(|c| format!("{} {}", c.name, pg_type(c.ty)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        assert_eq!(text(&rows[0], 1), result, "{}: result", f.name);
+        let volatility = match f.nature {
+            Nature::Pure => "i",
+            Nature::Reader => "s",
+            Nature::Volatile | Nature::Writer => "v",
+        };
+        assert_eq!(text(&rows[0], 2), volatility, "{}: volatility", f.name);
+    }
+}
