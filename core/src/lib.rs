@@ -7,39 +7,21 @@
 //! statements and therefore give the same answers.
 
 pub mod api;
-pub mod compaction;
-pub mod conn;
+pub mod db;
 pub mod error;
-pub mod failpoint;
 pub mod ids;
 pub mod json_opts;
-pub mod memory_tool;
-pub mod message_search;
-pub mod messages;
+pub mod memory;
 pub mod om;
-pub mod recall;
-pub mod row;
 pub mod schema;
 pub mod search;
-pub mod sqlite_triggers;
 pub mod tasks;
-pub mod thread_context;
-pub mod threads;
-pub mod tokens;
-pub mod value;
-pub mod working_memory;
+pub mod tools;
 
-pub use conn::{Conn, Dialect};
+pub use db::conn::Conn;
+pub use db::dialect::Dialect;
+pub use db::value::{Row, Value};
 pub use error::{Error, Result};
-pub use value::{Row, Value};
-
-/// A tool argument's text. Tools answer every bad call with `{"success":false,…}` instead
-/// of an SQL error, so their arguments arrive as bytes and are checked here.
-pub(crate) fn tool_text<'a>(arg: &str, bytes: Option<&'a [u8]>) -> Result<Option<&'a str>, String> {
-    bytes
-        .map(|b| std::str::from_utf8(b).map_err(|_| format!("{arg} must be valid UTF-8 text")))
-        .transpose()
-}
 
 /// The extension's version, as `mem_version()` reports it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -10,9 +10,9 @@
 //! * [`answer`] — the observer's and reflector's answer parser;
 //! * [`options`] — the JSON options of the functions and the tools' arguments.
 
+use agentmem_core::memory::tokens::Encoding;
 use agentmem_core::search::engine::{self, Pending, View};
 use agentmem_core::search::{delta, query, stem, tokenizer, SearchParams};
-use agentmem_core::tokens::Encoding;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 
 /// Inputs are cut at this byte into parts (the query, then documents).
@@ -122,7 +122,7 @@ pub fn tokenizer(data: &[u8]) {
         (Encoding::Cl100kBase, tiktoken_rs::cl100k_base_singleton()),
     ] {
         assert_eq!(
-            agentmem_core::tokens::count(&t, e),
+            agentmem_core::memory::tokens::count(&t, e),
             bpe.encode_ordinary(&t).len() as i64,
             "token count differs from tiktoken's ({e:?})"
         );
@@ -181,7 +181,7 @@ pub fn options(data: &[u8]) {
     let input = parts.next().unwrap_or_default();
     let context = parts.next();
     let t = text(input);
-    let _ = agentmem_core::message_search::Request::parse(Some(&t));
+    let _ = agentmem_core::memory::message_search::Request::parse(Some(&t));
     if let Ok(o) = agentmem_core::json_opts::Opts::parse("options", Some(&t), &["limit", "a", "b"])
     {
         let _ = o.int("limit", 10, 0, 100);
@@ -193,9 +193,9 @@ pub fn options(data: &[u8]) {
     let _ = agentmem_core::tasks::Obj::parse("options", Some(&t), &["labels", "priority"])
         .map(|o| (o.strings("labels"), o.int("priority")));
     for out in [
-        agentmem_core::memory_tool::memory_search(&mut NoDatabase, Some(input)),
-        agentmem_core::tasks::tool::task_query(&mut NoDatabase, Some(input), context),
-        agentmem_core::tasks::tool::task_mutate(&mut NoDatabase, Some(input), context),
+        agentmem_core::tools::memory_search::memory_search(&mut NoDatabase, Some(input)),
+        agentmem_core::tools::tasks::task_query(&mut NoDatabase, Some(input), context),
+        agentmem_core::tools::tasks::task_mutate(&mut NoDatabase, Some(input), context),
     ] {
         let v: serde_json::Value = serde_json::from_str(&out).expect("a tool answers JSON");
         assert!(v.get("success").is_some_and(|s| s.is_boolean()), "{out}");

@@ -9,7 +9,7 @@
 //! catalog types, runs the core and returns a scalar or materialises the rows.
 
 use crate::conn::SpiConn;
-use crate::functions::{json, ok};
+use crate::error::{json, ok};
 use agentmem_core::api::{self, Call, Function, Nature, Returns, Type};
 use agentmem_core::{Conn, Error, Value};
 use pgrx::{pg_sys, FromDatum, IntoDatum};

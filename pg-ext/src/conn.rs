@@ -3,7 +3,7 @@
 //! Statement errors raised by Postgres unwind through the core as pgrx error reports and
 //! abort the statement like any other SQL error; the core never catches them.
 
-use agentmem_core::{conn::dialect_sql, Conn, Dialect, Error, Result, Row, Value};
+use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 use pgrx::datum::DatumWithOid;
 use pgrx::prelude::*;
 use pgrx::spi::SpiHeapTupleData;
@@ -107,8 +107,8 @@ fn run(sql: &str, params: &[Value]) -> Result<Vec<Row>> {
     let args: Vec<DatumWithOid> = params.iter().map(param).collect();
     let oids: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();
     Spi::connect_mut(|client| {
-        let plan = plans::get(client, sql, &oids, || dialect_sql(sql, Dialect::Postgres))
-            .map_err(spi_err)?;
+        let plan =
+            plans::get(client, sql, &oids, || Dialect::Postgres.statement(sql)).map_err(spi_err)?;
         let table = client.update(&*plan, None, &args).map_err(spi_err)?;
         let ncols = if table.is_empty() {
             0
@@ -165,7 +165,7 @@ impl Conn for SpiConn {
         let args: Vec<DatumWithOid> = params.iter().map(param).collect();
         let oids: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();
         Spi::connect_mut(|client| {
-            let plan = plans::get(client, sql, &oids, || dialect_sql(sql, Dialect::Postgres))
+            let plan = plans::get(client, sql, &oids, || Dialect::Postgres.statement(sql))
                 .map_err(spi_err)?;
             let table = client.update(&*plan, None, &args).map_err(spi_err)?;
             Ok(table.len() as u64)
@@ -173,7 +173,7 @@ impl Conn for SpiConn {
     }
 
     fn execute_batch(&mut self, sql: &str) -> Result<()> {
-        let sql = dialect_sql(sql, Dialect::Postgres);
+        let sql = Dialect::Postgres.statement(sql);
         Spi::connect_mut(|client| {
             client
                 .update(sql.as_str(), None, &[])

@@ -1,37 +1,10 @@
-//! Errors and JSON crossing into Postgres, and the extension's internal functions (the public
-//! ones come from the core's catalog: see `catalog`).
+//! The extension's internal functions: bootstrap and migration (the public functions come
+//! from the core's catalog: see `catalog`).
 
 use crate::conn::SpiConn;
-use agentmem_core::{schema, Conn, Error};
+use crate::error::ok;
+use agentmem_core::{schema, Conn};
 use pgrx::prelude::*;
-use pgrx::PgSqlErrorCode;
-
-/// Unwraps a core result, raising its error as a Postgres ERROR.
-pub fn ok<T>(r: agentmem_core::Result<T>) -> T {
-    match r {
-        Ok(v) => v,
-        Err(e) => {
-            let code = match &e {
-                Error::InvalidArgument { .. } => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-                Error::NotFound { .. } => PgSqlErrorCode::ERRCODE_NO_DATA_FOUND,
-                Error::Database(_) => PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-                Error::Internal(_) => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-            };
-            ereport!(ERROR, code, e.to_string());
-        }
-    }
-}
-
-/// JSON made by the core, as `jsonb`: Postgres users get operators (`->>`) and indexing, and
-/// `->>` on the result reads the same as SQLite's `->>` on its text.
-pub fn json(text: String) -> pgrx::JsonB {
-    match serde_json::from_str(&text) {
-        Ok(v) => pgrx::JsonB(v),
-        Err(e) => ok(Err(Error::internal(format!(
-            "core produced invalid JSON: {e}"
-        )))),
-    }
-}
 
 /// Runs the migrations inside `CREATE EXTENSION` / `ALTER EXTENSION … UPDATE` and marks the
 /// tables for pg_dump (so a dump carries the memory, not just the extension).

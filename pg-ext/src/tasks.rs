@@ -1,7 +1,7 @@
 //! Task memory: the row triggers of `mem_tasks` and `mem_task_deps`. Every rule is in `agentmem_core::tasks`.
 
 use crate::conn::SpiConn;
-use crate::functions::ok;
+use crate::error::ok;
 use crate::triggers::{internal, new_row, values, write_back};
 use agentmem_core::tasks::graph::{self, DepRow, TaskRow};
 use pgrx::heap_tuple::PgHeapTuple;

@@ -1,9 +1,9 @@
 //! Row triggers of `mem_messages`. Postgres hands the row to a BEFORE trigger, which may
 //! change it, so the core's completion is written straight into `NEW`.
 
-use crate::functions::ok;
-use agentmem_core::messages::{self, Changed, Draft, Timing};
-use agentmem_core::row::Completed;
+use crate::error::ok;
+use agentmem_core::db::row::Completed;
+use agentmem_core::memory::messages::{self, Changed, Draft, Timing};
 use agentmem_core::{Error, Value};
 use pgrx::heap_tuple::PgHeapTuple;
 use pgrx::prelude::*;

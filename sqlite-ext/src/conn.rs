@@ -1,7 +1,7 @@
 //! [`Conn`] over the connection that called a function, through the host's C API.
 
 use crate::api::call;
-use agentmem_core::{conn::dialect_sql, Conn, Dialect, Error, Result, Row, Value};
+use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 use sqlite_loadable::ext::{sqlite3, sqlite3_stmt};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -37,7 +37,7 @@ impl SqliteConn {
 
     /// Prepares `sql` (core dialect) and runs it once, keeping the statement for the caller.
     pub fn prepare_kept(&mut self, sql: &str) -> Result<Kept> {
-        let text = dialect_sql(sql, Dialect::Sqlite);
+        let text = Dialect::Sqlite.statement(sql);
         let mut raw: *mut sqlite3_stmt = std::ptr::null_mut();
         // SAFETY: text outlives the call; raw is finalized by Kept or here.
         let rc = unsafe {
@@ -103,7 +103,7 @@ impl SqliteConn {
         let stmt = match cache::take(self.db, sql) {
             Some(s) => s,
             None => {
-                let text = dialect_sql(sql, Dialect::Sqlite);
+                let text = Dialect::Sqlite.statement(sql);
                 let mut raw: *mut sqlite3_stmt = std::ptr::null_mut();
                 // SAFETY: text outlives the call; SQLite copies what it keeps.
                 let rc = unsafe {
@@ -562,7 +562,7 @@ impl Conn for SqliteConn {
     }
 
     fn execute_batch(&mut self, sql: &str) -> Result<()> {
-        let sql = dialect_sql(sql, Dialect::Sqlite);
+        let sql = Dialect::Sqlite.statement(sql);
         let c = std::ffi::CString::new(sql)
             .map_err(|_| Error::internal("schema script contains NUL"))?;
         let mut err: *mut c_char = std::ptr::null_mut();

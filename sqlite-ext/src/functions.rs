@@ -2,7 +2,7 @@
 
 use crate::{args, conn::SqliteConn};
 use agentmem_core::api::{self, Call, Function, Nature, Returns};
-use agentmem_core::{error::catch_panic, sqlite_triggers, Error, Result, Value};
+use agentmem_core::{error::catch_panic, schema::sqlite_triggers, Error, Result, Value};
 use sqlite_loadable::{
     api as sqlite_api, ext::sqlite3, ext::sqlite3_context, ext::sqlite3ext_context_db_handle,
     FunctionFlags,

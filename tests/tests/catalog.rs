@@ -3,7 +3,7 @@
 //! / `pragma_table_xinfo` and from `pg_proc`.
 
 use agentmem_core::api::{self, Nature, Returns, Type};
-use agentmem_core::sqlite_triggers;
+use agentmem_core::schema::sqlite_triggers;
 use agentmem_tests::backend::{Backend, Postgres, Sqlite};
 use std::collections::BTreeSet;
 

@@ -5,7 +5,7 @@
 //! integrity_check`; `amcheck` on every agentmem B-tree), and the index, the counters and the
 //! blocked state agree with the base rows; then it takes more writes.
 
-use agentmem_tests::backend::{Backend, Postgres, Sqlite};
+use agentmem_tests::backend::{Postgres, Sqlite};
 use agentmem_tests::invariants::check;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,7 +1,7 @@
 //! Threads, messages, recall and compaction.
 
 use super::{int, text, Function, Nature, Returns, Type};
-use crate::{compaction, messages, recall, threads, Value};
+use crate::{memory::compaction, memory::messages, memory::recall, memory::threads, Value};
 
 pub const FUNCTIONS: &[Function] = &[
     Function {

@@ -1,7 +1,7 @@
 //! Observational memory, the prompt context, and working memory.
 
 use super::{int, text, Function, Nature, Returns, Type};
-use crate::{om, working_memory, Value};
+use crate::{memory::working_memory, om, Value};
 
 fn opt_int(v: Option<i64>) -> Value {
     v.map_or(Value::Null, Value::Int)

@@ -1,7 +1,7 @@
 //! Search over messages, the index's upkeep, and the memory-search tool.
 
 use super::{int, text, Field, Function, Nature, Returns, Type};
-use crate::{memory_tool, message_search, search, Value};
+use crate::{memory::message_search, search, tools::memory_search, Value};
 
 pub const FUNCTIONS: &[Function] = &[
     Function {
@@ -72,7 +72,7 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[int("limit_bytes")],
         required: 0,
         returns: Returns::Scalar(Type::Json, |_, a| {
-            Ok(search::cache::describe(a.int(0)?)?.into())
+            Ok(search::stats::cache_status(a.int(0)?)?.into())
         }),
         nature: Nature::Volatile,
     },
@@ -81,7 +81,7 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("input")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(memory_tool::memory_search(c, a.bytes(0).as_deref()).into())
+            Ok(memory_search::memory_search(c, a.bytes(0).as_deref()).into())
         }),
         nature: Nature::Reader,
     },

@@ -1,7 +1,7 @@
 //! Setup and plumbing: version, schema, ids, the clock, token counts.
 
 use super::{int, text, Function, Nature, Returns, Type};
-use crate::{ids, schema, tokens, Value};
+use crate::{ids, memory::tokens, schema, Value};
 
 pub const FUNCTIONS: &[Function] = &[
     Function {

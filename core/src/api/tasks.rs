@@ -1,7 +1,8 @@
 //! Task memory: the ready queue, dependencies, claims, and the task tools.
 
 use super::{text, Function, Nature, Returns, Type};
-use crate::tasks::{ops, query, tool};
+use crate::tasks::{ops, query};
+use crate::tools;
 use crate::Value;
 
 pub const FUNCTIONS: &[Function] = &[
@@ -132,7 +133,7 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("input"), text("context")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(tool::task_query(c, a.bytes(0).as_deref(), a.bytes(1).as_deref()).into())
+            Ok(tools::tasks::task_query(c, a.bytes(0).as_deref(), a.bytes(1).as_deref()).into())
         }),
         nature: Nature::Reader,
     },
@@ -141,7 +142,7 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("input"), text("context")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(tool::task_mutate(c, a.bytes(0).as_deref(), a.bytes(1).as_deref()).into())
+            Ok(tools::tasks::task_mutate(c, a.bytes(0).as_deref(), a.bytes(1).as_deref()).into())
         }),
         nature: Nature::Writer,
     },

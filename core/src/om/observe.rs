@@ -8,8 +8,8 @@ use super::pending::{self, Msg};
 use super::record::{self, Chunk, Key, Record, Scope};
 use super::{prompts, time};
 use crate::json_opts::Opts;
-use crate::tokens::{self, Encoding};
-use crate::{threads, Conn, Error, Result, Value};
+use crate::memory::tokens::{self, Encoding};
+use crate::{memory::threads, Conn, Error, Result, Value};
 use serde_json::json;
 use std::collections::HashSet;
 

@@ -35,11 +35,11 @@ pub fn parse(arg: &str, text: &str) -> Result<Parsed> {
     if text.contains('\0') {
         return Err(bad("must not contain NUL characters".into()));
     }
-    if text.len() > crate::messages::MAX_CONTENT_BYTES {
+    if text.len() > crate::memory::messages::MAX_CONTENT_BYTES {
         return Err(bad(format!(
             "is {} bytes; the limit is {} bytes",
             text.len(),
-            crate::messages::MAX_CONTENT_BYTES
+            crate::memory::messages::MAX_CONTENT_BYTES
         )));
     }
     let mut bodies: [Vec<&str>; 3] = Default::default();

@@ -1,8 +1,9 @@
 //! The observational-memory record: one active generation per lookup key.
 
 use super::config::{self, Config};
+use crate::db::row::Fields;
 use crate::json_opts::Opts;
-use crate::{threads, Conn, Error, Result, Row, Value};
+use crate::{memory::threads, Conn, Error, Result, Row, Value};
 use serde::{Deserialize, Serialize};
 
 /// `thread:<id>` or `resource:<id>`, checked against the threads table.
@@ -139,8 +140,8 @@ const COLUMNS: &str = "seq, id, generation, origin_type, {obs}, observation_toke
     {buffered}";
 
 fn from_row(row: Row) -> Result<Record> {
-    let mut it = row.into_iter();
-    let mut next = || it.next().unwrap_or(Value::Null);
+    let mut f = Fields::new(row);
+    let mut next = || f.value();
     let json_err =
         |e: serde_json::Error| Error::internal(format!("mem_om_records holds malformed JSON: {e}"));
     Ok(Record {

@@ -2,10 +2,10 @@
 //! search engine's `"obs"` namespace (keyed by the record's `seq`), kept in step by the writes
 //! that change them, and `mem_search` returns them beside messages with `source` `reflection`.
 
-use crate::message_search::{MessageHit, Request};
+use crate::db::row::Fields;
+use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams};
-use crate::{Conn, Result, Value};
-use std::collections::HashSet;
+use crate::{Conn, Result};
 
 /// The namespace of observation documents.
 pub const NS_OBSERVATIONS: &str = "obs";
@@ -36,85 +36,81 @@ pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
     Ok(docs.len() as i64)
 }
 
-/// Observation hits for a `mem_search` request. Filters on role or task exclude observations
-/// (they have neither); thread, resource and time filters apply to the record.
-pub fn hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
-    let f = &req.filters;
-    if f.role.is_some() || f.task_id.is_some() {
-        return Ok(Vec::new());
+/// Which records a search may return: those of a thread or resource, updated within a time
+/// range (both ends inclusive, as for messages).
+pub struct Scope {
+    pub thread_id: Option<String>,
+    pub resource_id: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
+
+impl Scope {
+    fn is_empty(&self) -> bool {
+        self.thread_id.is_none()
+            && self.resource_id.is_none()
+            && self.since.is_none()
+            && self.until.is_none()
     }
-    let allowed: Option<HashSet<i64>> = if f.thread_id.is_some()
-        || f.resource_id.is_some()
-        || f.since.is_some()
-        || f.until.is_some()
-    {
-        let rows = conn.query(
+}
+
+/// An observation hit: the engine's hit and its record.
+pub struct ObservationHit {
+    pub hit: search::Hit,
+    pub id: String,
+    pub thread_id: String,
+    pub resource_id: Option<String>,
+    pub updated_at: i64,
+    /// The active observations (the indexed text).
+    pub text: String,
+}
+
+/// The active records matching `query` within `scope`, best first.
+pub fn hits(
+    conn: &mut dyn Conn,
+    query: &str,
+    params: &SearchParams,
+    scope: &Scope,
+) -> Result<Vec<ObservationHit>> {
+    let allowed = if scope.is_empty() {
+        Allowed::All
+    } else {
+        Allowed::query(
+            conn,
             "SELECT seq FROM mem_om_records WHERE is_active = 1 \
                AND (CAST(?1 AS TEXT) IS NULL OR thread_id = CAST(?1 AS TEXT)) \
                AND (CAST(?2 AS TEXT) IS NULL OR resource_id = CAST(?2 AS TEXT)) \
                AND (CAST(?3 AS BIGINT) IS NULL OR updated_at >= CAST(?3 AS BIGINT)) \
-               AND (CAST(?4 AS BIGINT) IS NULL OR updated_at < CAST(?4 AS BIGINT))",
+               AND (CAST(?4 AS BIGINT) IS NULL OR updated_at <= CAST(?4 AS BIGINT))",
             &[
-                f.thread_id.clone().into(),
-                f.resource_id.clone().into(),
-                f.since.into(),
-                f.until.into(),
+                scope.thread_id.clone().into(),
+                scope.resource_id.clone().into(),
+                scope.since.into(),
+                scope.until.into(),
             ],
-        )?;
-        Some(
-            rows.iter()
-                .filter_map(|r| r.first().and_then(Value::as_i64))
-                .collect(),
-        )
-    } else {
-        None
+        )?
     };
-    let filter = allowed
-        .as_ref()
-        .map(|set| move |doc: i64| set.contains(&doc));
-    let params = SearchParams {
-        ..req.params.clone()
-    };
-    let result = search::search(
+    let result = rows::search_allowed(conn, NS_OBSERVATIONS, query, params, &allowed)?;
+    let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
+    let mut found = rows::hydrate(
         conn,
-        NS_OBSERVATIONS,
-        query,
-        &params,
-        filter.as_ref().map(|f| f as &dyn Fn(i64) -> bool),
+        "mem_om_records",
+        "id, thread_id, resource_id, updated_at, active_observations",
+        &seqs,
     )?;
     let mut out = Vec::with_capacity(result.hits.len());
-    for h in &result.hits {
-        let row = conn
-            .query(
-                "SELECT id, thread_id, resource_id, updated_at, active_observations FROM mem_om_records WHERE seq = ?1",
-                &[Value::Int(h.doc)],
-            )?
-            .into_iter()
-            .next();
-        let Some(row) = row else { continue };
-        let mut it = row.into_iter();
-        let mut next = || it.next().unwrap_or(Value::Null);
-        let id = next().into_string().unwrap_or_default();
-        let thread_id = next().into_string().unwrap_or_default();
-        let resource_id = next().into_string();
-        let created_at = next().as_i64().unwrap_or(0);
-        let text = next().into_string().unwrap_or_default();
-        out.push(MessageHit {
-            seq: h.doc,
-            message_id: id,
-            thread_id,
-            resource_id,
-            role: "system".into(),
-            task_id: None,
-            created_at,
-            message_index: 0,
-            score: h.score,
-            bm25: h.bm25,
-            recency: h.recency,
-            source: "reflection",
-            snippet: String::new(),
-            search_text: text.clone(),
-            raw_content: text,
+    for hit in result.hits {
+        let Some(row) = found.remove(&hit.doc) else {
+            continue;
+        };
+        let mut f = Fields::new(row);
+        out.push(ObservationHit {
+            hit,
+            id: f.text().unwrap_or_default(),
+            thread_id: f.text().unwrap_or_default(),
+            resource_id: f.text(),
+            updated_at: f.int().unwrap_or(0),
+            text: f.text().unwrap_or_default(),
         });
     }
     Ok(out)

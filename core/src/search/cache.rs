@@ -4,110 +4,11 @@
 //! Keys are random per build or version, so an entry can never be stale; entries of a
 //! rolled-back transaction are never asked for again and age out.
 
+use super::lru::{CacheStats, Lru};
 use super::pages::Page;
 use super::segment::{Dead, DocPage, Header};
-use std::collections::{BTreeMap, HashMap};
-use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// A least-recently-used map with a bound on the bytes its values weigh.
-pub struct Lru<K, V> {
-    map: HashMap<K, (V, usize, u64)>,
-    order: BTreeMap<u64, K>,
-    bytes: usize,
-    limit: usize,
-    tick: u64,
-    hits: u64,
-    misses: u64,
-}
-
-impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
-    pub fn new(limit: usize) -> Self {
-        Lru {
-            map: HashMap::new(),
-            order: BTreeMap::new(),
-            bytes: 0,
-            limit,
-            tick: 0,
-            hits: 0,
-            misses: 0,
-        }
-    }
-
-    pub fn get(&mut self, k: &K) -> Option<V> {
-        self.tick += 1;
-        let tick = self.tick;
-        match self.map.get_mut(k) {
-            Some((v, _, t)) => {
-                self.order.remove(t);
-                *t = tick;
-                self.order.insert(tick, k.clone());
-                self.hits += 1;
-                Some(v.clone())
-            }
-            None => {
-                self.misses += 1;
-                None
-            }
-        }
-    }
-
-    /// Inserts `v` weighing `weight` bytes, evicting the least recently used above the bound.
-    pub fn put(&mut self, k: K, v: V, weight: usize) {
-        self.tick += 1;
-        let tick = self.tick;
-        if let Some((_, w, t)) = self.map.insert(k.clone(), (v, weight, tick)) {
-            self.order.remove(&t);
-            self.bytes -= w;
-        }
-        self.order.insert(tick, k);
-        self.bytes += weight;
-        self.shrink();
-    }
-
-    fn shrink(&mut self) {
-        while self.bytes > self.limit {
-            let Some((_, key)) = self.order.pop_first() else {
-                break;
-            };
-            if let Some((_, w, _)) = self.map.remove(&key) {
-                self.bytes -= w;
-            }
-        }
-    }
-
-    pub fn set_limit(&mut self, limit: usize) {
-        self.limit = limit;
-        self.shrink();
-    }
-
-    pub fn clear(&mut self) {
-        self.map.clear();
-        self.order.clear();
-        self.bytes = 0;
-    }
-
-    pub fn stats(&self) -> CacheStats {
-        CacheStats {
-            entries: self.map.len(),
-            bytes: self.bytes,
-            limit: self.limit,
-            hits: self.hits,
-            misses: self.misses,
-        }
-    }
-}
-
-/// A cache's size and use.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacheStats {
-    pub entries: usize,
-    pub bytes: usize,
-    pub limit: usize,
-    pub hits: u64,
-    pub misses: u64,
-}
 
 /// Default memory bound of the page cache.
 pub const DEFAULT_PAGE_BYTES: usize = 64 * 1024 * 1024;
@@ -204,37 +105,6 @@ pub fn reads() -> (u64, u64) {
 
 /// Largest page-cache bound accepted (16 GiB).
 pub const MAX_PAGE_BYTES: i64 = 16 << 30;
-
-/// `mem_search_cache([limit_bytes])`: sets the page cache's bound when given (0 empties and
-/// disables it), then describes the caches of this process as JSON: the bound, bytes and pages
-/// held, hits and misses, and the pages and bytes read from the database so far.
-pub fn describe(limit_bytes: Option<i64>) -> crate::Result<String> {
-    if let Some(l) = limit_bytes {
-        if !(0..=MAX_PAGE_BYTES).contains(&l) {
-            return Err(crate::Error::invalid(
-                "limit_bytes",
-                format!("must be between 0 and {MAX_PAGE_BYTES} (16 GiB)"),
-            ));
-        }
-        set_page_limit(l as usize);
-        if l == 0 {
-            clear();
-            super::delta_view::clear();
-        }
-    }
-    let s = page_stats();
-    let (read_pages, read_bytes) = reads();
-    Ok(serde_json::json!({
-        "limit_bytes": s.limit,
-        "bytes": s.bytes,
-        "pages": s.entries,
-        "hits": s.hits,
-        "misses": s.misses,
-        "read_pages": read_pages,
-        "read_bytes": read_bytes,
-    })
-    .to_string())
-}
 
 /// Empties every cache (benchmarks measure cold searches this way).
 pub fn clear() {

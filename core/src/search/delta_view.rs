@@ -11,9 +11,9 @@
 //! O(√delta) payloads on average while writes and searches alternate, and none in a run of
 //! searches.
 
-use super::cache::Lru;
 use super::delta::{self, RawTerm};
 use super::engine::{Pending, SegView, Src, View};
+use super::lru::Lru;
 use super::pages::{MemPages, Page};
 use super::segment::{Dead, Segment};
 use super::store::{self, DeltaRow};

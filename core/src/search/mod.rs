@@ -23,10 +23,12 @@ pub mod delta;
 pub mod delta_view;
 pub mod engine;
 pub mod interrupt;
+pub mod lru;
 pub mod merge;
 pub mod pages;
 pub mod postings;
 pub mod query;
+pub mod rows;
 pub mod scoring;
 pub mod segment;
 pub mod snippet;
@@ -420,7 +422,7 @@ pub fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
             delta::build(&fresh, &|_| true, &mut local)
         })?;
     }
-    crate::failpoint::hit(conn, crate::failpoint::FLUSH)?;
+    crate::db::failpoint::hit(conn, crate::db::failpoint::FLUSH)?;
     record_deletions(conn, ns, &rows)?;
     store::consume_delta(conn, ns, &rows)?;
     merge_policy(conn, ns, false)
@@ -510,7 +512,7 @@ fn merge_segments(conn: &mut dyn Conn, ns: &str, rows: &[SegRow]) -> Result<()> 
         });
     }
     store_segment(conn, ns, &mut |c, sink| merge::merge(c, &inputs, sink))?;
-    crate::failpoint::hit(conn, crate::failpoint::MERGE)?;
+    crate::db::failpoint::hit(conn, crate::db::failpoint::MERGE)?;
     for d in &pending {
         if d.old
             .as_ref()

@@ -1,8 +1,10 @@
-//! `mem_index_stats()`: what each index holds and where its bytes go (logical bytes of the
-//! stored pages and blobs; the database adds its own page overhead).
+//! Looking inside the index: `mem_index_stats()` (what each index holds and where its bytes
+//! go: logical bytes of the stored pages and blobs; the database adds its own page overhead)
+//! and `mem_search_cache()` (the process's caches).
 
 use super::pages::Area;
 use super::store;
+use super::{cache, delta_view};
 use crate::{Conn, Result, Value};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
@@ -122,4 +124,35 @@ pub fn index_stats(conn: &mut dyn Conn) -> Result<String> {
         );
     }
     Ok(Json::Object(out).to_string())
+}
+
+/// `mem_search_cache([limit_bytes])`: sets the page cache's bound when given (0 empties and
+/// disables it), then describes the caches of this process as JSON: the bound, bytes and pages
+/// held, hits and misses, and the pages and bytes read from the database so far.
+pub fn cache_status(limit_bytes: Option<i64>) -> crate::Result<String> {
+    if let Some(l) = limit_bytes {
+        if !(0..=cache::MAX_PAGE_BYTES).contains(&l) {
+            return Err(crate::Error::invalid(
+                "limit_bytes",
+                format!("must be between 0 and {} (16 GiB)", cache::MAX_PAGE_BYTES),
+            ));
+        }
+        cache::set_page_limit(l as usize);
+        if l == 0 {
+            cache::clear();
+            delta_view::clear();
+        }
+    }
+    let s = cache::page_stats();
+    let (read_pages, read_bytes) = cache::reads();
+    Ok(serde_json::json!({
+        "limit_bytes": s.limit,
+        "bytes": s.bytes,
+        "pages": s.entries,
+        "hits": s.hits,
+        "misses": s.misses,
+        "read_pages": read_pages,
+        "read_bytes": read_bytes,
+    })
+    .to_string())
 }

@@ -11,7 +11,9 @@
 use super::cache;
 use super::pages::{page_id, Page, PageSource};
 use super::segment::{Dead, Header, Segment};
-use crate::{Conn, Dialect, Error, Result, Row, Value};
+use crate::db::dialect::RowLock;
+use crate::db::row::Fields;
+use crate::{Conn, Error, Result, Row, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -101,10 +103,10 @@ fn len32(v: i64) -> u32 {
     u32::try_from(v.max(0)).unwrap_or(u32::MAX)
 }
 
-fn delta_row(mut it: impl Iterator<Item = Value>) -> DeltaRow {
-    let mut next = || it.next().unwrap_or(Value::Null);
-    let (doc, ver, len, created, terms) = (next(), next(), next(), next(), next());
-    let (old_seg, old_ord, old_len, old_terms) = (next(), next(), next(), next());
+fn delta_row(row: Row) -> DeltaRow {
+    let mut f = Fields::new(row);
+    let (doc, ver, len, created, terms) = (f.value(), f.value(), f.value(), f.value(), f.value());
+    let (old_seg, old_ord, old_len, old_terms) = (f.value(), f.value(), f.value(), f.value());
     DeltaRow {
         doc: int(&doc),
         ver: int(&ver),
@@ -158,7 +160,8 @@ pub fn snapshot(conn: &mut dyn Conn, ns: &str) -> Result<Snapshot> {
             let v: Vec<Value> = it.collect();
             let reordered = [0, 1, 2, 3, 9, 4, 5, 6, 10]
                 .iter()
-                .map(|&i| v.get(i).cloned().unwrap_or(Value::Null));
+                .map(|&i| v.get(i).cloned().unwrap_or(Value::Null))
+                .collect();
             s.delta.push(delta_row(reordered));
         }
     }
@@ -173,7 +176,7 @@ pub fn delta_rows(conn: &mut dyn Conn, ns: &str) -> Result<Vec<DeltaRow>> {
         &format!("SELECT {DELTA_COLUMNS} FROM mem_idx_delta WHERE ns = ?1"),
         &[ns.into()],
     )?;
-    let mut out: Vec<DeltaRow> = rows.into_iter().map(|r| delta_row(r.into_iter())).collect();
+    let mut out: Vec<DeltaRow> = rows.into_iter().map(|r| delta_row(r)).collect();
     out.sort_by_key(|d| d.doc);
     Ok(out)
 }
@@ -231,7 +234,7 @@ pub fn delta_row_of(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Option<De
         )?
         .into_iter()
         .next()
-        .map(|r| delta_row(r.into_iter())))
+        .map(|r| delta_row(r)))
 }
 
 fn delta_params(ns: &str, d: &DeltaRow) -> Vec<Value> {
@@ -375,17 +378,20 @@ pub fn lock_meta(conn: &mut dyn Conn, ns: &str, lock: Lock) -> Result<bool> {
         "INSERT INTO mem_idx_meta (ns, index_uuid, generation) VALUES (?1, ?2, 0) ON CONFLICT (ns) DO NOTHING",
         &[ns.into(), random_id().to_string().into()],
     )?;
-    let sql = match (conn.dialect(), lock) {
-        (Dialect::Sqlite, _) => return Ok(true),
-        (Dialect::Postgres, Lock::Exclusive) => {
-            "SELECT 1 FROM mem_idx_meta WHERE ns = ?1 FOR UPDATE"
-        }
-        (Dialect::Postgres, Lock::TryExclusive) => {
-            "SELECT 1 FROM mem_idx_meta WHERE ns = ?1 FOR UPDATE SKIP LOCKED"
-        }
-        (Dialect::Postgres, Lock::Shared) => "SELECT 1 FROM mem_idx_meta WHERE ns = ?1 FOR SHARE",
+    let d = conn.dialect();
+    if !d.has_concurrent_writers() {
+        return Ok(true);
+    }
+    let lock = match lock {
+        Lock::Exclusive => RowLock::Update,
+        Lock::TryExclusive => RowLock::UpdateSkipLocked,
+        Lock::Shared => RowLock::Share,
     };
-    Ok(conn.query_value(sql, &[ns.into()])?.is_some())
+    let sql = format!(
+        "SELECT 1 FROM mem_idx_meta WHERE ns = ?1{}",
+        d.row_lock(lock)
+    );
+    Ok(conn.query_value(&sql, &[ns.into()])?.is_some())
 }
 
 /// The segments of a namespace, by number.

@@ -25,10 +25,11 @@
 //! neither saw. SQLite has one writer at a time.
 
 use super::{DEP_TYPES, STATUS_CLOSED};
+use crate::db::dialect::RowLock;
+use crate::db::row::Cells;
 use crate::error::{echo_bare, echo_list};
-use crate::row::Cells;
 use crate::search;
-use crate::{Conn, Dialect, Error, Result, Value};
+use crate::{Conn, Error, Result, Value};
 use std::collections::{HashMap, HashSet};
 
 /// The search namespace of task documents (keyed by `mem_tasks.seq`).
@@ -79,7 +80,7 @@ impl TaskRow {
         "metadata",
     ];
 
-    /// Reads values in [`TaskRow::COLUMNS`] order, strictly typed (see [`crate::row`]).
+    /// Reads values in [`TaskRow::COLUMNS`] order, strictly typed (see [`crate::db::row`]).
     pub fn from_values(v: Vec<Value>) -> Result<Self> {
         let mut c = Cells::new("mem_tasks", &TaskRow::COLUMNS, v);
         let row = TaskRow {
@@ -129,7 +130,7 @@ impl TaskRow {
     }
 }
 
-impl crate::row::Completed for TaskRow {
+impl crate::db::row::Completed for TaskRow {
     const TABLE: &'static str = "mem_tasks";
 
     fn seq(&self) -> i64 {
@@ -193,10 +194,7 @@ impl DepRow {
 }
 
 fn lock_suffix(conn: &dyn Conn) -> &'static str {
-    match conn.dialect() {
-        Dialect::Postgres => " FOR UPDATE",
-        Dialect::Sqlite => "",
-    }
+    conn.dialect().row_lock(RowLock::Update)
 }
 
 /// Tasks per recount statement.
@@ -231,7 +229,7 @@ fn refresh(conn: &mut dyn Conn, tasks: Vec<String>) -> Result<()> {
             flipped.extend(recount(conn, chunk)?);
         }
         if !flipped.is_empty() {
-            crate::failpoint::hit(conn, crate::failpoint::REFRESH)?;
+            crate::db::failpoint::hit(conn, crate::db::failpoint::REFRESH)?;
         }
         work = children(conn, &flipped)?;
     }
@@ -241,7 +239,7 @@ fn refresh(conn: &mut dyn Conn, tasks: Vec<String>) -> Result<()> {
 /// One chunk of [`refresh`]: returns the tasks whose blocked state flipped.
 fn recount(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<String>> {
     let params = text_params(ids);
-    if conn.dialect() == Dialect::Postgres {
+    if conn.dialect().has_concurrent_writers() {
         // Lock first, count in the next statement: its snapshot sees every change committed
         // by a transaction that held one of these rows.
         conn.query(
@@ -518,7 +516,7 @@ pub fn on_dep_insert(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
         }
         return Ok(());
     }
-    if conn.dialect() == Dialect::Postgres {
+    if conn.dialect().has_concurrent_writers() {
         conn.execute(
             "SELECT pg_advisory_xact_lock(?1)",
             &[Value::Int(DEP_LOCK_KEY)],

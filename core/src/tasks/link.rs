@@ -3,23 +3,26 @@
 //! in progress and claimed by the thread's session. A closed task, or one claimed since by
 //! another session, stops the linking; an explicit `task_id` on the message wins.
 
-use crate::messages::Draft;
 use crate::{Conn, Result, Value};
 
-/// Called by `messages::complete_insert` for every new message, with the thread's active task
-/// and session (read by the same statement that books the message). One indexed lookup when
-/// the thread has an active task, none otherwise.
+/// The message being linked.
+pub struct NewMessage<'a> {
+    pub id: &'a str,
+    pub role: &'a str,
+    pub created_at: i64,
+}
+
+/// Called for every new message without a `task_id`, with the thread's active task and
+/// session (read by the same statement that books the message); returns the task the message
+/// now belongs to. One indexed lookup when the thread has an active task, none otherwise.
 pub fn implicit(
     conn: &mut dyn Conn,
-    d: &mut Draft,
+    m: NewMessage,
     active_task: Option<String>,
     session: Option<String>,
-) -> Result<()> {
-    if d.task_id.is_some() {
-        return Ok(());
-    }
+) -> Result<Option<String>> {
     let (Some(task), Some(session)) = (active_task, session) else {
-        return Ok(());
+        return Ok(None);
     };
     let live = conn
         .query_value(
@@ -28,10 +31,10 @@ pub fn implicit(
         )?
         .is_some();
     if !live {
-        return Ok(());
+        return Ok(None);
     }
     // Seed 000: 'output' for what the agent generated, 'reference' for user context.
-    let relation = match d.role.as_str() {
+    let relation = match m.role {
         "assistant" | "tool" => "output",
         _ => "reference",
     };
@@ -40,11 +43,10 @@ pub fn implicit(
          ON CONFLICT (task_id, message_id) DO NOTHING",
         &[
             task.as_str().into(),
-            d.id.as_str().into(),
+            m.id.into(),
             relation.into(),
-            Value::Int(d.created_at),
+            Value::Int(m.created_at),
         ],
     )?;
-    d.task_id = Some(task);
-    Ok(())
+    Ok(Some(task))
 }

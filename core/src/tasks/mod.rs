@@ -15,9 +15,8 @@ pub mod graph;
 pub mod link;
 pub mod ops;
 pub mod query;
-pub mod tool;
 
-use crate::{ids, Conn, Dialect, Error, Result, Value};
+use crate::{ids, Conn, Error, Result, Value};
 
 pub const STATUSES: &[&str] = &["open", "in_progress", "closed"];
 pub const STATUS_CLOSED: &str = "closed";
@@ -69,7 +68,7 @@ pub fn check_title(arg: &str, title: &str) -> Result<()> {
             format!("must be at most {MAX_TITLE_CHARS} characters (got {n})"),
         ));
     }
-    crate::messages::check_content(arg, title)
+    crate::memory::messages::check_content(arg, title)
 }
 
 /// A priority 0 (highest) to 4.
@@ -110,17 +109,13 @@ pub fn status_of(conn: &mut dyn Conn, id: &str) -> Result<String> {
 /// Removes `active_task_id` from every thread that points at the task (O(pointing threads)
 /// through the expression index on the pointer).
 pub fn clear_active_pointers(conn: &mut dyn Conn, task_id: &str) -> Result<u64> {
-    let sql = match conn.dialect() {
-        Dialect::Sqlite => {
-            "UPDATE mem_threads SET metadata = json_remove(metadata, '$.active_task_id') \
-             WHERE json_extract(metadata, '$.active_task_id') = ?1"
-        }
-        Dialect::Postgres => {
-            "UPDATE mem_threads SET metadata = metadata - 'active_task_id' \
-             WHERE (metadata ->> 'active_task_id') = ?1"
-        }
-    };
-    conn.execute(sql, &[task_id.into()])
+    let d = conn.dialect();
+    let sql = format!(
+        "UPDATE mem_threads SET metadata = {} WHERE {} = ?1",
+        d.json_without("metadata", "active_task_id"),
+        d.json_text("metadata", "active_task_id")
+    );
+    conn.execute(&sql, &[task_id.into()])
 }
 
 /// A JSON options object for the task functions. Like [`crate::json_opts::Opts`] (strict
@@ -238,6 +233,7 @@ impl Obj {
 mod tests {
     use super::*;
     use crate::schema::{render, MIGRATIONS};
+    use crate::Dialect;
 
     fn script(d: Dialect) -> String {
         let m = MIGRATIONS.iter().find(|m| m.name == "tasks").unwrap();

@@ -7,7 +7,7 @@ use super::{
     CLOSE_REASONS, RELATIONS, STATUS_CLOSED, TYPES,
 };
 use crate::error::{echo_bare, echo_list};
-use crate::{ids, messages::check_content, threads, Conn, Error, Result, Value};
+use crate::{ids, memory::messages::check_content, memory::threads, Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
 
 const CREATE_OPTIONS: &[&str] = &[

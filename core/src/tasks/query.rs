@@ -3,6 +3,8 @@
 use super::graph::NS_TASKS;
 use super::{check_one_of, required, Obj, STATUSES, TYPES};
 use crate::api::{self, Field};
+use crate::db::row::Fields;
+use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams, SnippetSettings};
 use crate::{Conn, Error, Result, Row, Value};
 use serde_json::{json, Map, Value as Json};
@@ -203,10 +205,7 @@ pub fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>
     f.apply(&o)?;
     // SQLite's planner, without statistics, prefers the status index and sorts; the partial
     // index gives the order and stops after `limit` rows.
-    let hint = match conn.dialect() {
-        crate::Dialect::Sqlite => " INDEXED BY mem_tasks_ready",
-        crate::Dialect::Postgres => "",
-    };
+    let hint = conn.dialect().index_hint("mem_tasks_ready");
     let sql = format!(
         "SELECT t.id, t.title, t.priority, t.type, t.status, t.assignee, t.created_at FROM mem_tasks t{hint} \
          WHERE t.status = 'open' AND t.is_blocked = 0 AND (t.defer_until IS NULL OR t.defer_until <= ?1) \
@@ -307,56 +306,36 @@ pub fn search_tasks(
         now: o.int("now")?,
         ..SearchParams::default()
     };
-    let allowed: Option<HashSet<i64>> = match &status {
-        Some(s) => Some(
-            conn.query(
-                "SELECT seq FROM mem_tasks WHERE status = ?1",
-                &[s.as_str().into()],
-            )?
-            .iter()
-            .filter_map(|r| r.first().and_then(Value::as_i64))
-            .collect(),
-        ),
-        None => None,
+    let allowed = match &status {
+        Some(s) => Allowed::query(
+            conn,
+            "SELECT seq FROM mem_tasks WHERE status = ?1",
+            &[s.as_str().into()],
+        )?,
+        None => Allowed::All,
     };
-    let filter = allowed
-        .as_ref()
-        .map(|set| move |doc: i64| set.contains(&doc));
-    let result = search::search(
+    let result = rows::search_allowed(conn, NS_TASKS, query, &params, &allowed)?;
+    let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
+    let mut found = rows::hydrate(
         conn,
-        NS_TASKS,
-        query,
-        &params,
-        filter.as_ref().map(|f| f as &dyn Fn(i64) -> bool),
+        "mem_tasks",
+        "id, title, status, priority, type, description, summary",
+        &seqs,
     )?;
-    if result.hits.is_empty() {
-        return Ok(Vec::new());
-    }
-    let ph: Vec<String> = (1..=result.hits.len()).map(|i| format!("?{i}")).collect();
-    let sql = format!(
-        "SELECT seq, id, title, status, priority, type, description, summary FROM mem_tasks WHERE seq IN ({})",
-        ph.join(", ")
-    );
-    let params: Vec<Value> = result.hits.iter().map(|h| Value::Int(h.doc)).collect();
-    let mut rows: HashMap<i64, Row> = conn
-        .query(&sql, &params)?
-        .into_iter()
-        .filter_map(|r| Some((r.first()?.as_i64()?, r)))
-        .collect();
     let snippet = SnippetSettings::default();
     let mut out = Vec::new();
     for h in &result.hits {
-        let Some(r) = rows.remove(&h.doc) else {
+        let Some(r) = found.remove(&h.doc) else {
             continue;
         };
-        let mut it = r.into_iter().skip(1);
-        let id = it.next().unwrap_or(Value::Null);
-        let title = text(it.next()).unwrap_or_default();
-        let status = it.next().unwrap_or(Value::Null);
-        let priority = it.next().unwrap_or(Value::Null);
-        let ty = it.next().unwrap_or(Value::Null);
+        let mut f = Fields::new(r);
+        let id = f.value();
+        let title = f.text().unwrap_or_default();
+        let status = f.value();
+        let priority = f.value();
+        let ty = f.value();
         let mut full = title.clone();
-        for part in [text(it.next()), text(it.next())].into_iter().flatten() {
+        for part in [f.text(), f.text()].into_iter().flatten() {
             full.push('\n');
             full.push_str(&part);
         }

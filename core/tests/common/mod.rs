@@ -1,7 +1,6 @@
 //! A test-only [`Conn`] over rusqlite (system libsqlite3), shared by the core's integration
 //! tests that run the core against a real SQLite database.
 
-use agentmem_core::conn::dialect_sql;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 
 pub struct Sq(pub rusqlite::Connection);
@@ -27,7 +26,7 @@ impl Conn for Sq {
     }
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         use rusqlite::types::ValueRef;
-        let sql = dialect_sql(sql, Dialect::Sqlite);
+        let sql = Dialect::Sqlite.statement(sql);
         let mut st = self.0.prepare_cached(&sql).map_err(db)?;
         let n = st.column_count();
         let mut rows = st
@@ -50,7 +49,7 @@ impl Conn for Sq {
         Ok(out)
     }
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
-        let sql = dialect_sql(sql, Dialect::Sqlite);
+        let sql = Dialect::Sqlite.statement(sql);
         let mut st = self.0.prepare_cached(&sql).map_err(db)?;
         Ok(st
             .execute(rusqlite::params_from_iter(params.iter().map(to_sql)))
@@ -62,7 +61,7 @@ impl Conn for Sq {
 }
 
 /// A fresh in-memory database with the schema and the SQL functions its triggers call
-/// (`agentmem_core::sqlite_triggers`, plus `mem_uuid7`, `mem_now`, `mem__internal`), as the
+/// (`agentmem_core::schema::sqlite_triggers`, plus `mem_uuid7`, `mem_now`, `mem__internal`), as the
 /// extension registers them, over the system SQLite.
 #[allow(dead_code)]
 pub fn open_with_triggers() -> Sq {
@@ -71,7 +70,7 @@ pub fn open_with_triggers() -> Sq {
 
 mod triggers {
     use super::{db, Sq};
-    use agentmem_core::{sqlite_triggers, Conn, Error, Result, Value};
+    use agentmem_core::{schema::sqlite_triggers, Conn, Error, Result, Value};
     use rusqlite::ffi;
     use std::cell::Cell;
     use std::ffi::{c_char, c_int, c_void, CString};

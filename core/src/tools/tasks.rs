@@ -6,9 +6,9 @@
 //! raises an SQL error for a bad call. Every check runs before the first write, so a refused
 //! call leaves nothing behind.
 
-use super::ops::{self, Refusal};
-use super::query;
-use crate::{threads, Conn, Error, Value};
+use crate::tasks::ops::{self, Refusal};
+use crate::tasks::{self, query};
+use crate::{memory::threads, Conn, Error, Value};
 use serde_json::{json, Map, Value as Json};
 
 type Answer = std::result::Result<Json, Failure>;
@@ -51,8 +51,8 @@ struct Input {
 
 impl Input {
     fn parse(input: Option<&[u8]>, context: Option<&[u8]>) -> std::result::Result<Input, Failure> {
-        let input = crate::tool_text("input", input)?;
-        let context = crate::tool_text("context", context)?;
+        let input = crate::tools::tool_text("input", input)?;
+        let context = crate::tools::tool_text("context", context)?;
         let map = match serde_json::from_str::<Json>(input.unwrap_or("")) {
             Ok(Json::Object(m)) => m,
             Ok(_) => return Err("input must be a JSON object".to_string().into()),
@@ -214,7 +214,7 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
         "list" => {
             let mut opts = Map::new();
             if let Some(s) = i.opt_str("status")? {
-                super::check_one_of("status", &s, super::STATUSES)?;
+                tasks::check_one_of("status", &s, tasks::STATUSES)?;
                 opts.insert("status".into(), json!(s));
             }
             opts.insert("limit".into(), json!(i.limit(100, query::MAX_LIST_LIMIT)?));
@@ -229,7 +229,7 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
             let mut out = tasks_answer(conn, &ids_of(rows))?;
             if i.bool("includeMessages", false)? {
                 let call = json!({ "action": "search", "query": q, "limit": limit }).to_string();
-                let found = crate::memory_tool::memory_search(conn, Some(call.as_bytes()));
+                let found = crate::tools::memory_search::memory_search(conn, Some(call.as_bytes()));
                 let found: Json = serde_json::from_str(&found).unwrap_or(Json::Null);
                 out["messages"] = found.get("results").cloned().unwrap_or(json!([]));
             }
@@ -316,9 +316,9 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
             if i.bool("add", true)? {
                 ops::dep_add(conn, Some(&task), Some(&on), Some(&ty))?;
             } else {
-                super::graph::check_dep_type("type", &ty)?;
-                super::status_of(conn, &task)?;
-                super::status_of(conn, &on)?;
+                tasks::graph::check_dep_type("type", &ty)?;
+                tasks::status_of(conn, &task)?;
+                tasks::status_of(conn, &on)?;
                 ops::dep_remove(conn, Some(&task), Some(&on), Some(&ty))?;
             }
             let tasks = query::task_objects(conn, &[task, on])?;
@@ -395,7 +395,7 @@ fn update_context(conn: &mut dyn Conn, i: &Input) -> Answer {
             .into())
         }
     };
-    let now = crate::working_memory::put(conn, &key, &content)?;
+    let now = crate::memory::working_memory::put(conn, &key, &content)?;
     let mut wm = Map::new();
     wm.insert("resourceId".into(), json!(resource));
     if let Some(t) = thread_out {

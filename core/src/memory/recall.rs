@@ -5,9 +5,9 @@
 //! before it and `after` after it (seed 003: 3, 2, 1). Deduplicated and in conversation order.
 
 use crate::api::{int, text, Field};
-use crate::message_search::{self, Filters, Request};
+use crate::memory::message_search::{self, Filters, Request};
 use crate::search::{SearchParams, SnippetSettings};
-use crate::{json_opts::Opts, threads, Conn, Error, Result, Row, Value};
+use crate::{json_opts::Opts, memory::threads, Conn, Error, Result, Row, Value};
 use std::collections::BTreeMap;
 
 /// Column names of the table `mem_recall` returns.
@@ -143,7 +143,7 @@ pub fn recall(
             },
             filters,
             snippet: SnippetSettings::default(),
-            context_weight: crate::thread_context::DEFAULT_WEIGHT,
+            context_weight: crate::memory::thread_context::DEFAULT_WEIGHT,
         };
         for hit in message_search::run(conn, hint, &req)? {
             let rows = conn.query(

@@ -1,7 +1,7 @@
 //! `memory_search(json)`: seed 000's memory-search tool as one SQL call. The agent passes the
 //! LLM's tool arguments straight in and returns the answer straight back.
 
-use crate::message_search::{self, Request};
+use crate::memory::message_search::{self, Request};
 use crate::Conn;
 use serde_json::{json, Value as Json};
 
@@ -14,7 +14,7 @@ pub fn memory_search(conn: &mut dyn Conn, input: Option<&[u8]>) -> String {
 }
 
 fn run(conn: &mut dyn Conn, input: Option<&[u8]>) -> Result<Json, String> {
-    let input = crate::tool_text("input", input)?;
+    let input = crate::tools::tool_text("input", input)?;
     let input: Json = serde_json::from_str(input.unwrap_or(""))
         .map_err(|e| format!("input must be JSON: {e}"))?;
     if !input.is_object() {

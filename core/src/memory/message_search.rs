@@ -2,11 +2,14 @@
 //! rows the SQL function returns, and the maintenance functions of the message index.
 
 use crate::api::{int, real, text, Field};
+use crate::db::row::Fields;
 use crate::json_opts::Opts;
+use crate::memory::thread_context::{self, Candidate};
+use crate::om;
+use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams, SnippetSettings, NS_MESSAGES};
-use crate::thread_context::{self, Candidate};
 use crate::{Conn, Error, Result, Row, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Column names of the table `mem_search` returns.
 pub const COLUMNS: [Field; 11] = [
@@ -22,6 +25,9 @@ pub const COLUMNS: [Field; 11] = [
     text("source"),
     text("snippet"),
 ];
+
+/// The table whose rows the message namespace indexes.
+const TABLE: &str = "mem_messages";
 
 const OPTIONS: &[&str] = &[
     "limit",
@@ -114,13 +120,14 @@ impl Filters {
             && self.until.is_none()
     }
 
-    /// The `seq` of every message that passes, or `None` when nothing is filtered.
-    /// O(matching messages) through the thread, resource and created_at indexes.
-    fn allowed(&self, conn: &mut dyn Conn) -> Result<Option<HashSet<i64>>> {
+    /// The messages that pass. O(matching messages) through the thread, resource and
+    /// created_at indexes.
+    fn allowed(&self, conn: &mut dyn Conn) -> Result<Allowed> {
         if self.is_empty() {
-            return Ok(None);
+            return Ok(Allowed::All);
         }
-        let rows = conn.query(
+        Allowed::query(
+            conn,
             "SELECT seq FROM mem_messages WHERE \
                (CAST(?1 AS TEXT) IS NULL OR thread_id = CAST(?1 AS TEXT)) \
                AND (CAST(?2 AS TEXT) IS NULL OR resource_id = ?2) \
@@ -136,12 +143,7 @@ impl Filters {
                 self.since.into(),
                 self.until.into(),
             ],
-        )?;
-        Ok(Some(
-            rows.iter()
-                .filter_map(|r| r.first().and_then(Value::as_i64))
-                .collect(),
-        ))
+        )
     }
 }
 
@@ -150,7 +152,7 @@ pub struct Request {
     pub params: SearchParams,
     pub filters: Filters,
     pub snippet: SnippetSettings,
-    /// Share of a thread neighbour's score a message gains (see [`crate::thread_context`]).
+    /// Share of a thread neighbour's score a message gains (see [`crate::memory::thread_context`]).
     pub context_weight: f64,
 }
 
@@ -197,10 +199,13 @@ impl Request {
             until: o.opt_int("until")?,
         };
         if let Some(role) = &filters.role {
-            crate::messages::check_role(role).map_err(|_| {
+            crate::memory::messages::check_role(role).map_err(|_| {
                 Error::invalid(
                     "options.role",
-                    format!("must be one of {}", crate::messages::ROLES.join(", ")),
+                    format!(
+                        "must be one of {}",
+                        crate::memory::messages::ROLES.join(", ")
+                    ),
                 )
             })?;
         }
@@ -255,7 +260,7 @@ pub fn search_with(
         return Ok(Vec::new());
     };
     let mut hits = run(conn, query, &req)?;
-    hits.extend(crate::om::search::hits(conn, query, &req)?);
+    hits.extend(observation_hits(conn, query, &req)?);
     // Score descending; the sort is stable, so equal scores keep the engine's order and
     // messages come before observations.
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -269,71 +274,98 @@ pub fn search_with(
     Ok(hits)
 }
 
+/// Observational memory's hits for a request, as rows of `mem_search` (`source`
+/// `reflection`, `message_id` the record's id). Filters on role or task exclude them
+/// (observations have neither).
+fn observation_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
+    let f = &req.filters;
+    if f.role.is_some() || f.task_id.is_some() {
+        return Ok(Vec::new());
+    }
+    let scope = om::search::Scope {
+        thread_id: f.thread_id.clone(),
+        resource_id: f.resource_id.clone(),
+        since: f.since,
+        until: f.until,
+    };
+    let hits = om::search::hits(conn, query, &req.params, &scope)?;
+    Ok(hits
+        .into_iter()
+        .map(|o| MessageHit {
+            seq: o.hit.doc,
+            message_id: o.id,
+            thread_id: o.thread_id,
+            resource_id: o.resource_id,
+            role: "system".into(),
+            task_id: None,
+            created_at: o.updated_at,
+            message_index: 0,
+            score: o.hit.score,
+            bm25: o.hit.bm25,
+            recency: o.hit.recency,
+            source: "reflection",
+            snippet: String::new(),
+            search_text: o.text.clone(),
+            raw_content: o.text,
+        })
+        .collect())
+}
+
 /// Runs a parsed request: the engine's first stage, the thread context (see
-/// [`crate::thread_context`]), then one lookup of the kept rows.
+/// [`crate::memory::thread_context`]), then one lookup of the kept rows.
 pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
     let allowed = req.filters.allowed(conn)?;
-    let filter = allowed
-        .as_ref()
-        .map(|set| move |doc: i64| set.contains(&doc));
     let limit = req.params.limit;
     let params = SearchParams {
         limit: thread_context::first_stage(limit, req.context_weight),
         ..req.params.clone()
     };
-    let result = search::search(
-        conn,
-        NS_MESSAGES,
-        query,
-        &params,
-        filter.as_ref().map(|f| f as &dyn Fn(i64) -> bool),
-    )?;
+    let result = rows::search_allowed(conn, NS_MESSAGES, query, &params, &allowed)?;
     if result.hits.is_empty() {
         return Ok(Vec::new());
     }
     let engine: HashMap<i64, &search::Hit> = result.hits.iter().map(|h| (h.doc, h)).collect();
     let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
-    let mut cands: Vec<Candidate> = rows_of(conn, "thread_id, message_index, role", &seqs)?
-        .into_iter()
-        .filter_map(|(seq, mut cols)| {
-            let turn = thread_context::is_turn(cols.pop()?.as_str()?);
-            Some(Candidate {
-                seq,
-                message_index: cols.pop()?.as_i64()?,
-                thread_id: cols.pop()?.into_string()?,
-                turn,
-                score: engine.get(&seq)?.score,
+    let mut cands: Vec<Candidate> =
+        rows::hydrate(conn, TABLE, "thread_id, message_index, role", &seqs)?
+            .into_iter()
+            .filter_map(|(seq, mut cols)| {
+                let turn = thread_context::is_turn(cols.pop()?.as_str()?);
+                Some(Candidate {
+                    seq,
+                    message_index: cols.pop()?.as_i64()?,
+                    thread_id: cols.pop()?.into_string()?,
+                    turn,
+                    score: engine.get(&seq)?.score,
+                })
             })
-        })
-        .collect();
+            .collect();
     thread_context::rerank(&mut cands, req.context_weight);
     cands.truncate(limit);
     let kept: Vec<i64> = cands.iter().map(|c| c.seq).collect();
-    let mut rows: HashMap<i64, Row> = rows_of(
+    let mut found = rows::hydrate(
         conn,
+        TABLE,
         "id, thread_id, resource_id, role, task_id, created_at, message_index, compaction_level, \
          coalesce(search_text, raw_content), raw_content",
         &kept,
-    )?
-    .into_iter()
-    .collect();
+    )?;
     let mut out = Vec::with_capacity(cands.len());
     for c in &cands {
-        let (Some(row), Some(h)) = (rows.remove(&c.seq), engine.get(&c.seq)) else {
+        let (Some(row), Some(h)) = (found.remove(&c.seq), engine.get(&c.seq)) else {
             continue;
         };
-        let mut it = row.into_iter();
-        let mut next = || it.next().unwrap_or(Value::Null);
-        let message_id = next().into_string().unwrap_or_default();
-        let thread_id = next().into_string().unwrap_or_default();
-        let resource_id = next().into_string();
-        let role = next().into_string().unwrap_or_default();
-        let task_id = next().into_string();
-        let created_at = next().as_i64().unwrap_or(0);
-        let message_index = next().as_i64().unwrap_or(0);
-        let level = next().as_i64().unwrap_or(0);
-        let search_text = next().into_string().unwrap_or_default();
-        let raw_content = next().into_string().unwrap_or_default();
+        let mut f = Fields::new(row);
+        let message_id = f.text().unwrap_or_default();
+        let thread_id = f.text().unwrap_or_default();
+        let resource_id = f.text();
+        let role = f.text().unwrap_or_default();
+        let task_id = f.text();
+        let created_at = f.int().unwrap_or(0);
+        let message_index = f.int().unwrap_or(0);
+        let level = f.int().unwrap_or(0);
+        let search_text = f.text().unwrap_or_default();
+        let raw_content = f.text().unwrap_or_default();
         out.push(MessageHit {
             seq: c.seq,
             message_id,
@@ -353,30 +385,6 @@ pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<Messag
         });
     }
     Ok(out)
-}
-
-/// `columns` of the messages `seqs`, by seq (one statement).
-fn rows_of(conn: &mut dyn Conn, columns: &str, seqs: &[i64]) -> Result<Vec<(i64, Row)>> {
-    if seqs.is_empty() {
-        return Ok(Vec::new());
-    }
-    let marks: Vec<String> = (1..=seqs.len()).map(|i| format!("?{i}")).collect();
-    let sql = format!(
-        "SELECT seq, {columns} FROM mem_messages WHERE seq IN ({})",
-        marks.join(", ")
-    );
-    let params: Vec<Value> = seqs.iter().map(|&s| Value::Int(s)).collect();
-    Ok(conn
-        .query(&sql, &params)?
-        .into_iter()
-        .filter_map(|mut r| {
-            if r.is_empty() {
-                return None;
-            }
-            let seq = r.remove(0).as_i64()?;
-            Some((seq, r))
-        })
-        .collect())
 }
 
 /// Every message as the index should hold it: (seq, search_text, created_at).

@@ -37,6 +37,32 @@ pub fn store<R: Completed>(conn: &mut dyn Conn, row: &R) -> Result<()> {
     Ok(())
 }
 
+/// Reads the columns of a row one of the core's own statements returned, in order; a column
+/// past the end reads as NULL. (Trigger rows, whose storage classes SQLite does not enforce,
+/// are read by the strict [`Cells`] instead.)
+pub struct Fields(std::vec::IntoIter<Value>);
+
+impl Fields {
+    pub fn new(row: Row) -> Fields {
+        Fields(row.into_iter())
+    }
+
+    /// The next column.
+    pub fn value(&mut self) -> Value {
+        self.0.next().unwrap_or(Value::Null)
+    }
+
+    /// The next column as text; `None` for NULL or a value of another type.
+    pub fn text(&mut self) -> Option<String> {
+        self.value().into_string()
+    }
+
+    /// The next column as an integer; `None` for NULL.
+    pub fn int(&mut self) -> Option<i64> {
+        self.value().as_i64()
+    }
+}
+
 /// The cells of one row, read in column order.
 pub struct Cells {
     table: &'static str,

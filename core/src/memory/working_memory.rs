@@ -57,7 +57,7 @@ pub fn put(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> {
             format!("is {} bytes; the limit is {MAX_BYTES} bytes", content.len()),
         ));
     }
-    crate::messages::check_content("content", content)?;
+    crate::memory::messages::check_content("content", content)?;
     let now = conn.now_ms()?;
     conn.execute(
         "INSERT INTO mem_working_memory (scope_key, content, updated_at) VALUES (?1, ?2, ?3) \

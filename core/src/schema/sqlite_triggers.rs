@@ -9,9 +9,9 @@
 //! Every handler is safe to call by hand: it books a row at most once, refuses to act on a row
 //! that still exists where it expects it gone, or recounts instead of counting.
 
-use crate::messages::{self, Changed, Draft, Replaced, Timing};
+use crate::memory::messages::{self, Changed, Draft, Replaced, Timing};
 use crate::tasks::graph::{self, DepRow, TaskRow};
-use crate::{threads, Conn, Error, Result, Value};
+use crate::{memory::threads, Conn, Error, Result, Value};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -99,7 +99,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
             let before = d.clone();
             let d = messages::complete_insert(conn, d, Timing::AfterWrite)?;
             if d != before {
-                crate::row::store(conn, &d)?;
+                crate::db::row::store(conn, &d)?;
             }
         }
         "mem__message_conflicts" => {
@@ -131,7 +131,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
                 d.clone(),
             )?;
             if updated != d {
-                crate::row::store(conn, &updated)?;
+                crate::db::row::store(conn, &updated)?;
             }
         }
         "mem__message_delete" => {
@@ -150,13 +150,13 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
         "mem__task_insert" => {
             let mut row = TaskRow::load(conn, int(args, 0, "seq")?)?;
             if graph::on_task_insert(conn, &mut row)? {
-                crate::row::store(conn, &row)?;
+                crate::db::row::store(conn, &row)?;
             }
         }
         "mem__task_status" => {
             let mut row = TaskRow::load(conn, int(args, 0, "seq")?)?;
             if graph::on_task_status(conn, &mut row)? {
-                crate::row::store(conn, &row)?;
+                crate::db::row::store(conn, &row)?;
             }
             graph::after_task_status(conn, &row.id)?;
         }

@@ -16,10 +16,11 @@
 //! its search document exists, so a handler run twice (or its SQL function called by hand)
 //! finds the booking done and changes nothing.
 
-use crate::row::Cells;
+use crate::db::row::Cells;
+use crate::memory::tokens::{self, Encoding};
 use crate::search::{self, NS_MESSAGES};
-use crate::tokens::{self, Encoding};
-use crate::{ids, json_opts::Opts, threads, Conn, Error, Result, Value};
+use crate::tasks::link;
+use crate::{ids, json_opts::Opts, memory::threads, Conn, Error, Result, Value};
 
 /// The roles a message may have.
 pub const ROLES: &[&str] = &["user", "assistant", "system", "tool"];
@@ -133,7 +134,7 @@ impl Draft {
     }
 }
 
-impl crate::row::Completed for Draft {
+impl crate::db::row::Completed for Draft {
     const TABLE: &'static str = "mem_messages";
 
     fn seq(&self) -> i64 {
@@ -323,7 +324,14 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
     if d.resource_id.is_none() {
         d.resource_id = resource;
     }
-    crate::tasks::link::implicit(conn, &mut d, active_task, session)?;
+    if d.task_id.is_none() {
+        let m = link::NewMessage {
+            id: &d.id,
+            role: &d.role,
+            created_at: d.created_at,
+        };
+        d.task_id = link::implicit(conn, m, active_task, session)?;
+    }
     if timing == Timing::BeforeWrite {
         index_new(conn, &d)?;
     }

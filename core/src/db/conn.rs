@@ -1,0 +1,53 @@
+//! The one interface the core needs from a database.
+//!
+//! Core code writes its statements once, in the common subset of SQLite and Postgres SQL,
+//! with numbered placeholders `?1`, `?2`, … . Each adapter runs them inside the caller's
+//! transaction (the SQL function's own statement), so a rollback undoes everything the core did.
+
+use super::dialect::Dialect;
+use crate::{Result, Row, Value};
+
+/// A connection inside the current transaction.
+pub trait Conn {
+    fn dialect(&self) -> Dialect;
+
+    /// Runs a statement and returns every row it yields.
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>>;
+
+    /// Runs a statement that yields no rows; returns the number of rows it changed.
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64>;
+
+    /// Runs several `;`-separated statements without parameters (schema scripts).
+    fn execute_batch(&mut self, sql: &str) -> Result<()>;
+
+    /// The first column of the first row, if any.
+    fn query_value(&mut self, sql: &str, params: &[Value]) -> Result<Option<Value>> {
+        Ok(self
+            .query(sql, params)?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next()))
+    }
+
+    /// Asks the host whether the running call was cancelled (SQLite: `sqlite3_interrupt` or a
+    /// progress handler; Postgres: a cancel request or `statement_timeout`), and returns its
+    /// error if so. Long loops in the core call it through [`crate::search::interrupt`].
+    fn check_interrupt(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// The failpoint the host set for crash tests, with the marker file to create when it is
+    /// reached (see [`crate::db::failpoint`]); `None`, the default, disables them.
+    fn failpoint(&mut self) -> Option<(String, String)> {
+        None
+    }
+
+    /// The database's clock in Unix epoch milliseconds: leases and defaults use it so that
+    /// every client of one database agrees on the time.
+    fn now_ms(&mut self) -> Result<i64> {
+        let sql = self.dialect().clock_ms_sql();
+        self.query_value(sql, &[])?
+            .and_then(|v| v.as_i64())
+            .ok_or_else(|| crate::Error::internal("database clock returned no value"))
+    }
+}

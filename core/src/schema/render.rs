@@ -1,0 +1,273 @@
+//! Renders a migration script for one dialect: the markers described in the schema's module
+//! documentation, expanded into each database's DDL. Every DDL difference between the two
+//! databases lives here (runtime SQL differences live in `db::dialect`).
+
+use crate::Dialect;
+
+/// Renders a neutral script for one dialect.
+pub fn render(script: &str, dialect: Dialect) -> String {
+    let mut out = String::with_capacity(script.len() + 256);
+    for line in script.lines() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix("@trigger ") {
+            out.push_str(&render_trigger(rest, dialect));
+        } else if let Some(rest) = trimmed.strip_prefix("@refuse ") {
+            out.push_str(&render_refuse(rest, dialect));
+        } else if let Some(rest) = trimmed.strip_prefix("@derived ") {
+            out.push_str(&render_derived(rest, dialect));
+        } else if let Some(rest) = trimmed.strip_prefix("@types ") {
+            out.push_str(&render_types(rest, dialect));
+        } else if let Some(rest) = trimmed.strip_prefix("@drop_trigger ") {
+            let parts: Vec<&str> = rest.split_whitespace().collect();
+            let [table, name] = parts[..] else {
+                panic!("malformed @drop_trigger line: {rest}");
+            };
+            out.push_str(&match dialect {
+                Dialect::Sqlite => format!("DROP TRIGGER IF EXISTS {name};"),
+                Dialect::Postgres => format!("DROP TRIGGER IF EXISTS {name} ON {table};"),
+            });
+        } else if let Some(rest) = trimmed.strip_prefix("@sqlite ") {
+            if dialect == Dialect::Sqlite {
+                out.push_str(&dialect.markers(rest));
+            }
+        } else if let Some(rest) = trimmed.strip_prefix("@postgres ") {
+            if dialect == Dialect::Postgres {
+                out.push_str(&dialect.markers(rest));
+            }
+        } else {
+            out.push_str(&dialect.markers(line));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn render_trigger(spec: &str, dialect: Dialect) -> String {
+    let (spec, guard) = match spec.split_once(" if ") {
+        Some((s, g)) => (s, Some(g.trim())),
+        None => (spec, None),
+    };
+    let parts: Vec<&str> = spec.split_whitespace().collect();
+    let [table, event, handler] = parts[..] else {
+        panic!("malformed @trigger line: {spec}");
+    };
+    // `update(a,b)` fires only when one of the columns really changes, so a handler that
+    // writes other columns of the same row cannot fire itself again. SQLite's handler also
+    // gets one flag per column: whether that column changed (it cannot see OLD itself).
+    let columns: Option<Vec<&str>> = event
+        .strip_prefix("update(")
+        .and_then(|c| c.strip_suffix(')'))
+        .map(|c| c.split(',').collect());
+    let column = columns.as_ref().map(|cols| {
+        let list = cols.join(", ");
+        let changed_sqlite: Vec<String> = cols
+            .iter()
+            .map(|c| format!("NEW.{c} IS NOT OLD.{c}"))
+            .collect();
+        let changed_pg: Vec<String> = cols
+            .iter()
+            .map(|c| format!("NEW.{c} IS DISTINCT FROM OLD.{c}"))
+            .collect();
+        let guard = guard.map(|g| format!("({g}) AND ")).unwrap_or_default();
+        (list, changed_sqlite, changed_pg, guard)
+    });
+    let name = format!("{handler}_trg");
+    match (dialect, event, column) {
+        (Dialect::Sqlite, "insert", _) => format!(
+            "CREATE TRIGGER {name} AFTER INSERT ON {table} FOR EACH ROW \
+             BEGIN SELECT {handler}(NEW.seq); END;"
+        ),
+        (Dialect::Sqlite, _, Some((list, changed, _, guard))) => format!(
+            "CREATE TRIGGER {name} AFTER UPDATE OF {list} ON {table} FOR EACH ROW \
+             WHEN {guard}({}) BEGIN SELECT {handler}(NEW.seq, {}); END;",
+            changed.join(" OR "),
+            changed.join(", ")
+        ),
+        (Dialect::Sqlite, "delete", _) => format!(
+            "CREATE TRIGGER {name} BEFORE DELETE ON {table} FOR EACH ROW \
+             BEGIN SELECT {handler}(OLD.seq); END;"
+        ),
+        (Dialect::Postgres, "insert", _) => format!(
+            "CREATE TRIGGER {name} BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION {handler}();"
+        ),
+        (Dialect::Postgres, _, Some((list, _, changed, guard))) => format!(
+            "CREATE TRIGGER {name} BEFORE UPDATE OF {list} ON {table} FOR EACH ROW \
+             WHEN ({guard}({})) EXECUTE FUNCTION {handler}();",
+            changed.join(" OR ")
+        ),
+        (Dialect::Postgres, "delete", _) => format!(
+            "CREATE TRIGGER {name} BEFORE DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {handler}();"
+        ),
+        _ => panic!("unknown trigger event: {event}"),
+    }
+}
+
+/// Splits `head : message` and checks that the message is a safe SQL literal.
+fn message_of(spec: &str) -> (&str, &str) {
+    let (head, msg) = spec
+        .split_once(" : ")
+        .unwrap_or_else(|| panic!("marker without \" : message\": {spec}"));
+    assert!(
+        !msg.contains('\''),
+        "marker message must not contain quotes: {msg}"
+    );
+    (head.trim(), msg.trim())
+}
+
+/// The statement that raises `msg` from a `BEFORE` trigger whose condition is `when`.
+fn raising_trigger(
+    dialect: Dialect,
+    name: &str,
+    event: &str,
+    table: &str,
+    when: &str,
+    msg: &str,
+) -> String {
+    match dialect {
+        Dialect::Sqlite => format!(
+            "CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW WHEN {when} \
+             BEGIN SELECT RAISE(ABORT, '{msg}'); END;"
+        ),
+        Dialect::Postgres => format!(
+            "CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW WHEN ({when}) \
+             EXECUTE FUNCTION mem__refuse('{msg}');"
+        ),
+    }
+}
+
+fn changed(dialect: Dialect, col: &str) -> String {
+    match dialect {
+        Dialect::Sqlite => format!("NEW.{col} IS NOT OLD.{col}"),
+        Dialect::Postgres => format!("NEW.{col} IS DISTINCT FROM OLD.{col}"),
+    }
+}
+
+fn render_refuse(spec: &str, dialect: Dialect) -> String {
+    let (head, msg) = message_of(spec);
+    let (head, guard) = match head.split_once(" if ") {
+        Some((h, g)) => (h, format!("({}) AND ", g.trim())),
+        None => (head, String::new()),
+    };
+    let parts: Vec<&str> = head.split_whitespace().collect();
+    let [table, col] = parts[..] else {
+        panic!("malformed @refuse line: {spec}");
+    };
+    let when = format!("{guard}{}", changed(dialect, col));
+    raising_trigger(
+        dialect,
+        &format!("{table}_{col}_fixed"),
+        &format!("UPDATE OF {col}"),
+        table,
+        &when,
+        msg,
+    )
+}
+
+fn render_derived(spec: &str, dialect: Dialect) -> String {
+    let (head, msg) = message_of(spec);
+    let parts: Vec<&str> = head.split_whitespace().collect();
+    let [table, cols] = parts[..] else {
+        panic!("malformed @derived line: {spec}");
+    };
+    let cols: Vec<&str> = cols.split(',').collect();
+    let any =
+        |f: &dyn Fn(&str) -> String| cols.iter().map(|c| f(c)).collect::<Vec<_>>().join(" OR ");
+    let on_update = format!(
+        "({}) AND NOT mem__internal()",
+        any(&|c| changed(dialect, c))
+    );
+    let on_insert = format!(
+        "({}) AND NOT mem__internal()",
+        any(&|c| format!("NEW.{c} <> 0"))
+    );
+    format!(
+        "{}\n{}",
+        raising_trigger(
+            dialect,
+            &format!("{table}_derived_insert"),
+            "INSERT",
+            table,
+            &on_insert,
+            msg
+        ),
+        raising_trigger(
+            dialect,
+            &format!("{table}_derived_update"),
+            &format!("UPDATE OF {}", cols.join(", ")),
+            table,
+            &on_update,
+            msg
+        )
+    )
+}
+
+fn render_types(spec: &str, dialect: Dialect) -> String {
+    let mut parts = spec.split_whitespace();
+    let table = parts.next().expect("@types needs a table");
+    let mut checks = Vec::new();
+    for p in parts {
+        let (col, kind) = p
+            .split_once(':')
+            .unwrap_or_else(|| panic!("@types column without a kind: {p}"));
+        let (kind, nullable) = match kind.strip_suffix('?') {
+            Some(k) => (k, true),
+            None => (kind, false),
+        };
+        let (cond, rule) = match kind {
+            "int" => (format!("typeof(NEW.{col}) = 'integer'"), "an integer"),
+            "text" => (format!("typeof(NEW.{col}) = 'text'"), "text"),
+            "object" => (
+                format!(
+                    "typeof(NEW.{col}) = 'text' AND CASE WHEN json_valid(NEW.{col}) \
+                     THEN json_type(NEW.{col}) = 'object' ELSE 0 END"
+                ),
+                "a JSON object",
+            ),
+            other => panic!("@types: unknown kind {other}"),
+        };
+        let cond = if nullable {
+            format!("(NEW.{col} IS NULL OR {cond})")
+        } else {
+            format!("({cond})")
+        };
+        let null = if nullable { " or NULL" } else { "" };
+        checks.push((
+            col,
+            kind,
+            cond,
+            format!("{table}.{col}: must be {rule}{null}"),
+        ));
+    }
+    match dialect {
+        Dialect::Sqlite => {
+            let all: Vec<&str> = checks.iter().map(|c| c.2.as_str()).collect();
+            let body: String = checks
+                .iter()
+                .map(|(_, _, cond, msg)| format!("SELECT RAISE(ABORT, '{msg}') WHERE NOT {cond}; "))
+                .collect();
+            ["insert", "update"]
+                .iter()
+                .map(|ev| {
+                    format!(
+                        "CREATE TRIGGER {table}_types_{ev} BEFORE {} ON {table} FOR EACH ROW \
+                         WHEN NOT ({}) BEGIN {body}END;",
+                        ev.to_uppercase(),
+                        all.join(" AND ")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        Dialect::Postgres => checks
+            .iter()
+            .filter(|c| c.1 == "object")
+            .map(|(col, ..)| {
+                format!(
+                    "ALTER TABLE {table} ADD CONSTRAINT {table}_{col}_object \
+                     CHECK (jsonb_typeof({col}) = 'object') NOT VALID;"
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
