@@ -6,6 +6,7 @@
 use crate::{Error, Result};
 use serde_json::{Map, Value as Json};
 
+/// A parsed options object; getters check the type of the key they read.
 pub struct Opts {
     arg: &'static str,
     map: Map<String, Json>,
@@ -38,11 +39,21 @@ impl Opts {
     }
 
     fn bad(&self, key: &str, rule: &str) -> Error {
-        Error::invalid(format!("{}.{key}", self.arg), rule.to_owned())
+        Error::invalid(self.name(key), rule.to_owned())
     }
 
     fn get(&self, key: &str) -> Option<&Json> {
         self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    /// The key is present (possibly `null`): for updates, where `null` clears a field.
+    pub fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    /// The key's full name for messages, e.g. `options.limit`.
+    pub fn name(&self, key: &str) -> String {
+        format!("{}.{key}", self.arg)
     }
 
     pub fn opt_int(&self, key: &str) -> Result<Option<i64>> {
@@ -86,6 +97,26 @@ impl Opts {
                     .ok_or_else(|| self.bad(key, "must be true or false"))
             })
             .transpose()
+    }
+
+    /// An array of strings; `None` when absent.
+    pub fn opt_strings(&self, key: &str) -> Result<Option<Vec<String>>> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        let rule = "must be an array of strings";
+        match v {
+            Json::Array(a) => a
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| self.bad(key, rule))
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            _ => Err(self.bad(key, rule)),
+        }
     }
 
     /// A JSON object, re-serialised; `None` when absent.

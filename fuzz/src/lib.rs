@@ -190,8 +190,8 @@ pub fn options(data: &[u8]) {
         let _ = o.opt_object("a");
         let _ = o.opt_bool("b");
     }
-    let _ = agentmem_core::tasks::Obj::parse("options", Some(&t), &["labels", "priority"])
-        .map(|o| (o.strings("labels"), o.int("priority")));
+    let _ = agentmem_core::json_opts::Opts::parse("options", Some(&t), &["labels", "priority"])
+        .map(|o| (o.opt_strings("labels"), o.opt_int("priority")));
     for out in [
         agentmem_core::tools::memory_search::memory_search(&mut NoDatabase, Some(input)),
         agentmem_core::tools::tasks::task_query(&mut NoDatabase, Some(input), context),

@@ -3,10 +3,11 @@
 
 use super::graph::{self, is_blocking};
 use super::{
-    check_labels, check_one_of, check_priority, check_title, required, status_of, Obj,
-    CLOSE_REASONS, RELATIONS, STATUS_CLOSED, TYPES,
+    check_labels, check_one_of, check_priority, check_title, required, status_of, CLOSE_REASONS,
+    RELATIONS, STATUS_CLOSED, TYPES,
 };
 use crate::error::{echo_bare, echo_list};
+use crate::json_opts::Opts;
 use crate::{ids, memory::messages::check_content, memory::threads, Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
 
@@ -70,8 +71,8 @@ fn insert_labels(conn: &mut dyn Conn, id: &str, labels: &[String]) -> Result<()>
 pub fn create(conn: &mut dyn Conn, title: Option<&str>, options: Option<&str>) -> Result<String> {
     let title = required("title", title)?;
     check_title("title", title)?;
-    let o = Obj::parse("options", options, CREATE_OPTIONS)?;
-    let id = match o.str("id")? {
+    let o = Opts::parse("options", options, CREATE_OPTIONS)?;
+    let id = match o.opt_str("id")? {
         Some(id) => {
             ids::check_id("options.id", &id)?;
             if task_exists(conn, &id)? {
@@ -84,29 +85,32 @@ pub fn create(conn: &mut dyn Conn, title: Option<&str>, options: Option<&str>) -
         }
         None => ids::new_id(),
     };
-    let description = o.str("description")?;
+    let description = o.opt_str("description")?;
     if let Some(d) = &description {
         check_content("options.description", d)?;
     }
-    let priority = o.int("priority")?.unwrap_or(2);
+    let priority = o.opt_int("priority")?.unwrap_or(2);
     check_priority("options.priority", priority)?;
-    let ty = o.str("type")?.unwrap_or_else(|| "task".into());
+    let ty = o.opt_str("type")?.unwrap_or_else(|| "task".into());
     check_one_of("options.type", &ty, TYPES)?;
-    let labels = check_labels("options.labels", &o.strings("labels")?.unwrap_or_default())?;
-    let assignee = o.str("assignee")?;
+    let labels = check_labels(
+        "options.labels",
+        &o.opt_strings("labels")?.unwrap_or_default(),
+    )?;
+    let assignee = o.opt_str("assignee")?;
     if let Some(a) = &assignee {
         ids::check_id("options.assignee", a)?;
     }
-    let parent = o.str("parent")?;
+    let parent = o.opt_str("parent")?;
     if let Some(p) = &parent {
         if !task_exists(conn, p)? {
             return Err(Error::not_found("task", p.clone()));
         }
     }
-    let metadata = o.object("metadata")?.unwrap_or_else(|| "{}".into());
-    let defer_until = o.int("defer_until")?;
+    let metadata = o.opt_object("metadata")?.unwrap_or_else(|| "{}".into());
+    let defer_until = o.opt_int("defer_until")?;
     let now = conn.now_ms()?;
-    let created_at = o.int("created_at")?.unwrap_or(now);
+    let created_at = o.opt_int("created_at")?.unwrap_or(now);
     conn.execute(
         "INSERT INTO mem_tasks (id, title, description, priority, type, assignee, metadata, defer_until, \
          created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS @JSON), CAST(?8 AS BIGINT), ?9, ?9)",
@@ -374,7 +378,7 @@ pub fn close(
 /// claim), assignee, defer_until, metadata; `null` clears an optional field.
 pub fn update(conn: &mut dyn Conn, task_id: Option<&str>, options: Option<&str>) -> Result<String> {
     let task_id = required("task_id", task_id)?;
-    let o = Obj::parse("options", options, UPDATE_OPTIONS)?;
+    let o = Opts::parse("options", options, UPDATE_OPTIONS)?;
     status_of(conn, task_id)?;
     let mut sets: Vec<String> = Vec::new();
     let mut params: Vec<Value> = vec![task_id.into()];
@@ -388,13 +392,13 @@ pub fn update(conn: &mut dyn Conn, task_id: Option<&str>, options: Option<&str>)
     };
     if o.has("title") {
         let t = o
-            .str("title")?
+            .opt_str("title")?
             .ok_or_else(|| Error::invalid("options.title", "must not be NULL"))?;
         check_title("options.title", &t)?;
         set("title", None, t.into());
     }
     if o.has("description") {
-        let d = o.str("description")?;
+        let d = o.opt_str("description")?;
         if let Some(d) = &d {
             check_content("options.description", d)?;
         }
@@ -402,34 +406,38 @@ pub fn update(conn: &mut dyn Conn, task_id: Option<&str>, options: Option<&str>)
     }
     if o.has("priority") {
         let p = o
-            .int("priority")?
+            .opt_int("priority")?
             .ok_or_else(|| Error::invalid("options.priority", "must not be NULL"))?;
         check_priority("options.priority", p)?;
         set("priority", None, Value::Int(p));
     }
     if o.has("type") {
         let t = o
-            .str("type")?
+            .opt_str("type")?
             .ok_or_else(|| Error::invalid("options.type", "must not be NULL"))?;
         check_one_of("options.type", &t, TYPES)?;
         set("type", None, t.into());
     }
     if o.has("assignee") {
-        let a = o.str("assignee")?;
+        let a = o.opt_str("assignee")?;
         if let Some(a) = &a {
             ids::check_id("options.assignee", a)?;
         }
         set("assignee", Some("TEXT"), a.into());
     }
     if o.has("defer_until") {
-        set("defer_until", Some("BIGINT"), o.int("defer_until")?.into());
+        set(
+            "defer_until",
+            Some("BIGINT"),
+            o.opt_int("defer_until")?.into(),
+        );
     }
     if o.has("metadata") {
-        let m = o.object("metadata")?.unwrap_or_else(|| "{}".into());
+        let m = o.opt_object("metadata")?.unwrap_or_else(|| "{}".into());
         set("metadata", Some("@JSON"), m.into());
     }
     if o.has("status") {
-        let s = o.str("status")?.unwrap_or_default();
+        let s = o.opt_str("status")?.unwrap_or_default();
         match s.as_str() {
             "open" => {
                 set("status", None, "open".into());
@@ -457,7 +465,7 @@ pub fn update(conn: &mut dyn Conn, task_id: Option<&str>, options: Option<&str>)
             }
         }
     }
-    let labels = match o.strings("labels")? {
+    let labels = match o.opt_strings("labels")? {
         Some(l) => Some(check_labels("options.labels", &l)?),
         None if o.has("labels") => Some(Vec::new()),
         None => None,
@@ -535,7 +543,7 @@ pub fn compact(
     let summary = summary.map(str::trim).filter(|s| !s.is_empty());
     let summary = summary.ok_or_else(|| Error::invalid("summary", "must not be empty"))?;
     check_content("summary", summary)?;
-    let o = Obj::parse("options", options, COMPACT_OPTIONS)?;
+    let o = Opts::parse("options", options, COMPACT_OPTIONS)?;
     let row = conn
         .query(
             "SELECT status, closed_at, compaction_level, description, summary FROM mem_tasks WHERE id = ?1",
@@ -556,7 +564,7 @@ pub fn compact(
             format!("only closed tasks can be compacted (task {task_id} is {status})"),
         ));
     }
-    let level = o.int("level")?.unwrap_or((current + 1).min(2));
+    let level = o.opt_int("level")?.unwrap_or((current + 1).min(2));
     if !(1..=2).contains(&level) {
         return Err(Error::invalid("options.level", "must be 1 or 2"));
     }
@@ -566,11 +574,11 @@ pub fn compact(
             format!("task {task_id} is already compacted to level {current}"),
         ));
     }
-    let now = match o.int("now")? {
+    let now = match o.opt_int("now")? {
         Some(n) => n,
         None => conn.now_ms()?,
     };
-    if !o.bool("force")?.unwrap_or(false) {
+    if !o.opt_bool("force")?.unwrap_or(false) {
         let days = if level == 1 { TIER1_DAYS } else { TIER2_DAYS };
         let age = now - closed_at.unwrap_or(now);
         if age < days * MS_PER_DAY {

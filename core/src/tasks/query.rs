@@ -1,9 +1,10 @@
 //! The reading task functions and the task JSON of seed 000.
 
 use super::graph::NS_TASKS;
-use super::{check_one_of, required, Obj, STATUSES, TYPES};
+use super::{check_one_of, required, STATUSES, TYPES};
 use crate::api::{self, Field};
 use crate::db::row::Fields;
+use crate::json_opts::Opts;
 use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams, SnippetSettings};
 use crate::{Conn, Error, Result, Row, Value};
@@ -118,17 +119,17 @@ impl Filter {
         format!("?{}", self.params.len())
     }
 
-    fn apply(&mut self, o: &Obj) -> Result<()> {
-        if let Some(a) = o.str("assignee")? {
+    fn apply(&mut self, o: &Opts) -> Result<()> {
+        if let Some(a) = o.opt_str("assignee")? {
             let p = self.param(a.into());
             self.sql.push_str(&format!(" AND t.assignee = {p}"));
         }
-        if let Some(ty) = o.str("type")? {
+        if let Some(ty) = o.opt_str("type")? {
             check_one_of(&o.name("type"), &ty, TYPES)?;
             let p = self.param(ty.into());
             self.sql.push_str(&format!(" AND t.type = {p}"));
         }
-        if let Some(labels) = o.strings("labels")? {
+        if let Some(labels) = o.opt_strings("labels")? {
             let labels = super::check_labels(&o.name("labels"), &labels)?;
             if !labels.is_empty() {
                 let ps: Vec<String> = labels
@@ -142,7 +143,7 @@ impl Filter {
                 ));
             }
         }
-        if let Some(parent) = o.str("parent")? {
+        if let Some(parent) = o.opt_str("parent")? {
             let p = self.param(parent.into());
             self.sql.push_str(&format!(
                 " AND t.id IN (WITH RECURSIVE d(id) AS (\
@@ -189,14 +190,14 @@ impl ReadyRow {
 /// now. Without filters it reads the first `limit` entries of the partial index
 /// `mem_tasks_ready`: O(limit + skipped deferred or epic rows), no graph walk.
 pub fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>> {
-    let o = Obj::parse("options", options, READY_OPTIONS)?;
-    let limit = o.limit("limit", 10, MAX_READY_LIMIT)?;
-    let now = match o.int("now")? {
+    let o = Opts::parse("options", options, READY_OPTIONS)?;
+    let limit = o.int("limit", 10, 0, MAX_READY_LIMIT)?;
+    let now = match o.opt_int("now")? {
         Some(n) => n,
         None => conn.now_ms()?,
     };
-    let epics =
-        o.bool("include_epics")?.unwrap_or(false) || o.str("type")?.as_deref() == Some("epic");
+    let epics = o.opt_bool("include_epics")?.unwrap_or(false)
+        || o.opt_str("type")?.as_deref() == Some("epic");
     let mut f = Filter::new(vec![
         Value::Int(now),
         Value::Int(epics as i64),
@@ -240,15 +241,15 @@ pub fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>
 /// `task_list([options])`: tasks by priority, then age, then id. Options: status, type,
 /// assignee, labels, parent, blocked (true/false), limit (default 100).
 pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Row>> {
-    let o = Obj::parse("options", options, LIST_OPTIONS)?;
-    let limit = o.limit("limit", 100, MAX_LIST_LIMIT)?;
+    let o = Opts::parse("options", options, LIST_OPTIONS)?;
+    let limit = o.int("limit", 100, 0, MAX_LIST_LIMIT)?;
     let mut f = Filter::new(vec![Value::Int(limit)]);
-    if let Some(s) = o.str("status")? {
+    if let Some(s) = o.opt_str("status")? {
         check_one_of("options.status", &s, STATUSES)?;
         let p = f.param(s.into());
         f.sql.push_str(&format!(" AND t.status = {p}"));
     }
-    if let Some(b) = o.bool("blocked")? {
+    if let Some(b) = o.opt_bool("blocked")? {
         f.sql.push_str(if b {
             " AND t.is_blocked = 1"
         } else {
@@ -292,9 +293,9 @@ pub fn search_tasks(
     query: Option<&str>,
     options: Option<&str>,
 ) -> Result<Vec<Row>> {
-    let o = Obj::parse("options", options, SEARCH_OPTIONS)?;
-    let limit = o.limit("limit", 10, MAX_READY_LIMIT)?;
-    let status = o.str("status")?;
+    let o = Opts::parse("options", options, SEARCH_OPTIONS)?;
+    let limit = o.int("limit", 10, 0, MAX_READY_LIMIT)?;
+    let status = o.opt_str("status")?;
     if let Some(s) = &status {
         check_one_of("options.status", s, STATUSES)?;
     }
@@ -303,7 +304,7 @@ pub fn search_tasks(
     };
     let params = SearchParams {
         limit: limit as usize,
-        now: o.int("now")?,
+        now: o.opt_int("now")?,
         ..SearchParams::default()
     };
     let allowed = match &status {
