@@ -27,6 +27,7 @@
 use super::{DEP_TYPES, STATUS_CLOSED};
 use crate::db::dialect::RowLock;
 use crate::db::row::Cells;
+use crate::db::row::Fields;
 use crate::error::{echo_bare, echo_list};
 use crate::search;
 use crate::{Conn, Error, Result, Value};
@@ -264,9 +265,9 @@ fn recount(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<String>> {
     )?;
     let mut flipped = Vec::new();
     for r in rows {
-        let mut it = r.into_iter();
-        let id = it.next().and_then(Value::into_string).unwrap_or_default();
-        let mut int = || it.next().and_then(|v| v.as_i64()).unwrap_or(0);
+        let mut f = Fields::new(r);
+        let id = f.text().unwrap_or_default();
+        let mut int = || f.int().unwrap_or(0);
         let (was, ob, bp, new_ob, new_bp) = (int() != 0, int(), int(), int(), int());
         if (ob, bp) == (new_ob, new_bp) {
             continue;

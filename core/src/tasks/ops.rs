@@ -6,6 +6,7 @@ use super::{
     check_labels, check_one_of, check_priority, check_title, required, status_of, CLOSE_REASONS,
     RELATIONS, STATUS_CLOSED, TYPES,
 };
+use crate::db::row::Fields;
 use crate::error::{echo_bare, echo_list};
 use crate::json_opts::Opts;
 use crate::{ids, memory::messages::check_content, memory::threads, Conn, Error, Result, Value};
@@ -272,10 +273,10 @@ pub fn try_claim(
             let Some(row) = row.into_iter().next() else {
                 return Ok(Err(Refusal::NotFound));
             };
-            let mut it = row.into_iter();
-            let status = it.next().and_then(Value::into_string).unwrap_or_default();
-            let owner = it.next().and_then(Value::into_string);
-            let blocked = it.next().and_then(|v| v.as_i64()).unwrap_or(0) != 0;
+            let mut f = Fields::new(row);
+            let status = f.text().unwrap_or_default();
+            let owner = f.text();
+            let blocked = f.int().unwrap_or(0) != 0;
             match status.as_str() {
                 "in_progress" if owner.as_deref() == Some(session_id) => {}
                 "in_progress" => {
@@ -552,12 +553,12 @@ pub fn compact(
         .into_iter()
         .next()
         .ok_or_else(|| Error::not_found("task", task_id))?;
-    let mut it = row.into_iter();
-    let status = it.next().and_then(Value::into_string).unwrap_or_default();
-    let closed_at = it.next().and_then(|v| v.as_i64());
-    let current = it.next().and_then(|v| v.as_i64()).unwrap_or(0);
-    let description = it.next().and_then(Value::into_string);
-    let old_summary = it.next().and_then(Value::into_string);
+    let mut f = Fields::new(row);
+    let status = f.text().unwrap_or_default();
+    let closed_at = f.int();
+    let current = f.int().unwrap_or(0);
+    let description = f.text();
+    let old_summary = f.text();
     if status != STATUS_CLOSED {
         return Err(Error::invalid(
             "task_id",
@@ -619,9 +620,9 @@ pub fn restore(conn: &mut dyn Conn, task_id: Option<&str>) -> Result<i64> {
         .into_iter()
         .next()
         .ok_or_else(|| Error::not_found("task", task_id))?;
-    let mut it = row.into_iter();
-    let level = it.next().and_then(|v| v.as_i64()).unwrap_or(0);
-    let original = it.next().and_then(Value::into_string);
+    let mut f = Fields::new(row);
+    let level = f.int().unwrap_or(0);
+    let original = f.text();
     let (Some(original), true) = (original, level > 0) else {
         return Err(Error::invalid(
             "task_id",

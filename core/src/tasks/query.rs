@@ -67,14 +67,6 @@ const SEARCH_OPTIONS: &[&str] = &["limit", "status", "now"];
 pub const MAX_READY_LIMIT: i64 = 1000;
 pub const MAX_LIST_LIMIT: i64 = 10_000;
 
-fn text(v: Option<Value>) -> Option<String> {
-    v.and_then(Value::into_string)
-}
-
-fn int(v: Option<Value>) -> Option<i64> {
-    v.and_then(|v| v.as_i64())
-}
-
 /// The labels of the given tasks, as sorted JSON array text per task.
 fn labels_of(conn: &mut dyn Conn, ids: &[String]) -> Result<HashMap<String, Vec<String>>> {
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
@@ -86,8 +78,8 @@ fn labels_of(conn: &mut dyn Conn, ids: &[String]) -> Result<HashMap<String, Vec<
         );
         let params: Vec<Value> = chunk.iter().map(|s| s.as_str().into()).collect();
         for r in conn.query(&sql, &params)? {
-            let mut it = r.into_iter();
-            if let (Some(t), Some(l)) = (text(it.next()), text(it.next())) {
+            let mut f = Fields::new(r);
+            if let (Some(t), Some(l)) = (f.text(), f.text()) {
                 out.entry(t).or_default().push(l);
             }
         }
@@ -222,17 +214,17 @@ pub fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>
     Ok(rows
         .into_iter()
         .map(|r| {
-            let mut it = r.into_iter();
-            let id = text(it.next()).unwrap_or_default();
+            let mut f = Fields::new(r);
+            let id = f.text().unwrap_or_default();
             ReadyRow {
                 labels: labels_json(labels.get(&id)),
                 id,
-                title: text(it.next()).unwrap_or_default(),
-                priority: int(it.next()).unwrap_or(2),
-                ty: text(it.next()).unwrap_or_default(),
-                status: text(it.next()).unwrap_or_default(),
-                assignee: text(it.next()),
-                created_at: int(it.next()).unwrap_or(0),
+                title: f.text().unwrap_or_default(),
+                priority: f.int().unwrap_or(2),
+                ty: f.text().unwrap_or_default(),
+                status: f.text().unwrap_or_default(),
+                assignee: f.text(),
+                created_at: f.int().unwrap_or(0),
             }
         })
         .collect())
@@ -272,15 +264,17 @@ pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Row>> {
     Ok(rows
         .into_iter()
         .map(|r| {
-            let mut it = r.into_iter();
-            let id = text(it.next()).unwrap_or_default();
+            let mut f = Fields::new(r);
+            let id = f.text().unwrap_or_default();
             let l = labels_json(labels.get(&id));
             let mut out: Row = vec![id.into()];
             for _ in 0..6 {
-                out.push(it.next().unwrap_or(Value::Null));
+                out.push(f.value());
             }
             out.push(l.into());
-            out.extend(it);
+            while out.len() < LIST_COLUMNS.len() {
+                out.push(f.value());
+            }
             out
         })
         .collect())
@@ -362,11 +356,11 @@ pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
     let docs: Vec<(i64, String, i64)> = rows
         .into_iter()
         .filter_map(|r| {
-            let mut it = r.into_iter();
-            let seq = it.next()?.as_i64()?;
-            let title = text(it.next()).unwrap_or_default();
-            let (description, summary) = (text(it.next()), text(it.next()));
-            let created = it.next()?.as_i64()?;
+            let mut f = Fields::new(r);
+            let seq = f.int()?;
+            let title = f.text().unwrap_or_default();
+            let (description, summary) = (f.text(), f.text());
+            let created = f.int()?;
             let body =
                 super::graph::search_text(&title, description.as_deref(), summary.as_deref());
             Some((seq, body, created))
@@ -392,7 +386,7 @@ pub fn blockers(conn: &mut dyn Conn, task_id: &str) -> Result<Vec<String>> {
              ORDER BY b.priority, b.created_at, b.id",
             &[x.as_str().into()],
         )? {
-            if let Some(id) = text(r.into_iter().next()) {
+            if let Some(id) = Fields::new(r).text() {
                 if !out.contains(&id) {
                     out.push(id);
                 }
@@ -403,7 +397,7 @@ pub fn blockers(conn: &mut dyn Conn, task_id: &str) -> Result<Vec<String>> {
              WHERE d.task_id = ?1 AND d.type = 'parent-child' AND p.is_blocked = 1 ORDER BY p.id",
             &[x.as_str().into()],
         )? {
-            if let Some(id) = text(r.into_iter().next()) {
+            if let Some(id) = Fields::new(r).text() {
                 if seen.insert(id.clone()) {
                     queue.push(id);
                 }
@@ -427,42 +421,42 @@ pub fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Json>> {
              CAST(metadata AS TEXT), defer_until FROM mem_tasks WHERE id IN ({list})"
         );
         for r in conn.query(&sql, &params)? {
-            let mut it = r.into_iter();
+            let mut f = Fields::new(r);
             let mut m = Map::new();
-            let id = text(it.next()).unwrap_or_default();
+            let id = f.text().unwrap_or_default();
             m.insert("id".into(), json!(id));
-            let put_text = |m: &mut Map<String, Json>, k: &str, v: Option<Value>| {
-                if let Some(s) = text(v) {
+            let put_text = |m: &mut Map<String, Json>, k: &str, v: Option<String>| {
+                if let Some(s) = v {
                     m.insert(k.into(), json!(s));
                 }
             };
-            put_text(&mut m, "title", it.next());
-            put_text(&mut m, "description", it.next());
-            put_text(&mut m, "status", it.next());
-            m.insert("priority".into(), json!(int(it.next()).unwrap_or(2)));
-            put_text(&mut m, "type", it.next());
-            put_text(&mut m, "assignee", it.next());
-            put_text(&mut m, "sessionId", it.next());
-            m.insert("createdAt".into(), json!(int(it.next()).unwrap_or(0)));
-            m.insert("updatedAt".into(), json!(int(it.next()).unwrap_or(0)));
-            if let Some(c) = int(it.next()) {
+            put_text(&mut m, "title", f.text());
+            put_text(&mut m, "description", f.text());
+            put_text(&mut m, "status", f.text());
+            m.insert("priority".into(), json!(f.int().unwrap_or(2)));
+            put_text(&mut m, "type", f.text());
+            put_text(&mut m, "assignee", f.text());
+            put_text(&mut m, "sessionId", f.text());
+            m.insert("createdAt".into(), json!(f.int().unwrap_or(0)));
+            m.insert("updatedAt".into(), json!(f.int().unwrap_or(0)));
+            if let Some(c) = f.int() {
                 m.insert("closedAt".into(), json!(c));
             }
-            put_text(&mut m, "closeReason", it.next());
-            put_text(&mut m, "summary", it.next());
-            m.insert("compactionLevel".into(), json!(int(it.next()).unwrap_or(0)));
-            if let Some(c) = int(it.next()) {
+            put_text(&mut m, "closeReason", f.text());
+            put_text(&mut m, "summary", f.text());
+            m.insert("compactionLevel".into(), json!(f.int().unwrap_or(0)));
+            if let Some(c) = f.int() {
                 m.insert("compactedAt".into(), json!(c));
             }
-            put_text(&mut m, "originalContent", it.next());
-            if let Some(meta) = text(it.next()) {
+            put_text(&mut m, "originalContent", f.text());
+            if let Some(meta) = f.text() {
                 if let Ok(v @ Json::Object(_)) = serde_json::from_str::<Json>(&meta) {
                     if v.as_object().is_some_and(|o| !o.is_empty()) {
                         m.insert("metadata".into(), v);
                     }
                 }
             }
-            if let Some(d) = int(it.next()) {
+            if let Some(d) = f.int() {
                 m.insert("deferUntil".into(), json!(d));
             }
             m.insert("dependencies".into(), json!([]));
@@ -475,8 +469,8 @@ pub fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Json>> {
              ORDER BY task_id, created_at, depends_on_id, type"
         );
         for r in conn.query(&sql, &params)? {
-            let mut it = r.into_iter();
-            let (t, d, ty) = (text(it.next()), text(it.next()), text(it.next()));
+            let mut f = Fields::new(r);
+            let (t, d, ty) = (f.text(), f.text(), f.text());
             if let (Some(t), Some(d), Some(ty)) = (t, d, ty) {
                 if let Some(Json::Array(a)) =
                     objs.get_mut(&t).and_then(|m| m.get_mut("dependencies"))
@@ -489,8 +483,8 @@ pub fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Json>> {
             "SELECT task_id, label FROM mem_task_labels WHERE task_id IN ({list}) ORDER BY task_id, label"
         );
         for r in conn.query(&sql, &params)? {
-            let mut it = r.into_iter();
-            if let (Some(t), Some(l)) = (text(it.next()), text(it.next())) {
+            let mut f = Fields::new(r);
+            if let (Some(t), Some(l)) = (f.text(), f.text()) {
                 if let Some(Json::Array(a)) = objs.get_mut(&t).and_then(|m| m.get_mut("labels")) {
                     a.push(json!(l));
                 }
@@ -501,8 +495,8 @@ pub fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Json>> {
              WHERE tm.task_id IN ({list}) ORDER BY tm.task_id, m.created_at, m.message_index, tm.message_id"
         );
         for r in conn.query(&sql, &params)? {
-            let mut it = r.into_iter();
-            if let (Some(t), Some(mid)) = (text(it.next()), text(it.next())) {
+            let mut f = Fields::new(r);
+            if let (Some(t), Some(mid)) = (f.text(), f.text()) {
                 if let Some(Json::Array(a)) =
                     objs.get_mut(&t).and_then(|m| m.get_mut("linkedMessageIds"))
                 {
