@@ -2,19 +2,11 @@
 
 use crate::conn::SpiConn;
 use crate::error::ok;
-use crate::triggers::{internal, new_row, values, write_back};
+use crate::triggers::{internal, new_row, read, write_back};
 use agentmem_core::tasks::graph::{self, DepRow, TaskRow};
 use pgrx::heap_tuple::PgHeapTuple;
 use pgrx::prelude::*;
-use pgrx::{AllocatedByRust, WhoAllocated};
-
-fn task_row<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> TaskRow {
-    ok(TaskRow::from_values(values(row, &TaskRow::COLUMNS)))
-}
-
-fn dep_row<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> DepRow {
-    ok(DepRow::from_values(values(row, &DepRow::COLUMNS)))
-}
+use pgrx::AllocatedByRust;
 
 #[pg_trigger]
 fn mem__task_insert<'a>(
@@ -22,7 +14,7 @@ fn mem__task_insert<'a>(
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
     let _inside = internal::Guard::new();
     let mut row = new_row(trigger);
-    let mut t = task_row(&row);
+    let mut t = read::<TaskRow, _>(&row);
     if ok(graph::on_task_insert(&mut SpiConn, &mut t)) {
         write_back(&mut row, &t);
     }
@@ -36,7 +28,7 @@ fn mem__task_status<'a>(
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
     let _inside = internal::Guard::new();
     let mut row = new_row(trigger);
-    let mut t = task_row(&row);
+    let mut t = read::<TaskRow, _>(&row);
     if ok(graph::on_task_status(&mut SpiConn, &mut t)) {
         write_back(&mut row, &t);
     }
@@ -50,7 +42,10 @@ fn mem__task_status_after<'a>(
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
     let _inside = internal::Guard::new();
     if let Some(new) = trigger.new() {
-        ok(graph::after_task_status(&mut SpiConn, &task_row(&new).id));
+        ok(graph::after_task_status(
+            &mut SpiConn,
+            &read::<TaskRow, _>(&new).id,
+        ));
     }
     Ok(None)
 }
@@ -63,9 +58,13 @@ fn mem__task_text<'a>(
     let row = new_row(trigger);
     let old = trigger
         .old()
-        .map(|o| task_row(&o).search_text())
+        .map(|o| read::<TaskRow, _>(&o).search_text())
         .unwrap_or_default();
-    ok(graph::on_task_text(&mut SpiConn, &task_row(&row), &old));
+    ok(graph::on_task_text(
+        &mut SpiConn,
+        &read::<TaskRow, _>(&row),
+        &old,
+    ));
     Ok(Some(row))
 }
 
@@ -84,7 +83,7 @@ fn mem__task_delete<'a>(
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
     let _inside = internal::Guard::new();
     if let Some(old) = trigger.old() {
-        let t = task_row(&old);
+        let t = read::<TaskRow, _>(&old);
         ok(graph::on_task_delete(
             &mut SpiConn,
             t.seq,
@@ -102,7 +101,7 @@ fn mem__task_dep_insert<'a>(
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
     let _inside = internal::Guard::new();
     if let Some(new) = trigger.new() {
-        ok(graph::on_dep_insert(&mut SpiConn, &dep_row(&new)));
+        ok(graph::on_dep_insert(&mut SpiConn, &read::<DepRow, _>(&new)));
     }
     Ok(None)
 }
@@ -122,7 +121,10 @@ fn mem__task_dep_delete<'a>(
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
     let _inside = internal::Guard::new();
     if let Some(old) = trigger.old() {
-        ok(graph::on_dep_delete(&mut SpiConn, &dep_row(&old).task_id));
+        ok(graph::on_dep_delete(
+            &mut SpiConn,
+            &read::<DepRow, _>(&old).task_id,
+        ));
     }
     Ok(None)
 }

@@ -2,7 +2,7 @@
 //! change it, so the core's completion is written straight into `NEW`.
 
 use crate::error::ok;
-use agentmem_core::db::row::Completed;
+use agentmem_core::db::row::{Completed, Stored};
 use agentmem_core::memory::messages::{self, Changed, Draft, Timing};
 use agentmem_core::{Error, Value};
 use pgrx::heap_tuple::PgHeapTuple;
@@ -37,9 +37,9 @@ pub fn values<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, cols: &[&str]) -> Vec<V
         .collect()
 }
 
-/// Reads the draft's columns from a row.
-fn draft<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> Draft {
-    ok(Draft::from_values(values(row, &Draft::COLUMNS)))
+/// Reads a trigger row as the core's row type.
+pub fn read<R: Stored, W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> R {
+    ok(R::from_values(values(row, R::COLUMNS)))
 }
 
 /// Writes the columns the core fills in (`Completed::filled`) into `NEW`, each as its column's
@@ -78,7 +78,7 @@ fn mem__message_insert<'a>(
     let mut row = new_row(trigger);
     let d = ok(messages::complete_insert(
         &mut crate::conn::SpiConn,
-        draft(&row),
+        read::<Draft, _>(&row),
         Timing::BeforeWrite,
     ));
     write_back(&mut row, &d);
@@ -90,9 +90,9 @@ fn mem__message_update<'a>(
     trigger: &'a PgTrigger<'a>,
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
     let _inside = internal::Guard::new();
-    let old = trigger.old().map(|o| draft(&o));
+    let old = trigger.old().map(|o| read::<Draft, _>(&o));
     let mut row = new_row(trigger);
-    let new = draft(&row);
+    let new = read::<Draft, _>(&row);
     let changed = match &old {
         Some(o) => Changed {
             raw_content: o.raw_content != new.raw_content,
@@ -125,7 +125,7 @@ fn mem__message_delete<'a>(
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
     let _inside = internal::Guard::new();
     if let Some(old) = trigger.old() {
-        let d = draft(&old);
+        let d = read::<Draft, _>(&old);
         ok(messages::after_delete(
             &mut crate::conn::SpiConn,
             d.seq,

@@ -35,11 +35,11 @@ impl SqliteConn {
         self.db as usize
     }
 
-    /// Prepares `sql` (core dialect) and runs it once, keeping the statement for the caller.
-    pub fn prepare_kept(&mut self, sql: &str) -> Result<Kept> {
+    /// Compiles `sql` (core dialect); the caller owns the statement and finalizes it.
+    fn prepare_raw(&mut self, sql: &str) -> Result<*mut sqlite3_stmt> {
         let text = Dialect::Sqlite.statement(sql);
         let mut raw: *mut sqlite3_stmt = std::ptr::null_mut();
-        // SAFETY: text outlives the call; raw is finalized by Kept or here.
+        // SAFETY: text outlives the call; SQLite copies what it keeps.
         let rc = unsafe {
             call!(prepare_v2(
                 self.db,
@@ -51,15 +51,22 @@ impl SqliteConn {
         };
         if rc != SQLITE_OK {
             if !raw.is_null() {
-                // SAFETY: finalized once.
+                // SAFETY: raw came from prepare_v2 and is finalized once.
                 unsafe { call!(finalize(raw)) };
             }
             return Err(self.error());
         }
-        let kept = Kept { raw };
+        Ok(raw)
+    }
+
+    /// Prepares `sql` (core dialect) and runs it once, keeping the statement for the caller.
+    pub fn prepare_kept(&mut self, sql: &str) -> Result<Kept> {
+        let kept = Kept {
+            raw: self.prepare_raw(sql)?,
+        };
         // SAFETY: raw is valid.
-        let rc = unsafe { call!(step(raw)) };
-        unsafe { call!(reset(raw)) };
+        let rc = unsafe { call!(step(kept.raw)) };
+        unsafe { call!(reset(kept.raw)) };
         if rc != SQLITE_DONE && rc != SQLITE_ROW {
             return Err(self.error());
         }
@@ -102,33 +109,12 @@ impl SqliteConn {
     fn prepare(&mut self, sql: &str, params: &[Value]) -> Result<Stmt> {
         let stmt = match cache::take(self.db, sql) {
             Some(s) => s,
-            None => {
-                let text = Dialect::Sqlite.statement(sql);
-                let mut raw: *mut sqlite3_stmt = std::ptr::null_mut();
-                // SAFETY: text outlives the call; SQLite copies what it keeps.
-                let rc = unsafe {
-                    call!(prepare_v2(
-                        self.db,
-                        text.as_ptr() as *const c_char,
-                        text.len() as c_int,
-                        &mut raw,
-                        std::ptr::null_mut()
-                    ))
-                };
-                if rc != SQLITE_OK {
-                    if !raw.is_null() {
-                        // SAFETY: raw came from prepare_v2 and is finalized once.
-                        unsafe { call!(finalize(raw)) };
-                    }
-                    return Err(self.error());
-                }
-                Stmt {
-                    raw,
-                    db: self.db,
-                    key: Some(sql.to_owned()),
-                    failed: false,
-                }
-            }
+            None => Stmt {
+                raw: self.prepare_raw(sql)?,
+                db: self.db,
+                key: Some(sql.to_owned()),
+                failed: false,
+            },
         };
         let mut stmt = stmt;
         for (i, p) in params.iter().enumerate() {

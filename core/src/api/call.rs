@@ -60,6 +60,17 @@ impl<'f> Call<'f> {
         }
     }
 
+    /// Every text argument at once (see [`Texts`]), checked as [`Call::text`] checks one.
+    pub fn texts(&self) -> Result<Texts> {
+        let all = (0..self.function.args.len())
+            .map(|i| match self.function.args[i].ty {
+                super::Type::Text => self.text(i),
+                _ => Ok(None),
+            })
+            .collect::<Result<_>>()?;
+        Ok(Texts(all))
+    }
+
     /// Argument `i` as bytes, unchecked (the tools check UTF-8 themselves, to answer with
     /// JSON instead of an SQL error); numbers in their decimal form.
     pub fn bytes(&self, i: usize) -> Option<Vec<u8>> {
@@ -79,5 +90,15 @@ impl<'f> Call<'f> {
             Value::Int(v) => Ok(Some(*v)),
             _ => Err(Error::invalid(self.name(i), "must be an integer")),
         }
+    }
+}
+
+/// A call's text arguments, by position (`None` for NULL, absent, or not a text argument).
+pub struct Texts(Vec<Option<String>>);
+
+impl Texts {
+    /// Argument `i`.
+    pub fn at(&self, i: usize) -> Option<&str> {
+        self.0.get(i).and_then(|t| t.as_deref())
     }
 }

@@ -9,13 +9,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("resource_id"), text("title"), text("metadata")],
         required: 1,
         returns: Returns::Scalar(Type::Text, |c, a| {
-            Ok(threads::create(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?
-            .into())
+            let t = a.texts()?;
+            Ok(threads::create(c, t.at(0), t.at(1), t.at(2))?.into())
         }),
         nature: Nature::Writer,
     },
@@ -29,14 +24,8 @@ pub const FUNCTIONS: &[Function] = &[
         ],
         required: 3,
         returns: Returns::Scalar(Type::Text, |c, a| {
-            Ok(messages::add(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-                a.text(3)?.as_deref(),
-            )?
-            .into())
+            let t = a.texts()?;
+            Ok(messages::add(c, t.at(0), t.at(1), t.at(2), t.at(3))?.into())
         }),
         nature: Nature::Writer,
     },
@@ -45,12 +34,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("thread_id"), text("hint"), text("options")],
         required: 1,
         returns: Returns::Table(&recall::COLUMNS, |c, a| {
-            let rows = recall::recall(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?;
+            let t = a.texts()?;
+            let rows = recall::recall(c, t.at(0), t.at(1), t.at(2))?;
             Ok(rows.into_iter().map(recall::Recalled::into_row).collect())
         }),
         nature: Nature::Reader,
@@ -66,15 +51,8 @@ pub const FUNCTIONS: &[Function] = &[
         ],
         required: 4,
         returns: Returns::Scalar(Type::Text, |c, a| {
-            Ok(compaction::compact(
-                c,
-                a.text(0)?.as_deref(),
-                a.int(1)?,
-                a.int(2)?,
-                a.text(3)?.as_deref(),
-                a.text(4)?.as_deref(),
-            )?
-            .into())
+            let t = a.texts()?;
+            Ok(compaction::compact(c, t.at(0), a.int(1)?, a.int(2)?, t.at(3), t.at(4))?.into())
         }),
         nature: Nature::Writer,
     },
@@ -83,7 +61,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("compaction_id")],
         required: 1,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            Ok(Value::Int(compaction::uncompact(c, a.text(0)?.as_deref())?))
+            let t = a.texts()?;
+            Ok(Value::Int(compaction::uncompact(c, t.at(0))?))
         }),
         nature: Nature::Writer,
     },

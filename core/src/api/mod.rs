@@ -14,7 +14,7 @@ mod search;
 mod setup;
 mod tasks;
 
-pub use call::Call;
+pub use call::{Call, Texts};
 
 use crate::{Conn, Result, Row, Value};
 

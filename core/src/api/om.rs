@@ -1,15 +1,46 @@
 //! Observational memory, the prompt context, and working memory.
 
-use super::{int, text, Function, Nature, Returns, Type};
+use super::Texts;
+use super::{int, text, Field, Function, Nature, Returns, Type};
+use crate::om::lease::Answered;
 use crate::{memory::working_memory, om, Value};
 
 fn opt_int(v: Option<i64>) -> Value {
     v.map_or(Value::Null, Value::Int)
 }
 
+/// The first four arguments of a call that hands over an answer under a lease.
+fn answered(t: &Texts) -> Answered<'_> {
+    Answered {
+        key: t.at(0),
+        owner_id: t.at(1),
+        operation_id: t.at(2),
+        answer: t.at(3),
+    }
+}
+
 fn opt_bool(v: Option<bool>) -> Value {
     v.map_or(Value::Null, |b| Value::Int(b.into()))
 }
+
+/// The fenced triple every call under a lease starts with.
+const FENCE: &[Field] = &[text("lookup_key"), text("owner_id"), text("operation_id")];
+/// A fenced call that hands over the observer's answer for some messages.
+const CHUNK: &[Field] = &[
+    text("lookup_key"),
+    text("owner_id"),
+    text("operation_id"),
+    text("answer"),
+    text("message_ids"),
+];
+/// A fenced call that hands over the reflector's answer.
+const REFLECTION: &[Field] = &[
+    text("lookup_key"),
+    text("owner_id"),
+    text("operation_id"),
+    text("answer"),
+    int("compression_level"),
+];
 
 pub const FUNCTIONS: &[Function] = &[
     Function {
@@ -17,7 +48,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("thread_id"), text("options")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(om::status::status(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?.into())
+            let t = a.texts()?;
+            Ok(om::status::status(c, t.at(0), t.at(1))?.into())
         }),
         nature: Nature::Reader,
     },
@@ -26,7 +58,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("lookup_key"), text("config")],
         required: 2,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(om::configure(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?.into())
+            let t = a.texts()?;
+            Ok(om::configure(c, t.at(0), t.at(1))?.into())
         }),
         nature: Nature::Writer,
     },
@@ -40,14 +73,8 @@ pub const FUNCTIONS: &[Function] = &[
         ],
         required: 2,
         returns: Returns::Scalar(Type::Text, |c, a| {
-            Ok(om::lease::acquire(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.int(2)?,
-                a.text(3)?.as_deref(),
-            )?
-            .into())
+            let t = a.texts()?;
+            Ok(om::lease::acquire(c, t.at(0), t.at(1), a.int(2)?, t.at(3))?.into())
         }),
         nature: Nature::Writer,
     },
@@ -61,28 +88,19 @@ pub const FUNCTIONS: &[Function] = &[
         ],
         required: 3,
         returns: Returns::Scalar(Type::Bool, |c, a| {
-            let ok = om::lease::heartbeat(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-                a.int(3)?,
-            )?;
+            let t = a.texts()?;
+            let ok = om::lease::heartbeat(c, t.at(0), t.at(1), t.at(2), a.int(3)?)?;
             Ok(opt_bool(Some(ok)))
         }),
         nature: Nature::Writer,
     },
     Function {
         name: "om_release_lease",
-        args: &[text("lookup_key"), text("owner_id"), text("operation_id")],
+        args: FENCE,
         required: 3,
         returns: Returns::Scalar(Type::Bool, |c, a| {
-            let ok = om::lease::release(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?;
+            let t = a.texts()?;
+            let ok = om::lease::release(c, t.at(0), t.at(1), t.at(2))?;
             Ok(opt_bool(Some(ok)))
         }),
         nature: Nature::Writer,
@@ -92,70 +110,40 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("lookup_key"), text("options")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(
-                om::observe::observer_input(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?
-                    .into(),
-            )
+            let t = a.texts()?;
+            Ok(om::observe::observer_input(c, t.at(0), t.at(1))?.into())
         }),
         nature: Nature::Reader,
     },
     Function {
         name: "om_apply_observation",
-        args: &[
-            text("lookup_key"),
-            text("owner_id"),
-            text("operation_id"),
-            text("answer"),
-            text("message_ids"),
-        ],
+        args: CHUNK,
         required: 5,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            let r = om::observe::apply_observation(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-                a.text(3)?.as_deref(),
-                a.text(4)?.as_deref(),
-            )?;
+            let t = a.texts()?;
+            let r = om::observe::apply_observation(c, &answered(&t), t.at(4))?;
             Ok(opt_int(r))
         }),
         nature: Nature::Writer,
     },
     Function {
         name: "om_buffer_chunk",
-        args: &[
-            text("lookup_key"),
-            text("owner_id"),
-            text("operation_id"),
-            text("answer"),
-            text("message_ids"),
-        ],
+        args: CHUNK,
         required: 5,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            let r = om::observe::buffer_chunk(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-                a.text(3)?.as_deref(),
-                a.text(4)?.as_deref(),
-            )?;
+            let t = a.texts()?;
+            let r = om::observe::buffer_chunk(c, &answered(&t), t.at(4))?;
             Ok(opt_int(r))
         }),
         nature: Nature::Writer,
     },
     Function {
         name: "om_activate",
-        args: &[text("lookup_key"), text("owner_id"), text("operation_id")],
+        args: FENCE,
         required: 3,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            let r = om::observe::activate(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?;
+            let t = a.texts()?;
+            let r = om::observe::activate(c, t.at(0), t.at(1), t.at(2))?;
             Ok(opt_int(r))
         }),
         nature: Nature::Writer,
@@ -165,70 +153,40 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("lookup_key"), text("options")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(
-                om::reflect::reflector_input(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?
-                    .into(),
-            )
+            let t = a.texts()?;
+            Ok(om::reflect::reflector_input(c, t.at(0), t.at(1))?.into())
         }),
         nature: Nature::Reader,
     },
     Function {
         name: "om_apply_reflection",
-        args: &[
-            text("lookup_key"),
-            text("owner_id"),
-            text("operation_id"),
-            text("answer"),
-            int("compression_level"),
-        ],
+        args: REFLECTION,
         required: 4,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            let r = om::reflect::apply_reflection(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-                a.text(3)?.as_deref(),
-                a.int(4)?,
-            )?;
+            let t = a.texts()?;
+            let r = om::reflect::apply_reflection(c, &answered(&t), a.int(4)?)?;
             Ok(opt_int(r))
         }),
         nature: Nature::Writer,
     },
     Function {
         name: "om_buffer_reflection",
-        args: &[
-            text("lookup_key"),
-            text("owner_id"),
-            text("operation_id"),
-            text("answer"),
-            int("compression_level"),
-        ],
+        args: REFLECTION,
         required: 4,
         returns: Returns::Scalar(Type::Bool, |c, a| {
-            let r = om::reflect::buffer_reflection(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-                a.text(3)?.as_deref(),
-                a.int(4)?,
-            )?;
+            let t = a.texts()?;
+            let r = om::reflect::buffer_reflection(c, &answered(&t), a.int(4)?)?;
             Ok(opt_bool(r))
         }),
         nature: Nature::Writer,
     },
     Function {
         name: "om_activate_reflection",
-        args: &[text("lookup_key"), text("owner_id"), text("operation_id")],
+        args: FENCE,
         required: 3,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            let r = om::reflect::activate_reflection(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?;
+            let t = a.texts()?;
+            let r = om::reflect::activate_reflection(c, t.at(0), t.at(1), t.at(2))?;
             Ok(opt_int(r))
         }),
         nature: Nature::Writer,
@@ -238,7 +196,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("thread_id"), text("options")],
         required: 1,
         returns: Returns::Scalar(Type::Text, |c, a| {
-            Ok(om::context::om_context(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?.into())
+            let t = a.texts()?;
+            Ok(om::context::om_context(c, t.at(0), t.at(1))?.into())
         }),
         nature: Nature::Reader,
     },
@@ -247,7 +206,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("thread_id"), text("options")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(om::context::mem_context(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?.into())
+            let t = a.texts()?;
+            Ok(om::context::mem_context(c, t.at(0), t.at(1))?.into())
         }),
         nature: Nature::Reader,
     },
@@ -256,7 +216,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("scope_key")],
         required: 1,
         returns: Returns::Scalar(Type::Text, |c, a| {
-            Ok(working_memory::get(c, a.text(0)?.as_deref())?.into())
+            let t = a.texts()?;
+            Ok(working_memory::get(c, t.at(0))?.into())
         }),
         nature: Nature::Reader,
     },
@@ -265,11 +226,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("scope_key"), text("content")],
         required: 2,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            Ok(Value::Int(working_memory::set(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-            )?))
+            let t = a.texts()?;
+            Ok(Value::Int(working_memory::set(c, t.at(0), t.at(1))?))
         }),
         nature: Nature::Writer,
     },

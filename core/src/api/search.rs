@@ -9,13 +9,9 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("query"), text("options")],
         required: 1,
         returns: Returns::Table(&message_search::COLUMNS, |c, a| {
+            let t = a.texts()?;
             let snippets = a.reads_column(message_search::SNIPPET_COLUMN);
-            let hits = message_search::search_with(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                snippets,
-            )?;
+            let hits = message_search::search_with(c, t.at(0), t.at(1), snippets)?;
             Ok(hits
                 .into_iter()
                 .map(message_search::MessageHit::into_row)

@@ -11,7 +11,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("title"), text("options")],
         required: 1,
         returns: Returns::Scalar(Type::Text, |c, a| {
-            Ok(ops::create(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?.into())
+            let t = a.texts()?;
+            Ok(ops::create(c, t.at(0), t.at(1))?.into())
         }),
         nature: Nature::Writer,
     },
@@ -20,12 +21,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("task_id"), text("depends_on_id"), text("type")],
         required: 2,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            Ok(Value::Int(ops::dep_add(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?))
+            let t = a.texts()?;
+            Ok(Value::Int(ops::dep_add(c, t.at(0), t.at(1), t.at(2))?))
         }),
         nature: Nature::Writer,
     },
@@ -34,12 +31,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("task_id"), text("depends_on_id"), text("type")],
         required: 2,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            Ok(Value::Int(ops::dep_remove(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?))
+            let t = a.texts()?;
+            Ok(Value::Int(ops::dep_remove(c, t.at(0), t.at(1), t.at(2))?))
         }),
         nature: Nature::Writer,
     },
@@ -48,13 +41,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("task_id"), text("session_id"), text("thread_id")],
         required: 2,
         returns: Returns::Scalar(Type::Text, |c, a| {
-            Ok(ops::claim(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?
-            .into())
+            let t = a.texts()?;
+            Ok(ops::claim(c, t.at(0), t.at(1), t.at(2))?.into())
         }),
         nature: Nature::Writer,
     },
@@ -63,13 +51,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("task_id"), text("reason"), text("summary")],
         required: 3,
         returns: Returns::Scalar(Type::Text, |c, a| {
-            Ok(ops::close(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?
-            .into())
+            let t = a.texts()?;
+            Ok(ops::close(c, t.at(0), t.at(1), t.at(2))?.into())
         }),
         nature: Nature::Writer,
     },
@@ -78,7 +61,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("task_id"), text("options")],
         required: 2,
         returns: Returns::Scalar(Type::Text, |c, a| {
-            Ok(ops::update(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())?.into())
+            let t = a.texts()?;
+            Ok(ops::update(c, t.at(0), t.at(1))?.into())
         }),
         nature: Nature::Writer,
     },
@@ -87,7 +71,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("task_id")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(query::show(c, a.text(0)?.as_deref())?.into())
+            let t = a.texts()?;
+            Ok(query::show(c, t.at(0))?.into())
         }),
         nature: Nature::Reader,
     },
@@ -96,12 +81,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("task_id"), text("message_id"), text("relation")],
         required: 2,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            Ok(Value::Int(ops::link(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?))
+            let t = a.texts()?;
+            Ok(Value::Int(ops::link(c, t.at(0), t.at(1), t.at(2))?))
         }),
         nature: Nature::Writer,
     },
@@ -110,12 +91,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("task_id"), text("summary"), text("options")],
         required: 2,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            Ok(Value::Int(ops::compact(
-                c,
-                a.text(0)?.as_deref(),
-                a.text(1)?.as_deref(),
-                a.text(2)?.as_deref(),
-            )?))
+            let t = a.texts()?;
+            Ok(Value::Int(ops::compact(c, t.at(0), t.at(1), t.at(2))?))
         }),
         nature: Nature::Writer,
     },
@@ -124,7 +101,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("task_id")],
         required: 1,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            Ok(Value::Int(ops::restore(c, a.text(0)?.as_deref())?))
+            let t = a.texts()?;
+            Ok(Value::Int(ops::restore(c, t.at(0))?))
         }),
         nature: Nature::Writer,
     },
@@ -151,7 +129,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("options")],
         required: 0,
         returns: Returns::Table(&query::READY_COLUMNS, |c, a| {
-            Ok(query::ready(c, a.text(0)?.as_deref())?
+            let t = a.texts()?;
+            Ok(query::ready(c, t.at(0))?
                 .into_iter()
                 .map(query::ReadyRow::into_row)
                 .collect())
@@ -163,7 +142,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("options")],
         required: 0,
         returns: Returns::Table(&query::LIST_COLUMNS, |c, a| {
-            query::list(c, a.text(0)?.as_deref())
+            let t = a.texts()?;
+            query::list(c, t.at(0))
         }),
         nature: Nature::Reader,
     },
@@ -172,7 +152,8 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("query"), text("options")],
         required: 1,
         returns: Returns::Table(&query::SEARCH_COLUMNS, |c, a| {
-            query::search_tasks(c, a.text(0)?.as_deref(), a.text(1)?.as_deref())
+            let t = a.texts()?;
+            query::search_tasks(c, t.at(0), t.at(1))
         }),
         nature: Nature::Reader,
     },

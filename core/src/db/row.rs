@@ -9,12 +9,40 @@
 use crate::error::echo;
 use crate::{Conn, Error, Result, Row, Value};
 
+/// A row type the triggers read: from the row Postgres hands them, or back from the table by
+/// `seq` (SQLite's triggers run after the write).
+pub trait Stored: Sized {
+    /// The table the row belongs to.
+    const TABLE: &'static str;
+    /// What a row is called in errors (`message not found: 7`).
+    const NOUN: &'static str;
+    /// The columns the row is read from, in field order.
+    const COLUMNS: &'static [&'static str];
+    /// Reads the row from values in [`Stored::COLUMNS`] order, strictly typed.
+    fn from_values(v: Row) -> Result<Self>;
+}
+
+/// Reads a stored row by `seq`.
+pub fn load<R: Stored>(conn: &mut dyn Conn, seq: i64) -> Result<R> {
+    let sql = format!(
+        "SELECT {} FROM {} WHERE seq = ?1",
+        R::COLUMNS
+            .join(", ")
+            .replace("metadata", "CAST(metadata AS TEXT)"),
+        R::TABLE
+    );
+    let row = conn
+        .query(&sql, &[Value::Int(seq)])?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::not_found(R::NOUN, seq.to_string()))?;
+    R::from_values(row)
+}
+
 /// A row the triggers complete. The core alone says which columns it fills in and with what;
 /// Postgres writes them into `NEW` before the row is stored, SQLite (whose triggers run after)
 /// writes them back with [`store`]. A column added here reaches both.
-pub trait Completed {
-    /// The table the row belongs to.
-    const TABLE: &'static str;
+pub trait Completed: Stored {
     /// The row's `seq` (its stable key while a trigger runs).
     fn seq(&self) -> i64;
     /// The filled-in columns and their values.

@@ -68,28 +68,6 @@ impl Draft {
         "metadata",
     ];
 
-    /// Builds a draft from values in [`Draft::COLUMNS`] order, strictly typed (a plain SQLite
-    /// `INSERT` of `created_at = 'yesterday'` is refused here, before anything is indexed).
-    pub fn from_values(v: Vec<Value>) -> Result<Self> {
-        let mut c = Cells::new("mem_messages", &Draft::COLUMNS, v);
-        Ok(Draft {
-            seq: c.int()?,
-            id: c.text()?,
-            thread_id: c.text()?,
-            resource_id: c.opt_text()?,
-            role: c.text()?,
-            raw_content: c.text()?,
-            search_text: c.opt_text()?,
-            injection_text: c.opt_text()?,
-            compaction_level: c.int()?,
-            task_id: c.opt_text()?,
-            message_index: c.opt_int()?,
-            token_count: c.opt_int()?,
-            created_at: c.int()?,
-            metadata: c.json_object()?,
-        })
-    }
-
     /// The draft's values in [`Draft::COLUMNS`] order.
     pub fn to_values(&self) -> Vec<Value> {
         vec![
@@ -110,23 +88,6 @@ impl Draft {
         ]
     }
 
-    /// Reads a stored row by `seq` (the SQLite triggers run after the write, so they read
-    /// the row back; Postgres hands the trigger the row itself).
-    pub fn load(conn: &mut dyn Conn, seq: i64) -> Result<Self> {
-        let sql = format!(
-            "SELECT {} FROM mem_messages WHERE seq = ?1",
-            Draft::COLUMNS
-                .join(", ")
-                .replace("metadata", "CAST(metadata AS TEXT)")
-        );
-        let row = conn
-            .query(&sql, &[Value::Int(seq)])?
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::not_found("message", seq.to_string()))?;
-        Draft::from_values(row)
-    }
-
     /// What the search index holds for the message: its search text, or the raw text when
     /// that is NULL (the two are stored once when equal).
     pub fn indexed_text(&self) -> &str {
@@ -134,9 +95,35 @@ impl Draft {
     }
 }
 
-impl crate::db::row::Completed for Draft {
+impl crate::db::row::Stored for Draft {
     const TABLE: &'static str = "mem_messages";
+    const NOUN: &'static str = "message";
+    const COLUMNS: &'static [&'static str] = &Draft::COLUMNS;
 
+    /// Builds a draft from values in [`Draft::COLUMNS`] order, strictly typed (a plain SQLite
+    /// `INSERT` of `created_at = 'yesterday'` is refused here, before anything is indexed).
+    fn from_values(v: Vec<Value>) -> Result<Self> {
+        let mut c = Cells::new("mem_messages", &Draft::COLUMNS, v);
+        Ok(Draft {
+            seq: c.int()?,
+            id: c.text()?,
+            thread_id: c.text()?,
+            resource_id: c.opt_text()?,
+            role: c.text()?,
+            raw_content: c.text()?,
+            search_text: c.opt_text()?,
+            injection_text: c.opt_text()?,
+            compaction_level: c.int()?,
+            task_id: c.opt_text()?,
+            message_index: c.opt_int()?,
+            token_count: c.opt_int()?,
+            created_at: c.int()?,
+            metadata: c.json_object()?,
+        })
+    }
+}
+
+impl crate::db::row::Completed for Draft {
     fn seq(&self) -> i64 {
         self.seq
     }
@@ -564,6 +551,9 @@ mod tests {
             created_at: 42,
             metadata: "{}".into(),
         };
-        assert_eq!(Draft::from_values(d.to_values()).unwrap(), d);
+        assert_eq!(
+            <Draft as crate::db::row::Stored>::from_values(d.to_values()).unwrap(),
+            d
+        );
     }
 }

@@ -150,6 +150,25 @@ pub fn release(
 }
 
 /// The owner and operation of a guarded write, checked for shape.
+/// A call that hands over an agent's answer under a lease, as its arguments arrive: the
+/// record's lookup key, the owner and operation the lease was granted to, and the answer.
+#[derive(Clone, Copy)]
+pub struct Answered<'a> {
+    pub key: Option<&'a str>,
+    pub owner_id: Option<&'a str>,
+    pub operation_id: Option<&'a str>,
+    pub answer: Option<&'a str>,
+}
+
+impl<'a> Answered<'a> {
+    /// The owner and operation (both required) and the parsed answer.
+    pub fn checked(&self) -> Result<(&'a str, &'a str, super::parse::Parsed)> {
+        let (owner, op) = guard(self.owner_id, self.operation_id)?;
+        let parsed = super::parse::parse("answer", self.answer.unwrap_or(""))?;
+        Ok((owner, op, parsed))
+    }
+}
+
 pub fn guard<'a>(owner_id: Option<&'a str>, op: Option<&'a str>) -> Result<(&'a str, &'a str)> {
     Ok((
         owner(owner_id)?,

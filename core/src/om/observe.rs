@@ -3,6 +3,7 @@
 //! active observations in order (`om_activate`). Every write is lease-guarded and happens in
 //! one statement's transaction, so an answer is applied whole or not at all.
 
+use super::lease::Answered;
 use super::parse::{self, Parsed};
 use super::pending::{self, Msg};
 use super::record::{self, Chunk, Key, Record, Scope};
@@ -281,38 +282,75 @@ fn guarded(
     Ok(Some((key, rec, now)))
 }
 
+/// An observer's answer ready to apply: its record (under the caller's lease), the parsed
+/// answer, and the batch of messages it covers.
+struct Batch<'a> {
+    key: Key,
+    rec: Record,
+    now: i64,
+    owner: &'a str,
+    op: &'a str,
+    parsed: parse::Parsed,
+    thread: String,
+    batch: Vec<pending::Msg>,
+}
+
+/// Checks an answered call and reads its batch; `None` when the lease was lost.
+fn open_batch<'a>(
+    conn: &mut dyn Conn,
+    call: &Answered<'a>,
+    message_ids: Option<&str>,
+) -> Result<Option<Batch<'a>>> {
+    let (owner, op, parsed) = call.checked()?;
+    let ids = parse_ids(message_ids)?;
+    let Some((key, rec, now)) = guarded(conn, call.key, owner, op)? else {
+        return Ok(None);
+    };
+    let (thread, batch) = batch_of(conn, &key, &rec, &ids)?;
+    Ok(Some(Batch {
+        key,
+        rec,
+        now,
+        owner,
+        op,
+        parsed,
+        thread,
+        batch,
+    }))
+}
+
 /// `om_apply_observation(lookup_key, owner_id, operation_id, answer, message_ids)` → the
 /// observation tokens after applying, or `None` when the lease was lost or superseded.
 pub fn apply_observation(
     conn: &mut dyn Conn,
-    key: Option<&str>,
-    owner_id: Option<&str>,
-    op: Option<&str>,
-    answer: Option<&str>,
+    call: &Answered,
     message_ids: Option<&str>,
 ) -> Result<Option<i64>> {
-    let (owner, op) = super::lease::guard(owner_id, op)?;
-    let parsed = parse::parse("answer", answer.unwrap_or(""))?;
-    let ids = parse_ids(message_ids)?;
-    let Some((key, mut rec, now)) = guarded(conn, key, owner, op)? else {
+    let Some(mut b) = open_batch(conn, call, message_ids)? else {
         return Ok(None);
     };
-    let (thread, batch) = batch_of(conn, &key, &rec, &ids)?;
+    let rec = &mut b.rec;
     let indexed = rec.active_observations.clone();
     rec.active_observations = add_observations(
         &rec.active_observations,
-        key.scope,
-        &thread,
-        &parsed.observations,
+        b.key.scope,
+        &b.thread,
+        &b.parsed.observations,
     );
     rec.observation_tokens = tokens::count(&rec.active_observations, Encoding::O200kBase);
     rec.origin_type = "observation".into();
-    mark_observed(conn, &key, &mut rec, &batch)?;
-    if !record::store_guarded(conn, &rec, owner, op, now)? {
+    mark_observed(conn, &b.key, rec, &b.batch)?;
+    if !record::store_guarded(conn, rec, b.owner, b.op, b.now)? {
         return Ok(None);
     }
-    super::search::index(conn, rec.seq, &rec.active_observations, now, Some(&indexed))?;
-    update_thread(conn, &thread, &parsed, now)?;
+    super::search::index(
+        conn,
+        rec.seq,
+        &rec.active_observations,
+        b.now,
+        Some(&indexed),
+    )?;
+    update_thread(conn, &b.thread, &b.parsed, b.now)?;
     Ok(Some(rec.observation_tokens))
 }
 
@@ -321,34 +359,28 @@ pub fn apply_observation(
 /// `om_activate`; no later chunk or observation may cover them again.
 pub fn buffer_chunk(
     conn: &mut dyn Conn,
-    key: Option<&str>,
-    owner_id: Option<&str>,
-    op: Option<&str>,
-    answer: Option<&str>,
+    call: &Answered,
     message_ids: Option<&str>,
 ) -> Result<Option<i64>> {
-    let (owner, op) = super::lease::guard(owner_id, op)?;
-    let parsed = parse::parse("answer", answer.unwrap_or(""))?;
-    let ids = parse_ids(message_ids)?;
-    let Some((key, mut rec, now)) = guarded(conn, key, owner, op)? else {
+    let Some(mut b) = open_batch(conn, call, message_ids)? else {
         return Ok(None);
     };
-    let (thread, batch) = batch_of(conn, &key, &rec, &ids)?;
-    let pending: i64 = pending::unobserved(conn, &key, Some(&rec), false)?
+    let pending: i64 = pending::unobserved(conn, &b.key, Some(&b.rec), false)?
         .iter()
         .map(|m| m.token_count)
         .sum();
+    let rec = &mut b.rec;
     rec.chunks.push(Chunk {
-        content: parsed.observations,
-        current_task: parsed.current_task,
-        suggested_response: parsed.suggested_response,
-        thread_id: thread,
-        message_ids: batch.iter().map(|m| m.id.clone()).collect(),
-        message_tokens: batch.iter().map(|m| m.token_count).sum(),
-        created_at: now,
+        content: b.parsed.observations,
+        current_task: b.parsed.current_task,
+        suggested_response: b.parsed.suggested_response,
+        thread_id: b.thread,
+        message_ids: b.batch.iter().map(|m| m.id.clone()).collect(),
+        message_tokens: b.batch.iter().map(|m| m.token_count).sum(),
+        created_at: b.now,
     });
     rec.last_buffered_at_tokens = pending;
-    if !record::store_guarded(conn, &rec, owner, op, now)? {
+    if !record::store_guarded(conn, rec, b.owner, b.op, b.now)? {
         return Ok(None);
     }
     Ok(Some(rec.chunks.len() as i64))

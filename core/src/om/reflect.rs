@@ -5,6 +5,7 @@
 //! every buffered chunk over to the new generation, including chunks buffered while the
 //! reflector ran, so none is ever stranded; keep the old generation as inactive history.
 
+use super::lease::Answered;
 use super::parse;
 use super::pending;
 use super::prompts;
@@ -115,16 +116,12 @@ fn reflectable(
 /// unobserved, and while the reflection is still over the threshold below the last level.
 pub fn apply_reflection(
     conn: &mut dyn Conn,
-    key: Option<&str>,
-    owner_id: Option<&str>,
-    op: Option<&str>,
-    answer: Option<&str>,
+    call: &Answered,
     level: Option<i64>,
 ) -> Result<Option<i64>> {
-    let (owner, op) = super::lease::guard(owner_id, op)?;
+    let (owner, op, parsed) = call.checked()?;
     let level = compression_level(level)?;
-    let parsed = parse::parse("answer", answer.unwrap_or(""))?;
-    let key = Key::parse(conn, key)?;
+    let key = Key::parse(conn, call.key)?;
     let now = conn.now_ms()?;
     let Some(old) = reflectable(conn, &key, owner, op, now)? else {
         return Ok(None);
@@ -149,16 +146,12 @@ pub fn apply_reflection(
 /// condensed until `om_activate_reflection` swaps it in.
 pub fn buffer_reflection(
     conn: &mut dyn Conn,
-    key: Option<&str>,
-    owner_id: Option<&str>,
-    op: Option<&str>,
-    answer: Option<&str>,
+    call: &Answered,
     level: Option<i64>,
 ) -> Result<Option<bool>> {
-    let (owner, op) = super::lease::guard(owner_id, op)?;
+    let (owner, op, parsed) = call.checked()?;
     let level = compression_level(level)?;
-    let parsed = parse::parse("answer", answer.unwrap_or(""))?;
-    let key = Key::parse(conn, key)?;
+    let key = Key::parse(conn, call.key)?;
     let now = conn.now_ms()?;
     let Some(old) = record::load(conn, &key)? else {
         return Ok(None);

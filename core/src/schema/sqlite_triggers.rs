@@ -9,6 +9,7 @@
 //! Every handler is safe to call by hand: it books a row at most once, refuses to act on a row
 //! that still exists where it expects it gone, or recounts instead of counting.
 
+use crate::db::row;
 use crate::memory::messages::{self, Changed, Draft, Replaced, Timing};
 use crate::tasks::graph::{self, DepRow, TaskRow};
 use crate::{memory::threads, Conn, Error, Result, Value};
@@ -93,13 +94,13 @@ fn flag(args: &[Value], i: usize) -> bool {
 pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) -> Result<Value> {
     match name {
         "mem__message_insert" => {
-            let d = Draft::load(conn, int(args, 0, "seq")?)?;
+            let d = row::load::<Draft>(conn, int(args, 0, "seq")?)?;
             let replaced = take_pending(conn_key, &d.id);
             messages::settle_replaced(conn, d.seq, &replaced)?;
             let before = d.clone();
             let d = messages::complete_insert(conn, d, Timing::AfterWrite)?;
             if d != before {
-                crate::db::row::store(conn, &d)?;
+                row::store(conn, &d)?;
             }
         }
         "mem__message_conflicts" => {
@@ -114,7 +115,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
             put_pending(conn_key, id, rows);
         }
         "mem__message_update" => {
-            let d = Draft::load(conn, int(args, 0, "seq")?)?;
+            let d = row::load::<Draft>(conn, int(args, 0, "seq")?)?;
             // The stored count is the one booked on the thread (token_count cannot be updated).
             let old_tokens = d.token_count;
             let changed = Changed {
@@ -131,7 +132,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
                 d.clone(),
             )?;
             if updated != d {
-                crate::db::row::store(conn, &updated)?;
+                row::store(conn, &updated)?;
             }
         }
         "mem__message_delete" => {
@@ -148,20 +149,20 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
             threads::recount(conn, &text(args, 0).unwrap_or_default())?;
         }
         "mem__task_insert" => {
-            let mut row = TaskRow::load(conn, int(args, 0, "seq")?)?;
+            let mut row = row::load::<TaskRow>(conn, int(args, 0, "seq")?)?;
             if graph::on_task_insert(conn, &mut row)? {
-                crate::db::row::store(conn, &row)?;
+                row::store(conn, &row)?;
             }
         }
         "mem__task_status" => {
-            let mut row = TaskRow::load(conn, int(args, 0, "seq")?)?;
+            let mut row = row::load::<TaskRow>(conn, int(args, 0, "seq")?)?;
             if graph::on_task_status(conn, &mut row)? {
-                crate::db::row::store(conn, &row)?;
+                row::store(conn, &row)?;
             }
             graph::after_task_status(conn, &row.id)?;
         }
         "mem__task_text" => {
-            let row = TaskRow::load(conn, int(args, 0, "seq")?)?;
+            let row = row::load::<TaskRow>(conn, int(args, 0, "seq")?)?;
             let old = graph::search_text(
                 &text(args, 1).unwrap_or_default(),
                 text(args, 2).as_deref(),
@@ -180,7 +181,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
             graph::on_task_delete(conn, int(args, 0, "seq")?, &id, &old)?;
         }
         "mem__task_dep_insert" => {
-            let dep = DepRow::load(conn, int(args, 0, "seq")?)?;
+            let dep = row::load::<DepRow>(conn, int(args, 0, "seq")?)?;
             graph::on_dep_insert(conn, &dep)?;
         }
         "mem__task_dep_update" => graph::on_dep_update()?,

@@ -229,14 +229,7 @@ pub fn parse(query: &str) -> Query {
                 continue;
             };
             clauses += 1;
-            match modifier {
-                Modifier::MustNot => q.must_not.push(m),
-                Modifier::Must => {
-                    q.must.push(m.clone());
-                    push_should(&mut q, m);
-                }
-                Modifier::None => push_should(&mut q, m),
-            }
+            push_clause(&mut q, modifier, m);
             continue;
         }
         // A word: up to whitespace or a quote.
@@ -255,15 +248,7 @@ pub fn parse(query: &str) -> Query {
             if !prefix.is_empty() {
                 clauses += 1;
                 prev = None;
-                let m = Matcher::Prefix(prefix);
-                match modifier {
-                    Modifier::MustNot => q.must_not.push(m),
-                    Modifier::Must => {
-                        q.must.push(m.clone());
-                        push_should(&mut q, m);
-                    }
-                    Modifier::None => push_should(&mut q, m),
-                }
+                push_clause(&mut q, modifier, Matcher::Prefix(prefix));
                 continue;
             }
         }
@@ -339,6 +324,18 @@ pub fn parse(query: &str) -> Query {
 }
 
 const STEM_MARK_LEN: usize = stem::STEM_MARK.len_utf8();
+
+/// Adds a clause as its modifier says: `-` excludes, `+` requires (and scores), none scores.
+fn push_clause(q: &mut Query, modifier: Modifier, m: Matcher) {
+    match modifier {
+        Modifier::MustNot => q.must_not.push(m),
+        Modifier::Must => {
+            q.must.push(m.clone());
+            push_should(q, m);
+        }
+        Modifier::None => push_should(q, m),
+    }
+}
 
 fn push_should(q: &mut Query, m: Matcher) {
     if !q.should.contains(&m) {

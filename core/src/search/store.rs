@@ -52,6 +52,25 @@ pub struct SegRow {
     pub max_key: i64,
 }
 
+impl SegRow {
+    /// From the listing's nine integer columns, in field order (missing ones read as 0).
+    fn from_ints(v: impl IntoIterator<Item = i64>) -> SegRow {
+        let mut v = v.into_iter();
+        let mut next = || v.next().unwrap_or(0);
+        SegRow {
+            seg_no: next(),
+            build: next(),
+            doc_count: next(),
+            total_len: next(),
+            dead_count: next(),
+            dead_len: next(),
+            dead_ver: next(),
+            min_key: next(),
+            max_key: next(),
+        }
+    }
+}
+
 /// A delta row.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeltaRow {
@@ -144,18 +163,8 @@ pub fn snapshot(conn: &mut dyn Conn, ns: &str) -> Result<Snapshot> {
         if kind == 2 {
             s.index = it.next().map_or(0, |v| int(&v));
         } else if kind == 0 {
-            let v: Vec<i64> = it.by_ref().take(9).map(|v| int(&v)).collect();
-            s.segments.push(SegRow {
-                seg_no: v[0],
-                build: v[1],
-                doc_count: v[2],
-                total_len: v[3],
-                dead_count: v[4],
-                dead_len: v[5],
-                dead_ver: v[6],
-                min_key: v[7],
-                max_key: v[8],
-            });
+            s.segments
+                .push(SegRow::from_ints(it.by_ref().take(9).map(|v| int(&v))));
         } else {
             let v: Vec<Value> = it.collect();
             let reordered = [0, 1, 2, 3, 9, 4, 5, 6, 10]
@@ -403,20 +412,7 @@ pub fn segments(conn: &mut dyn Conn, ns: &str) -> Result<Vec<SegRow>> {
     )?;
     Ok(rows
         .into_iter()
-        .map(|r| {
-            let v: Vec<i64> = r.iter().map(int).collect();
-            SegRow {
-                seg_no: v[0],
-                build: v[1],
-                doc_count: v[2],
-                total_len: v[3],
-                dead_count: v[4],
-                dead_len: v[5],
-                dead_ver: v[6],
-                min_key: v[7],
-                max_key: v[8],
-            }
-        })
+        .map(|r| SegRow::from_ints(r.iter().map(int)))
         .collect())
 }
 

@@ -81,8 +81,23 @@ impl TaskRow {
         "metadata",
     ];
 
+    /// What the search index holds for the task: title, description and summary.
+    pub fn search_text(&self) -> String {
+        search_text(
+            &self.title,
+            self.description.as_deref(),
+            self.summary.as_deref(),
+        )
+    }
+}
+
+impl crate::db::row::Stored for TaskRow {
+    const TABLE: &'static str = "mem_tasks";
+    const NOUN: &'static str = "task";
+    const COLUMNS: &'static [&'static str] = &TaskRow::COLUMNS;
+
     /// Reads values in [`TaskRow::COLUMNS`] order, strictly typed (see [`crate::db::row`]).
-    pub fn from_values(v: Vec<Value>) -> Result<Self> {
+    fn from_values(v: Vec<Value>) -> Result<Self> {
         let mut c = Cells::new("mem_tasks", &TaskRow::COLUMNS, v);
         let row = TaskRow {
             seq: c.int()?,
@@ -104,36 +119,9 @@ impl TaskRow {
         c.json_object()?; // metadata
         Ok(row)
     }
-
-    /// Reads a stored row by `seq` (SQLite's after-triggers).
-    pub fn load(conn: &mut dyn Conn, seq: i64) -> Result<Self> {
-        let sql = format!(
-            "SELECT {} FROM mem_tasks WHERE seq = ?1",
-            TaskRow::COLUMNS
-                .join(", ")
-                .replace("metadata", "CAST(metadata AS TEXT)")
-        );
-        let row = conn
-            .query(&sql, &[Value::Int(seq)])?
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::not_found("task", seq.to_string()))?;
-        TaskRow::from_values(row)
-    }
-
-    /// What the search index holds for the task: title, description and summary.
-    pub fn search_text(&self) -> String {
-        search_text(
-            &self.title,
-            self.description.as_deref(),
-            self.summary.as_deref(),
-        )
-    }
 }
 
 impl crate::db::row::Completed for TaskRow {
-    const TABLE: &'static str = "mem_tasks";
-
     fn seq(&self) -> i64 {
         self.seq
     }
@@ -170,8 +158,14 @@ pub struct DepRow {
 
 impl DepRow {
     pub const COLUMNS: [&'static str; 4] = ["seq", "task_id", "depends_on_id", "type"];
+}
 
-    pub fn from_values(v: Vec<Value>) -> Result<Self> {
+impl crate::db::row::Stored for DepRow {
+    const TABLE: &'static str = "mem_task_deps";
+    const NOUN: &'static str = "dependency";
+    const COLUMNS: &'static [&'static str] = &DepRow::COLUMNS;
+
+    fn from_values(v: Vec<Value>) -> Result<Self> {
         let mut c = Cells::new("mem_task_deps", &DepRow::COLUMNS, v);
         Ok(DepRow {
             seq: c.int()?,
@@ -179,18 +173,6 @@ impl DepRow {
             depends_on_id: c.text()?,
             dep_type: c.text()?,
         })
-    }
-
-    pub fn load(conn: &mut dyn Conn, seq: i64) -> Result<Self> {
-        let row = conn
-            .query(
-                "SELECT seq, task_id, depends_on_id, type FROM mem_task_deps WHERE seq = ?1",
-                &[Value::Int(seq)],
-            )?
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::not_found("dependency", seq.to_string()))?;
-        DepRow::from_values(row)
     }
 }
 
@@ -388,18 +370,7 @@ pub fn check_cycle(conn: &mut dyn Conn, task_id: &str, depends_on_id: &str) -> R
 
 /// Checks a dependency type against [`DEP_TYPES`].
 pub fn check_dep_type(arg: &str, t: &str) -> Result<()> {
-    if DEP_TYPES.contains(&t) {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            arg,
-            format!(
-                "must be one of {} (got {})",
-                DEP_TYPES.join(", "),
-                crate::error::echo(t)
-            ),
-        ))
-    }
+    super::check_one_of(arg, t, DEP_TYPES)
 }
 
 // ------------------------------------------------------------------ trigger handlers

@@ -178,14 +178,7 @@ fn ids_of(rows: Vec<crate::Row>) -> Vec<String> {
 /// `task_query(input [, context])`: actions ready (limit, default 5), show (id), list
 /// (status, limit), search (query, limit default 3, includeMessages).
 pub fn task_query(conn: &mut dyn Conn, input: Option<&[u8]>, context: Option<&[u8]>) -> String {
-    let parsed = Input::parse(input, context);
-    let action = parsed
-        .as_ref()
-        .ok()
-        .and_then(Input::action)
-        .unwrap_or_default();
-    let r = parsed.and_then(|i| run_query(conn, &i));
-    answer(&action, r)
+    tool_call(conn, input, context, run_query)
 }
 
 fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
@@ -240,13 +233,23 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
 
 /// `task_mutate(input [, context])`: actions create, claim, close, dep, link, update_context.
 pub fn task_mutate(conn: &mut dyn Conn, input: Option<&[u8]>, context: Option<&[u8]>) -> String {
+    tool_call(conn, input, context, run_mutate)
+}
+
+/// Parses a tool call, runs it and answers JSON whatever happens.
+fn tool_call(
+    conn: &mut dyn Conn,
+    input: Option<&[u8]>,
+    context: Option<&[u8]>,
+    run: fn(&mut dyn Conn, &Input) -> Answer,
+) -> String {
     let parsed = Input::parse(input, context);
     let action = parsed
         .as_ref()
         .ok()
         .and_then(Input::action)
         .unwrap_or_default();
-    let r = parsed.and_then(|i| run_mutate(conn, &i));
+    let r = parsed.and_then(|i| run(conn, &i));
     answer(&action, r)
 }
 

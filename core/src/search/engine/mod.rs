@@ -148,7 +148,15 @@ pub fn execute(
             continue;
         }
         let mut src = v.src.open(conn);
-        wand::run_view(&v.seg, &mut src, &plan, row, &idfs, &sc, filter, &mut col)?;
+        let q = wand::ViewQuery {
+            view: &v.seg,
+            plan: &plan,
+            infos: row,
+            idfs: &idfs,
+            sc: &sc,
+            filter,
+        };
+        wand::run_view(&q, &mut src, &mut col)?;
         let (pages, bytes) = src.reads();
         col.stats.pages_read += pages;
         col.stats.bytes_read += bytes;

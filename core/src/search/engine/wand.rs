@@ -223,24 +223,26 @@ fn accept(
     Ok(filter.is_none_or(|f| f(key)))
 }
 
+/// One view's search: the view, the query plan with its terms' dictionary entries in this
+/// view and their idfs, the scorer, and the caller's filter.
+#[derive(Clone, Copy)]
+pub struct ViewQuery<'a> {
+    pub view: &'a SegView,
+    pub plan: &'a Plan,
+    pub infos: &'a [Option<TermInfo>],
+    pub idfs: &'a [f64],
+    pub sc: &'a Scorer,
+    pub filter: Option<&'a dyn Fn(i64) -> bool>,
+}
+
 /// Searches one view: seeds the heap, then block-max WAND.
-#[allow(clippy::too_many_arguments)]
-pub fn run_view(
-    view: &SegView,
-    src: &mut dyn PageSource,
-    plan: &Plan,
-    infos: &[Option<TermInfo>],
-    idfs: &[f64],
-    sc: &Scorer,
-    filter: Option<&dyn Fn(i64) -> bool>,
-    col: &mut Collector,
-) -> Result<()> {
+pub fn run_view(q: &ViewQuery, src: &mut dyn PageSource, col: &mut Collector) -> Result<()> {
     let mut docs = Docs::default();
-    seed(view, src, plan, infos, idfs, sc, filter, col, &mut docs)?;
-    let Some(mut cs) = Cursors::open(&view.seg, src, plan, infos, idfs, sc)? else {
+    seed(q, src, col, &mut docs)?;
+    let Some(mut cs) = Cursors::open(&q.view.seg, src, q.plan, q.infos, q.idfs, q.sc)? else {
         return Ok(());
     };
-    let r = wand(view, src, plan, sc, filter, col, &mut cs, &mut docs);
+    let r = wand(q, src, col, &mut cs, &mut docs);
     col.stats.steps += cs.work();
     col.stats.postings_bytes += cs.bytes_read();
     r
@@ -250,18 +252,20 @@ pub fn run_view(
 /// bound (over the view's term clauses). Its real scores give WAND a threshold from the
 /// start, which matters when scores grow with the document order (recency with keys in time
 /// order). Exactness is unaffected: these are real candidates, and WAND skips them later.
-#[allow(clippy::too_many_arguments)]
 fn seed(
-    view: &SegView,
+    q: &ViewQuery,
     src: &mut dyn PageSource,
-    plan: &Plan,
-    infos: &[Option<TermInfo>],
-    idfs: &[f64],
-    sc: &Scorer,
-    filter: Option<&dyn Fn(i64) -> bool>,
     col: &mut Collector,
     docs: &mut Docs,
 ) -> Result<()> {
+    let ViewQuery {
+        view,
+        plan,
+        infos,
+        idfs,
+        sc,
+        filter,
+    } = *q;
     let Some(mut cs) = Cursors::open(&view.seg, src, plan, infos, idfs, sc)? else {
         return Ok(());
     };
@@ -336,17 +340,20 @@ fn seed(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn wand(
-    view: &SegView,
+    q: &ViewQuery,
     src: &mut dyn PageSource,
-    plan: &Plan,
-    sc: &Scorer,
-    filter: Option<&dyn Fn(i64) -> bool>,
     col: &mut Collector,
     cs: &mut Cursors,
     docs: &mut Docs,
 ) -> Result<()> {
+    let ViewQuery {
+        view,
+        plan,
+        sc,
+        filter,
+        ..
+    } = *q;
     let mut contrib = vec![0.0f64; plan.should.len()];
     let mut order: Vec<usize> = (0..cs.curs.len()).collect();
     loop {
