@@ -7,8 +7,10 @@
 //! statements and therefore give the same answers.
 
 pub mod api;
+pub mod args;
 pub mod db;
 pub mod error;
+pub mod graph;
 pub mod ids;
 pub mod json_opts;
 pub mod memory;

@@ -15,6 +15,7 @@ mod catalog;
 mod conn;
 mod error;
 mod functions;
+mod graph;
 mod tasks;
 mod triggers;
 

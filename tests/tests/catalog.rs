@@ -7,10 +7,10 @@ use agentmem_core::schema::sqlite_triggers;
 use agentmem_tests::backend::{Backend, Postgres, Sqlite};
 use std::collections::BTreeSet;
 
+/// Whether a registered name is in one of the catalog's name spaces (`mem_…`, `graph_…` …).
 fn is_ours(name: &str) -> bool {
-    ["mem_", "task_", "om_", "wm_", "memory_"]
-        .iter()
-        .any(|p| name.starts_with(p))
+    let space = |n: &str| n.split('_').next().unwrap_or("").to_string();
+    api::functions().any(|f| space(f.name) == space(name))
 }
 
 #[test]

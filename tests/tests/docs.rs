@@ -51,9 +51,8 @@ fn expectation(comment: Option<&str>) -> Expect {
     if c == "no rows" {
         return Expect::NoRows;
     }
-    let value = !c.is_empty()
-        && !c.contains(' ')
-        && c.chars().all(|ch| ch.is_ascii_digit() || ch == '.');
+    let value =
+        !c.is_empty() && !c.contains(' ') && c.chars().all(|ch| ch.is_ascii_digit() || ch == '.');
     if value {
         Expect::Value(c.to_string())
     } else {
@@ -165,7 +164,10 @@ fn run(db: &mut dyn Backend, fx: &Fixture, st: &Statement) {
     match (&st.expect, got) {
         (Expect::Error(m), Err(e)) => {
             let m = fx.apply(m);
-            assert!(e.contains(&m), "{at}\nwanted an error with {m:?}, got {e:?}");
+            assert!(
+                e.contains(&m),
+                "{at}\nwanted an error with {m:?}, got {e:?}"
+            );
         }
         (Expect::Error(m), Ok(_)) => panic!("{at}\nwanted the error {m:?}, it ran"),
         (_, Err(e)) => panic!("{at}\nfailed: {e}"),
@@ -218,8 +220,9 @@ fn sql_blocks_run_on_postgres() {
     };
     let mut db = Postgres::connect(&url);
     for file in files() {
-        let (install, rest): (Vec<_>, Vec<_>) =
-            blocks(&file).into_iter().partition(|b| creates_extension(b));
+        let (install, rest): (Vec<_>, Vec<_>) = blocks(&file)
+            .into_iter()
+            .partition(|b| creates_extension(b));
         for block in install {
             db.query("DROP EXTENSION IF EXISTS agentmem CASCADE", &[])
                 .unwrap();

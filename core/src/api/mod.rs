@@ -8,6 +8,7 @@
 //! the three cannot drift apart.
 
 mod call;
+mod graph;
 mod messages;
 mod om;
 mod search;
@@ -126,6 +127,7 @@ pub fn functions() -> impl Iterator<Item = &'static Function> {
         .chain(search::FUNCTIONS)
         .chain(tasks::FUNCTIONS)
         .chain(om::FUNCTIONS)
+        .chain(graph::FUNCTIONS)
 }
 
 /// The function called `name`.

@@ -101,6 +101,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "text_once",
         script: include_str!("../../../sql/migrations/0009_text_once.sql"),
     },
+    Migration {
+        version: 10,
+        name: "graph",
+        script: include_str!("../../../sql/migrations/0010_graph.sql"),
+    },
 ];
 
 /// The schema version this build creates.

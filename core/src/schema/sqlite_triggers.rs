@@ -31,6 +31,10 @@ pub const NAMES: &[&str] = &[
     "mem__task_dep_insert",
     "mem__task_dep_update",
     "mem__task_dep_delete",
+    "mem__graph_edge_insert",
+    "mem__graph_edge_update",
+    "mem__graph_edge_delete",
+    "mem__graph_node_delete",
 ];
 
 /// The rows an `INSERT OR REPLACE` may remove, seen by the before-insert trigger of the row
@@ -69,6 +73,16 @@ fn int(args: &[Value], i: usize, name: &str) -> Result<i64> {
     args.get(i)
         .and_then(Value::as_i64)
         .ok_or_else(|| Error::invalid(name, "must be an integer"))
+}
+
+/// An edge's old (from, to, type, counted) from the trigger's arguments at `i`.
+fn old_edge(args: &[Value], i: usize) -> crate::graph::OldEdge {
+    crate::graph::OldEdge {
+        from: text(args, i).unwrap_or_default(),
+        to: text(args, i + 1).unwrap_or_default(),
+        ty: text(args, i + 2).unwrap_or_default(),
+        active: opt_int(args, i + 3) == Some(1),
+    }
 }
 
 fn opt_int(args: &[Value], i: usize) -> Option<i64> {
@@ -187,6 +201,19 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
         "mem__task_dep_update" => graph::on_dep_update()?,
         "mem__task_dep_delete" => {
             graph::on_dep_delete(conn, &text(args, 0).unwrap_or_default())?;
+        }
+        "mem__graph_edge_insert" => crate::graph::on_edge_insert(conn, int(args, 0, "seq")?)?,
+        "mem__graph_edge_update" => {
+            let old = old_edge(args, 1);
+            crate::graph::on_edge_update(conn, int(args, 0, "seq")?, &old)?;
+        }
+        "mem__graph_edge_delete" => {
+            let old = old_edge(args, 1);
+            let resource = text(args, 0).unwrap_or_default();
+            crate::graph::on_edge_delete(conn, &resource, &old)?;
+        }
+        "mem__graph_node_delete" => {
+            crate::graph::on_node_delete(conn, &text(args, 0).unwrap_or_default())?;
         }
         other => return Err(Error::internal(format!("no trigger function {other}"))),
     }

@@ -35,26 +35,7 @@ pub fn check_id_text(arg: &str, id: &str) -> Result<()> {
     ids::check_id(arg, id)
 }
 
-/// A required text argument.
-pub fn required<'a>(arg: &str, v: Option<&'a str>) -> Result<&'a str> {
-    v.ok_or_else(|| Error::invalid(arg, "must not be NULL"))
-}
-
-/// Checks `v` against a list of allowed values.
-pub fn check_one_of(arg: &str, v: &str, allowed: &[&str]) -> Result<()> {
-    if allowed.contains(&v) {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            arg,
-            format!(
-                "must be one of {} (got {})",
-                allowed.join(", "),
-                crate::error::echo(v)
-            ),
-        ))
-    }
-}
+pub use crate::args::{check_one_of, required};
 
 /// A title: 1 to 500 characters, not only whitespace, no NUL.
 pub fn check_title(arg: &str, title: &str) -> Result<()> {

@@ -1,0 +1,132 @@
+//! The knowledge graph: nodes and typed, weighted edges the client supplies (an agent, a
+//! tree-sitter or SCIP indexer), and the closure the database keeps exact from them.
+//!
+//! Every change of an edge — through these functions or plain SQL — reaches the closure in
+//! the row triggers of `mem_graph_edges` ([`on_edge_insert`] and the others), so there is one
+//! way the closure is maintained. A node's removal removes its edges (and so their closure
+//! rows) in the trigger of `mem_graph_nodes`.
+
+pub mod closure;
+pub mod nodes;
+pub mod path;
+pub mod query;
+pub mod walk;
+
+use crate::db::row::Fields;
+use crate::{Conn, Error, Result, Value};
+use closure::Hop;
+
+/// An edge row as the triggers read it.
+struct EdgeRow {
+    hop: Hop,
+    active: bool,
+}
+
+fn edge_row(conn: &mut dyn Conn, seq: i64) -> Result<EdgeRow> {
+    let row = conn
+        .query(
+            "SELECT resource_id, from_id, to_id, type, weight, \
+             CASE WHEN stale_at IS NULL AND invalid_at IS NULL THEN 1 ELSE 0 END \
+             FROM mem_graph_edges WHERE seq = ?1",
+            &[Value::Int(seq)],
+        )?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::not_found("edge", seq.to_string()))?;
+    let mut f = Fields::new(row);
+    let hop = Hop {
+        resource: f.text().unwrap_or_default(),
+        from: f.text().unwrap_or_default(),
+        to: f.text().unwrap_or_default(),
+        ty: f.text().unwrap_or_default(),
+        weight: f.value().as_f64().unwrap_or(1.0),
+    };
+    Ok(EdgeRow {
+        active: f.int() == Some(1),
+        hop,
+    })
+}
+
+/// The largest weight an edge may have (weights are compared to a billionth).
+pub const MAX_WEIGHT: f64 = 1e9;
+
+/// Refuses an edge whose ends are unknown or in another resource, or whose weight is not a
+/// positive number (the schema's checks cannot see NaN in SQLite).
+fn check_edge(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
+    if !(hop.weight.is_finite() && hop.weight > 0.0 && hop.weight <= MAX_WEIGHT) {
+        return Err(Error::invalid(
+            "weight",
+            format!("must be a number above 0 and at most {MAX_WEIGHT}"),
+        ));
+    }
+    for (arg, id) in [("from_id", &hop.from), ("to_id", &hop.to)] {
+        let resource = conn
+            .query_value(
+                "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1",
+                &[id.as_str().into()],
+            )?
+            .and_then(Value::into_string)
+            .ok_or_else(|| Error::invalid(arg, format!("no node {}", crate::error::echo(id))))?;
+        if resource != hop.resource {
+            return Err(Error::invalid(
+                arg,
+                format!(
+                    "node {} belongs to resource {}, the edge to {}",
+                    crate::error::echo(id),
+                    crate::error::echo(&resource),
+                    crate::error::echo(&hop.resource)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// After an edge row is inserted.
+pub fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
+    let e = edge_row(conn, seq)?;
+    check_edge(conn, &e.hop)?;
+    if e.active {
+        closure::add(conn, &e.hop)?;
+    }
+    Ok(())
+}
+
+/// The counting state of an edge before a change.
+pub struct OldEdge {
+    pub from: String,
+    pub to: String,
+    pub ty: String,
+    pub active: bool,
+}
+
+/// After an edge row changed in a way the closure sees (ends, type, weight, staleness,
+/// validity): the old hop stops counting, the new one starts.
+pub fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()> {
+    let e = edge_row(conn, seq)?;
+    check_edge(conn, &e.hop)?;
+    if old.active {
+        closure::remove(conn, &e.hop.resource, &old.from, &old.to, &old.ty)?;
+    }
+    if e.active {
+        closure::add(conn, &e.hop)?;
+    }
+    Ok(())
+}
+
+/// After an edge row is gone.
+pub fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge) -> Result<()> {
+    if old.active {
+        closure::remove(conn, resource, &old.from, &old.to, &old.ty)?;
+    }
+    Ok(())
+}
+
+/// After a node row is gone: its edges go (their triggers update the closure).
+pub fn on_node_delete(conn: &mut dyn Conn, id: &str) -> Result<()> {
+    conn.execute(
+        "DELETE FROM mem_graph_edges WHERE from_id = ?1 OR to_id = ?1",
+        &[id.into()],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,142 @@
+//! A path of the graph and the order that picks the one the closure keeps.
+
+use serde_json::Value as Json;
+use std::cmp::Ordering;
+
+/// A walk from its first node to its last, with the type and weight of each hop.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Path {
+    pub nodes: Vec<String>,
+    pub types: Vec<String>,
+    pub weights: Vec<f64>,
+}
+
+impl Path {
+    /// The empty walk that starts and ends at `node`.
+    pub fn at(node: &str) -> Path {
+        Path {
+            nodes: vec![node.to_string()],
+            types: Vec::new(),
+            weights: Vec::new(),
+        }
+    }
+
+    /// Hops.
+    pub fn depth(&self) -> usize {
+        self.types.len()
+    }
+
+    /// The sum of the hop weights, added first to last (so the same path always sums to the
+    /// same bits, however it was assembled).
+    pub fn total_weight(&self) -> f64 {
+        self.weights.iter().fold(0.0, |s, w| s + w)
+    }
+
+    pub fn first(&self) -> &str {
+        &self.nodes[0]
+    }
+
+    pub fn last(&self) -> &str {
+        &self.nodes[self.nodes.len() - 1]
+    }
+
+    /// This path, one hop to `node`, then `tail` (which starts at `node`); `None` when the
+    /// result would visit a node twice.
+    pub fn join(&self, ty: &str, weight: f64, tail: &Path) -> Option<Path> {
+        if tail.nodes.iter().any(|n| self.nodes.contains(n)) {
+            return None;
+        }
+        let mut p = self.clone();
+        p.nodes.extend(tail.nodes.iter().cloned());
+        p.types.push(ty.to_string());
+        p.types.extend(tail.types.iter().cloned());
+        p.weights.push(weight);
+        p.weights.extend(tail.weights.iter().copied());
+        Some(p)
+    }
+
+    /// The total weight in billionths, summed exactly: comparisons must not depend on the
+    /// order in which a path was assembled, which float addition would.
+    fn weight_units(&self) -> i128 {
+        self.weights.iter().map(|w| (w * 1e9).round() as i128).sum()
+    }
+
+    /// The closure keeps, per pair, the least path in this order: fewer hops, then higher
+    /// total weight (to a billionth), then the smaller sequence of node ids, then of edge
+    /// types.
+    pub fn order(&self, other: &Path) -> Ordering {
+        self.depth()
+            .cmp(&other.depth())
+            .then_with(|| other.weight_units().cmp(&self.weight_units()))
+            .then_with(|| self.nodes.cmp(&other.nodes))
+            .then_with(|| self.types.cmp(&other.types))
+    }
+
+    pub fn better_than(&self, other: &Path) -> bool {
+        self.order(other) == Ordering::Less
+    }
+
+    /// Whether the hop `from → to` of type `ty` is one of this path's.
+    pub fn uses(&self, from: &str, to: &str, ty: &str) -> bool {
+        (0..self.depth())
+            .any(|i| self.nodes[i] == from && self.nodes[i + 1] == to && self.types[i] == ty)
+    }
+
+    /// The three JSON columns of a closure row: path, edge_types, hop_weights.
+    pub fn to_json(&self) -> (String, String, String) {
+        (
+            Json::from(self.nodes.clone()).to_string(),
+            Json::from(self.types.clone()).to_string(),
+            Json::from(self.weights.clone()).to_string(),
+        )
+    }
+
+    /// A path from the JSON columns of a closure row.
+    pub fn from_json(path: &str, types: &str, weights: &str) -> crate::Result<Path> {
+        let bad = |e: serde_json::Error| {
+            crate::Error::internal(format!("mem_graph_closure holds malformed JSON: {e}"))
+        };
+        let p = Path {
+            nodes: serde_json::from_str(path).map_err(bad)?,
+            types: serde_json::from_str(types).map_err(bad)?,
+            weights: serde_json::from_str(weights).map_err(bad)?,
+        };
+        if p.nodes.len() != p.types.len() + 1 || p.types.len() != p.weights.len() {
+            return Err(crate::Error::internal(
+                "mem_graph_closure holds a path whose hops do not match its nodes",
+            ));
+        }
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(nodes: &[&str], w: &[f64]) -> Path {
+        Path {
+            nodes: nodes.iter().map(|s| s.to_string()).collect(),
+            types: w.iter().map(|_| "imports".to_string()).collect(),
+            weights: w.to_vec(),
+        }
+    }
+
+    #[test]
+    fn fewer_hops_then_heavier_then_smaller_ids() {
+        assert!(p(&["a", "z"], &[1.0]).better_than(&p(&["a", "b", "z"], &[5.0, 5.0])));
+        assert!(p(&["a", "c", "z"], &[2.0, 2.0]).better_than(&p(&["a", "b", "z"], &[1.0, 1.0])));
+        assert!(p(&["a", "b", "z"], &[1.0, 1.0]).better_than(&p(&["a", "c", "z"], &[1.0, 1.0])));
+    }
+
+    #[test]
+    fn joins_refuse_revisits() {
+        let head = p(&["a", "b"], &[1.0]);
+        assert!(head.join("calls", 1.0, &p(&["c", "a"], &[1.0])).is_none());
+        let j = head.join("calls", 2.0, &p(&["c", "d"], &[3.0])).unwrap();
+        assert_eq!(j.nodes, ["a", "b", "c", "d"]);
+        assert_eq!(j.types, ["imports", "calls", "imports"]);
+        assert_eq!(j.total_weight(), 6.0);
+        assert!(j.uses("b", "c", "calls") && !j.uses("b", "c", "imports"));
+    }
+}

@@ -1,0 +1,276 @@
+//! Reading the graph: neighbours and impact from the closure (or a walk when the closure
+//! cannot answer), and counts.
+
+use super::closure::{self, MAX_DEPTH};
+use super::path::Path;
+use super::walk::{walk, Direction, EdgeFilter};
+use crate::api::{int, real, text, Field, Type};
+use crate::args::{check_one_of, required};
+use crate::db::row::Fields;
+use crate::json_opts::Opts;
+use crate::{Conn, Error, Result, Row, Value};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+/// Columns of `graph_neighbors`.
+pub const NEIGHBOR_COLUMNS: [Field; 8] = [
+    text("node_id"),
+    int("depth"),
+    Field {
+        name: "path",
+        ty: Type::Json,
+    },
+    real("total_weight"),
+    Field {
+        name: "edge_types",
+        ty: Type::Json,
+    },
+    text("type"),
+    text("label"),
+    text("file_path"),
+];
+
+const NEIGHBOR_OPTIONS: &[&str] = &[
+    "direction",
+    "max_depth",
+    "edge_types",
+    "node_types",
+    "include_stale",
+    "as_of",
+    "limit",
+];
+
+/// A reached node with the best path between it and the start.
+struct Reached {
+    id: String,
+    path: Path,
+    ty: String,
+    label: String,
+    file_path: Option<String>,
+}
+
+/// What a neighbourhood query asks.
+struct Ask {
+    dirs: Vec<Direction>,
+    max_depth: usize,
+    filter: EdgeFilter,
+    node_types: Option<Vec<String>>,
+    limit: usize,
+}
+
+fn ask(o: &Opts, default_depth: i64, dirs: Vec<Direction>) -> Result<Ask> {
+    Ok(Ask {
+        dirs,
+        max_depth: o.int("max_depth", default_depth, 1, MAX_DEPTH as i64)? as usize,
+        filter: EdgeFilter {
+            include_stale: o.opt_bool("include_stale")?.unwrap_or(false),
+            types: o.opt_strings("edge_types")?,
+            as_of: o.opt_int("as_of")?,
+        },
+        node_types: o.opt_strings("node_types")?,
+        limit: o.int("limit", 100, 0, 10_000)? as usize,
+    })
+}
+
+fn check_node(conn: &mut dyn Conn, id: &str) -> Result<()> {
+    conn.query_value("SELECT 1 FROM mem_graph_nodes WHERE id = ?1", &[id.into()])?
+        .map(|_| ())
+        .ok_or_else(|| Error::invalid("node_id", format!("no node {}", crate::error::echo(id))))
+}
+
+/// The nodes within reach, best first: fewer hops, heavier, then by id.
+fn reach(conn: &mut dyn Conn, node: &str, a: &Ask) -> Result<Vec<Reached>> {
+    check_node(conn, node)?;
+    let f = &a.filter;
+    let closure_answers = !f.include_stale && f.types.is_none() && f.as_of.is_none();
+    let mut best: BTreeMap<String, Path> = BTreeMap::new();
+    for &dir in &a.dirs {
+        let found = if closure_answers {
+            closure::stored(conn, node, dir, a.max_depth)?
+        } else {
+            walk(conn, node, dir, a.max_depth, f)?
+        };
+        for (other, p) in found {
+            match best.get(&other) {
+                Some(cur) if !p.better_than(cur) => {}
+                _ => {
+                    best.insert(other, p);
+                }
+            }
+        }
+    }
+    let ids: Vec<String> = best.keys().cloned().collect();
+    let seqs: Vec<(String, Row)> = node_rows(conn, &ids)?;
+    let mut out = Vec::new();
+    for (id, row) in seqs {
+        let mut fl = Fields::new(row);
+        let ty = fl.text().unwrap_or_default();
+        let label = fl.text().unwrap_or_default();
+        let file_path = fl.text();
+        let stale = fl.int().is_some();
+        if stale && !f.include_stale {
+            continue;
+        }
+        if a.node_types.as_ref().is_some_and(|t| !t.contains(&ty)) {
+            continue;
+        }
+        if let Some(path) = best.remove(&id) {
+            out.push(Reached {
+                id,
+                path,
+                ty,
+                label,
+                file_path,
+            });
+        }
+    }
+    out.sort_by(|x, y| {
+        x.path
+            .depth()
+            .cmp(&y.path.depth())
+            .then(y.path.total_weight().total_cmp(&x.path.total_weight()))
+            .then(x.id.cmp(&y.id))
+    });
+    out.truncate(a.limit);
+    Ok(out)
+}
+
+/// type, label, file_path, stale_at of the nodes `ids`, by id.
+fn node_rows(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<(String, Row)>> {
+    let mut out = Vec::new();
+    for chunk in ids.chunks(500) {
+        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "SELECT id, type, label, file_path, stale_at FROM mem_graph_nodes WHERE id IN ({})",
+            marks.join(", ")
+        );
+        let params: Vec<Value> = chunk.iter().map(|s| s.as_str().into()).collect();
+        for mut r in conn.query(&sql, &params)? {
+            if let Some(id) = (!r.is_empty())
+                .then(|| r.remove(0))
+                .and_then(Value::into_string)
+            {
+                out.push((id, r));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `graph_neighbors(node_id [, options])`: the nodes within `max_depth` hops (default 1) of
+/// the node, `direction` out (what it points to, default), in (what points to it) or both,
+/// with the best path to each. Options: `edge_types`, `node_types`, `include_stale`, `as_of`
+/// (epoch ms: the edges valid then), `limit` (default 100). Order: depth, then total weight
+/// descending, then node id.
+pub fn neighbors(
+    conn: &mut dyn Conn,
+    node: Option<&str>,
+    options: Option<&str>,
+) -> Result<Vec<Row>> {
+    let node = required("node_id", node)?;
+    let o = Opts::parse("options", options, NEIGHBOR_OPTIONS)?;
+    let dir = o.opt_str("direction")?.unwrap_or_else(|| "out".into());
+    check_one_of("options.direction", &dir, &["out", "in", "both"])?;
+    let dirs = match dir.as_str() {
+        "out" => vec![Direction::Out],
+        "in" => vec![Direction::In],
+        _ => vec![Direction::Out, Direction::In],
+    };
+    let a = ask(&o, 1, dirs)?;
+    Ok(reach(conn, node, &a)?
+        .into_iter()
+        .map(|r| {
+            let (path, types, _) = r.path.to_json();
+            vec![
+                r.id.into(),
+                Value::Int(r.path.depth() as i64),
+                path.into(),
+                Value::Real(r.path.total_weight()),
+                types.into(),
+                r.ty.into(),
+                r.label.into(),
+                r.file_path.into(),
+            ]
+        })
+        .collect())
+}
+
+const IMPACT_OPTIONS: &[&str] = &[
+    "max_depth",
+    "edge_types",
+    "node_types",
+    "include_stale",
+    "as_of",
+    "limit",
+];
+
+/// `graph_impact(node_id [, options])` → JSON: what depends on the node (every node with a
+/// path to it, within `max_depth`, default the bound), grouped by depth, and the files they
+/// are in — what to re-check when the node changes.
+pub fn impact(conn: &mut dyn Conn, node: Option<&str>, options: Option<&str>) -> Result<String> {
+    let node = required("node_id", node)?;
+    let o = Opts::parse("options", options, IMPACT_OPTIONS)?;
+    let a = ask(&o, MAX_DEPTH as i64, vec![Direction::In])?;
+    let reached = reach(conn, node, &a)?;
+    let mut by_depth: BTreeMap<usize, Vec<serde_json::Value>> = BTreeMap::new();
+    let mut files: Vec<String> = Vec::new();
+    for r in &reached {
+        by_depth.entry(r.path.depth()).or_default().push(json!({
+            "id": r.id,
+            "type": r.ty,
+            "label": r.label,
+            "filePath": r.file_path,
+            "via": r.path.types,
+        }));
+        if let Some(f) = &r.file_path {
+            files.push(f.clone());
+        }
+    }
+    files.sort();
+    files.dedup();
+    let depths: Vec<serde_json::Value> = by_depth
+        .into_iter()
+        .map(|(d, nodes)| json!({"depth": d, "nodes": nodes}))
+        .collect();
+    Ok(json!({
+        "nodeId": node,
+        "dependents": reached.len(),
+        "byDepth": depths,
+        "files": files,
+    })
+    .to_string())
+}
+
+/// `graph_stats(resource_id)` → JSON counts: nodes (and stale ones), edges (stale, no longer
+/// valid), closure rows, and the depth bound.
+pub fn stats(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> {
+    let r = required("resource_id", resource_id)?;
+    let mut count = |sql: &str| -> Result<i64> {
+        Ok(conn
+            .query_value(sql, &[r.into()])?
+            .and_then(|v| v.as_i64())
+            .unwrap_or(0))
+    };
+    let nodes = count("SELECT count(*) FROM mem_graph_nodes WHERE resource_id = ?1")?;
+    let stale_nodes = count(
+        "SELECT count(*) FROM mem_graph_nodes WHERE resource_id = ?1 AND stale_at IS NOT NULL",
+    )?;
+    let edges = count("SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1")?;
+    let stale_edges = count(
+        "SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1 AND stale_at IS NOT NULL",
+    )?;
+    let invalid_edges = count(
+        "SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1 AND invalid_at IS NOT NULL",
+    )?;
+    let closure_rows = count("SELECT count(*) FROM mem_graph_closure WHERE resource_id = ?1")?;
+    Ok(json!({
+        "nodes": nodes,
+        "staleNodes": stale_nodes,
+        "edges": edges,
+        "staleEdges": stale_edges,
+        "invalidEdges": invalid_edges,
+        "closureRows": closure_rows,
+        "maxDepth": MAX_DEPTH,
+    })
+    .to_string())
+}

@@ -1,0 +1,83 @@
+//! The knowledge graph's row triggers: every change of an edge reaches the closure (the rules
+//! are in `agentmem_core::graph`), after the row is written or gone.
+
+use crate::conn::SpiConn;
+use crate::error::ok;
+use crate::triggers::internal;
+use agentmem_core::graph::{self, OldEdge};
+use pgrx::heap_tuple::PgHeapTuple;
+use pgrx::prelude::*;
+use pgrx::{AllocatedByRust, WhoAllocated};
+
+type Fired<'a> = Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError>;
+
+fn text<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, col: &str) -> String {
+    row.get_by_name::<String>(col)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// The closure's view of an edge row before the change.
+fn old_edge<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> OldEdge {
+    let set = |col: &str| row.get_by_name::<i64>(col).ok().flatten().is_some();
+    OldEdge {
+        from: text(row, "from_id"),
+        to: text(row, "to_id"),
+        ty: text(row, "type"),
+        active: !set("stale_at") && !set("invalid_at"),
+    }
+}
+
+fn seq<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> i64 {
+    row.get_by_name::<i64>("seq").ok().flatten().unwrap_or(0)
+}
+
+/// AFTER INSERT on mem_graph_edges.
+#[pg_trigger]
+fn mem__graph_edge_insert<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
+    let _inside = internal::Guard::new();
+    if let Some(new) = trigger.new() {
+        ok(graph::on_edge_insert(&mut SpiConn, seq(&new)));
+    }
+    Ok(None)
+}
+
+/// AFTER UPDATE of the columns the closure sees.
+#[pg_trigger]
+fn mem__graph_edge_update<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
+    let _inside = internal::Guard::new();
+    if let (Some(old), Some(new)) = (trigger.old(), trigger.new()) {
+        ok(graph::on_edge_update(
+            &mut SpiConn,
+            seq(&new),
+            &old_edge(&old),
+        ));
+    }
+    Ok(None)
+}
+
+/// AFTER DELETE on mem_graph_edges.
+#[pg_trigger]
+fn mem__graph_edge_delete<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
+    let _inside = internal::Guard::new();
+    if let Some(old) = trigger.old() {
+        let resource = text(&old, "resource_id");
+        ok(graph::on_edge_delete(
+            &mut SpiConn,
+            &resource,
+            &old_edge(&old),
+        ));
+    }
+    Ok(None)
+}
+
+/// AFTER DELETE on mem_graph_nodes: the node's edges go.
+#[pg_trigger]
+fn mem__graph_node_delete<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
+    let _inside = internal::Guard::new();
+    if let Some(old) = trigger.old() {
+        ok(graph::on_node_delete(&mut SpiConn, &text(&old, "id")));
+    }
+    Ok(None)
+}
