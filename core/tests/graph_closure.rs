@@ -6,7 +6,7 @@
 
 mod common;
 
-use agentmem_core::graph::{closure::MAX_DEPTH, nodes};
+use agentmem_core::graph::{closure::MAX_DEPTH, load, nodes};
 use agentmem_core::{Conn, Value};
 use common::Sq;
 use std::collections::BTreeMap;
@@ -303,4 +303,39 @@ fn bad_input_is_named_and_writes_nothing() {
     };
     assert_eq!(count(&mut c, "mem_graph_edges"), Some(0));
     assert_eq!(count(&mut c, "mem_graph_closure"), Some(0));
+}
+
+#[test]
+fn a_bulk_load_builds_the_same_closure() {
+    let mut rng = Rng(7);
+    let mut c = common::open_with_triggers();
+    let nodes_json: Vec<String> = (0..NODES)
+        .map(|i| format!(r#"{{"id":"{}","type":"file","label":"f{i}"}}"#, node(i)))
+        .collect();
+    let mut edges_json = Vec::new();
+    for _ in 0..30 {
+        let (a, b) = (rng.below(NODES), rng.below(NODES));
+        if a != b {
+            edges_json.push(format!(
+                r#"{{"from":"{}","to":"{}","type":"{}","weight":{}}}"#,
+                node(a),
+                node(b),
+                TYPES[rng.below(2)],
+                WEIGHTS[rng.below(3)]
+            ));
+        }
+    }
+    let graph = format!(
+        r#"{{"nodes":[{}],"edges":[{}]}}"#,
+        nodes_json.join(","),
+        edges_json.join(",")
+    );
+    let out = load::load(&mut c, Some("r"), Some(&graph)).unwrap();
+    assert!(out.contains(r#""nodes":7"#), "{out}");
+    check(&mut c, "graph_load");
+    let bad = r#"{"edges":[{"from":"n0","to":"n0","type":"calls"}]}"#;
+    let e = load::load(&mut c, Some("r"), Some(bad))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("graph.edges[0]: to_id: must differ"), "{e}");
 }

@@ -7,6 +7,7 @@
 //! rows) in the trigger of `mem_graph_nodes`.
 
 pub mod closure;
+pub mod load;
 pub mod nodes;
 pub mod path;
 pub mod query;
@@ -52,7 +53,7 @@ pub const MAX_WEIGHT: f64 = 1e9;
 
 /// Refuses an edge whose ends are unknown or in another resource, or whose weight is not a
 /// positive number (the schema's checks cannot see NaN in SQLite).
-fn check_edge(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
+pub(crate) fn check_edge(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
     if !(hop.weight.is_finite() && hop.weight > 0.0 && hop.weight <= MAX_WEIGHT) {
         return Err(Error::invalid(
             "weight",
@@ -86,7 +87,7 @@ fn check_edge(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
 pub fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
     let e = edge_row(conn, seq)?;
     check_edge(conn, &e.hop)?;
-    if e.active {
+    if e.active && !load::in_bulk() {
         closure::add(conn, &e.hop)?;
     }
     Ok(())
@@ -105,6 +106,9 @@ pub struct OldEdge {
 pub fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()> {
     let e = edge_row(conn, seq)?;
     check_edge(conn, &e.hop)?;
+    if load::in_bulk() {
+        return Ok(());
+    }
     if old.active {
         closure::remove(conn, &e.hop.resource, &old.from, &old.to, &old.ty)?;
     }

@@ -184,6 +184,17 @@ pub fn edge_add(
         .ok_or_else(|| {
             Error::invalid("from_id", format!("no node {}", crate::error::echo(from)))
         })?;
+    // Checked here as the edge trigger checks it, so that the error is the core's own on
+    // every backend (in Postgres a trigger's error aborts the statement before the caller
+    // can add context to it).
+    let hop = super::closure::Hop {
+        resource: resource.clone(),
+        from: from.to_string(),
+        to: to.to_string(),
+        ty: ty.to_string(),
+        weight,
+    };
+    super::check_edge(conn, &hop)?;
     let now = conn.now_ms()?;
     let id = ids::new_id();
     let row = conn.query(
