@@ -126,13 +126,13 @@ fn mem__message_delete<'a>(
     let _inside = internal::Guard::new();
     if let Some(old) = trigger.old() {
         let d = read::<Draft, _>(&old);
-        ok(messages::after_delete(
-            &mut crate::conn::SpiConn,
-            d.seq,
-            &d.thread_id,
-            d.token_count.unwrap_or(0),
-            Some(d.indexed_text()),
-        ));
+        let row = messages::Booked {
+            seq: d.seq,
+            indexed_text: Some(d.indexed_text().to_string()),
+            token_count: d.token_count.unwrap_or(0),
+            thread_id: d.thread_id,
+        };
+        ok(messages::after_delete(&mut crate::conn::SpiConn, &row));
     }
     Ok(None)
 }

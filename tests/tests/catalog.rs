@@ -56,14 +56,20 @@ fn sqlite_registers_the_catalog() {
     }
 }
 
+/// The Postgres type name each catalog type is declared as (as `pg_get_function_*` prints it).
+const PG_TYPES: [(Type, &str); 5] = [
+    (Type::Text, "text"),
+    (Type::Int, "bigint"),
+    (Type::Real, "double precision"),
+    (Type::Bool, "boolean"),
+    (Type::Json, "jsonb"),
+];
+
 fn pg_type(t: Type) -> &'static str {
-    match t {
-        Type::Text => "text",
-        Type::Int => "bigint",
-        Type::Real => "double precision",
-        Type::Bool => "boolean",
-        Type::Json => "jsonb",
-    }
+    PG_TYPES
+        .iter()
+        .find(|(k, _)| *k == t)
+        .map_or("?", |(_, v)| v)
 }
 
 fn text(cells: &[agentmem_tests::backend::Cell], i: usize) -> String {

@@ -195,14 +195,8 @@ pub fn neighbors(
         .collect())
 }
 
-const IMPACT_OPTIONS: &[&str] = &[
-    "max_depth",
-    "edge_types",
-    "node_types",
-    "include_stale",
-    "as_of",
-    "limit",
-];
+/// What `graph_impact` takes: the neighbourhood options but `direction` (always in).
+const IMPACT_OPTIONS: &[&str] = NEIGHBOR_OPTIONS.split_at(1).1;
 
 /// `graph_impact(node_id [, options])` → JSON: what depends on the node (every node with a
 /// path to it, within `max_depth`, default the bound), grouped by depth, and the files they

@@ -408,16 +408,10 @@ pub fn complete_update(
 /// After a message row is gone: take it off the thread's totals and out of the search index.
 /// A row that still exists is refused, so a call by hand changes nothing. The index counter is
 /// not lowered, so message indexes are never reused.
-pub fn after_delete(
-    conn: &mut dyn Conn,
-    seq: i64,
-    thread_id: &str,
-    tokens: i64,
-    indexed_text: Option<&str>,
-) -> Result<()> {
+pub fn after_delete(conn: &mut dyn Conn, row: &Booked) -> Result<()> {
     let live = conn.query_value(
         "SELECT 1 FROM mem_messages WHERE seq = ?1",
-        &[Value::Int(seq)],
+        &[Value::Int(row.seq)],
     )?;
     if live.is_some() {
         return Err(Error::invalid(
@@ -425,31 +419,26 @@ pub fn after_delete(
             "runs after a message row is deleted; the message still exists",
         ));
     }
-    unbook(conn, seq, thread_id, tokens, indexed_text)
+    unbook(conn, row)
 }
 
 /// Takes a gone row off its thread's totals, only if its search document (the booking token)
 /// is still there.
-fn unbook(
-    conn: &mut dyn Conn,
-    seq: i64,
-    thread_id: &str,
-    tokens: i64,
-    indexed_text: Option<&str>,
-) -> Result<()> {
-    if search::remove_doc(conn, NS_MESSAGES, seq, indexed_text)? {
+fn unbook(conn: &mut dyn Conn, row: &Booked) -> Result<()> {
+    if search::remove_doc(conn, NS_MESSAGES, row.seq, row.indexed_text.as_deref())? {
         conn.execute(
             "UPDATE mem_threads SET message_count = message_count - 1, token_count = token_count - ?2 WHERE id = ?1",
-            &[thread_id.into(), Value::Int(tokens)],
+            &[row.thread_id.as_str().into(), Value::Int(row.token_count)],
         )?;
     }
     Ok(())
 }
 
-/// A row that an `INSERT` may replace (SQLite's `INSERT OR REPLACE` deletes conflicting rows
-/// without running their delete triggers).
+/// A message as booked on its thread's totals and in the search index: what taking it off
+/// needs once the row is gone (deleted, or replaced by SQLite's `INSERT OR REPLACE`, which
+/// deletes conflicting rows without running their delete triggers).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Replaced {
+pub struct Booked {
     pub seq: i64,
     pub thread_id: String,
     pub token_count: i64,
@@ -465,7 +454,7 @@ pub fn conflicts(
     id: Option<&str>,
     thread_id: Option<&str>,
     message_index: Option<i64>,
-) -> Result<Vec<Replaced>> {
+) -> Result<Vec<Booked>> {
     let rows = conn.query(
         "SELECT seq, thread_id, token_count, coalesce(search_text, raw_content) FROM mem_messages \
          WHERE seq = CAST(?1 AS BIGINT) OR id = ?2 OR (thread_id = ?3 AND message_index = CAST(?4 AS BIGINT))",
@@ -475,7 +464,7 @@ pub fn conflicts(
         .into_iter()
         .map(|r| {
             let mut it = r.into_iter();
-            Replaced {
+            Booked {
                 seq: it.next().and_then(|v| v.as_i64()).unwrap_or(0),
                 thread_id: it.next().and_then(Value::into_string).unwrap_or_default(),
                 token_count: it.next().and_then(|v| v.as_i64()).unwrap_or(0),
@@ -489,7 +478,7 @@ pub fn conflicts(
 /// conflicting row that is gone, or whose `seq` the new row took, was replaced, and is taken
 /// off the books (once: the booking token). A conflicting row still there (the insert was
 /// ignored for it) changes nothing.
-pub fn settle_replaced(conn: &mut dyn Conn, seq: i64, gone: &[Replaced]) -> Result<()> {
+pub fn settle_replaced(conn: &mut dyn Conn, seq: i64, gone: &[Booked]) -> Result<()> {
     for r in gone {
         let replaced = r.seq == seq
             || conn
@@ -499,13 +488,7 @@ pub fn settle_replaced(conn: &mut dyn Conn, seq: i64, gone: &[Replaced]) -> Resu
                 )?
                 .is_none();
         if replaced {
-            unbook(
-                conn,
-                r.seq,
-                &r.thread_id,
-                r.token_count,
-                r.indexed_text.as_deref(),
-            )?;
+            unbook(conn, r)?;
         }
     }
     Ok(())

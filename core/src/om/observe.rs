@@ -8,7 +8,6 @@ use super::parse::{self, Parsed};
 use super::pending::{self, Msg};
 use super::record::{self, Chunk, Key, Record, Scope};
 use super::{prompts, time};
-use crate::json_opts::Opts;
 use crate::memory::tokens::{self, Encoding};
 use crate::{memory::threads, Conn, Error, Result, Value};
 use serde_json::json;
@@ -24,10 +23,8 @@ pub fn observer_input(
     key: Option<&str>,
     options: Option<&str>,
 ) -> Result<String> {
-    let key = Key::parse(conn, key)?;
-    let o = Opts::parse("options", options, &["max_tokens"])?;
+    let (key, o, rec) = record::prompt_input(conn, key, options, &["max_tokens"])?;
     let max_tokens = o.int("max_tokens", i64::MAX, 1, i64::MAX)?;
-    let rec = record::load(conn, &key)?;
     let buffered = pending::buffered_ids(rec.as_ref());
     let msgs: Vec<Msg> = pending::unobserved(conn, &key, rec.as_ref(), true)?
         .into_iter()
@@ -319,6 +316,19 @@ fn open_batch<'a>(
     }))
 }
 
+/// Runs `then` on an answered call's batch; `None` when the lease was lost.
+fn with_batch(
+    conn: &mut dyn Conn,
+    call: &Answered,
+    message_ids: Option<&str>,
+    then: fn(&mut dyn Conn, Batch) -> Result<Option<i64>>,
+) -> Result<Option<i64>> {
+    match open_batch(conn, call, message_ids)? {
+        Some(b) => then(conn, b),
+        None => Ok(None),
+    }
+}
+
 /// `om_apply_observation(lookup_key, owner_id, operation_id, answer, message_ids)` → the
 /// observation tokens after applying, or `None` when the lease was lost or superseded.
 pub fn apply_observation(
@@ -326,9 +336,11 @@ pub fn apply_observation(
     call: &Answered,
     message_ids: Option<&str>,
 ) -> Result<Option<i64>> {
-    let Some(mut b) = open_batch(conn, call, message_ids)? else {
-        return Ok(None);
-    };
+    with_batch(conn, call, message_ids, apply)
+}
+
+/// Applies an observer's answer to its record now.
+fn apply(conn: &mut dyn Conn, mut b: Batch) -> Result<Option<i64>> {
     let rec = &mut b.rec;
     let indexed = rec.active_observations.clone();
     rec.active_observations = add_observations(
@@ -362,9 +374,11 @@ pub fn buffer_chunk(
     call: &Answered,
     message_ids: Option<&str>,
 ) -> Result<Option<i64>> {
-    let Some(mut b) = open_batch(conn, call, message_ids)? else {
-        return Ok(None);
-    };
+    with_batch(conn, call, message_ids, buffer)
+}
+
+/// Keeps an observer's answer as a chunk to activate later.
+fn buffer(conn: &mut dyn Conn, mut b: Batch) -> Result<Option<i64>> {
     let pending: i64 = pending::unobserved(conn, &b.key, Some(&b.rec), false)?
         .iter()
         .map(|m| m.token_count)

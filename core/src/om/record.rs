@@ -187,6 +187,20 @@ impl Record {
     }
 }
 
+/// What a prompt builder starts from: the record's key, its options (keys `allowed`) and the
+/// record, if there is one yet.
+pub fn prompt_input(
+    conn: &mut dyn Conn,
+    key: Option<&str>,
+    options: Option<&str>,
+    allowed: &[&str],
+) -> Result<(Key, Opts, Option<Record>)> {
+    let key = Key::parse(conn, key)?;
+    let o = Opts::parse("options", options, allowed)?;
+    let rec = load(conn, &key)?;
+    Ok((key, o, rec))
+}
+
 /// The active record of a key, if any.
 pub fn load(conn: &mut dyn Conn, key: &Key) -> Result<Option<Record>> {
     load_columns(

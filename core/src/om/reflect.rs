@@ -10,7 +10,6 @@ use super::parse;
 use super::pending;
 use super::prompts;
 use super::record::{self, Key};
-use crate::json_opts::Opts;
 use crate::memory::tokens::{self, Encoding};
 use crate::{ids, Conn, Error, Result, Value};
 use serde_json::json;
@@ -23,10 +22,8 @@ pub fn reflector_input(
     key: Option<&str>,
     options: Option<&str>,
 ) -> Result<String> {
-    let key = Key::parse(conn, key)?;
-    let o = Opts::parse("options", options, &["compression_level"])?;
+    let (key, o, rec) = record::prompt_input(conn, key, options, &["compression_level"])?;
     let level = o.int("compression_level", 0, 0, 2)?;
-    let rec = record::load(conn, &key)?;
     let observations = rec.as_ref().map_or("", |r| r.active_observations.as_str());
     Ok(json!({
         "lookupKey": key.text,

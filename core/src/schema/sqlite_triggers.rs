@@ -10,7 +10,7 @@
 //! that still exists where it expects it gone, or recounts instead of counting.
 
 use crate::db::row;
-use crate::memory::messages::{self, Changed, Draft, Replaced, Timing};
+use crate::memory::messages::{self, Booked, Changed, Draft, Timing};
 use crate::tasks::graph::{self, DepRow, TaskRow};
 use crate::{memory::threads, Conn, Error, Result, Value};
 use std::collections::HashMap;
@@ -42,7 +42,7 @@ pub const NAMES: &[&str] = &[
 /// entry (its insert was ignored) is harmless: settling books nothing for rows still there.
 struct Pending {
     id: String,
-    rows: Vec<Replaced>,
+    rows: Vec<Booked>,
 }
 
 static PENDING: Mutex<Option<HashMap<usize, Pending>>> = Mutex::new(None);
@@ -51,7 +51,7 @@ static PENDING: Mutex<Option<HashMap<usize, Pending>>> = Mutex::new(None);
 /// beyond it; see [`Pending`]).
 const MAX_PENDING: usize = 4096;
 
-fn take_pending(conn_key: usize, id: &str) -> Vec<Replaced> {
+fn take_pending(conn_key: usize, id: &str) -> Vec<Booked> {
     let mut p = PENDING.lock().unwrap_or_else(|e| e.into_inner());
     let map = p.get_or_insert_with(HashMap::new);
     match map.remove(&conn_key) {
@@ -60,7 +60,7 @@ fn take_pending(conn_key: usize, id: &str) -> Vec<Replaced> {
     }
 }
 
-fn put_pending(conn_key: usize, id: String, rows: Vec<Replaced>) {
+fn put_pending(conn_key: usize, id: String, rows: Vec<Booked>) {
     let mut p = PENDING.lock().unwrap_or_else(|e| e.into_inner());
     let map = p.get_or_insert_with(HashMap::new);
     if map.len() >= MAX_PENDING {
@@ -150,14 +150,13 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
             }
         }
         "mem__message_delete" => {
-            let thread = text(args, 1).unwrap_or_default();
-            messages::after_delete(
-                conn,
-                int(args, 0, "seq")?,
-                &thread,
-                opt_int(args, 2).unwrap_or(0),
-                text(args, 3).as_deref(),
-            )?;
+            let row = Booked {
+                seq: int(args, 0, "seq")?,
+                thread_id: text(args, 1).unwrap_or_default(),
+                token_count: opt_int(args, 2).unwrap_or(0),
+                indexed_text: text(args, 3),
+            };
+            messages::after_delete(conn, &row)?;
         }
         "mem__thread_recount" => {
             threads::recount(conn, &text(args, 0).unwrap_or_default())?;

@@ -16,6 +16,7 @@ pub mod link;
 pub mod ops;
 pub mod query;
 
+use crate::db::row::Fields;
 use crate::{ids, Conn, Error, Result, Value};
 
 pub const STATUSES: &[&str] = &["open", "in_progress", "closed"];
@@ -78,6 +79,19 @@ pub fn check_labels(arg: &str, labels: &[String]) -> Result<Vec<String>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// `columns` (the caller's constant list) of the task `id`, or `task not found: <id>`.
+pub fn task_columns(conn: &mut dyn Conn, id: &str, columns: &str) -> Result<Fields> {
+    let row = conn
+        .query(
+            &format!("SELECT {columns} FROM mem_tasks WHERE id = ?1"),
+            &[id.into()],
+        )?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::not_found("task", id))?;
+    Ok(Fields::new(row))
 }
 
 /// The task's status, or `task not found: <id>`.

@@ -545,15 +545,11 @@ pub fn compact(
     let summary = summary.ok_or_else(|| Error::invalid("summary", "must not be empty"))?;
     check_content("summary", summary)?;
     let o = Opts::parse("options", options, COMPACT_OPTIONS)?;
-    let row = conn
-        .query(
-            "SELECT status, closed_at, compaction_level, description, summary FROM mem_tasks WHERE id = ?1",
-            &[task_id.into()],
-        )?
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::not_found("task", task_id))?;
-    let mut f = Fields::new(row);
+    let mut f = super::task_columns(
+        conn,
+        task_id,
+        "status, closed_at, compaction_level, description, summary",
+    )?;
     let status = f.text().unwrap_or_default();
     let closed_at = f.int();
     let current = f.int().unwrap_or(0);
@@ -612,15 +608,7 @@ pub fn compact(
 /// compaction and returns the task to level 0.
 pub fn restore(conn: &mut dyn Conn, task_id: Option<&str>) -> Result<i64> {
     let task_id = required("task_id", task_id)?;
-    let row = conn
-        .query(
-            "SELECT compaction_level, original_content FROM mem_tasks WHERE id = ?1",
-            &[task_id.into()],
-        )?
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::not_found("task", task_id))?;
-    let mut f = Fields::new(row);
+    let mut f = super::task_columns(conn, task_id, "compaction_level, original_content")?;
     let level = f.int().unwrap_or(0);
     let original = f.text();
     let (Some(original), true) = (original, level > 0) else {
