@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg test-core test-integration test-pgrx fmt docs clean
+        deps-sqlite deps-pg test-core test-integration test-pgrx fmt docs bench-graph clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -71,6 +71,18 @@ bench: deps-sqlite deps-pg sqlite-release pg-install-release
 	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
 	AGENTMEM_PG="host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=agentmem_test" \
 	cargo run --release -p agentmem-bench -- $(BENCH_ARGS)
+
+## The knowledge graph on a real code graph against a recursive CTE and Kuzu (benches/graph/).
+GRAPH_VENV := target/bench-graph/venv
+bench-graph: deps-sqlite deps-pg sqlite-release pg-install-release
+	@test -x $(GRAPH_VENV)/bin/python || /usr/bin/python3 -m venv $(GRAPH_VENV)
+	@$(GRAPH_VENV)/bin/python -c "import kuzu, psycopg" 2>/dev/null || \
+	  $(GRAPH_VENV)/bin/pip install -q kuzu "psycopg[binary]"
+	@set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
+	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
+	$(GRAPH_VENV)/bin/python benches/graph/graph_bench.py \
+	  --pg "host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=postgres" \
+	  $(BENCH_GRAPH_ARGS)
 
 ## The same at 20k messages and fewer queries (a few minutes once built).
 bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release

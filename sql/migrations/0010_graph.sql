@@ -23,7 +23,9 @@ CREATE TABLE mem_graph_nodes (
   updated_at    BIGINT NOT NULL DEFAULT (mem_now()),
   stale_at      BIGINT
 );
-CREATE UNIQUE INDEX mem_graph_nodes_key ON mem_graph_nodes (resource_id, type, label, coalesce(file_path, ''));
+-- Not unique: two nodes may share a key when the client gives them ids (two `fn new` in one
+-- file); an upsert without an id takes the one with the smallest id.
+CREATE INDEX mem_graph_nodes_key ON mem_graph_nodes (resource_id, type, label, coalesce(file_path, ''));
 CREATE INDEX mem_graph_nodes_file ON mem_graph_nodes (resource_id, file_path);
 
 CREATE TABLE mem_graph_edges (

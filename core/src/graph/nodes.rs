@@ -56,8 +56,8 @@ fn source(o: &Opts) -> Result<String> {
 }
 
 /// `graph_node_upsert(resource_id, node_json)` → the node's id. The node is the one with the
-/// given `id`, else the one with the same (resource, type, label, file_path), else a new one;
-/// its fields are set and its staleness cleared.
+/// given `id`, else the one with the same (resource, type, label, file_path) — the smallest id
+/// when several share it — else a new one; its fields are set and its staleness cleared.
 pub fn upsert(
     conn: &mut dyn Conn,
     resource_id: Option<&str>,
@@ -98,7 +98,7 @@ pub fn upsert(
         }
         None => conn
             .query_value(
-                "SELECT id FROM mem_graph_nodes WHERE resource_id = ?1 AND type = ?2 AND label = ?3 \
+                "SELECT min(id) FROM mem_graph_nodes WHERE resource_id = ?1 AND type = ?2 AND label = ?3 \
                  AND coalesce(file_path, '') = coalesce(CAST(?4 AS TEXT), '')",
                 &[resource.into(), ty.as_str().into(), label.as_str().into(), file_path.clone().into()],
             )?

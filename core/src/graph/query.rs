@@ -43,7 +43,11 @@ const NEIGHBOR_OPTIONS: &[&str] = &[
 /// A reached node with the best path between it and the start.
 struct Reached {
     id: String,
-    path: Path,
+    depth: usize,
+    total_weight: f64,
+    /// The path's node ids and edge types as the closure stores them (JSON arrays).
+    path: String,
+    edge_types: String,
     ty: String,
     label: String,
     file_path: Option<String>,
@@ -80,9 +84,16 @@ fn check_node(conn: &mut dyn Conn, id: &str) -> Result<()> {
 
 /// The nodes within reach, best first: fewer hops, heavier, then by id.
 fn reach(conn: &mut dyn Conn, node: &str, a: &Ask) -> Result<Vec<Reached>> {
-    check_node(conn, node)?;
     let f = &a.filter;
     let closure_answers = !f.include_stale && f.types.is_none() && f.as_of.is_none();
+    if let ([dir], true, None) = (a.dirs.as_slice(), closure_answers, &a.node_types) {
+        let found = from_closure(conn, node, *dir, a)?;
+        if found.is_empty() {
+            check_node(conn, node)?;
+        }
+        return Ok(found);
+    }
+    check_node(conn, node)?;
     let mut best: BTreeMap<String, Path> = BTreeMap::new();
     for &dir in &a.dirs {
         let found = if closure_answers {
@@ -114,10 +125,14 @@ fn reach(conn: &mut dyn Conn, node: &str, a: &Ask) -> Result<Vec<Reached>> {
         if a.node_types.as_ref().is_some_and(|t| !t.contains(&ty)) {
             continue;
         }
-        if let Some(path) = best.remove(&id) {
+        if let Some(p) = best.remove(&id) {
+            let (path, edge_types, _) = p.to_json();
             out.push(Reached {
                 id,
+                depth: p.depth(),
+                total_weight: p.total_weight(),
                 path,
+                edge_types,
                 ty,
                 label,
                 file_path,
@@ -125,13 +140,48 @@ fn reach(conn: &mut dyn Conn, node: &str, a: &Ask) -> Result<Vec<Reached>> {
         }
     }
     out.sort_by(|x, y| {
-        x.path
-            .depth()
-            .cmp(&y.path.depth())
-            .then(y.path.total_weight().total_cmp(&x.path.total_weight()))
+        x.depth
+            .cmp(&y.depth)
+            .then(y.total_weight.total_cmp(&x.total_weight))
             .then(x.id.cmp(&y.id))
     });
     out.truncate(a.limit);
+    Ok(out)
+}
+
+/// [`reach`] in one direction with nothing the closure lacks: one indexed range of the
+/// closure joined with the nodes, ordered and cut in the database.
+fn from_closure(conn: &mut dyn Conn, node: &str, dir: Direction, a: &Ask) -> Result<Vec<Reached>> {
+    let (at, other) = match dir {
+        Direction::Out => ("ancestor_id", "descendant_id"),
+        Direction::In => ("descendant_id", "ancestor_id"),
+    };
+    let sql = format!(
+        "SELECT c.{other}, c.depth, c.total_weight, CAST(c.path AS TEXT), \
+           CAST(c.edge_types AS TEXT), n.type, n.label, n.file_path \
+         FROM mem_graph_closure c JOIN mem_graph_nodes n ON n.id = c.{other} \
+         WHERE c.{at} = ?1 AND c.depth <= ?2 AND n.stale_at IS NULL \
+         ORDER BY c.depth, c.total_weight DESC, c.{other} LIMIT ?3"
+    );
+    let params = [
+        node.into(),
+        Value::Int(a.max_depth as i64),
+        Value::Int(a.limit as i64),
+    ];
+    let mut out = Vec::new();
+    for r in conn.query(&sql, &params)? {
+        let mut f = Fields::new(r);
+        out.push(Reached {
+            id: f.text().unwrap_or_default(),
+            depth: f.int().unwrap_or(0) as usize,
+            total_weight: f.value().as_f64().unwrap_or(0.0),
+            path: f.text().unwrap_or_default(),
+            edge_types: f.text().unwrap_or_default(),
+            ty: f.text().unwrap_or_default(),
+            label: f.text().unwrap_or_default(),
+            file_path: f.text(),
+        });
+    }
     Ok(out)
 }
 
@@ -180,13 +230,12 @@ pub fn neighbors(
     Ok(reach(conn, node, &a)?
         .into_iter()
         .map(|r| {
-            let (path, types, _) = r.path.to_json();
             vec![
                 r.id.into(),
-                Value::Int(r.path.depth() as i64),
-                path.into(),
-                Value::Real(r.path.total_weight()),
-                types.into(),
+                Value::Int(r.depth as i64),
+                r.path.into(),
+                Value::Real(r.total_weight),
+                r.edge_types.into(),
                 r.ty.into(),
                 r.label.into(),
                 r.file_path.into(),
@@ -209,12 +258,14 @@ pub fn impact(conn: &mut dyn Conn, node: Option<&str>, options: Option<&str>) ->
     let mut by_depth: BTreeMap<usize, Vec<serde_json::Value>> = BTreeMap::new();
     let mut files: Vec<String> = Vec::new();
     for r in &reached {
-        by_depth.entry(r.path.depth()).or_default().push(json!({
+        let via: serde_json::Value =
+            serde_json::from_str(&r.edge_types).unwrap_or(serde_json::Value::Null);
+        by_depth.entry(r.depth).or_default().push(json!({
             "id": r.id,
             "type": r.ty,
             "label": r.label,
             "filePath": r.file_path,
-            "via": r.path.types,
+            "via": via,
         }));
         if let Some(f) = &r.file_path {
             files.push(f.clone());
