@@ -215,7 +215,9 @@ fn apply(c: &mut Sq, op: &Op, made: &mut usize) {
             ops::create(c, Some("task"), Some(&o.to_string())).map(|_| ())
         }
         Op::Dep { a, b, ty } => {
-            ops::dep_add(c, Some(&id(*a)), Some(&id(*b)), Some(TYPES[*ty])).map(|_| ())
+            ops::Dep::new(Some(&id(*a)), Some(&id(*b)), Some(TYPES[*ty]))
+                .and_then(|d| ops::dep_add(c, &d))
+                .map(|_| ())
         }
         Op::DepSql { a, b, ty } => c
             .execute(
@@ -223,7 +225,9 @@ fn apply(c: &mut Sq, op: &Op, made: &mut usize) {
                 &[id(*a).into(), id(*b).into(), TYPES[*ty].into()],
             )
             .map(|_| ()),
-        Op::Remove { a, b } => ops::dep_remove(c, Some(&id(*a)), Some(&id(*b)), None).map(|_| ()),
+        Op::Remove { a, b } => ops::Dep::new(Some(&id(*a)), Some(&id(*b)), None)
+            .and_then(|d| ops::dep_remove(c, &d))
+            .map(|_| ()),
         Op::RemoveSql { a } => c
             .execute("DELETE FROM mem_task_deps WHERE task_id = ?1", &[id(*a).into()])
             .map(|_| ()),
@@ -328,9 +332,13 @@ fn cycle_is_named() {
     for t in ["a", "b", "c"] {
         ops::create(&mut c, Some(t), Some(&format!(r#"{{"id":"{t}"}}"#))).unwrap();
     }
-    ops::dep_add(&mut c, Some("a"), Some("b"), None).unwrap();
-    ops::dep_add(&mut c, Some("b"), Some("c"), Some("parent-child")).unwrap();
-    let e = ops::dep_add(&mut c, Some("c"), Some("a"), None).unwrap_err();
+    ops::dep_add(&mut c, &ops::Dep::new(Some("a"), Some("b"), None).unwrap()).unwrap();
+    ops::dep_add(
+        &mut c,
+        &ops::Dep::new(Some("b"), Some("c"), Some("parent-child")).unwrap(),
+    )
+    .unwrap();
+    let e = ops::dep_add(&mut c, &ops::Dep::new(Some("c"), Some("a"), None).unwrap()).unwrap_err();
     assert_eq!(
         e.to_string(),
         "depends_on_id: dependency cycle: c → a → b → c"

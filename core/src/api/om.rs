@@ -2,11 +2,20 @@
 
 use super::Texts;
 use super::{int, text, Field, Function, Nature, Returns, Type};
-use crate::om::lease::Answered;
+use crate::om::lease::{Answered, Fenced};
 use crate::{memory::working_memory, om, Value};
 
 fn opt_int(v: Option<i64>) -> Value {
     v.map_or(Value::Null, Value::Int)
+}
+
+/// The first three arguments of a call under a lease.
+fn fenced(t: &Texts) -> Fenced<'_> {
+    Fenced {
+        key: t.at(0),
+        owner_id: t.at(1),
+        operation_id: t.at(2),
+    }
 }
 
 /// The first four arguments of a call that hands over an answer under a lease.
@@ -143,7 +152,7 @@ pub const FUNCTIONS: &[Function] = &[
         required: 3,
         returns: Returns::Scalar(Type::Int, |c, a| {
             let t = a.texts()?;
-            let r = om::observe::activate(c, t.at(0), t.at(1), t.at(2))?;
+            let r = om::observe::activate(c, &fenced(&t))?;
             Ok(opt_int(r))
         }),
         nature: Nature::Writer,
@@ -186,7 +195,7 @@ pub const FUNCTIONS: &[Function] = &[
         required: 3,
         returns: Returns::Scalar(Type::Int, |c, a| {
             let t = a.texts()?;
-            let r = om::reflect::activate_reflection(c, t.at(0), t.at(1), t.at(2))?;
+            let r = om::reflect::activate_reflection(c, &fenced(&t))?;
             Ok(opt_int(r))
         }),
         nature: Nature::Writer,

@@ -22,7 +22,10 @@ pub const FUNCTIONS: &[Function] = &[
         required: 2,
         returns: Returns::Scalar(Type::Int, |c, a| {
             let t = a.texts()?;
-            Ok(Value::Int(ops::dep_add(c, t.at(0), t.at(1), t.at(2))?))
+            Ok(Value::Int(ops::dep_add(
+                c,
+                &ops::Dep::new(t.at(0), t.at(1), t.at(2))?,
+            )?))
         }),
         nature: Nature::Writer,
     },
@@ -32,7 +35,10 @@ pub const FUNCTIONS: &[Function] = &[
         required: 2,
         returns: Returns::Scalar(Type::Int, |c, a| {
             let t = a.texts()?;
-            Ok(Value::Int(ops::dep_remove(c, t.at(0), t.at(1), t.at(2))?))
+            Ok(Value::Int(ops::dep_remove(
+                c,
+                &ops::Dep::new(t.at(0), t.at(1), t.at(2))?,
+            )?))
         }),
         nature: Nature::Writer,
     },

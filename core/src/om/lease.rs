@@ -150,6 +150,22 @@ pub fn release(
 }
 
 /// The owner and operation of a guarded write, checked for shape.
+/// A call made under a lease, as its arguments arrive: the record's lookup key, and the owner
+/// and operation the lease was granted to.
+#[derive(Clone, Copy)]
+pub struct Fenced<'a> {
+    pub key: Option<&'a str>,
+    pub owner_id: Option<&'a str>,
+    pub operation_id: Option<&'a str>,
+}
+
+impl<'a> Fenced<'a> {
+    /// The owner and the operation, both required.
+    pub fn checked(&self) -> Result<(&'a str, &'a str)> {
+        guard(self.owner_id, self.operation_id)
+    }
+}
+
 /// A call that hands over an agent's answer under a lease, as its arguments arrive: the
 /// record's lookup key, the owner and operation the lease was granted to, and the answer.
 #[derive(Clone, Copy)]

@@ -3,7 +3,7 @@
 //! active observations in order (`om_activate`). Every write is lease-guarded and happens in
 //! one statement's transaction, so an answer is applied whole or not at all.
 
-use super::lease::Answered;
+use super::lease::{Answered, Fenced};
 use super::parse::{self, Parsed};
 use super::pending::{self, Msg};
 use super::record::{self, Chunk, Key, Record, Scope};
@@ -402,14 +402,9 @@ fn buffer(conn: &mut dyn Conn, mut b: Batch) -> Result<Option<i64>> {
 
 /// `om_activate(lookup_key, owner_id, operation_id)` → chunks activated (oldest first, each
 /// into its thread's section), or `None` when the lease was lost.
-pub fn activate(
-    conn: &mut dyn Conn,
-    key: Option<&str>,
-    owner_id: Option<&str>,
-    op: Option<&str>,
-) -> Result<Option<i64>> {
-    let (owner, op) = super::lease::guard(owner_id, op)?;
-    let Some((key, mut rec, now)) = guarded(conn, key, owner, op)? else {
+pub fn activate(conn: &mut dyn Conn, call: &Fenced) -> Result<Option<i64>> {
+    let (owner, op) = call.checked()?;
+    let Some((key, mut rec, now)) = guarded(conn, call.key, owner, op)? else {
         return Ok(None);
     };
     let chunks = std::mem::take(&mut rec.chunks);

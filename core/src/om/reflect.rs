@@ -5,7 +5,7 @@
 //! every buffered chunk over to the new generation, including chunks buffered while the
 //! reflector ran, so none is ever stranded; keep the old generation as inactive history.
 
-use super::lease::Answered;
+use super::lease::{Answered, Fenced};
 use super::parse;
 use super::pending;
 use super::prompts;
@@ -177,14 +177,9 @@ pub fn buffer_reflection(
 /// `None` when the lease was lost: the buffered reflection becomes the next generation, with
 /// every observation line added since it was made kept beside it. Refused when none is
 /// buffered, and while messages are unobserved.
-pub fn activate_reflection(
-    conn: &mut dyn Conn,
-    key: Option<&str>,
-    owner_id: Option<&str>,
-    op: Option<&str>,
-) -> Result<Option<i64>> {
-    let (owner, op) = super::lease::guard(owner_id, op)?;
-    let key = Key::parse(conn, key)?;
+pub fn activate_reflection(conn: &mut dyn Conn, call: &Fenced) -> Result<Option<i64>> {
+    let (owner, op) = call.checked()?;
+    let key = Key::parse(conn, call.key)?;
     let now = conn.now_ms()?;
     let Some(old) = reflectable(conn, &key, owner, op, now)? else {
         return Ok(None);

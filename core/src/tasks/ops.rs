@@ -166,17 +166,39 @@ pub fn check_dep(
     Ok(true)
 }
 
+/// A dependency as `task_dep_add` and `task_dep_remove` name it: both tasks (required) and
+/// the type (optional).
+#[derive(Clone, Copy, Debug)]
+pub struct Dep<'a> {
+    pub task_id: &'a str,
+    pub depends_on_id: &'a str,
+    pub ty: Option<&'a str>,
+}
+
+impl<'a> Dep<'a> {
+    /// Checks that both tasks are named.
+    pub fn new(
+        task_id: Option<&'a str>,
+        depends_on_id: Option<&'a str>,
+        ty: Option<&'a str>,
+    ) -> Result<Dep<'a>> {
+        Ok(Dep {
+            task_id: required("task_id", task_id)?,
+            depends_on_id: required("depends_on_id", depends_on_id)?,
+            ty,
+        })
+    }
+}
+
 /// `task_dep_add(task_id, depends_on_id [, type])` → 1 when added, 0 when it was there.
 /// Type `blocks` by default. O(tasks reachable from depends_on_id) for the cycle check plus
 /// O(descendants whose state flips).
-pub fn dep_add(
-    conn: &mut dyn Conn,
-    task_id: Option<&str>,
-    depends_on_id: Option<&str>,
-    ty: Option<&str>,
-) -> Result<i64> {
-    let task_id = required("task_id", task_id)?;
-    let depends_on_id = required("depends_on_id", depends_on_id)?;
+pub fn dep_add(conn: &mut dyn Conn, dep: &Dep) -> Result<i64> {
+    let Dep {
+        task_id,
+        depends_on_id,
+        ty,
+    } = *dep;
     let ty = ty.unwrap_or("blocks");
     if !check_dep(conn, task_id, depends_on_id, ty)? {
         return Ok(0);
@@ -191,14 +213,12 @@ pub fn dep_add(
 
 /// `task_dep_remove(task_id, depends_on_id [, type])` → the number of dependencies removed
 /// (every type between the two tasks when type is NULL).
-pub fn dep_remove(
-    conn: &mut dyn Conn,
-    task_id: Option<&str>,
-    depends_on_id: Option<&str>,
-    ty: Option<&str>,
-) -> Result<i64> {
-    let task_id = required("task_id", task_id)?;
-    let depends_on_id = required("depends_on_id", depends_on_id)?;
+pub fn dep_remove(conn: &mut dyn Conn, dep: &Dep) -> Result<i64> {
+    let Dep {
+        task_id,
+        depends_on_id,
+        ty,
+    } = *dep;
     if let Some(t) = ty {
         graph::check_dep_type("type", t)?;
     }

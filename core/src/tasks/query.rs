@@ -12,42 +12,25 @@ use serde_json::{json, Map, Value as Json};
 use std::collections::{HashMap, HashSet};
 
 /// Columns of `task_ready`.
+#[rustfmt::skip]
 pub const READY_COLUMNS: [Field; 8] = [
-    api::text("id"),
-    api::text("title"),
-    api::int("priority"),
-    api::text("type"),
-    api::text("status"),
-    api::text("assignee"),
-    api::text("labels"),
-    api::int("created_at"),
+    api::text("id"), api::text("title"), api::int("priority"), api::text("type"),
+    api::text("status"), api::text("assignee"), api::text("labels"), api::int("created_at"),
 ];
 
 /// Columns of `task_list`.
+#[rustfmt::skip]
 pub const LIST_COLUMNS: [Field; 12] = [
-    api::text("id"),
-    api::text("title"),
-    api::text("status"),
-    api::int("priority"),
-    api::text("type"),
-    api::text("assignee"),
-    api::text("session_id"),
-    api::text("labels"),
-    api::int("is_blocked"),
-    api::int("created_at"),
-    api::int("updated_at"),
-    api::int("closed_at"),
+    api::text("id"), api::text("title"), api::text("status"), api::int("priority"),
+    api::text("type"), api::text("assignee"), api::text("session_id"), api::text("labels"),
+    api::int("is_blocked"), api::int("created_at"), api::int("updated_at"), api::int("closed_at"),
 ];
 
 /// Columns of `task_search`.
+#[rustfmt::skip]
 pub const SEARCH_COLUMNS: [Field; 7] = [
-    api::text("id"),
-    api::text("title"),
-    api::text("status"),
-    api::int("priority"),
-    api::text("type"),
-    api::real("score"),
-    api::text("snippet"),
+    api::text("id"), api::text("title"), api::text("status"), api::int("priority"),
+    api::text("type"), api::real("score"), api::text("snippet"),
 ];
 
 const READY_OPTIONS: &[&str] = &[
@@ -66,6 +49,30 @@ const SEARCH_OPTIONS: &[&str] = &["limit", "status", "now"];
 
 pub const MAX_READY_LIMIT: i64 = 1000;
 pub const MAX_LIST_LIMIT: i64 = 10_000;
+
+/// The rows of a task query whose first column is the task id, each as its id, the task's
+/// labels (JSON array text) and the row's other columns.
+fn labelled_rows(
+    conn: &mut dyn Conn,
+    sql: &str,
+    params: &[Value],
+) -> Result<Vec<(String, String, Fields)>> {
+    let rows = conn.query(sql, params)?;
+    let ids: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.first()?.as_str().map(str::to_owned))
+        .collect();
+    let labels = labels_of(conn, &ids)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let mut f = Fields::new(r);
+            let id = f.text().unwrap_or_default();
+            let l = labels_json(labels.get(&id));
+            (id, l, f)
+        })
+        .collect())
+}
 
 /// The labels of the given tasks, as sorted JSON array text per task.
 fn labels_of(conn: &mut dyn Conn, ids: &[String]) -> Result<HashMap<String, Vec<String>>> {
@@ -205,27 +212,17 @@ pub fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>
          AND (?2 = 1 OR t.type <> 'epic'){} ORDER BY t.priority, t.created_at, t.id LIMIT ?3",
         f.sql
     );
-    let rows = conn.query(&sql, &f.params)?;
-    let ids: Vec<String> = rows
-        .iter()
-        .filter_map(|r| r.first()?.as_str().map(str::to_owned))
-        .collect();
-    let labels = labels_of(conn, &ids)?;
-    Ok(rows
+    Ok(labelled_rows(conn, &sql, &f.params)?
         .into_iter()
-        .map(|r| {
-            let mut f = Fields::new(r);
-            let id = f.text().unwrap_or_default();
-            ReadyRow {
-                labels: labels_json(labels.get(&id)),
-                id,
-                title: f.text().unwrap_or_default(),
-                priority: f.int().unwrap_or(2),
-                ty: f.text().unwrap_or_default(),
-                status: f.text().unwrap_or_default(),
-                assignee: f.text(),
-                created_at: f.int().unwrap_or(0),
-            }
+        .map(|(id, labels, mut f)| ReadyRow {
+            labels,
+            id,
+            title: f.text().unwrap_or_default(),
+            priority: f.int().unwrap_or(2),
+            ty: f.text().unwrap_or_default(),
+            status: f.text().unwrap_or_default(),
+            assignee: f.text(),
+            created_at: f.int().unwrap_or(0),
         })
         .collect())
 }
@@ -255,18 +252,9 @@ pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Row>> {
          ORDER BY t.priority, t.created_at, t.id LIMIT ?1",
         f.sql
     );
-    let rows = conn.query(&sql, &f.params)?;
-    let ids: Vec<String> = rows
-        .iter()
-        .filter_map(|r| r.first()?.as_str().map(str::to_owned))
-        .collect();
-    let labels = labels_of(conn, &ids)?;
-    Ok(rows
+    Ok(labelled_rows(conn, &sql, &f.params)?
         .into_iter()
-        .map(|r| {
-            let mut f = Fields::new(r);
-            let id = f.text().unwrap_or_default();
-            let l = labels_json(labels.get(&id));
+        .map(|(id, l, mut f)| {
             let mut out: Row = vec![id.into()];
             for _ in 0..6 {
                 out.push(f.value());

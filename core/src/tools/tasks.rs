@@ -317,12 +317,12 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
             let on = i.str("dependsOn")?;
             let ty = i.opt_str("type")?.unwrap_or_else(|| "blocks".into());
             if i.bool("add", true)? {
-                ops::dep_add(conn, Some(&task), Some(&on), Some(&ty))?;
+                ops::dep_add(conn, &ops::Dep::new(Some(&task), Some(&on), Some(&ty))?)?;
             } else {
                 tasks::graph::check_dep_type("type", &ty)?;
                 tasks::status_of(conn, &task)?;
                 tasks::status_of(conn, &on)?;
-                ops::dep_remove(conn, Some(&task), Some(&on), Some(&ty))?;
+                ops::dep_remove(conn, &ops::Dep::new(Some(&task), Some(&on), Some(&ty))?)?;
             }
             let tasks = query::task_objects(conn, &[task, on])?;
             Ok(json!({ "success": true, "tasks": tasks }))
