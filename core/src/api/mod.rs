@@ -138,6 +138,20 @@ pub fn find(name: &str) -> Option<&'static Function> {
 /// The reference's one-line signature: `name(a, b [, c [, d]]) → type` or
 /// `→ table(col, …)`.
 pub fn signature(f: &Function) -> String {
+    let mut s = call_form(f);
+    s.push_str(" → ");
+    match f.returns {
+        Returns::Scalar(t, _) => s.push_str(t.doc_name()),
+        Returns::Table(cols, _) => {
+            let names: Vec<&str> = cols.iter().map(|c| c.name).collect();
+            s.push_str(&format!("table({})", names.join(", ")));
+        }
+    }
+    s
+}
+
+/// The call part of the signature: `name(a, b [, c [, d]])`.
+fn call_form(f: &Function) -> String {
     let mut s = format!("{}(", f.name);
     for (i, a) in f.args.iter().enumerate() {
         if i >= f.required {
@@ -149,14 +163,7 @@ pub fn signature(f: &Function) -> String {
         s.push_str(a.name);
     }
     s.push_str(&"]".repeat(f.args.len() - f.required));
-    s.push_str(") → ");
-    match f.returns {
-        Returns::Scalar(t, _) => s.push_str(t.doc_name()),
-        Returns::Table(cols, _) => {
-            let names: Vec<&str> = cols.iter().map(|c| c.name).collect();
-            s.push_str(&format!("table({})", names.join(", ")));
-        }
-    }
+    s.push(')');
     s
 }
 
@@ -199,9 +206,7 @@ pub fn arity_error(f: &Function, got: usize) -> crate::Error {
     } else {
         format!("{} to {}", f.required, f.args.len())
     };
-    let sig = signature(f);
-    let call = sig.split(" → ").next().unwrap_or(f.name);
-    crate::Error::invalid(call, format!("takes {takes} arguments, got {got}"))
+    crate::Error::invalid(call_form(f), format!("takes {takes} arguments, got {got}"))
 }
 
 #[cfg(test)]
