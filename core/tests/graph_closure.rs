@@ -6,13 +6,14 @@
 
 mod common;
 
-use agentmem_core::graph::{closure::MAX_DEPTH, load, nodes};
+#[path = "../../tests/src/graph_oracle.rs"]
+mod graph_oracle;
+
+use agentmem_core::graph::{bound, load, nodes, settings as configure};
 use agentmem_core::{Conn, Value};
 use common::Sq;
+use graph_oracle::Edge;
 use std::collections::BTreeMap;
-
-/// An edge as the oracle sees it: (from, to, type, weight, counts).
-type Edge = (String, String, String, f64, bool);
 
 fn edges(c: &mut Sq) -> Vec<Edge> {
     c.query(
@@ -24,72 +25,26 @@ fn edges(c: &mut Sq) -> Vec<Edge> {
     .into_iter()
     .map(|r| {
         let t = |v: &Value| v.as_str().unwrap().to_string();
-        (
-            t(&r[0]),
-            t(&r[1]),
-            t(&r[2]),
-            r[3].as_f64().unwrap(),
-            r[4].as_i64() == Some(1),
-        )
+        Edge {
+            from: t(&r[0]),
+            to: t(&r[1]),
+            ty: t(&r[2]),
+            weight: r[3].as_f64().unwrap(),
+            live: r[4].as_i64() == Some(1),
+        }
     })
     .collect()
 }
 
-/// (depth, weight in billionths negated, nodes, types): the least is the best path.
-type Key = (usize, i128, Vec<String>, Vec<String>);
-
-/// Every simple path of at most MAX_DEPTH hops over counting edges; the best per pair.
-fn oracle(edges: &[Edge]) -> BTreeMap<(String, String), (Key, f64)> {
-    let live: Vec<&Edge> = edges.iter().filter(|e| e.4).collect();
-    let mut starts: Vec<String> = live.iter().map(|e| e.0.clone()).collect();
-    starts.sort();
-    starts.dedup();
-    let mut best: BTreeMap<(String, String), (Key, f64)> = BTreeMap::new();
-    fn dfs(
-        live: &[&Edge],
-        nodes: &mut Vec<String>,
-        types: &mut Vec<String>,
-        weights: &mut Vec<f64>,
-        best: &mut BTreeMap<(String, String), (Key, f64)>,
-    ) {
-        if types.len() == MAX_DEPTH {
-            return;
-        }
-        let at = nodes.last().unwrap().clone();
-        for e in live.iter().filter(|e| e.0 == at) {
-            if nodes.contains(&e.1) {
-                continue;
-            }
-            nodes.push(e.1.clone());
-            types.push(e.2.clone());
-            weights.push(e.3);
-            let units: i128 = weights.iter().map(|w| (w * 1e9).round() as i128).sum();
-            let key: Key = (types.len(), -units, nodes.clone(), types.clone());
-            let total = weights.iter().fold(0.0, |s, w| s + w);
-            let pair = (nodes[0].clone(), e.1.clone());
-            if best.get(&pair).is_none_or(|(k, _)| key < *k) {
-                best.insert(pair, (key, total));
-            }
-            dfs(live, nodes, types, weights, best);
-            nodes.pop();
-            types.pop();
-            weights.pop();
-        }
-    }
-    for s in starts {
-        dfs(
-            &live,
-            &mut vec![s],
-            &mut Vec::new(),
-            &mut Vec::new(),
-            &mut best,
-        );
-    }
-    best
+/// The resource's (max_depth, hub_in_degree) as stored.
+fn settings(c: &mut Sq) -> (usize, usize) {
+    let (d, h) = bound::settings(c, "r").unwrap();
+    (d, h as usize)
 }
 
 fn check(c: &mut Sq, step: &str) {
-    let want = oracle(&edges(c));
+    let (depth, hub) = settings(c);
+    let want = graph_oracle::closure(&edges(c), depth, hub);
     let rows = c
         .query(
             "SELECT ancestor_id, descendant_id, depth, path, edge_types, total_weight \
@@ -98,6 +53,7 @@ fn check(c: &mut Sq, step: &str) {
         )
         .unwrap();
     let mut got = BTreeMap::new();
+    let n = rows.len();
     for r in rows {
         let t = |v: &Value| v.as_str().unwrap().to_string();
         let nodes: Vec<String> = serde_json::from_str(&t(&r[3])).unwrap();
@@ -112,11 +68,19 @@ fn check(c: &mut Sq, step: &str) {
             ),
         );
     }
-    let want: BTreeMap<_, _> = want
-        .into_iter()
-        .map(|(pair, ((d, _, nodes, types), total))| (pair, (d, nodes, types, total)))
-        .collect();
-    assert_eq!(got, want, "after {step}");
+    assert_eq!(got.len(), n, "one row per pair after {step}");
+    assert_eq!(got, want, "after {step} (depth {depth}, hubs above {hub})");
+    let hubs = c
+        .query_value("SELECT count(*) FROM mem_graph_hubs", &[])
+        .unwrap()
+        .and_then(|v| v.as_i64())
+        .unwrap();
+    let mut degree: BTreeMap<String, usize> = BTreeMap::new();
+    for e in edges(c).into_iter().filter(|e| e.live) {
+        *degree.entry(e.to).or_default() += 1;
+    }
+    let want_hubs = degree.values().filter(|n| **n > hub).count() as i64;
+    assert_eq!(hubs, want_hubs, "hub rows after {step}");
 }
 
 struct Rng(u64);
@@ -150,7 +114,7 @@ fn random_edge(c: &mut Sq, rng: &mut Rng) -> Option<(String, String, String)> {
     let all = edges(c);
     (!all.is_empty()).then(|| {
         let e = &all[rng.below(all.len())];
-        (e.0.clone(), e.1.clone(), e.2.clone())
+        (e.from.clone(), e.to.clone(), e.ty.clone())
     })
 }
 
@@ -158,7 +122,7 @@ fn step(c: &mut Sq, rng: &mut Rng) -> String {
     let (a, b) = (rng.below(NODES), rng.below(NODES));
     let ty = TYPES[rng.below(2)];
     let w = WEIGHTS[rng.below(3)];
-    match rng.below(10) {
+    match rng.below(11) {
         0..=2 if a != b => {
             let opts = format!(r#"{{"weight":{w}}}"#);
             nodes::edge_add(c, Some(&node(a)), Some(&node(b)), Some(ty), Some(&opts)).unwrap();
@@ -226,6 +190,23 @@ fn step(c: &mut Sq, rng: &mut Rng) -> String {
             nodes::mark_stale(c, Some("r"), Some(&format!("src/f{a}.rs")), Some(7)).unwrap();
             format!("graph_mark_stale f{a}")
         }
+        9 => {
+            let (depth, hub) = (2 + rng.below(3), 1 + rng.below(3));
+            if rng.below(2) == 0 {
+                let o = format!(r#"{{"max_depth":{depth},"hub_in_degree":{hub}}}"#);
+                configure::configure(c, Some("r"), Some(&o)).unwrap();
+                format!("graph_configure depth {depth} hubs above {hub}")
+            } else {
+                c.execute(
+                    "INSERT INTO mem_graph_settings (resource_id, max_depth, hub_in_degree) \
+                     VALUES ('r', ?1, ?2) ON CONFLICT (resource_id) DO UPDATE \
+                     SET max_depth = excluded.max_depth, hub_in_degree = excluded.hub_in_degree",
+                    &[Value::Int(depth as i64), Value::Int(hub as i64)],
+                )
+                .unwrap();
+                format!("plain upsert of settings: depth {depth} hubs above {hub}")
+            }
+        }
         _ => {
             nodes::remove(c, Some(&node(a))).unwrap();
             upsert(c, a);
@@ -236,12 +217,20 @@ fn step(c: &mut Sq, rng: &mut Rng) -> String {
 
 #[test]
 fn closure_equals_naive_paths_under_random_changes() {
-    for seed in 1..=12u64 {
+    for seed in 1..=16u64 {
         let mut c = common::open_with_triggers();
         for i in 0..NODES {
             upsert(&mut c, i);
         }
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        if seed % 2 == 0 {
+            let o = format!(
+                r#"{{"max_depth":{},"hub_in_degree":{}}}"#,
+                2 + seed % 3,
+                1 + seed % 3
+            );
+            configure::configure(&mut c, Some("r"), Some(&o)).unwrap();
+        }
         for n in 0..120 {
             let what = step(&mut c, &mut rng);
             check(&mut c, &format!("seed {seed} step {n}: {what}"));

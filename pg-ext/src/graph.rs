@@ -81,3 +81,20 @@ fn mem__graph_node_delete<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
     }
     Ok(None)
 }
+
+/// AFTER INSERT, UPDATE or DELETE on mem_graph_settings: the closure of each resource the row
+/// named before or after is rebuilt to its bounds.
+#[pg_trigger]
+fn mem__graph_settings_changed<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
+    let _inside = internal::Guard::new();
+    let mut resources: Vec<String> = [trigger.old(), trigger.new()]
+        .into_iter()
+        .flatten()
+        .map(|row| text(&row, "resource_id"))
+        .collect();
+    resources.dedup();
+    for r in resources {
+        ok(graph::on_settings_change(&mut SpiConn, &r));
+    }
+    Ok(None)
+}

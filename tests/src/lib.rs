@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod cases;
+pub mod graph_oracle;
 pub mod invariants;
 
 use std::path::PathBuf;

@@ -1,9 +1,11 @@
 //! The graph closure is the same on SQLite and Postgres under the same random sequence of
-//! changes — through the functions and through plain SQL — compared after every step. (The
-//! closure itself is checked against every simple path in `core/tests/graph_closure.rs`.)
+//! changes — through the functions and through plain SQL, settings changes included — and
+//! equals the naive oracle (every simple path) on Postgres, compared after every step.
 
-use agentmem_tests::backend::{Backend, Param, Postgres, Rows, Sqlite};
+use agentmem_tests::backend::{Backend, Cell, Param, Postgres, Rows, Sqlite};
+use agentmem_tests::graph_oracle::{self, Edge};
 use agentmem_tests::Rng;
+use std::collections::BTreeMap;
 
 const NODES: u64 = 7;
 
@@ -16,6 +18,69 @@ fn closure(db: &mut dyn Backend) -> Rows {
     .unwrap()
 }
 
+fn text(c: &Cell) -> String {
+    match c {
+        Cell::Text(t) => t.clone(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+fn int(c: &Cell) -> i64 {
+    match c {
+        Cell::Int(i) => *i,
+        other => panic!("expected an integer, got {other:?}"),
+    }
+}
+
+fn real(c: &Cell) -> f64 {
+    match c {
+        Cell::Real(r) => *r,
+        Cell::Int(i) => *i as f64,
+        other => panic!("expected a number, got {other:?}"),
+    }
+}
+
+/// The oracle's closure for the edges and settings `db` holds, as `closure` orders rows.
+fn oracle(db: &mut dyn Backend) -> BTreeMap<(String, String), graph_oracle::Row> {
+    let edges: Vec<Edge> = db
+        .query(
+            "SELECT from_id, to_id, type, weight, CASE WHEN stale_at IS NULL AND invalid_at \
+             IS NULL THEN 1 ELSE 0 END FROM mem_graph_edges",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| Edge {
+            from: text(&r[0]),
+            to: text(&r[1]),
+            ty: text(&r[2]),
+            weight: real(&r[3]),
+            live: int(&r[4]) == 1,
+        })
+        .collect();
+    let s = db
+        .query(
+            "SELECT max_depth, hub_in_degree FROM mem_graph_settings WHERE resource_id = 'r'",
+            &[],
+        )
+        .unwrap();
+    let (depth, hub) = s.first().map_or((4, 1000), |r| (int(&r[0]), int(&r[1])));
+    graph_oracle::closure(&edges, depth as usize, hub as usize)
+}
+
+fn as_map(rows: &Rows) -> BTreeMap<(String, String), graph_oracle::Row> {
+    rows.iter()
+        .map(|r| {
+            let nodes: Vec<String> = serde_json::from_str(&text(&r[3])).unwrap();
+            let types: Vec<String> = serde_json::from_str(&text(&r[4])).unwrap();
+            (
+                (text(&r[0]), text(&r[1])),
+                (int(&r[2]) as usize, nodes, types, real(&r[5])),
+            )
+        })
+        .collect()
+}
+
 /// One random change as (SQL, parameters): the same on both backends.
 fn change(rng: &mut Rng) -> (String, Vec<Param>) {
     let a = format!("n{}", rng.next() % NODES);
@@ -23,7 +88,7 @@ fn change(rng: &mut Rng) -> (String, Vec<Param>) {
     let ty = if rng.chance(50) { "calls" } else { "imports" };
     let w = [0.5, 1.0, 2.0][(rng.next() % 3) as usize];
     let p = |v: Vec<&str>| v.into_iter().map(|s| Param::Text(s.into())).collect();
-    match rng.next() % 8 {
+    match rng.next() % 9 {
         0 | 1 => (
             format!("SELECT graph_edge_add($1, $2, $3, '{{\"weight\":{w}}}')"),
             p(vec![&a, &b, ty]),
@@ -53,6 +118,15 @@ fn change(rng: &mut Rng) -> (String, Vec<Param>) {
             "SELECT graph_edge_invalidate(id, 5) FROM mem_graph_edges WHERE from_id = $1".into(),
             p(vec![&a]),
         ),
+        7 => {
+            let (depth, hub) = (2 + rng.next() % 3, 1 + rng.next() % 3);
+            (
+                format!(
+                    "SELECT graph_configure('r', '{{\"max_depth\":{depth},\"hub_in_degree\":{hub}}}')"
+                ),
+                vec![],
+            )
+        }
         _ => ("SELECT graph_node_remove($1)".into(), p(vec![&a])),
     }
 }
@@ -75,8 +149,8 @@ fn random_changes_give_the_same_closure_on_both_backends() {
         return;
     };
     let mut pg = Postgres::connect(&url);
-    let mut most = 0;
-    for seed in 1..=4u64 {
+    let (mut most, mut hubs) = (0, 0);
+    for seed in 1..=6u64 {
         let mut lite = Sqlite::open(":memory:");
         pg.reset().unwrap();
         nodes(&mut lite);
@@ -97,16 +171,23 @@ fn random_changes_give_the_same_closure_on_both_backends() {
             }
             let rows = closure(&mut lite);
             most = most.max(rows.len());
+            let on_pg = closure(&mut pg);
+            let h = pg
+                .query("SELECT count(*) FROM mem_graph_hubs", &[])
+                .unwrap();
+            hubs = hubs.max(int(&h[0][0]));
+            assert_eq!(rows, on_pg, "seed {seed} step {step}: {sql} {params:?}");
+            assert_eq!(as_map(&on_pg).len(), on_pg.len(), "one row per pair");
             assert_eq!(
-                rows,
-                closure(&mut pg),
-                "seed {seed} step {step}: {sql} {params:?}"
+                as_map(&on_pg),
+                oracle(&mut pg),
+                "Postgres against the oracle, seed {seed} step {step}: {sql} {params:?}"
             );
         }
     }
     assert!(
-        most >= 10,
-        "the random graphs stayed trivial ({most} closure rows at most)"
+        most >= 10 && hubs >= 1,
+        "the random graphs stayed trivial ({most} closure rows, {hubs} hubs at most)"
     );
     pg.reset().unwrap();
 }

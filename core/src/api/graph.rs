@@ -1,7 +1,7 @@
 //! The knowledge graph: nodes, edges, neighbours, impact and staleness.
 
 use super::{int, text, Function, Nature, Returns, Type};
-use crate::graph::{load, nodes, query};
+use crate::graph::{load, nodes, query, settings};
 use crate::Value;
 
 pub const FUNCTIONS: &[Function] = &[
@@ -112,6 +112,16 @@ pub const FUNCTIONS: &[Function] = &[
             Ok(query::stats(c, a.texts()?.at(0))?.into())
         }),
         nature: Nature::Reader,
+    },
+    Function {
+        name: "graph_configure",
+        args: &[text("resource_id"), text("options")],
+        required: 1,
+        returns: Returns::Scalar(Type::Json, |c, a| {
+            let t = a.texts()?;
+            Ok(settings::configure(c, t.at(0), t.at(1))?.into())
+        }),
+        nature: Nature::Writer,
     },
     Function {
         name: "graph_load",

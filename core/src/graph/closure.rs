@@ -1,28 +1,31 @@
 //! The closure, kept exact incrementally: one row per (ancestor, descendant) pair within the
-//! depth bound, holding the best path (see [`Path::order`]) over the present, non-stale edges.
+//! resource's depth bound, holding the best path (see [`Path::order`]) over the present,
+//! non-stale edges that passes through no hub (see [`Bound`]).
 //!
 //! * Adding an edge `u → v` can only shorten paths through it: every ancestor of `u` (and `u`)
 //!   is joined with every descendant of `v` (and `v`) within the bound, and a pair keeps the
 //!   joined path when it beats the stored one. Joining the stored best paths is exact: the best
 //!   path through the edge is the best path to `u`, the hop, then the best path from `v` (a
-//!   join that revisits a node is beaten by a shorter path that is already stored).
+//!   join that revisits a node is beaten by a shorter path that is already stored). A hub at
+//!   `u` (or `v`) takes no ancestors (descendants): the path would pass through it.
 //! * Removing (or staling, or invalidating) an edge can only lengthen paths that used it: the
 //!   pairs whose stored path takes that hop are recomputed by a bounded walk from their
 //!   ancestor; no other pair changes.
+//! * A node that becomes a hub stops being passed through: its outgoing edges are removed as
+//!   above for the paths through it. A hub that stops being one has them added back.
 //!
 //! Cycles are legal: paths never revisit a node, and a node is never its own descendant.
 
+use super::bound::{self, Bound};
 use super::path::Path;
-use super::walk::{walk, Direction, EdgeFilter};
+use super::walk::{walk, walk_over, Direction, EdgeFilter, Present};
 use crate::db::row::Fields;
 use crate::{Conn, Result, Value};
 use std::collections::BTreeMap;
 
-/// Hops a closure path may have.
-pub const MAX_DEPTH: usize = 4;
-
-/// Pairs per lookup statement.
+/// Pairs per lookup statement, rows per insert statement.
 const CHUNK: usize = 400;
+const ROWS_PER_INSERT: usize = 100;
 
 /// A stored closure row's path.
 fn path_of(f: &mut Fields) -> Result<Option<Path>> {
@@ -60,20 +63,24 @@ pub fn stored(
     Ok(out)
 }
 
-/// The stored paths from `ancestor` to any of `descendants`.
+/// The stored paths from `ancestor` to any of `descendants`, within `max_depth` hops. Every
+/// depth is named, so each pair is a point lookup of the key, not a scan of the ancestor's
+/// rows.
 fn stored_pairs(
     conn: &mut dyn Conn,
     ancestor: &str,
     descendants: &[&String],
+    max_depth: usize,
 ) -> Result<BTreeMap<String, Path>> {
+    let depths: Vec<String> = (1..=max_depth).map(|d| d.to_string()).collect();
     let mut out = BTreeMap::new();
     for chunk in descendants.chunks(CHUNK) {
-        let marks: Vec<String> = (2..chunk.len() + 2).map(|i| format!("?{i}")).collect();
         let sql = format!(
             "SELECT descendant_id, CAST(path AS TEXT), CAST(edge_types AS TEXT), \
              CAST(hop_weights AS TEXT) FROM mem_graph_closure \
-             WHERE ancestor_id = ?1 AND descendant_id IN ({})",
-            marks.join(", ")
+             WHERE ancestor_id = ?1 AND depth IN ({}) AND descendant_id IN ({})",
+            depths.join(", "),
+            marks(2, chunk.len())
         );
         let mut params = vec![Value::from(ancestor)];
         params.extend(chunk.iter().map(|d| Value::from(d.as_str())));
@@ -88,27 +95,78 @@ fn stored_pairs(
     Ok(out)
 }
 
-/// Writes `path` as its pair's row.
-fn put(conn: &mut dyn Conn, resource: &str, path: &Path) -> Result<()> {
-    let (p, t, w) = path.to_json();
-    conn.execute(
-        "INSERT INTO mem_graph_closure \
-           (ancestor_id, descendant_id, resource_id, depth, path, edge_types, hop_weights, total_weight) \
-         VALUES (?1, ?2, ?3, ?4, CAST(?5 AS @JSON), CAST(?6 AS @JSON), CAST(?7 AS @JSON), ?8) \
-         ON CONFLICT (ancestor_id, descendant_id) DO UPDATE SET depth = excluded.depth, \
-           path = excluded.path, edge_types = excluded.edge_types, \
-           hop_weights = excluded.hop_weights, total_weight = excluded.total_weight",
-        &[
-            path.first().into(),
-            path.last().into(),
-            resource.into(),
-            Value::Int(path.depth() as i64),
-            p.into(),
-            t.into(),
-            w.into(),
-            Value::Real(path.total_weight()),
-        ],
-    )?;
+/// `?first, ?first+1, …` for `n` parameters.
+fn marks(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Writes each path as its pair's row, many rows per statement. The pairs must have no row
+/// (see [`delete_rows`]).
+fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Path]) -> Result<()> {
+    for chunk in paths.chunks(ROWS_PER_INSERT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let b = i * 7 + 2;
+                format!(
+                    "(?{}, ?{}, ?1, ?{}, CAST(?{} AS @JSON), CAST(?{} AS @JSON), CAST(?{} AS @JSON), ?{})",
+                    b,
+                    b + 1,
+                    b + 2,
+                    b + 3,
+                    b + 4,
+                    b + 5,
+                    b + 6
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO mem_graph_closure \
+               (ancestor_id, descendant_id, resource_id, depth, path, edge_types, hop_weights, \
+                total_weight) VALUES {}",
+            values.join(", ")
+        );
+        let mut params = Vec::with_capacity(chunk.len() * 7 + 1);
+        params.push(Value::from(resource));
+        for path in chunk {
+            let (p, t, w) = path.to_json();
+            params.extend([
+                path.first().into(),
+                path.last().into(),
+                Value::Int(path.depth() as i64),
+                p.into(),
+                t.into(),
+                w.into(),
+                Value::Real(path.total_weight()),
+            ]);
+        }
+        conn.execute(&sql, &params)?;
+    }
+    Ok(())
+}
+
+/// Deletes the stored rows of `paths` (each by its full key: ancestor, depth, descendant).
+fn delete_rows(conn: &mut dyn Conn, paths: &[Path]) -> Result<()> {
+    let mut keys: BTreeMap<(&str, usize), Vec<&str>> = BTreeMap::new();
+    for p in paths {
+        keys.entry((p.first(), p.depth()))
+            .or_default()
+            .push(p.last());
+    }
+    for ((a, depth), ds) in keys {
+        for chunk in ds.chunks(CHUNK) {
+            let sql = format!(
+                "DELETE FROM mem_graph_closure WHERE ancestor_id = ?1 AND depth = ?2 \
+                 AND descendant_id IN ({})",
+                marks(3, chunk.len())
+            );
+            let mut params = vec![Value::from(a), Value::Int(depth as i64)];
+            params.extend(chunk.iter().map(|d| Value::from(*d)));
+            conn.execute(&sql, &params)?;
+        }
+    }
     Ok(())
 }
 
@@ -122,94 +180,183 @@ pub struct Hop {
     pub weight: f64,
 }
 
+/// The stored paths ending at `node` within `depth` hops (when paths may pass through it),
+/// and the empty path at `node`.
+fn heads(conn: &mut dyn Conn, node: &str, depth: usize, passes: bool) -> Result<Vec<Path>> {
+    let mut out: Vec<Path> = if passes {
+        stored(conn, node, Direction::In, depth)?
+            .into_values()
+            .collect()
+    } else {
+        Vec::new()
+    };
+    out.push(Path::at(node));
+    Ok(out)
+}
+
+/// The ends of `tails` that `head`, one hop and the tail reach within `depth` hops without
+/// coming back to the head's start.
+fn joinable<'t>(head: &Path, tails: &'t BTreeMap<String, Path>, depth: usize) -> Vec<&'t String> {
+    let room = depth - 1 - head.depth();
+    tails
+        .iter()
+        .filter(|(d, t)| d.as_str() != head.first() && t.depth() <= room)
+        .map(|(d, _)| d)
+        .collect()
+}
+
 /// The closure after a present, non-stale edge appeared (or got better). Cost:
 /// O(ancestors of `from` × descendants of `to`) within the bound.
-pub fn add(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
-    let mut heads = stored(conn, &hop.from, Direction::In, MAX_DEPTH - 1)?;
-    heads.insert(hop.from.clone(), Path::at(&hop.from));
-    let mut tails = stored(conn, &hop.to, Direction::Out, MAX_DEPTH - 1)?;
+pub fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
+    let room = bound.depth - 1;
+    let heads = heads(conn, &hop.from, room, bound.passes(&hop.from))?;
+    let mut tails = if bound.passes(&hop.to) {
+        stored(conn, &hop.to, Direction::Out, room)?
+    } else {
+        BTreeMap::new()
+    };
     tails.insert(hop.to.clone(), Path::at(&hop.to));
-    for (a, head) in &heads {
+    let mut better = Vec::new();
+    let mut beaten = Vec::new();
+    for head in &heads {
         conn.check_interrupt()?;
-        let room = MAX_DEPTH - head.depth() - 1;
-        let reach: Vec<&String> = tails
-            .iter()
-            .filter(|(d, t)| *d != a && t.depth() <= room)
-            .map(|(d, _)| d)
-            .collect();
+        let a = head.first();
+        let reach = joinable(head, &tails, bound.depth);
         if reach.is_empty() {
             continue;
         }
-        let current = stored_pairs(conn, a, &reach)?;
+        let mut current = stored_pairs(conn, a, &reach, bound.depth)?;
         for d in reach {
             let Some(cand) = head.join(&hop.ty, hop.weight, &tails[d]) else {
                 continue;
             };
-            if current.get(d).is_none_or(|cur| cand.better_than(cur)) {
-                put(conn, &hop.resource, &cand)?;
+            match current.remove(d) {
+                Some(cur) if !cand.better_than(&cur) => {}
+                cur => {
+                    beaten.extend(cur);
+                    better.push(cand);
+                }
             }
         }
     }
-    Ok(())
+    delete_rows(conn, &beaten)?;
+    put_all(conn, &hop.resource, &better)
 }
 
 /// The closure after the edge `from → to` of type `ty` stopped counting (deleted, stale,
 /// invalidated, or changed): the pairs whose path took it are recomputed from the edges as
 /// they are now. Cost: finding them (ancestors of `from` × descendants of `to`), then one
 /// bounded walk per affected ancestor.
-pub fn remove(conn: &mut dyn Conn, resource: &str, from: &str, to: &str, ty: &str) -> Result<()> {
-    let mut heads: Vec<String> = stored(conn, from, Direction::In, MAX_DEPTH - 1)?
-        .into_keys()
-        .collect();
-    heads.push(from.to_string());
-    for a in heads {
+pub fn remove(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
+    let heads = heads(conn, &hop.from, bound.depth - 1, bound.passes(&hop.from))?;
+    remove_through(conn, hop, &heads, bound)
+}
+
+/// [`remove`] for the paths from `heads` (paths ending at the hop's `from`).
+fn remove_through(conn: &mut dyn Conn, hop: &Hop, heads: &[Path], bound: &Bound) -> Result<()> {
+    let mut tails = stored(conn, &hop.to, Direction::Out, bound.depth - 1)?;
+    tails.insert(hop.to.clone(), Path::at(&hop.to));
+    for head in heads {
         conn.check_interrupt()?;
-        let affected: Vec<String> = stored(conn, &a, Direction::Out, MAX_DEPTH)?
-            .into_iter()
-            .filter(|(_, p)| p.uses(from, to, ty))
-            .map(|(d, _)| d)
+        let a = head.first();
+        let reach = joinable(head, &tails, bound.depth);
+        let affected: Vec<Path> = stored_pairs(conn, a, &reach, bound.depth)?
+            .into_values()
+            .filter(|p| p.uses(&hop.from, &hop.to, &hop.ty))
             .collect();
         if affected.is_empty() {
             continue;
         }
-        for d in &affected {
-            conn.execute(
-                "DELETE FROM mem_graph_closure WHERE ancestor_id = ?1 AND descendant_id = ?2",
-                &[a.as_str().into(), d.as_str().into()],
-            )?;
+        delete_rows(conn, &affected)?;
+        let mut now = walk(
+            conn,
+            a,
+            Direction::Out,
+            bound.depth,
+            &EdgeFilter::present(),
+            bound,
+        )?;
+        let found: Vec<Path> = affected
+            .iter()
+            .filter_map(|p| now.remove(p.last()))
+            .collect();
+        put_all(conn, &hop.resource, &found)?;
+    }
+    Ok(())
+}
+
+/// The present, non-stale edges out of `node`.
+fn out_hops(conn: &mut dyn Conn, resource: &str, node: &str) -> Result<Vec<Hop>> {
+    Ok(conn
+        .query(
+            "SELECT to_id, type, weight FROM mem_graph_edges WHERE from_id = ?1 \
+             AND stale_at IS NULL AND invalid_at IS NULL",
+            &[node.into()],
+        )?
+        .into_iter()
+        .filter_map(|r| {
+            let mut f = Fields::new(r);
+            Some(Hop {
+                resource: resource.to_string(),
+                from: node.to_string(),
+                to: f.text()?,
+                ty: f.text()?,
+                weight: f.value().as_f64()?,
+            })
+        })
+        .collect())
+}
+
+/// Re-checks whether `node` is a hub after its in-degree changed, and moves the paths through
+/// it when that flips: a new hub's paths through it go, a former hub's come back.
+pub fn recheck_hub(conn: &mut dyn Conn, resource: &str, node: &str, b: &mut Bound) -> Result<()> {
+    let was = b.hubs.contains(node);
+    let is = bound::above(conn, node, b.hub_in_degree)?;
+    if was == is {
+        return Ok(());
+    }
+    bound::set_hub(conn, resource, node, is)?;
+    if is {
+        // The ancestors whose paths still pass through the node, found before it counts as a hub.
+        let heads = heads(conn, node, b.depth - 1, true)?;
+        b.hubs.insert(node.to_string());
+        for hop in out_hops(conn, resource, node)? {
+            remove_through(conn, &hop, &heads, b)?;
         }
-        let now = walk(conn, &a, Direction::Out, MAX_DEPTH, &EdgeFilter::present())?;
-        for d in &affected {
-            if let Some(p) = now.get(d) {
-                put(conn, resource, p)?;
-            }
+    } else {
+        b.hubs.remove(node);
+        for hop in out_hops(conn, resource, node)? {
+            add(conn, &hop, b)?;
         }
     }
     Ok(())
 }
 
-/// Rebuilds the closure of a resource from its edges: one bounded walk per node with an
-/// outgoing edge. The bulk path (`graph_load`) and repairs use it.
+/// Rebuilds the closure of a resource from its edges and settings: the hubs are recounted,
+/// the present edges read once, then one bounded walk (in memory) per node with an outgoing
+/// edge, its rows written many per statement. The bulk path (`graph_load`), a change of
+/// settings and repairs use it. Memory: the resource's present edges.
 pub fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<i64> {
+    let (_, hub_in_degree) = bound::settings(conn, resource)?;
+    bound::recount(conn, resource, hub_in_degree)?;
+    let b = Bound::of(conn, resource)?;
     conn.execute(
         "DELETE FROM mem_graph_closure WHERE resource_id = ?1",
         &[resource.into()],
     )?;
-    let starts: Vec<String> = conn
-        .query(
-            "SELECT DISTINCT from_id FROM mem_graph_edges WHERE resource_id = ?1 \
-             AND stale_at IS NULL AND invalid_at IS NULL ORDER BY from_id",
-            &[resource.into()],
-        )?
-        .into_iter()
-        .filter_map(|r| Fields::new(r).text())
-        .collect();
+    let mut edges = Present::load(conn, resource)?;
     let mut rows = 0;
-    for s in starts {
-        for p in walk(conn, &s, Direction::Out, MAX_DEPTH, &EdgeFilter::present())?.values() {
-            put(conn, resource, p)?;
-            rows += 1;
+    let mut batch: Vec<Path> = Vec::new();
+    for s in edges.sources() {
+        conn.check_interrupt()?;
+        let found = walk_over(&mut edges, &s, Direction::Out, b.depth, &b)?;
+        rows += found.len() as i64;
+        batch.extend(found.into_values());
+        if batch.len() >= ROWS_PER_INSERT * 10 {
+            put_all(conn, resource, &batch)?;
+            batch.clear();
         }
     }
+    put_all(conn, resource, &batch)?;
     Ok(rows)
 }

@@ -6,15 +6,18 @@
 //! way the closure is maintained. A node's removal removes its edges (and so their closure
 //! rows) in the trigger of `mem_graph_nodes`.
 
+pub mod bound;
 pub mod closure;
 pub mod load;
 pub mod nodes;
 pub mod path;
 pub mod query;
+pub mod settings;
 pub mod walk;
 
 use crate::db::row::Fields;
 use crate::{Conn, Error, Result, Value};
+use bound::Bound;
 use closure::Hop;
 
 /// An edge row as the triggers read it.
@@ -83,12 +86,28 @@ pub(crate) fn check_edge(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
     Ok(())
 }
 
+/// The closure once `hop` counts: a target that it makes a hub stops being passed through
+/// first, then the hop's paths are added.
+fn start_counting(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
+    let mut b = Bound::of(conn, &hop.resource)?;
+    closure::recheck_hub(conn, &hop.resource, &hop.to, &mut b)?;
+    closure::add(conn, hop, &b)
+}
+
+/// The closure once `hop` no longer counts: the paths that took it are recomputed, then its
+/// target is passed through again if it stopped being a hub.
+fn stop_counting(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
+    let mut b = Bound::of(conn, &hop.resource)?;
+    closure::remove(conn, hop, &b)?;
+    closure::recheck_hub(conn, &hop.resource, &hop.to, &mut b)
+}
+
 /// After an edge row is inserted.
 pub fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
     let e = edge_row(conn, seq)?;
     check_edge(conn, &e.hop)?;
     if e.active && !load::in_bulk() {
-        closure::add(conn, &e.hop)?;
+        start_counting(conn, &e.hop)?;
     }
     Ok(())
 }
@@ -101,6 +120,19 @@ pub struct OldEdge {
     pub active: bool,
 }
 
+impl OldEdge {
+    /// The hop as a removal sees it (which reads no weight).
+    fn hop(&self, resource: &str) -> Hop {
+        Hop {
+            resource: resource.to_string(),
+            from: self.from.clone(),
+            to: self.to.clone(),
+            ty: self.ty.clone(),
+            weight: 1.0,
+        }
+    }
+}
+
 /// After an edge row changed in a way the closure sees (ends, type, weight, staleness,
 /// validity): the old hop stops counting, the new one starts.
 pub fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()> {
@@ -110,10 +142,10 @@ pub fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()
         return Ok(());
     }
     if old.active {
-        closure::remove(conn, &e.hop.resource, &old.from, &old.to, &old.ty)?;
+        stop_counting(conn, &old.hop(&e.hop.resource))?;
     }
     if e.active {
-        closure::add(conn, &e.hop)?;
+        start_counting(conn, &e.hop)?;
     }
     Ok(())
 }
@@ -121,7 +153,7 @@ pub fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()
 /// After an edge row is gone.
 pub fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge) -> Result<()> {
     if old.active {
-        closure::remove(conn, resource, &old.from, &old.to, &old.ty)?;
+        stop_counting(conn, &old.hop(resource))?;
     }
     Ok(())
 }
@@ -133,4 +165,10 @@ pub fn on_node_delete(conn: &mut dyn Conn, id: &str) -> Result<()> {
         &[id.into()],
     )?;
     Ok(())
+}
+
+/// After a resource's settings row is written or gone: its closure is rebuilt to the new
+/// bounds.
+pub fn on_settings_change(conn: &mut dyn Conn, resource: &str) -> Result<()> {
+    closure::rebuild(conn, resource).map(|_| ())
 }

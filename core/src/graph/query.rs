@@ -1,7 +1,8 @@
 //! Reading the graph: neighbours and impact from the closure (or a walk when the closure
 //! cannot answer), and counts.
 
-use super::closure::{self, MAX_DEPTH};
+use super::bound::{self, Bound};
+use super::closure;
 use super::path::Path;
 use super::walk::{walk, Direction, EdgeFilter};
 use crate::api::{int, real, text, Field, Type};
@@ -62,10 +63,34 @@ struct Ask {
     limit: usize,
 }
 
-fn ask(o: &Opts, default_depth: i64, dirs: Vec<Direction>) -> Result<Ask> {
+/// The start of a query: its node's resource and that resource's closure depth.
+struct Start {
+    resource: String,
+    depth: usize,
+}
+
+fn start(conn: &mut dyn Conn, id: &str) -> Result<Start> {
+    let row = conn
+        .query(
+            "SELECT n.resource_id, s.max_depth FROM mem_graph_nodes n \
+             LEFT JOIN mem_graph_settings s ON s.resource_id = n.resource_id WHERE n.id = ?1",
+            &[id.into()],
+        )?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::invalid("node_id", format!("no node {}", crate::error::echo(id))))?;
+    let mut f = Fields::new(row);
+    Ok(Start {
+        resource: f.text().unwrap_or_default(),
+        depth: f.int().map_or(bound::DEFAULT_DEPTH, |d| d as usize),
+    })
+}
+
+fn ask(o: &Opts, default_depth: Option<usize>, s: &Start, dirs: Vec<Direction>) -> Result<Ask> {
+    let default_depth = default_depth.unwrap_or(s.depth).min(s.depth) as i64;
     Ok(Ask {
         dirs,
-        max_depth: o.int("max_depth", default_depth, 1, MAX_DEPTH as i64)? as usize,
+        max_depth: o.int("max_depth", default_depth, 1, s.depth as i64)? as usize,
         filter: EdgeFilter {
             include_stale: o.opt_bool("include_stale")?.unwrap_or(false),
             types: o.opt_strings("edge_types")?,
@@ -76,30 +101,20 @@ fn ask(o: &Opts, default_depth: i64, dirs: Vec<Direction>) -> Result<Ask> {
     })
 }
 
-fn check_node(conn: &mut dyn Conn, id: &str) -> Result<()> {
-    conn.query_value("SELECT 1 FROM mem_graph_nodes WHERE id = ?1", &[id.into()])?
-        .map(|_| ())
-        .ok_or_else(|| Error::invalid("node_id", format!("no node {}", crate::error::echo(id))))
-}
-
 /// The nodes within reach, best first: fewer hops, heavier, then by id.
-fn reach(conn: &mut dyn Conn, node: &str, a: &Ask) -> Result<Vec<Reached>> {
+fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reached>> {
     let f = &a.filter;
     let closure_answers = !f.include_stale && f.types.is_none() && f.as_of.is_none();
     if let ([dir], true, None) = (a.dirs.as_slice(), closure_answers, &a.node_types) {
-        let found = from_closure(conn, node, *dir, a)?;
-        if found.is_empty() {
-            check_node(conn, node)?;
-        }
-        return Ok(found);
+        return from_closure(conn, node, *dir, a);
     }
-    check_node(conn, node)?;
+    let b = Bound::of(conn, &s.resource)?;
     let mut best: BTreeMap<String, Path> = BTreeMap::new();
     for &dir in &a.dirs {
         let found = if closure_answers {
             closure::stored(conn, node, dir, a.max_depth)?
         } else {
-            walk(conn, node, dir, a.max_depth, f)?
+            walk(conn, node, dir, a.max_depth, f, &b)?
         };
         for (other, p) in found {
             match best.get(&other) {
@@ -226,8 +241,9 @@ pub fn neighbors(
         "in" => vec![Direction::In],
         _ => vec![Direction::Out, Direction::In],
     };
-    let a = ask(&o, 1, dirs)?;
-    Ok(reach(conn, node, &a)?
+    let s = start(conn, node)?;
+    let a = ask(&o, Some(1), &s, dirs)?;
+    Ok(reach(conn, node, &s, &a)?
         .into_iter()
         .map(|r| {
             vec![
@@ -248,13 +264,16 @@ pub fn neighbors(
 const IMPACT_OPTIONS: &[&str] = NEIGHBOR_OPTIONS.split_at(1).1;
 
 /// `graph_impact(node_id [, options])` → JSON: what depends on the node (every node with a
-/// path to it, within `max_depth`, default the bound), grouped by depth, and the files they
-/// are in — what to re-check when the node changes.
+/// path to it, within `max_depth`, default the resource's depth), grouped by depth, and the
+/// files they are in — what to re-check when the node changes. `hubs` lists the reached hubs,
+/// whose dependents were not followed (ask `graph_impact` of each).
 pub fn impact(conn: &mut dyn Conn, node: Option<&str>, options: Option<&str>) -> Result<String> {
     let node = required("node_id", node)?;
     let o = Opts::parse("options", options, IMPACT_OPTIONS)?;
-    let a = ask(&o, MAX_DEPTH as i64, vec![Direction::In])?;
-    let reached = reach(conn, node, &a)?;
+    let s = start(conn, node)?;
+    let a = ask(&o, None, &s, vec![Direction::In])?;
+    let reached = reach(conn, node, &s, &a)?;
+    let hubs = Bound::of(conn, &s.resource)?.hubs;
     let mut by_depth: BTreeMap<usize, Vec<serde_json::Value>> = BTreeMap::new();
     let mut files: Vec<String> = Vec::new();
     for r in &reached {
@@ -273,6 +292,12 @@ pub fn impact(conn: &mut dyn Conn, node: Option<&str>, options: Option<&str>) ->
     }
     files.sort();
     files.dedup();
+    let mut unfollowed: Vec<&str> = reached
+        .iter()
+        .filter(|r| hubs.contains(&r.id))
+        .map(|r| r.id.as_str())
+        .collect();
+    unfollowed.sort();
     let depths: Vec<serde_json::Value> = by_depth
         .into_iter()
         .map(|(d, nodes)| json!({"depth": d, "nodes": nodes}))
@@ -282,6 +307,7 @@ pub fn impact(conn: &mut dyn Conn, node: Option<&str>, options: Option<&str>) ->
         "dependents": reached.len(),
         "byDepth": depths,
         "files": files,
+        "hubs": unfollowed,
     })
     .to_string())
 }
@@ -308,6 +334,8 @@ pub fn stats(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> {
         "SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1 AND invalid_at IS NOT NULL",
     )?;
     let closure_rows = count("SELECT count(*) FROM mem_graph_closure WHERE resource_id = ?1")?;
+    let hubs = count("SELECT count(*) FROM mem_graph_hubs WHERE resource_id = ?1")?;
+    let (depth, hub_in_degree) = bound::settings(conn, r)?;
     Ok(json!({
         "nodes": nodes,
         "staleNodes": stale_nodes,
@@ -315,7 +343,9 @@ pub fn stats(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> {
         "staleEdges": stale_edges,
         "invalidEdges": invalid_edges,
         "closureRows": closure_rows,
-        "maxDepth": MAX_DEPTH,
+        "hubs": hubs,
+        "maxDepth": depth,
+        "hubInDegree": hub_in_degree,
     })
     .to_string())
 }

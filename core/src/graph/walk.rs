@@ -3,9 +3,10 @@
 //! closure cannot answer (stale edges included, a subset of edge types, a past moment) use
 //! them directly.
 
+use super::bound::Bound;
 use super::path::Path;
 use crate::{Conn, Result, Value};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Which way a walk follows the edges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,64 +38,135 @@ impl EdgeFilter {
 /// Frontier nodes per lookup statement.
 const CHUNK: usize = 500;
 
-/// Every hop out of (or into) `nodes` that `filter` allows: (at, other end, type, weight).
-fn hops(
-    conn: &mut dyn Conn,
-    nodes: &[String],
+/// A hop a walk may take: (at, other end, type, weight).
+type Step = (String, String, String, f64);
+
+/// Where a walk reads the edges of its frontier.
+pub trait Edges {
+    /// Every hop out of (or, walking in, into) `nodes`.
+    fn hops(&mut self, nodes: &[String]) -> Result<Vec<Step>>;
+}
+
+/// The edges table, in one direction, filtered.
+struct Table<'a> {
+    conn: &'a mut dyn Conn,
     dir: Direction,
-    filter: &EdgeFilter,
-) -> Result<Vec<(String, String, String, f64)>> {
-    let (at, other) = match dir {
-        Direction::Out => ("from_id", "to_id"),
-        Direction::In => ("to_id", "from_id"),
-    };
-    let mut out = Vec::new();
-    for chunk in nodes.chunks(CHUNK) {
-        let first = if filter.as_of.is_some() { 2 } else { 1 };
-        let marks: Vec<String> = (first..chunk.len() + first)
-            .map(|i| format!("?{i}"))
-            .collect();
-        let time = match filter.as_of {
-            None => "invalid_at IS NULL",
-            Some(_) => {
-                "(valid_at IS NULL OR valid_at <= ?1) AND (invalid_at IS NULL OR invalid_at > ?1)"
-            }
+    filter: &'a EdgeFilter,
+}
+
+impl Edges for Table<'_> {
+    fn hops(&mut self, nodes: &[String]) -> Result<Vec<Step>> {
+        self.conn.check_interrupt()?;
+        let (at, other) = match self.dir {
+            Direction::Out => ("from_id", "to_id"),
+            Direction::In => ("to_id", "from_id"),
         };
-        let stale = if filter.include_stale {
-            ""
-        } else {
-            " AND stale_at IS NULL"
-        };
-        let sql = format!(
-            "SELECT {at}, {other}, type, weight FROM mem_graph_edges \
-             WHERE {at} IN ({}) AND {time}{stale}",
-            marks.join(", ")
-        );
-        let mut params: Vec<Value> = filter.as_of.map(Value::Int).into_iter().collect();
-        params.extend(chunk.iter().map(|n| Value::from(n.as_str())));
-        for r in conn.query(&sql, &params)? {
-            let mut f = crate::db::row::Fields::new(r);
-            let (a, b, ty) = (f.text(), f.text(), f.text());
-            let w = f.value().as_f64();
-            if let (Some(a), Some(b), Some(ty), Some(w)) = (a, b, ty, w) {
-                if filter.types.as_ref().is_none_or(|t| t.contains(&ty)) {
-                    out.push((a, b, ty, w));
+        let filter = self.filter;
+        let mut out = Vec::new();
+        for chunk in nodes.chunks(CHUNK) {
+            let first = if filter.as_of.is_some() { 2 } else { 1 };
+            let marks: Vec<String> = (first..chunk.len() + first)
+                .map(|i| format!("?{i}"))
+                .collect();
+            let time = match filter.as_of {
+                None => "invalid_at IS NULL",
+                Some(_) => {
+                    "(valid_at IS NULL OR valid_at <= ?1) AND (invalid_at IS NULL OR invalid_at > ?1)"
+                }
+            };
+            let stale = if filter.include_stale {
+                ""
+            } else {
+                " AND stale_at IS NULL"
+            };
+            let sql = format!(
+                "SELECT {at}, {other}, type, weight FROM mem_graph_edges \
+                 WHERE {at} IN ({}) AND {time}{stale}",
+                marks.join(", ")
+            );
+            let mut params: Vec<Value> = filter.as_of.map(Value::Int).into_iter().collect();
+            params.extend(chunk.iter().map(|n| Value::from(n.as_str())));
+            for r in self.conn.query(&sql, &params)? {
+                let mut f = crate::db::row::Fields::new(r);
+                let (a, b, ty) = (f.text(), f.text(), f.text());
+                let w = f.value().as_f64();
+                if let (Some(a), Some(b), Some(ty), Some(w)) = (a, b, ty, w) {
+                    if filter.types.as_ref().is_none_or(|t| t.contains(&ty)) {
+                        out.push((a, b, ty, w));
+                    }
                 }
             }
         }
+        Ok(out)
     }
-    Ok(out)
 }
 
-/// The best path from `start` to every node it reaches in at most `max_depth` hops (the start
-/// itself excluded). For [`Direction::In`] a path runs from the reached node to `start`, as
-/// the closure stores it. Cost: the edges of the nodes reached before the last hop.
+/// The present, non-stale edges of a resource held in memory, walked out: a rebuild reads
+/// them once instead of one statement per node and hop.
+pub struct Present {
+    out: HashMap<String, Vec<(String, String, f64)>>,
+}
+
+impl Present {
+    pub fn load(conn: &mut dyn Conn, resource: &str) -> Result<Present> {
+        let mut out: HashMap<String, Vec<(String, String, f64)>> = HashMap::new();
+        for r in conn.query(
+            "SELECT from_id, to_id, type, weight FROM mem_graph_edges WHERE resource_id = ?1 \
+             AND stale_at IS NULL AND invalid_at IS NULL",
+            &[resource.into()],
+        )? {
+            let mut f = crate::db::row::Fields::new(r);
+            let (a, b, ty) = (f.text(), f.text(), f.text());
+            if let (Some(a), Some(b), Some(ty), Some(w)) = (a, b, ty, f.value().as_f64()) {
+                out.entry(a).or_default().push((b, ty, w));
+            }
+        }
+        Ok(Present { out })
+    }
+
+    /// The nodes with an outgoing edge, in byte order.
+    pub fn sources(&self) -> Vec<String> {
+        let mut s: Vec<String> = self.out.keys().cloned().collect();
+        s.sort();
+        s
+    }
+}
+
+impl Edges for Present {
+    fn hops(&mut self, nodes: &[String]) -> Result<Vec<Step>> {
+        let mut out = Vec::new();
+        for n in nodes {
+            for (to, ty, w) in self.out.get(n).into_iter().flatten() {
+                out.push((n.clone(), to.clone(), ty.clone(), *w));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The best path from `start` to every node it reaches in at most `max_depth` hops over the
+/// edges `filter` allows (the start itself excluded), passing through no hub of `bound`. For
+/// [`Direction::In`] a path runs from the reached node to `start`, as the closure stores it.
+/// Cost: the edges of the nodes reached before the last hop.
 pub fn walk(
     conn: &mut dyn Conn,
     start: &str,
     dir: Direction,
     max_depth: usize,
     filter: &EdgeFilter,
+    bound: &Bound,
+) -> Result<BTreeMap<String, Path>> {
+    let mut table = Table { conn, dir, filter };
+    walk_over(&mut table, start, dir, max_depth, bound)
+}
+
+/// [`walk`] over any [`Edges`] (which must follow `dir`).
+pub fn walk_over(
+    edges: &mut dyn Edges,
+    start: &str,
+    dir: Direction,
+    max_depth: usize,
+    bound: &Bound,
 ) -> Result<BTreeMap<String, Path>> {
     let mut best: BTreeMap<String, Path> = BTreeMap::new();
     let mut frontier: BTreeMap<String, Path> = BTreeMap::new();
@@ -104,10 +176,9 @@ pub fn walk(
         if frontier.is_empty() {
             break;
         }
-        conn.check_interrupt()?;
         let at: Vec<String> = frontier.keys().cloned().collect();
         let mut next: BTreeMap<String, Path> = BTreeMap::new();
-        for (from, to, ty, w) in hops(conn, &at, dir, filter)? {
+        for (from, to, ty, w) in edges.hops(&at)? {
             if seen.contains(&to) {
                 continue;
             }
@@ -128,6 +199,7 @@ pub fn walk(
         }
         seen.extend(next.keys().cloned());
         best.extend(next.iter().map(|(k, v)| (k.clone(), v.clone())));
+        next.retain(|k, _| bound.passes(k));
         frontier = next;
     }
     Ok(best)

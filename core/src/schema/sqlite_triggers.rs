@@ -35,6 +35,7 @@ pub const NAMES: &[&str] = &[
     "mem__graph_edge_update",
     "mem__graph_edge_delete",
     "mem__graph_node_delete",
+    "mem__graph_settings_changed",
 ];
 
 /// The rows an `INSERT OR REPLACE` may remove, seen by the before-insert trigger of the row
@@ -213,6 +214,9 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
         }
         "mem__graph_node_delete" => {
             crate::graph::on_node_delete(conn, &text(args, 0).unwrap_or_default())?;
+        }
+        "mem__graph_settings_changed" => {
+            crate::graph::on_settings_change(conn, &text(args, 0).unwrap_or_default())?;
         }
         other => return Err(Error::internal(format!("no trigger function {other}"))),
     }

@@ -1,0 +1,122 @@
+//! How far the closure reaches in a resource: its depth, and its hubs.
+//!
+//! A node with more present incoming edges than the resource's `hub_in_degree` is a *hub*
+//! (a prelude, a config module, a logger everything imports). Closure paths may start or end
+//! at a hub but never pass through one, so a hub adds rows linear in its degree (its
+//! ancestors reach it, it reaches its descendants) instead of their product. Walks follow the
+//! same rule, so every answer — from the closure or from a walk — is the same.
+
+use crate::db::row::Fields;
+use crate::{Conn, Result, Value};
+use std::collections::HashSet;
+
+/// The depth a resource's closure has unless its settings say otherwise.
+pub const DEFAULT_DEPTH: usize = 4;
+
+/// The deepest closure a resource may ask for.
+pub const MAX_DEPTH: usize = 6;
+
+/// The in-degree above which a node is a hub unless its resource's settings say otherwise.
+pub const DEFAULT_HUB_IN_DEGREE: i64 = 1000;
+
+/// The largest `hub_in_degree` a resource may set (no hubs, in practice).
+pub const MAX_HUB_IN_DEGREE: i64 = 1_000_000_000;
+
+/// A resource's closure bounds and its current hubs.
+#[derive(Clone, Debug)]
+pub struct Bound {
+    pub depth: usize,
+    pub hub_in_degree: i64,
+    pub hubs: HashSet<String>,
+}
+
+impl Bound {
+    /// The settings (or the defaults) of `resource`, with its hubs as stored.
+    pub fn of(conn: &mut dyn Conn, resource: &str) -> Result<Bound> {
+        let (depth, hub_in_degree) = settings(conn, resource)?;
+        let hubs = conn
+            .query(
+                "SELECT node_id FROM mem_graph_hubs WHERE resource_id = ?1",
+                &[resource.into()],
+            )?
+            .into_iter()
+            .filter_map(|r| Fields::new(r).text())
+            .collect();
+        Ok(Bound {
+            depth,
+            hub_in_degree,
+            hubs,
+        })
+    }
+
+    /// Whether a path may pass through `node` (not start or end there only).
+    pub fn passes(&self, node: &str) -> bool {
+        !self.hubs.contains(node)
+    }
+}
+
+/// `(max_depth, hub_in_degree)` of `resource`.
+pub fn settings(conn: &mut dyn Conn, resource: &str) -> Result<(usize, i64)> {
+    let row = conn
+        .query(
+            "SELECT max_depth, hub_in_degree FROM mem_graph_settings WHERE resource_id = ?1",
+            &[resource.into()],
+        )?
+        .into_iter()
+        .next();
+    Ok(match row {
+        Some(r) => {
+            let mut f = Fields::new(r);
+            let depth = f.int().map_or(DEFAULT_DEPTH, |d| d as usize);
+            (depth, f.int().unwrap_or(DEFAULT_HUB_IN_DEGREE))
+        }
+        None => (DEFAULT_DEPTH, DEFAULT_HUB_IN_DEGREE),
+    })
+}
+
+/// Whether `node` has more than `limit` present incoming edges; counts at most `limit + 1`
+/// of them (one index range).
+pub fn above(conn: &mut dyn Conn, node: &str, limit: i64) -> Result<bool> {
+    let n = conn
+        .query_value(
+            "SELECT count(*) FROM (SELECT 1 FROM mem_graph_edges WHERE to_id = ?1 \
+             AND stale_at IS NULL AND invalid_at IS NULL LIMIT ?2) AS t",
+            &[node.into(), Value::Int(limit + 1)],
+        )?
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    Ok(n > limit)
+}
+
+/// Records (or clears) `node` as a hub of `resource`.
+pub fn set_hub(conn: &mut dyn Conn, resource: &str, node: &str, hub: bool) -> Result<()> {
+    if hub {
+        conn.execute(
+            "INSERT INTO mem_graph_hubs (node_id, resource_id) VALUES (?1, ?2) \
+             ON CONFLICT (node_id) DO NOTHING",
+            &[node.into(), resource.into()],
+        )?;
+    } else {
+        conn.execute(
+            "DELETE FROM mem_graph_hubs WHERE node_id = ?1",
+            &[node.into()],
+        )?;
+    }
+    Ok(())
+}
+
+/// Recomputes the hubs of `resource` from its edges (a load, a change of settings).
+pub fn recount(conn: &mut dyn Conn, resource: &str, hub_in_degree: i64) -> Result<()> {
+    conn.execute(
+        "DELETE FROM mem_graph_hubs WHERE resource_id = ?1",
+        &[resource.into()],
+    )?;
+    conn.execute(
+        "INSERT INTO mem_graph_hubs (node_id, resource_id) \
+         SELECT to_id, ?1 FROM mem_graph_edges WHERE resource_id = ?1 \
+           AND stale_at IS NULL AND invalid_at IS NULL \
+         GROUP BY to_id HAVING count(*) > ?2",
+        &[resource.into(), Value::Int(hub_in_degree)],
+    )?;
+    Ok(())
+}
