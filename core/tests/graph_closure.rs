@@ -9,7 +9,7 @@ mod common;
 #[path = "../../tests/src/graph_oracle.rs"]
 mod graph_oracle;
 
-use agentmem_core::graph::{bound, load, nodes, settings as configure};
+use agentmem_core::graph::{bound, edges, load, nodes, settings as configure};
 use agentmem_core::{Conn, Value};
 use common::Sq;
 use graph_oracle::Edge;
@@ -125,7 +125,7 @@ fn step(c: &mut Sq, rng: &mut Rng) -> String {
     match rng.below(11) {
         0..=2 if a != b => {
             let opts = format!(r#"{{"weight":{w}}}"#);
-            nodes::edge_add(c, Some(&node(a)), Some(&node(b)), Some(ty), Some(&opts)).unwrap();
+            edges::edge_add(c, Some(&node(a)), Some(&node(b)), Some(ty), Some(&opts)).unwrap();
             format!("graph_edge_add {a}->{b} {ty} {w}")
         }
         3 if a != b => {
@@ -181,7 +181,7 @@ fn step(c: &mut Sq, rng: &mut Rng) -> String {
                     )
                     .unwrap()
                     .and_then(Value::into_string);
-                nodes::edge_invalidate(c, id.as_deref(), Some(5)).unwrap();
+                edges::edge_invalidate(c, id.as_deref(), Some(5)).unwrap();
                 format!("graph_edge_invalidate {f}->{t} {ty}")
             }
             None => "nothing".into(),
@@ -246,7 +246,7 @@ fn bad_input_is_named_and_writes_nothing() {
     let e = |r: agentmem_core::Result<String>| r.unwrap_err().to_string();
     let (a, b) = (node(0), node(1));
     assert_eq!(
-        e(nodes::edge_add(
+        e(edges::edge_add(
             &mut c,
             Some(&a),
             Some(&a),
@@ -255,7 +255,7 @@ fn bad_input_is_named_and_writes_nothing() {
         )),
         "to_id: must differ from from_id (no self-edges)"
     );
-    assert!(e(nodes::edge_add(
+    assert!(e(edges::edge_add(
         &mut c,
         Some(&a),
         Some("nope"),
@@ -263,7 +263,7 @@ fn bad_input_is_named_and_writes_nothing() {
         None
     ))
     .starts_with("to_id: no node"));
-    assert!(e(nodes::edge_add(
+    assert!(e(edges::edge_add(
         &mut c,
         Some(&a),
         Some(&b),
@@ -277,7 +277,7 @@ fn bad_input_is_named_and_writes_nothing() {
     );
     let other = r#"{"id":"x","type":"file","label":"x"}"#;
     nodes::upsert(&mut c, Some("other"), Some(other)).unwrap();
-    assert!(e(nodes::edge_add(
+    assert!(e(edges::edge_add(
         &mut c,
         Some(&a),
         Some("x"),

@@ -1,7 +1,7 @@
 //! The knowledge graph: nodes, edges, neighbours, impact and staleness.
 
 use super::{int, text, Function, Nature, Returns, Type};
-use crate::graph::{load, nodes, query, settings};
+use crate::graph::{edges, load, nodes, query, settings};
 use crate::Value;
 
 pub const FUNCTIONS: &[Function] = &[
@@ -35,7 +35,7 @@ pub const FUNCTIONS: &[Function] = &[
         required: 3,
         returns: Returns::Scalar(Type::Text, |c, a| {
             let t = a.texts()?;
-            Ok(nodes::edge_add(c, t.at(0), t.at(1), t.at(2), t.at(3))?.into())
+            Ok(edges::edge_add(c, t.at(0), t.at(1), t.at(2), t.at(3))?.into())
         }),
         nature: Nature::Writer,
     },
@@ -44,7 +44,7 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("id")],
         required: 1,
         returns: Returns::Scalar(Type::Int, |c, a| {
-            Ok(Value::Int(nodes::edge_remove(c, a.texts()?.at(0))?))
+            Ok(Value::Int(edges::edge_remove(c, a.texts()?.at(0))?))
         }),
         nature: Nature::Writer,
     },
@@ -54,7 +54,7 @@ pub const FUNCTIONS: &[Function] = &[
         required: 1,
         returns: Returns::Scalar(Type::Int, |c, a| {
             let id = a.texts()?;
-            Ok(Value::Int(nodes::edge_invalidate(c, id.at(0), a.int(1)?)?))
+            Ok(Value::Int(edges::edge_invalidate(c, id.at(0), a.int(1)?)?))
         }),
         nature: Nature::Writer,
     },

@@ -1,10 +1,13 @@
 //! `graph_load`: many nodes and edges at once, for indexers. Maintaining the closure edge by
 //! edge costs, per edge, its source's ancestors times its target's descendants; a load
-//! instead writes every row with that maintenance switched off and then builds the resource's
-//! closure once (one bounded walk per node with an outgoing edge), all in the call's one
+//! instead checks every node and edge first, writes them many rows per statement with that
+//! maintenance switched off, and then builds the resource's closure once (one bounded walk
+//! per node with an outgoing edge, over the edges read once), all in the call's one
 //! transaction.
 
-use super::{closure, nodes};
+use super::closure;
+use super::edges::{self, EdgeIn};
+use super::nodes::{self, NodeIn};
 use crate::args::required;
 use crate::{Conn, Error, Result};
 use serde_json::{json, Value as Json};
@@ -68,32 +71,34 @@ pub fn load(conn: &mut dyn Conn, resource_id: Option<&str>, graph: Option<&str>)
         }
     };
     let (node_list, edge_list) = (list("nodes")?, list("edges")?);
-    let _bulk = Bulk::start();
-    for n in &node_list {
-        nodes::upsert(conn, Some(resource), Some(&n.to_string()))?;
+    let mut parsed_nodes = Vec::with_capacity(node_list.len());
+    for (i, n) in node_list.iter().enumerate() {
+        let at = |e: Error| Error::invalid(format!("graph.nodes[{i}]"), e.to_string());
+        parsed_nodes.push(NodeIn::parse(&n.to_string()).map_err(at)?);
     }
+    let mut parsed_edges = Vec::with_capacity(edge_list.len());
     for (i, e) in edge_list.iter().enumerate() {
+        let at = |e: Error| Error::invalid(format!("graph.edges[{i}]"), e.to_string());
         let Json::Object(e) = e else {
-            return Err(Error::invalid(
-                format!("graph.edges[{i}]"),
-                "must be a JSON object",
-            ));
+            return Err(at(Error::invalid("edge", "must be a JSON object")));
         };
         let mut options = e.clone();
         let mut take = |k: &str| options.remove(k).as_ref().and_then(text_of);
         let (from, to, ty) = (take("from"), take("to"), take("type"));
-        nodes::edge_add(
-            conn,
-            from.as_deref(),
-            to.as_deref(),
-            ty.as_deref(),
-            Some(&Json::Object(options).to_string()),
-        )
-        .map_err(|err| Error::invalid(format!("graph.edges[{i}]"), err.to_string()))?;
+        let options = Json::Object(options).to_string();
+        parsed_edges.push(
+            EdgeIn::parse(
+                from.as_deref(),
+                to.as_deref(),
+                ty.as_deref(),
+                Some(&options),
+            )
+            .map_err(at)?,
+        );
     }
+    let _bulk = Bulk::start();
+    let nodes = nodes::upsert_many(conn, resource, parsed_nodes)?;
+    let edges = edges::edge_add_many(conn, parsed_edges)?;
     let rows = closure::rebuild(conn, resource)?;
-    Ok(
-        json!({"nodes": node_list.len(), "edges": edge_list.len(), "closureRows": rows})
-            .to_string(),
-    )
+    Ok(json!({"nodes": nodes, "edges": edges, "closureRows": rows}).to_string())
 }

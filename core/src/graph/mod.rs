@@ -8,6 +8,7 @@
 
 pub mod bound;
 pub mod closure;
+pub mod edges;
 pub mod load;
 pub mod nodes;
 pub mod path;
@@ -54,36 +55,12 @@ fn edge_row(conn: &mut dyn Conn, seq: i64) -> Result<EdgeRow> {
 /// The largest weight an edge may have (weights are compared to a billionth).
 pub const MAX_WEIGHT: f64 = 1e9;
 
-/// Refuses an edge whose ends are unknown or in another resource, or whose weight is not a
-/// positive number (the schema's checks cannot see NaN in SQLite).
+/// Refuses an edge row whose ends are unknown or in another resource, or whose weight is not
+/// a positive number: the rules of `graph_edge_add`, for rows written by plain SQL.
 pub(crate) fn check_edge(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
-    if !(hop.weight.is_finite() && hop.weight > 0.0 && hop.weight <= MAX_WEIGHT) {
-        return Err(Error::invalid(
-            "weight",
-            format!("must be a number above 0 and at most {MAX_WEIGHT}"),
-        ));
-    }
-    for (arg, id) in [("from_id", &hop.from), ("to_id", &hop.to)] {
-        let resource = conn
-            .query_value(
-                "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1",
-                &[id.as_str().into()],
-            )?
-            .and_then(Value::into_string)
-            .ok_or_else(|| Error::invalid(arg, format!("no node {}", crate::error::echo(id))))?;
-        if resource != hop.resource {
-            return Err(Error::invalid(
-                arg,
-                format!(
-                    "node {} belongs to resource {}, the edge to {}",
-                    crate::error::echo(id),
-                    crate::error::echo(&resource),
-                    crate::error::echo(&hop.resource)
-                ),
-            ));
-        }
-    }
-    Ok(())
+    edges::check_weight("weight", hop.weight)?;
+    let owner = nodes::owners(conn, &[hop.from.as_str(), hop.to.as_str()])?;
+    edges::check_ends(&owner, &hop.from, &hop.to, Some(&hop.resource)).map(|_| ())
 }
 
 /// The closure once `hop` counts: a target that it makes a hub stops being passed through
@@ -104,9 +81,12 @@ fn stop_counting(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
 
 /// After an edge row is inserted.
 pub fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
+    if load::in_bulk() {
+        return Ok(());
+    }
     let e = edge_row(conn, seq)?;
     check_edge(conn, &e.hop)?;
-    if e.active && !load::in_bulk() {
+    if e.active {
         start_counting(conn, &e.hop)?;
     }
     Ok(())
@@ -136,11 +116,11 @@ impl OldEdge {
 /// After an edge row changed in a way the closure sees (ends, type, weight, staleness,
 /// validity): the old hop stops counting, the new one starts.
 pub fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()> {
-    let e = edge_row(conn, seq)?;
-    check_edge(conn, &e.hop)?;
     if load::in_bulk() {
         return Ok(());
     }
+    let e = edge_row(conn, seq)?;
+    check_edge(conn, &e.hop)?;
     if old.active {
         stop_counting(conn, &old.hop(&e.hop.resource))?;
     }

@@ -1,8 +1,9 @@
-//! Nodes and edges as the client writes them: upserts, removal, validity and staleness.
+//! Nodes as the client writes them: upserts (one or many), removal, and staleness by file.
 
 use crate::args::{check_one_of, required};
 use crate::json_opts::Opts;
 use crate::{ids, Conn, Error, Result, Value};
+use std::collections::HashMap;
 
 /// Where a node or edge came from.
 pub const SOURCES: &[&str] = &["ast", "scip", "llm", "agent"];
@@ -22,23 +23,14 @@ const NODE_KEYS: &[&str] = &[
     "metadata",
 ];
 
-const EDGE_OPTIONS: &[&str] = &[
-    "weight",
-    "layer",
-    "source",
-    "confidence",
-    "metadata",
-    "valid_at",
-];
-
-fn check_type(arg: &str, t: &str) -> Result<()> {
+pub(super) fn check_type(arg: &str, t: &str) -> Result<()> {
     if t.is_empty() || t.chars().count() > 100 {
         return Err(Error::invalid(arg, "must be 1 to 100 characters"));
     }
     Ok(())
 }
 
-fn confidence(o: &Opts) -> Result<f64> {
+pub(super) fn confidence(o: &Opts) -> Result<f64> {
     let c = o.opt_f64("confidence")?.unwrap_or(1.0);
     if !(0.0..=1.0).contains(&c) {
         return Err(Error::invalid(
@@ -49,10 +41,166 @@ fn confidence(o: &Opts) -> Result<f64> {
     Ok(c)
 }
 
-fn source(o: &Opts) -> Result<String> {
+pub(super) fn source(o: &Opts) -> Result<String> {
     let s = o.opt_str("source")?.unwrap_or_else(|| "agent".into());
     check_one_of(&o.name("source"), &s, SOURCES)?;
     Ok(s)
+}
+
+/// A node as the client gives it, checked.
+#[derive(Clone, Debug)]
+pub struct NodeIn {
+    pub id: Option<String>,
+    ty: String,
+    label: String,
+    file_path: Option<String>,
+    language: Option<String>,
+    start_line: Option<i64>,
+    end_line: Option<i64>,
+    layer: i64,
+    source: String,
+    confidence: f64,
+    content_hash: Option<String>,
+    metadata: String,
+}
+
+impl NodeIn {
+    /// The node JSON of `graph_node_upsert` (errors name `node.<key>`).
+    pub fn parse(node: &str) -> Result<NodeIn> {
+        let o = Opts::parse("node", Some(node), NODE_KEYS)?;
+        let ty = o
+            .opt_str("type")?
+            .ok_or_else(|| Error::invalid("node.type", "is required"))?;
+        check_type("node.type", &ty)?;
+        let label = o
+            .opt_str("label")?
+            .ok_or_else(|| Error::invalid("node.label", "is required"))?;
+        if label.is_empty() || label.chars().count() > 1000 {
+            return Err(Error::invalid("node.label", "must be 1 to 1000 characters"));
+        }
+        let id = o.opt_str("id")?;
+        if let Some(id) = &id {
+            ids::check_id("node.id", id)?;
+        }
+        Ok(NodeIn {
+            id,
+            ty,
+            label,
+            file_path: o.opt_str("file_path")?,
+            language: o.opt_str("language")?,
+            start_line: o.opt_int("start_line")?,
+            end_line: o.opt_int("end_line")?,
+            layer: o.int("layer", 1, 1, 3)?,
+            source: source(&o)?,
+            confidence: confidence(&o)?,
+            content_hash: o.opt_str("content_hash")?,
+            metadata: o.opt_object("metadata")?.unwrap_or_else(|| "{}".into()),
+        })
+    }
+
+    /// The key a node without an id is found by: (type, label, file_path).
+    fn key(&self) -> (String, String, String) {
+        let f = self.file_path.clone().unwrap_or_default();
+        (self.ty.clone(), self.label.clone(), f)
+    }
+}
+
+/// The id `node` is written under: its own (when it is not another resource's), else the
+/// smallest id of the resource's nodes with its key, else a new one.
+fn resolve(conn: &mut dyn Conn, resource: &str, node: &NodeIn) -> Result<String> {
+    if let Some(id) = &node.id {
+        let found = conn.query_value(
+            "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1",
+            &[id.as_str().into()],
+        )?;
+        return match found.and_then(Value::into_string) {
+            Some(r) if r != resource => Err(Error::invalid(
+                "node.id",
+                format!("belongs to resource {}", crate::error::echo(&r)),
+            )),
+            _ => Ok(id.clone()),
+        };
+    }
+    Ok(by_key(conn, resource, node)?.unwrap_or_else(ids::new_id))
+}
+
+/// The smallest id of the resource's nodes with `node`'s key, if any.
+fn by_key(conn: &mut dyn Conn, resource: &str, node: &NodeIn) -> Result<Option<String>> {
+    let found = conn.query_value(
+        "SELECT min(id) FROM mem_graph_nodes WHERE resource_id = ?1 AND type = ?2 AND label = ?3 \
+         AND coalesce(file_path, '') = coalesce(CAST(?4 AS TEXT), '')",
+        &[
+            resource.into(),
+            node.ty.as_str().into(),
+            node.label.as_str().into(),
+            node.file_path.clone().into(),
+        ],
+    )?;
+    Ok(found.and_then(Value::into_string))
+}
+
+/// Nodes per upsert statement.
+const NODES_PER_STATEMENT: usize = 100;
+
+/// Writes `nodes` (with the ids they resolved to, distinct) many per statement: inserted, or
+/// their fields set and their staleness cleared.
+fn write(conn: &mut dyn Conn, resource: &str, nodes: &[(String, NodeIn)]) -> Result<()> {
+    let now = conn.now_ms()?;
+    for chunk in nodes.chunks(NODES_PER_STATEMENT) {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let b = i * 12 + 3;
+                format!(
+                    "(?{}, ?1, ?{}, ?{}, ?{}, ?{}, CAST(?{} AS BIGINT), CAST(?{} AS BIGINT), ?{}, \
+                     ?{}, ?{}, ?{}, CAST(?{} AS @JSON), ?2, ?2)",
+                    b,
+                    b + 1,
+                    b + 2,
+                    b + 3,
+                    b + 4,
+                    b + 5,
+                    b + 6,
+                    b + 7,
+                    b + 8,
+                    b + 9,
+                    b + 10,
+                    b + 11
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO mem_graph_nodes (id, resource_id, type, label, file_path, language, \
+               start_line, end_line, layer, source, confidence, content_hash, metadata, \
+               created_at, updated_at) VALUES {} \
+             ON CONFLICT (id) DO UPDATE SET type = excluded.type, label = excluded.label, \
+               file_path = excluded.file_path, language = excluded.language, \
+               start_line = excluded.start_line, end_line = excluded.end_line, layer = excluded.layer, \
+               source = excluded.source, confidence = excluded.confidence, \
+               content_hash = coalesce(excluded.content_hash, mem_graph_nodes.content_hash), \
+               metadata = excluded.metadata, updated_at = excluded.updated_at, stale_at = NULL",
+            rows.join(", ")
+        );
+        let mut params: Vec<Value> = vec![resource.into(), Value::Int(now)];
+        for (id, n) in chunk {
+            let n = n.clone();
+            params.extend([
+                id.as_str().into(),
+                n.ty.into(),
+                n.label.into(),
+                n.file_path.into(),
+                n.language.into(),
+                n.start_line.into(),
+                n.end_line.into(),
+                Value::Int(n.layer),
+                n.source.into(),
+                Value::Real(n.confidence),
+                n.content_hash.into(),
+                n.metadata.into(),
+            ]);
+        }
+        conn.execute(&sql, &params)?;
+    }
+    Ok(())
 }
 
 /// `graph_node_upsert(resource_id, node_json)` → the node's id. The node is the one with the
@@ -64,77 +212,84 @@ pub fn upsert(
     node: Option<&str>,
 ) -> Result<String> {
     let resource = required("resource_id", resource_id)?;
-    let o = Opts::parse("node", Some(required("node", node)?), NODE_KEYS)?;
-    let ty = o
-        .opt_str("type")?
-        .ok_or_else(|| Error::invalid("node.type", "is required"))?;
-    check_type("node.type", &ty)?;
-    let label = o
-        .opt_str("label")?
-        .ok_or_else(|| Error::invalid("node.label", "is required"))?;
-    if label.is_empty() || label.chars().count() > 1000 {
-        return Err(Error::invalid("node.label", "must be 1 to 1000 characters"));
+    let n = NodeIn::parse(required("node", node)?)?;
+    let id = resolve(conn, resource, &n)?;
+    write(conn, resource, &[(id.clone(), n)])?;
+    Ok(id)
+}
+
+/// The resource of each of `ids` that is a node, read many per statement.
+pub(crate) fn owners(conn: &mut dyn Conn, ids: &[&str]) -> Result<HashMap<String, String>> {
+    let mut out = HashMap::new();
+    for chunk in ids.chunks(500) {
+        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "SELECT id, resource_id FROM mem_graph_nodes WHERE id IN ({})",
+            marks.join(", ")
+        );
+        let params: Vec<Value> = chunk.iter().map(|s| Value::from(*s)).collect();
+        for r in conn.query(&sql, &params)? {
+            let mut f = crate::db::row::Fields::new(r);
+            if let (Some(id), Some(res)) = (f.text(), f.text()) {
+                out.insert(id, res);
+            }
+        }
     }
-    let file_path = o.opt_str("file_path")?;
-    let layer = o.int("layer", 1, 1, 3)?;
-    let source = source(&o)?;
-    let confidence = confidence(&o)?;
-    let metadata = o.opt_object("metadata")?.unwrap_or_else(|| "{}".into());
-    let existing = match o.opt_str("id")? {
-        Some(id) => {
-            let found = conn.query_value(
-                "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1",
-                &[id.as_str().into()],
-            )?;
-            if let Some(r) = found.and_then(Value::into_string) {
-                if r != resource {
+    Ok(out)
+}
+
+/// Many nodes of `resource` at once, as [`upsert`] one after another would leave them: ids
+/// resolved (a key or id repeated in `nodes` is the same node, its later fields win), then
+/// written many per statement. Errors name the node's index.
+pub fn upsert_many(conn: &mut dyn Conn, resource: &str, nodes: Vec<NodeIn>) -> Result<usize> {
+    let given: Vec<&str> = nodes.iter().filter_map(|n| n.id.as_deref()).collect();
+    let owner = owners(conn, &given)?;
+    let mut keys: HashMap<(String, String, String), String> = HashMap::new();
+    let mut slot: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<(String, NodeIn)> = Vec::new();
+    for (i, n) in nodes.into_iter().enumerate() {
+        let id = match &n.id {
+            Some(id) => match owner.get(id) {
+                Some(r) if r != resource => {
                     return Err(Error::invalid(
-                        "node.id",
-                        format!("belongs to resource {}", crate::error::echo(&r)),
-                    ));
+                        format!("graph.nodes[{i}]"),
+                        format!("node.id: belongs to resource {}", crate::error::echo(r)),
+                    ))
+                }
+                _ => id.clone(),
+            },
+            None => {
+                let stored = by_key(conn, resource, &n)?;
+                match (stored, keys.get(&n.key()).cloned()) {
+                    (Some(a), Some(b)) => a.min(b),
+                    (Some(a), None) | (None, Some(a)) => a,
+                    (None, None) => ids::new_id(),
                 }
             }
-            Some(id)
+        };
+        keys.entry(n.key())
+            .and_modify(|k| {
+                if id < *k {
+                    *k = id.clone()
+                }
+            })
+            .or_insert_with(|| id.clone());
+        match slot.get(&id) {
+            Some(&k) => {
+                let hash = n.content_hash.clone().or(out[k].1.content_hash.take());
+                out[k].1 = NodeIn {
+                    content_hash: hash,
+                    ..n
+                };
+            }
+            None => {
+                slot.insert(id.clone(), out.len());
+                out.push((id, n));
+            }
         }
-        None => conn
-            .query_value(
-                "SELECT min(id) FROM mem_graph_nodes WHERE resource_id = ?1 AND type = ?2 AND label = ?3 \
-                 AND coalesce(file_path, '') = coalesce(CAST(?4 AS TEXT), '')",
-                &[resource.into(), ty.as_str().into(), label.as_str().into(), file_path.clone().into()],
-            )?
-            .and_then(Value::into_string),
-    };
-    let id = existing.unwrap_or_else(ids::new_id);
-    ids::check_id("node.id", &id)?;
-    let now = conn.now_ms()?;
-    conn.execute(
-        "INSERT INTO mem_graph_nodes (id, resource_id, type, label, file_path, language, start_line, \
-           end_line, layer, source, confidence, content_hash, metadata, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS BIGINT), CAST(?8 AS BIGINT), ?9, ?10, ?11, ?12, CAST(?13 AS @JSON), ?14, ?14) \
-         ON CONFLICT (id) DO UPDATE SET type = excluded.type, label = excluded.label, \
-           file_path = excluded.file_path, language = excluded.language, \
-           start_line = excluded.start_line, end_line = excluded.end_line, layer = excluded.layer, \
-           source = excluded.source, confidence = excluded.confidence, \
-           content_hash = coalesce(excluded.content_hash, mem_graph_nodes.content_hash), \
-           metadata = excluded.metadata, updated_at = excluded.updated_at, stale_at = NULL",
-        &[
-            id.as_str().into(),
-            resource.into(),
-            ty.into(),
-            label.into(),
-            file_path.into(),
-            o.opt_str("language")?.into(),
-            o.opt_int("start_line")?.into(),
-            o.opt_int("end_line")?.into(),
-            Value::Int(layer),
-            source.into(),
-            Value::Real(confidence),
-            o.opt_str("content_hash")?.into(),
-            metadata.into(),
-            Value::Int(now),
-        ],
-    )?;
-    Ok(id)
+    }
+    write(conn, resource, &out)?;
+    Ok(out.len())
 }
 
 /// `graph_node_remove(id)` → 1 when removed, 0 when there was no such node. Its edges and
@@ -142,111 +297,6 @@ pub fn upsert(
 pub fn remove(conn: &mut dyn Conn, id: Option<&str>) -> Result<i64> {
     let id = required("id", id)?;
     Ok(conn.execute("DELETE FROM mem_graph_nodes WHERE id = ?1", &[id.into()])? as i64)
-}
-
-/// `graph_edge_add(from_id, to_id, type [, options])` → the edge's id. Adding an edge that
-/// exists (same ends and type) updates it and makes it count again (not stale, valid).
-pub fn edge_add(
-    conn: &mut dyn Conn,
-    from: Option<&str>,
-    to: Option<&str>,
-    ty: Option<&str>,
-    options: Option<&str>,
-) -> Result<String> {
-    let from = required("from_id", from)?;
-    let to = required("to_id", to)?;
-    let ty = required("type", ty)?;
-    check_type("type", ty)?;
-    if from == to {
-        return Err(Error::invalid(
-            "to_id",
-            "must differ from from_id (no self-edges)",
-        ));
-    }
-    let o = Opts::parse("options", options, EDGE_OPTIONS)?;
-    let weight = o.opt_f64("weight")?.unwrap_or(1.0);
-    if !(weight.is_finite() && weight > 0.0 && weight <= super::MAX_WEIGHT) {
-        return Err(Error::invalid(
-            "options.weight",
-            format!("must be a number above 0 and at most {}", super::MAX_WEIGHT),
-        ));
-    }
-    let layer = o.int("layer", 1, 1, 3)?;
-    let source = source(&o)?;
-    let confidence = confidence(&o)?;
-    let metadata = o.opt_object("metadata")?.unwrap_or_else(|| "{}".into());
-    let resource = conn
-        .query_value(
-            "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1",
-            &[from.into()],
-        )?
-        .and_then(Value::into_string)
-        .ok_or_else(|| {
-            Error::invalid("from_id", format!("no node {}", crate::error::echo(from)))
-        })?;
-    // Checked here as the edge trigger checks it, so that the error is the core's own on
-    // every backend (in Postgres a trigger's error aborts the statement before the caller
-    // can add context to it).
-    let hop = super::closure::Hop {
-        resource: resource.clone(),
-        from: from.to_string(),
-        to: to.to_string(),
-        ty: ty.to_string(),
-        weight,
-    };
-    super::check_edge(conn, &hop)?;
-    let now = conn.now_ms()?;
-    let id = ids::new_id();
-    let row = conn.query(
-        "INSERT INTO mem_graph_edges (id, resource_id, from_id, to_id, type, layer, weight, source, \
-           confidence, metadata, created_at, updated_at, valid_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, CAST(?10 AS @JSON), ?11, ?11, CAST(?12 AS BIGINT)) \
-         ON CONFLICT (from_id, to_id, type) DO UPDATE SET layer = excluded.layer, \
-           weight = excluded.weight, source = excluded.source, confidence = excluded.confidence, \
-           metadata = excluded.metadata, updated_at = excluded.updated_at, \
-           valid_at = coalesce(excluded.valid_at, mem_graph_edges.valid_at), \
-           stale_at = NULL, invalid_at = NULL \
-         RETURNING id",
-        &[
-            id.into(),
-            resource.into(),
-            from.into(),
-            to.into(),
-            ty.into(),
-            Value::Int(layer),
-            Value::Real(weight),
-            source.into(),
-            Value::Real(confidence),
-            metadata.into(),
-            Value::Int(now),
-            o.opt_int("valid_at")?.into(),
-        ],
-    )?;
-    row.into_iter()
-        .next()
-        .and_then(|r| r.into_iter().next())
-        .and_then(Value::into_string)
-        .ok_or_else(|| Error::internal("graph_edge_add: the edge was not written"))
-}
-
-/// `graph_edge_remove(id)` → 1 when removed, 0 when there was no such edge.
-pub fn edge_remove(conn: &mut dyn Conn, id: Option<&str>) -> Result<i64> {
-    let id = required("id", id)?;
-    Ok(conn.execute("DELETE FROM mem_graph_edges WHERE id = ?1", &[id.into()])? as i64)
-}
-
-/// `graph_edge_invalidate(id [, at])` → 1 when the fact was current and now ends at `at`
-/// (default: the database's clock), 0 otherwise. The edge stays, for `as_of` queries.
-pub fn edge_invalidate(conn: &mut dyn Conn, id: Option<&str>, at: Option<i64>) -> Result<i64> {
-    let id = required("id", id)?;
-    let at = match at {
-        Some(t) => t,
-        None => conn.now_ms()?,
-    };
-    Ok(conn.execute(
-        "UPDATE mem_graph_edges SET invalid_at = ?2, updated_at = ?2 WHERE id = ?1 AND invalid_at IS NULL",
-        &[id.into(), Value::Int(at)],
-    )? as i64)
 }
 
 /// `graph_mark_stale(resource_id, file_path [, now])` → the nodes and edges marked: every
