@@ -47,7 +47,6 @@ const OPTIONS: &[&str] = &[
     "snippet",
 ];
 const SNIPPET_OPTIONS: &[&str] = &["start", "end", "ellipsis", "tokens"];
-const MS_PER_DAY: f64 = 86_400_000.0;
 
 /// Largest `limit` accepted.
 pub const MAX_LIMIT: i64 = 1000;
@@ -160,36 +159,7 @@ impl Request {
     /// Parses `mem_search` options.
     pub fn parse(options: Option<&str>) -> Result<Request> {
         let o = Opts::parse("options", options, OPTIONS)?;
-        let mut params = SearchParams {
-            limit: o.int("limit", 10, 0, MAX_LIMIT)? as usize,
-            now: o.opt_int("now")?,
-            ..SearchParams::default()
-        };
-        if let Some(w) = o.opt_f64("recency_weight")? {
-            params.recency_weight = w;
-        }
-        if let Some(w) = o.opt_f64("stem_weight")? {
-            params.stem_weight = w;
-        }
-        if let Some(w) = o.opt_f64("stopword_weight")? {
-            params.stopword_weight = w;
-        }
-        if let Some(w) = o.opt_f64("proximity_weight")? {
-            params.proximity_weight = w;
-        }
-        if let Some(d) = o.opt_f64("half_life_days")? {
-            if !(d.is_finite() && d > 0.0) {
-                return Err(Error::invalid(
-                    "options.half_life_days",
-                    "must be a positive number",
-                ));
-            }
-            params.half_life_ms = d * MS_PER_DAY;
-        }
-        params.validate().map_err(|e| match e {
-            Error::InvalidArgument { arg, rule } => Error::invalid(format!("options.{arg}"), rule),
-            other => other,
-        })?;
+        let params = SearchParams::from_options(&o, 10, MAX_LIMIT)?;
         let filters = Filters {
             thread_id: o.opt_str("thread_id")?,
             resource_id: o.opt_str("resource_id")?,

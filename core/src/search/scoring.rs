@@ -12,6 +12,7 @@
 //! N, n(t) and avgdl are exact over the live documents (segments minus tombstones plus the
 //! delta). Ties are broken by the larger document key.
 
+use crate::json_opts::Opts;
 use crate::{Error, Result};
 
 /// Default recency weight: the newest document gets up to 30 % more than its BM25.
@@ -68,7 +69,54 @@ impl Default for SearchParams {
     }
 }
 
+/// The options every searcher takes, by name.
+pub const PARAM_OPTIONS: &[&str] = &[
+    "limit",
+    "now",
+    "recency_weight",
+    "half_life_days",
+    "stem_weight",
+    "stopword_weight",
+    "proximity_weight",
+];
+
 impl SearchParams {
+    /// The settings named in a searcher's options ([`PARAM_OPTIONS`]): `limit` (default
+    /// `default_limit`, at most `max_limit`), `now`, the weights and `half_life_days`, checked.
+    pub fn from_options(o: &Opts, default_limit: i64, max_limit: i64) -> Result<SearchParams> {
+        let mut params = SearchParams {
+            limit: o.int("limit", default_limit, 0, max_limit)? as usize,
+            now: o.opt_int("now")?,
+            ..SearchParams::default()
+        };
+        if let Some(w) = o.opt_f64("recency_weight")? {
+            params.recency_weight = w;
+        }
+        if let Some(w) = o.opt_f64("stem_weight")? {
+            params.stem_weight = w;
+        }
+        if let Some(w) = o.opt_f64("stopword_weight")? {
+            params.stopword_weight = w;
+        }
+        if let Some(w) = o.opt_f64("proximity_weight")? {
+            params.proximity_weight = w;
+        }
+        if let Some(d) = o.opt_f64("half_life_days")? {
+            if !(d.is_finite() && d > 0.0) {
+                return Err(Error::invalid(
+                    "options.half_life_days",
+                    "must be a positive number",
+                ));
+            }
+            params.half_life_ms = d * 86_400_000.0;
+        }
+        params.validate().map_err(|e| match e {
+            Error::InvalidArgument { arg, rule } => Error::invalid(format!("options.{arg}"), rule),
+            other => other,
+        })?;
+        Ok(params)
+    }
+
     /// Checks every setting; the error names the setting and the rule.
     pub fn validate(&self) -> Result<()> {
         if self.limit > MAX_LIMIT {
