@@ -119,6 +119,16 @@ impl Opts {
         }
     }
 
+    /// An array of any JSON values; `None` when absent.
+    pub fn opt_array(&self, key: &str) -> Result<Option<Vec<Json>>> {
+        self.get(key)
+            .map(|v| match v {
+                Json::Array(a) => Ok(a.clone()),
+                _ => Err(self.bad(key, "must be an array")),
+            })
+            .transpose()
+    }
+
     /// A JSON object, re-serialised; `None` when absent.
     pub fn opt_object(&self, key: &str) -> Result<Option<String>> {
         self.get(key)

@@ -13,6 +13,7 @@ pub mod error;
 pub mod graph;
 pub mod ids;
 pub mod json_opts;
+pub mod memories;
 pub mod memory;
 pub mod om;
 pub mod schema;

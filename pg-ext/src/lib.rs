@@ -16,6 +16,7 @@ mod conn;
 mod error;
 mod functions;
 mod graph;
+mod memories;
 mod tasks;
 mod triggers;
 

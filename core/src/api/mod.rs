@@ -9,6 +9,7 @@
 
 mod call;
 mod graph;
+mod memories;
 mod messages;
 mod om;
 mod search;
@@ -128,6 +129,7 @@ pub fn functions() -> impl Iterator<Item = &'static Function> {
         .chain(tasks::FUNCTIONS)
         .chain(om::FUNCTIONS)
         .chain(graph::FUNCTIONS)
+        .chain(memories::FUNCTIONS)
 }
 
 /// The function called `name`.

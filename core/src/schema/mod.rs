@@ -16,7 +16,7 @@
 //! | `@refuse T C [if G] : M` | `BEFORE UPDATE OF C` raising `M` | the same, through `mem__refuse('M')`          |
 //! | `@derived T C,… : M` | `BEFORE INSERT`/`UPDATE` raising `M` outside agentmem's own writes | the same |
 //! | `@drop_trigger T N`  | `DROP TRIGGER IF EXISTS N`     | `DROP TRIGGER IF EXISTS N ON T`                 |
-//! | `@types T c:k …`     | `BEFORE INSERT`/`UPDATE` type checks | `CHECK` that JSON columns hold objects    |
+//! | `@types T c:k …`     | `BEFORE INSERT`/`UPDATE` type checks | `CHECK` that JSON columns hold objects or arrays |
 //!
 //! `@FILLED` marks a column that a trigger fills when a plain `INSERT` leaves it out: Postgres
 //! fills it in a BEFORE trigger (so NOT NULL holds), SQLite in an AFTER trigger (SQLite
@@ -37,8 +37,8 @@
 //!
 //! `@types <table> <column>:<kind> …` gives SQLite the column types it would otherwise not
 //! enforce (a plain `INSERT` could store `'yesterday'` in a BIGINT column). Kinds: `int`,
-//! `text`, `object` (a JSON object), with `?` for nullable. Postgres' column types already do
-//! this; there only `object` adds a `CHECK`.
+//! `text`, `object` (a JSON object), `array` (a JSON array), with `?` for nullable. Postgres'
+//! column types already do this; there only `object` and `array` add a `CHECK`.
 
 mod render;
 pub mod sqlite_triggers;
@@ -105,6 +105,11 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 10,
         name: "graph",
         script: include_str!("../../../sql/migrations/0010_graph.sql"),
+    },
+    Migration {
+        version: 11,
+        name: "memories",
+        script: include_str!("../../../sql/migrations/0011_memories.sql"),
     },
 ];
 

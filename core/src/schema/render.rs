@@ -223,6 +223,13 @@ fn render_types(spec: &str, dialect: Dialect) -> String {
                 ),
                 "a JSON object",
             ),
+            "array" => (
+                format!(
+                    "typeof(NEW.{col}) = 'text' AND CASE WHEN json_valid(NEW.{col}) \
+                     THEN json_type(NEW.{col}) = 'array' ELSE 0 END"
+                ),
+                "a JSON array",
+            ),
             other => panic!("@types: unknown kind {other}"),
         };
         let cond = if nullable {
@@ -260,11 +267,11 @@ fn render_types(spec: &str, dialect: Dialect) -> String {
         }
         Dialect::Postgres => checks
             .iter()
-            .filter(|c| c.1 == "object")
-            .map(|(col, ..)| {
+            .filter(|c| c.1 == "object" || c.1 == "array")
+            .map(|(col, kind, ..)| {
                 format!(
-                    "ALTER TABLE {table} ADD CONSTRAINT {table}_{col}_object \
-                     CHECK (jsonb_typeof({col}) = 'object') NOT VALID;"
+                    "ALTER TABLE {table} ADD CONSTRAINT {table}_{col}_{kind} \
+                     CHECK (jsonb_typeof({col}) = '{kind}') NOT VALID;"
                 )
             })
             .collect::<Vec<_>>()

@@ -36,6 +36,9 @@ pub const NAMES: &[&str] = &[
     "mem__graph_edge_delete",
     "mem__graph_node_delete",
     "mem__graph_settings_changed",
+    "mem__memory_insert",
+    "mem__memory_update",
+    "mem__memory_delete",
 ];
 
 /// The rows an `INSERT OR REPLACE` may remove, seen by the before-insert trigger of the row
@@ -83,6 +86,16 @@ fn old_edge(args: &[Value], i: usize) -> crate::graph::OldEdge {
         to: text(args, i + 1).unwrap_or_default(),
         ty: text(args, i + 2).unwrap_or_default(),
         active: opt_int(args, i + 3) == Some(1),
+    }
+}
+
+/// A memory's indexed columns before a change, from `OLD.content, OLD.tags,
+/// OLD.related_files`.
+fn old_memory(args: &[Value], i: usize) -> crate::memories::OldMemory {
+    crate::memories::OldMemory {
+        content: text(args, i).unwrap_or_default(),
+        tags: text(args, i + 1).unwrap_or_default(),
+        related_files: text(args, i + 2).unwrap_or_default(),
     }
 }
 
@@ -217,6 +230,13 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
         }
         "mem__graph_settings_changed" => {
             crate::graph::on_settings_change(conn, &text(args, 0).unwrap_or_default())?;
+        }
+        "mem__memory_insert" => crate::memories::on_insert(conn, int(args, 0, "seq")?)?,
+        "mem__memory_update" => {
+            crate::memories::on_update(conn, int(args, 0, "seq")?, &old_memory(args, 1))?;
+        }
+        "mem__memory_delete" => {
+            crate::memories::on_delete(conn, int(args, 0, "seq")?, &old_memory(args, 1))?;
         }
         other => return Err(Error::internal(format!("no trigger function {other}"))),
     }

@@ -61,7 +61,8 @@ impl Conn for Sq {
 }
 
 /// A fresh in-memory database with the schema and the SQL functions its triggers call
-/// (`agentmem_core::schema::sqlite_triggers`, plus `mem_uuid7`, `mem_now`, `mem__internal`), as the
+/// (`agentmem_core::schema::sqlite_triggers`, plus `mem_uuid7`, `mem_now`, `mem__internal`,
+/// `mem_content_hash`), as the
 /// extension registers them, over the system SQLite.
 #[allow(dead_code)]
 pub fn open_with_triggers() -> Sq {
@@ -75,7 +76,7 @@ mod triggers {
     use std::cell::Cell;
     use std::ffi::{c_char, c_int, c_void, CString};
 
-    const OWN: &[&str] = &["mem_uuid7", "mem_now", "mem__internal"];
+    const OWN: &[&str] = &["mem_uuid7", "mem_now", "mem__internal", "mem_content_hash"];
 
     thread_local! {
         /// How deep the test connection is inside a trigger function (for `mem__internal`).
@@ -113,6 +114,7 @@ mod triggers {
             "mem_uuid7" => Ok(agentmem_core::ids::new_id().into()),
             "mem_now" => Ok(Value::Int(c.now_ms()?)),
             "mem__internal" => Ok(Value::Int(i64::from(DEPTH.with(|d| d.get()) > 0))),
+            "mem_content_hash" => Ok(agentmem_core::memories::content_hash(a[0].as_str()).into()),
             other => {
                 DEPTH.with(|d| d.set(d.get() + 1));
                 let r = sqlite_triggers::call(c, key, other, a);
@@ -162,7 +164,12 @@ mod triggers {
                     c.handle(),
                     cname.as_ptr(),
                     -1,
-                    ffi::SQLITE_UTF8,
+                    // A generated column may only call deterministic functions.
+                    if *name == "mem_content_hash" {
+                        ffi::SQLITE_UTF8 | ffi::SQLITE_DETERMINISTIC
+                    } else {
+                        ffi::SQLITE_UTF8
+                    },
                     i as *mut c_void,
                     Some(dispatch),
                     None,

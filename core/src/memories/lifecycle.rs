@@ -1,0 +1,321 @@
+//! A memory's life after it is written: corrections, deprecation, access as a trust signal,
+//! decay, and pruning (seed 002 "Memory Pruning and Lifecycle").
+//!
+//! * Decay: `confidence × 0.5^(days since last access / half-life)`; pinned memories and types
+//!   without a half-life (decisions) never decay.
+//! * Access: every 5 accesses since the last correction add 0.05 to the confidence (up to
+//!   0.95); 10 accesses since the last correction clear `needs_review`. A correction is an
+//!   update of the content or the confidence.
+//! * Pruning: a memory not accessed for 3 half-lives is deprecated (soft-deleted); one
+//!   deprecated for 30 days is deleted. Pinned and user-verified memories are never pruned.
+
+use super::remember::{
+    bounded, confidence, flag, half_life, one_of, relations, strings, supersede, target_node,
+    Secrets, MAX_CITATION, MAX_CONTENT, MEMORY_KEYS,
+};
+use super::{content_hash, MS_PER_DAY, SCOPES, SOURCES, TYPES};
+use crate::args::required;
+use crate::db::dialect::RowLock;
+use crate::db::row::Fields;
+use crate::json_opts::Opts;
+use crate::{Conn, Error, Result, Value};
+use serde_json::json;
+
+/// Accesses (since the last correction) per confidence step.
+pub const ACCESSES_PER_STEP: i64 = 5;
+/// The confidence one step adds, and the most access can raise it to.
+pub const STEP: f64 = 0.05;
+pub const ACCESS_CAP: f64 = 0.95;
+/// Accesses (since the last correction) that clear `needs_review`.
+pub const ACCESSES_TO_TRUST: i64 = 10;
+/// Half-lives without access before a memory is deprecated.
+pub const HALF_LIVES_TO_DEPRECATE: f64 = 3.0;
+/// Days a deprecated memory is kept before it is deleted.
+pub const GRACE_DAYS: f64 = 30.0;
+
+fn now_or(conn: &mut dyn Conn, now: Option<i64>) -> Result<i64> {
+    match now {
+        Some(t) => Ok(t),
+        None => conn.now_ms(),
+    }
+}
+
+/// `confidence` decayed to `now` (see the module's formula).
+pub fn decayed(
+    confidence: f64,
+    half_life_days: Option<f64>,
+    pinned: bool,
+    last: i64,
+    now: i64,
+) -> f64 {
+    match half_life_days {
+        Some(h) if !pinned => {
+            let days = (now - last).max(0) as f64 / MS_PER_DAY;
+            confidence * 0.5f64.powf(days / h)
+        }
+        _ => confidence,
+    }
+}
+
+/// `mem_memory_confidence(id [, now])` → the decayed confidence, or NULL for an unknown id.
+pub fn current_confidence(
+    conn: &mut dyn Conn,
+    id: Option<&str>,
+    now: Option<i64>,
+) -> Result<Option<f64>> {
+    let id = required("id", id)?;
+    let now = now_or(conn, now)?;
+    let row = conn
+        .query(
+            "SELECT confidence, decay_half_life_days, pinned, last_accessed_at \
+             FROM mem_memories WHERE id = ?1",
+            &[id.into()],
+        )?
+        .into_iter()
+        .next();
+    Ok(row.map(|r| {
+        let mut f = Fields::new(r);
+        let c = f.value().as_f64().unwrap_or(0.0);
+        let h = f.value().as_f64();
+        let pinned = f.int() == Some(1);
+        decayed(c, h, pinned, f.int().unwrap_or(now), now)
+    }))
+}
+
+const UPDATE_OPTIONS: &[&str] = &["secrets", "now"];
+
+/// `mem_memory_update(id, patch_json [, options])` → 1 when the memory was updated, 0 for an
+/// unknown id. The patch sets the fields it names (`null` clears a nullable one); tags and
+/// files are replaced, not merged. A new content is scanned for secrets (options.secrets as
+/// for `mem_remember`) and must not be another memory's of the same resource and scope.
+pub fn update(
+    conn: &mut dyn Conn,
+    id: Option<&str>,
+    patch: Option<&str>,
+    options: Option<&str>,
+) -> Result<i64> {
+    let id = required("id", id)?;
+    let p = Opts::parse("patch", Some(required("patch", patch)?), MEMORY_KEYS)?;
+    let o = Opts::parse("options", options, UPDATE_OPTIONS)?;
+    let policy = Secrets::from_options(&o)?;
+    let Some(row) = conn
+        .query(
+            "SELECT resource_id, scope, content FROM mem_memories WHERE id = ?1",
+            &[id.into()],
+        )?
+        .into_iter()
+        .next()
+    else {
+        return Ok(0);
+    };
+    let mut f = Fields::new(row);
+    let (resource, old_scope) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
+    let now = now_or(conn, o.opt_int("now")?)?;
+    let mut sets: Vec<(&str, Value, &str)> = Vec::new();
+    let mut set = |col: &'static str, v: Value, cast: &'static str| sets.push((col, v, cast));
+    let content = match bounded(&p, "content", MAX_CONTENT)? {
+        Some(c) => Some(policy.apply("patch.content", c)?.0),
+        None if p.has("content") => return Err(Error::invalid("patch.content", "cannot be null")),
+        None => None,
+    };
+    let scope = one_of(&p, "scope", SCOPES)?;
+    if content.is_some() || scope.is_some() {
+        let text = content
+            .clone()
+            .unwrap_or_else(|| f.text().unwrap_or_default());
+        let scope = scope.clone().unwrap_or(old_scope);
+        let clash = conn.query_value(
+            "SELECT id FROM mem_memories WHERE resource_id = ?1 AND scope = ?2 \
+             AND content_hash = ?3 AND id <> ?4",
+            &[
+                resource.as_str().into(),
+                scope.as_str().into(),
+                content_hash(Some(&text)).into(),
+                id.into(),
+            ],
+        )?;
+        if let Some(other) = clash.and_then(Value::into_string) {
+            return Err(Error::invalid(
+                "patch.content",
+                format!("the same content is memory {other} (remember it again to reinforce it)"),
+            ));
+        }
+    }
+    let corrected = content.is_some() || p.has("confidence");
+    if let Some(c) = content {
+        set("content", c.into(), "");
+    }
+    if let Some(s) = scope {
+        set("scope", s.into(), "");
+    }
+    if let Some(t) = one_of(&p, "type", TYPES)? {
+        set("type", t.into(), "");
+    }
+    if let Some(s) = one_of(&p, "source", SOURCES)? {
+        set("source", s.into(), "");
+    }
+    match confidence(&p)? {
+        Some(c) => set("confidence", Value::Real(c), ""),
+        None if p.has("confidence") => {
+            return Err(Error::invalid("patch.confidence", "cannot be null"))
+        }
+        None => {}
+    }
+    for key in ["tags", "related_files", "related_modules"] {
+        if let Some(v) = strings(&p, key)? {
+            set(key, v.into(), "@JSON");
+        }
+    }
+    for key in ["needs_review", "user_verified", "pinned"] {
+        if let Some(v) = flag(&p, key)? {
+            set(key, Value::Int(v), "");
+        }
+    }
+    for key in ["session_id", "commit_sha"] {
+        if p.has(key) {
+            set(key, p.opt_str(key)?.into(), "");
+        }
+    }
+    if p.has("citation_text") {
+        let c = match bounded(&p, "citation_text", MAX_CITATION)? {
+            Some(c) => Some(policy.apply("patch.citation_text", c)?.0),
+            None => None,
+        };
+        set("citation_text", c.into(), "");
+    }
+    if let Some(h) = half_life(&p)? {
+        set(
+            "decay_half_life_days",
+            h.map(Value::Real).unwrap_or(Value::Null),
+            "@DOUBLE",
+        );
+    }
+    if p.has("target_node_id") {
+        set(
+            "target_node_id",
+            target_node(conn, &p, &resource)?.into(),
+            "",
+        );
+    }
+    let mut supersedes = Vec::new();
+    if let Some((rel, sup)) = relations(conn, &p, &resource)? {
+        set("relations", rel.into(), "@JSON");
+        supersedes = sup;
+    }
+    if corrected {
+        set("accesses_since_correction", Value::Int(0), "");
+    }
+    set("updated_at", Value::Int(now), "");
+    let mut params: Vec<Value> = vec![id.into()];
+    let assignments: Vec<String> = sets
+        .into_iter()
+        .map(|(col, v, cast)| {
+            params.push(v);
+            let at = params.len();
+            if cast.is_empty() {
+                format!("{col} = ?{at}")
+            } else {
+                format!("{col} = CAST(?{at} AS {cast})")
+            }
+        })
+        .collect();
+    let n = conn.execute(
+        &format!(
+            "UPDATE mem_memories SET {} WHERE id = ?1",
+            assignments.join(", ")
+        ),
+        &params,
+    )?;
+    supersede(conn, id, &supersedes, now)?;
+    Ok(n as i64)
+}
+
+/// `mem_memory_deprecate(id [, now])` → 1 when the memory was current and is now deprecated
+/// (kept, excluded from search and recall by default; pruned 30 days later), 0 otherwise.
+pub fn deprecate(conn: &mut dyn Conn, id: Option<&str>, now: Option<i64>) -> Result<i64> {
+    let id = required("id", id)?;
+    let now = now_or(conn, now)?;
+    Ok(conn.execute(
+        "UPDATE mem_memories SET deprecated = 1, deprecated_at = ?2, updated_at = ?2 \
+         WHERE id = ?1 AND deprecated = 0",
+        &[id.into(), Value::Int(now)],
+    )? as i64)
+}
+
+/// `mem_memory_touch(id [, now])` → JSON `{accessCount, confidence, needsReview}` after
+/// counting one access (the memory was injected into a prompt), or NULL for an unknown id.
+/// The confidence step is rounded to a billionth, so that repeated steps land on the same
+/// decimal on every backend.
+pub fn touch(conn: &mut dyn Conn, id: Option<&str>, now: Option<i64>) -> Result<Option<String>> {
+    let id = required("id", id)?;
+    let now = now_or(conn, now)?;
+    let lock = conn.dialect().row_lock(RowLock::Update);
+    let Some(row) = conn
+        .query(
+            &format!(
+                "SELECT access_count, accesses_since_correction, confidence, needs_review \
+                 FROM mem_memories WHERE id = ?1{lock}"
+            ),
+            &[id.into()],
+        )?
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    let mut f = Fields::new(row);
+    let count = f.int().unwrap_or(0) + 1;
+    let since = f.int().unwrap_or(0) + 1;
+    let mut conf = f.value().as_f64().unwrap_or(0.0);
+    let mut review = f.int() == Some(1);
+    if since % ACCESSES_PER_STEP == 0 && conf < ACCESS_CAP {
+        conf = (((conf + STEP) * 1e9).round() / 1e9).min(ACCESS_CAP);
+    }
+    if since >= ACCESSES_TO_TRUST {
+        review = false;
+    }
+    conn.execute(
+        "UPDATE mem_memories SET access_count = ?2, accesses_since_correction = ?3, \
+           confidence = ?4, needs_review = ?5, last_accessed_at = ?6, updated_at = ?6 \
+         WHERE id = ?1",
+        &[
+            id.into(),
+            Value::Int(count),
+            Value::Int(since),
+            Value::Real(conf),
+            Value::Int(i64::from(review)),
+            Value::Int(now),
+        ],
+    )?;
+    Ok(Some(
+        json!({"accessCount": count, "confidence": conf, "needsReview": review}).to_string(),
+    ))
+}
+
+/// `mem_prune(resource_id [, now])` → JSON `{deprecated, deleted}`: memories of the resource
+/// not accessed for 3 half-lives are deprecated, those deprecated more than 30 days ago are
+/// deleted; never pinned or user-verified ones.
+pub fn prune(conn: &mut dyn Conn, resource_id: Option<&str>, now: Option<i64>) -> Result<String> {
+    let resource = required("resource_id", resource_id)?;
+    let now = now_or(conn, now)?;
+    let deprecated = conn.execute(
+        &format!(
+            "UPDATE mem_memories SET deprecated = 1, deprecated_at = ?2, updated_at = ?2 \
+             WHERE resource_id = ?1 AND deprecated = 0 AND pinned = 0 AND user_verified = 0 \
+               AND decay_half_life_days IS NOT NULL \
+               AND ?2 - last_accessed_at > decay_half_life_days * {}",
+            HALF_LIVES_TO_DEPRECATE * MS_PER_DAY
+        ),
+        &[resource.into(), Value::Int(now)],
+    )?;
+    let deleted = conn.execute(
+        "DELETE FROM mem_memories WHERE resource_id = ?1 AND deprecated = 1 AND pinned = 0 \
+           AND user_verified = 0 AND deprecated_at IS NOT NULL AND ?2 - deprecated_at > ?3",
+        &[
+            resource.into(),
+            Value::Int(now),
+            Value::Int((GRACE_DAYS * MS_PER_DAY) as i64),
+        ],
+    )?;
+    Ok(json!({"deprecated": deprecated, "deleted": deleted}).to_string())
+}

@@ -1,0 +1,153 @@
+//! Long-term memories: what the agent learned — gotchas, decisions, error patterns,
+//! preferences, dead ends, recipes — kept across sessions with provenance, confidence and
+//! decay (seed 002), and searchable with the engine that indexes messages.
+//!
+//! * [`remember`]: `mem_remember`, with the secret scanner ([`secrets`]), the trust gate and
+//!   one memory per content (the database's unique index on the content's hash);
+//! * [`lifecycle`]: update, deprecate, touch (access as a trust signal), decayed confidence,
+//!   pruning;
+//! * [`search`]: `mem_memory_search`;
+//! * the row triggers below keep the search index exact for plain SQL too.
+
+pub mod lifecycle;
+pub mod remember;
+pub mod search;
+pub mod secrets;
+
+use crate::db::row::Fields;
+use crate::{search as engine, Conn, Error, Result, Value};
+use sha2::{Digest, Sha256};
+
+/// The search namespace of memories.
+pub const NS_MEMORIES: &str = "memory";
+
+/// Memory types (seed 002 "Memory Schema").
+pub const TYPES: &[&str] = &[
+    "gotcha",
+    "decision",
+    "preference",
+    "pattern",
+    "requirement",
+    "error_pattern",
+    "module_insight",
+    "prefetch_pattern",
+    "work_state",
+    "causal_dependency",
+    "task_calibration",
+    "e2e_observation",
+    "dead_end",
+    "work_unit_outcome",
+    "workflow_recipe",
+    "context_cost",
+];
+
+/// Where a memory came from.
+pub const SOURCES: &[&str] = &[
+    "agent_explicit",
+    "observer_inferred",
+    "qa_auto",
+    "mcp_auto",
+    "commit_auto",
+    "user_taught",
+];
+
+/// How widely a memory applies.
+pub const SCOPES: &[&str] = &["global", "module", "work_unit", "session"];
+
+/// How one memory relates to another (or to a file).
+pub const RELATIONS: &[&str] = &[
+    "required_with",
+    "conflicts_with",
+    "validates",
+    "supersedes",
+    "derived_from",
+];
+
+/// The seed's default half-life in days per type; `None`: the type does not decay
+/// (decisions never do; the seed gives the other unlisted types no decay either).
+pub fn default_half_life(ty: &str) -> Option<f64> {
+    match ty {
+        "work_state" => Some(7.0),
+        "e2e_observation" => Some(30.0),
+        "error_pattern" | "gotcha" => Some(60.0),
+        "module_insight" | "dead_end" => Some(90.0),
+        "causal_dependency" | "workflow_recipe" => Some(120.0),
+        "task_calibration" => Some(180.0),
+        _ => None,
+    }
+}
+
+/// Milliseconds per day, for half-lives and grace periods.
+pub const MS_PER_DAY: f64 = 86_400_000.0;
+
+/// `mem_content_hash(content)`: what makes two memories the same — the SHA-256 (hex) of the
+/// content with its whitespace runs collapsed and its ends trimmed, so re-remembering a fact
+/// with another line break reinforces it.
+pub fn content_hash(content: Option<&str>) -> Option<String> {
+    let content = content?;
+    let normal: Vec<&str> = content.split_whitespace().collect();
+    let digest = Sha256::digest(normal.join(" ").as_bytes());
+    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The text the index holds for a memory: its content, tags and related files (the seed's
+/// FTS columns), from the stored JSON arrays.
+pub fn indexed_text(content: &str, tags: &str, related_files: &str) -> String {
+    let words = |json: &str| -> String {
+        serde_json::from_str::<Vec<String>>(json)
+            .unwrap_or_default()
+            .join(" ")
+    };
+    format!("{content}\n{}\n{}", words(tags), words(related_files))
+}
+
+/// The indexed text and creation time of the memory `seq`.
+fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64)> {
+    let row = conn
+        .query(
+            "SELECT content, CAST(tags AS TEXT), CAST(related_files AS TEXT), created_at \
+             FROM mem_memories WHERE seq = ?1",
+            &[Value::Int(seq)],
+        )?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::not_found("memory", seq.to_string()))?;
+    let mut f = Fields::new(row);
+    let (c, t, r) = (f.text(), f.text(), f.text());
+    let text = indexed_text(
+        &c.unwrap_or_default(),
+        &t.unwrap_or_default(),
+        &r.unwrap_or_default(),
+    );
+    Ok((text, f.int().unwrap_or(0)))
+}
+
+/// A memory's indexed columns before a change.
+pub struct OldMemory {
+    pub content: String,
+    pub tags: String,
+    pub related_files: String,
+}
+
+impl OldMemory {
+    fn text(&self) -> String {
+        indexed_text(&self.content, &self.tags, &self.related_files)
+    }
+}
+
+/// After a memory row is inserted: it is indexed (once, however often this runs).
+pub fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
+    let (text, created) = indexed(conn, seq)?;
+    engine::index_new(conn, NS_MEMORIES, seq, &text, created).map(|_| ())
+}
+
+/// After a memory's content, tags, related files or creation time changed: re-indexed.
+pub fn on_update(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
+    let (text, created) = indexed(conn, seq)?;
+    engine::index_doc(conn, NS_MEMORIES, seq, &text, created, Some(&old.text()))
+}
+
+/// After a memory row is gone: it leaves the index.
+pub fn on_delete(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
+    engine::remove_doc(conn, NS_MEMORIES, seq, Some(&old.text())).map(|_| ())
+}

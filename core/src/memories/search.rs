@@ -1,0 +1,119 @@
+//! `mem_memory_search`: the search engine over `mem_memories` (namespace "memory"), current
+//! memories only unless asked.
+
+use super::lifecycle::decayed;
+use super::{NS_MEMORIES, SCOPES, TYPES};
+use crate::api::{int, real, text, Field};
+use crate::args::check_one_of;
+use crate::db::row::Fields;
+use crate::json_opts::Opts;
+use crate::search::rows::{self, Allowed};
+use crate::search::scoring::PARAM_OPTIONS;
+use crate::search::SearchParams;
+use crate::{Conn, Result, Row, Value};
+
+/// Columns of the table `mem_memory_search` returns.
+pub const COLUMNS: [Field; 10] = [
+    text("memory_id"),
+    text("resource_id"),
+    text("type"),
+    text("scope"),
+    text("content"),
+    real("confidence"),
+    real("score"),
+    real("bm25"),
+    real("recency"),
+    int("created_at"),
+];
+
+const FILTERS: &[&str] = &["resource_id", "types", "scope", "include_deprecated"];
+
+/// Largest `limit` accepted.
+pub const MAX_LIMIT: i64 = 1000;
+
+/// The memories a search may return: of the resource, types and scope asked, and — unless
+/// `include_deprecated` — neither deprecated, superseded nor stale.
+fn allowed(conn: &mut dyn Conn, o: &Opts) -> Result<Allowed> {
+    let mut sql = String::from("SELECT seq FROM mem_memories WHERE 1 = 1");
+    let everything = sql.len();
+    let mut params: Vec<Value> = Vec::new();
+    if let Some(r) = o.opt_str("resource_id")? {
+        params.push(r.into());
+        sql.push_str(&format!(" AND resource_id = ?{}", params.len()));
+    }
+    if let Some(s) = o.opt_str("scope")? {
+        check_one_of("options.scope", &s, SCOPES)?;
+        params.push(s.into());
+        sql.push_str(&format!(" AND scope = ?{}", params.len()));
+    }
+    if let Some(types) = o.opt_strings("types")? {
+        let mut marks = Vec::new();
+        for t in types {
+            check_one_of("options.types", &t, TYPES)?;
+            params.push(t.into());
+            marks.push(format!("?{}", params.len()));
+        }
+        if marks.is_empty() {
+            return Ok(Allowed::Only(Default::default()));
+        }
+        sql.push_str(&format!(" AND type IN ({})", marks.join(", ")));
+    }
+    if !o.opt_bool("include_deprecated")?.unwrap_or(false) {
+        sql.push_str(" AND deprecated = 0 AND superseded_by IS NULL AND stale_at IS NULL");
+    }
+    if sql.len() == everything {
+        return Ok(Allowed::All);
+    }
+    Allowed::query(conn, &sql, &params)
+}
+
+/// `mem_memory_search(query [, options])` → the best memories for `query`: BM25 over their
+/// content, tags and related files with the engine's recency boost (`score`), and each one's
+/// decayed confidence. Options: `resource_id`, `types` (array), `scope`,
+/// `include_deprecated` (false), and the search settings of `mem_search` (`limit` default
+/// 10, `now`, weights, `half_life_days`).
+pub fn search(conn: &mut dyn Conn, query: Option<&str>, options: Option<&str>) -> Result<Vec<Row>> {
+    let query = query.unwrap_or("");
+    let allowed_keys: Vec<&str> = PARAM_OPTIONS.iter().chain(FILTERS).copied().collect();
+    let o = Opts::parse("options", options, &allowed_keys)?;
+    let params = SearchParams::from_options(&o, 10, MAX_LIMIT)?;
+    let filter = allowed(conn, &o)?;
+    let found = rows::search_allowed(conn, NS_MEMORIES, query, &params, &filter)?;
+    let seqs: Vec<i64> = found.hits.iter().map(|h| h.doc).collect();
+    let mut by_seq = rows::hydrate(
+        conn,
+        "mem_memories",
+        "id, resource_id, type, scope, content, confidence, decay_half_life_days, pinned, \
+         last_accessed_at, created_at",
+        &seqs,
+    )?;
+    let now = match params.now {
+        Some(t) => t,
+        None => conn.now_ms()?,
+    };
+    Ok(found
+        .hits
+        .iter()
+        .filter_map(|h| {
+            let mut f = Fields::new(by_seq.remove(&h.doc)?);
+            let (id, resource, ty, scope, content) =
+                (f.text(), f.text(), f.text(), f.text(), f.text());
+            let conf = f.value().as_f64().unwrap_or(0.0);
+            let half = f.value().as_f64();
+            let pinned = f.int() == Some(1);
+            let last = f.int().unwrap_or(now);
+            Some(vec![
+                id.into(),
+                resource.into(),
+                ty.into(),
+                scope.into(),
+                content.into(),
+                Value::Real(decayed(conf, half, pinned, last, now)),
+                Value::Real(h.score),
+                Value::Real(h.bm25),
+                Value::Real(h.recency),
+                f.int().into(),
+            ])
+        })
+        .collect())
+}
