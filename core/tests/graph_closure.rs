@@ -11,7 +11,7 @@ mod graph_oracle;
 
 use agentmem_core::graph::{bound, edges, load, nodes, settings as configure};
 use agentmem_core::{Conn, Value};
-use common::Sq;
+use common::{Rng, Sq};
 use graph_oracle::Edge;
 use std::collections::BTreeMap;
 
@@ -81,17 +81,6 @@ fn check(c: &mut Sq, step: &str) {
     }
     let want_hubs = degree.values().filter(|n| **n > hub).count() as i64;
     assert_eq!(hubs, want_hubs, "hub rows after {step}");
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
 }
 
 const NODES: usize = 7;

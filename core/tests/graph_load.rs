@@ -6,18 +6,7 @@ mod common;
 
 use agentmem_core::graph::{edges, load, nodes};
 use agentmem_core::{Conn, Value};
-use common::Sq;
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
+use common::{Rng, Sq};
 
 /// A node JSON: some with an id (ids repeat), some found by key (keys repeat), with or
 /// without a hash and a language.

@@ -4,22 +4,13 @@
 
 mod common;
 
+use common::Rng;
+
 use agentmem_core::memories::{lifecycle, remember};
 use agentmem_core::Conn;
 use std::collections::BTreeMap;
 
 const DAY: i64 = 86_400_000;
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 /// The seed's `currentConfidence`.
 fn seed_confidence(
@@ -80,7 +71,7 @@ fn pruning_and_decay_follow_the_seed() {
         let mut c = common::open_with_triggers();
         let mut want: BTreeMap<String, M> = BTreeMap::new();
         for i in 0..25 {
-            let ty = types[rng.below(types.len() as u64) as usize];
+            let ty = types[rng.below(types.len())];
             let pinned = rng.below(6) == 0;
             let verified = rng.below(6) == 0;
             let last = (rng.below(400) as i64) * DAY / 2;

@@ -60,6 +60,22 @@ impl Conn for Sq {
     }
 }
 
+/// A small seeded generator (xorshift): the property tests' random steps, reproducible by
+/// seed.
+#[allow(dead_code)]
+pub struct Rng(pub u64);
+
+#[allow(dead_code)]
+impl Rng {
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
 /// A fresh in-memory database with the schema and the SQL functions its triggers call
 /// (`agentmem_core::schema::sqlite_triggers`, plus `mem_uuid7`, `mem_now`, `mem__internal`,
 /// `mem_content_hash`), as the
