@@ -77,6 +77,25 @@ pub fn default_half_life(ty: &str) -> Option<f64> {
     }
 }
 
+/// The placeholders of `options.types` (memory types, checked), their values pushed onto
+/// `params`: what an `IN (…)` filter needs. `None` when the option is absent; an empty list
+/// when it is empty (nothing passes).
+pub(crate) fn type_marks(
+    o: &crate::json_opts::Opts,
+    params: &mut Vec<Value>,
+) -> Result<Option<Vec<String>>> {
+    let Some(types) = o.opt_strings("types")? else {
+        return Ok(None);
+    };
+    let mut marks = Vec::new();
+    for t in types {
+        crate::args::check_one_of("options.types", &t, TYPES)?;
+        params.push(t.into());
+        marks.push(format!("?{}", params.len()));
+    }
+    Ok(Some(marks))
+}
+
 /// Milliseconds per day, for half-lives and grace periods.
 pub const MS_PER_DAY: f64 = 86_400_000.0;
 

@@ -2,7 +2,7 @@
 //! memories only unless asked.
 
 use super::lifecycle::decayed;
-use super::{NS_MEMORIES, SCOPES, TYPES};
+use super::{type_marks, NS_MEMORIES, SCOPES};
 use crate::api::{int, real, text, Field};
 use crate::args::check_one_of;
 use crate::db::row::Fields;
@@ -46,13 +46,7 @@ fn allowed(conn: &mut dyn Conn, o: &Opts) -> Result<Allowed> {
         params.push(s.into());
         sql.push_str(&format!(" AND scope = ?{}", params.len()));
     }
-    if let Some(types) = o.opt_strings("types")? {
-        let mut marks = Vec::new();
-        for t in types {
-            check_one_of("options.types", &t, TYPES)?;
-            params.push(t.into());
-            marks.push(format!("?{}", params.len()));
-        }
+    if let Some(marks) = type_marks(o, &mut params)? {
         if marks.is_empty() {
             return Ok(Allowed::Only(Default::default()));
         }
