@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg test-core test-integration test-pgrx fmt docs bench-graph clean
+        deps-sqlite deps-pg test-core test-integration test-pgrx fmt docs bench-graph bench-vectors clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -83,6 +83,19 @@ bench-graph: deps-sqlite deps-pg sqlite-release pg-install-release
 	$(GRAPH_VENV)/bin/python benches/graph/graph_bench.py \
 	  --pg "host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=postgres" \
 	  $(BENCH_GRAPH_ARGS)
+
+## Exact vector top-10 against sqlite-vec and pgvector (benches/vectors/; pgvector is used when
+## installed, its rows say so otherwise). BENCH_VECTOR_ARGS="--n 20000" for a quick run.
+VECTOR_VENV := target/bench-vectors/venv
+bench-vectors: deps-sqlite deps-pg sqlite-release pg-install-release
+	@test -x $(VECTOR_VENV)/bin/python || /usr/bin/python3 -m venv $(VECTOR_VENV)
+	@$(VECTOR_VENV)/bin/python -c "import sqlite_vec, numpy, psycopg" 2>/dev/null || \
+	  $(VECTOR_VENV)/bin/pip install -q sqlite-vec numpy "psycopg[binary]"
+	@set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
+	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
+	$(VECTOR_VENV)/bin/python benches/vectors/vector_bench.py \
+	  --pg "host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=postgres" \
+	  $(BENCH_VECTOR_ARGS)
 
 ## The same at 20k messages and fewer queries (a few minutes once built).
 bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release

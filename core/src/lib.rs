@@ -20,6 +20,7 @@ pub mod schema;
 pub mod search;
 pub mod tasks;
 pub mod tools;
+pub mod vectors;
 
 pub use db::conn::Conn;
 pub use db::dialect::Dialect;

@@ -22,6 +22,7 @@ fn sql_type(t: Type) -> &'static str {
         Type::Real => "double precision",
         Type::Bool => "boolean",
         Type::Json => "jsonb",
+        Type::Blob => "bytea",
     }
 }
 
@@ -149,6 +150,7 @@ unsafe fn argument(fcinfo: pg_sys::FunctionCallInfo, i: usize, ty: Type) -> Valu
         Type::Text => unsafe { String::from_datum(d, false) }.map_or(Value::Null, Value::Text),
         Type::Json => unsafe { pgrx::JsonB::from_datum(d, false) }
             .map_or(Value::Null, |j| Value::Text(j.0.to_string())),
+        Type::Blob => unsafe { Vec::<u8>::from_datum(d, false) }.map_or(Value::Null, Value::Blob),
     }
 }
 
@@ -176,6 +178,10 @@ unsafe fn datum(v: Value, ty: Type) -> Option<pg_sys::Datum> {
             Value::Text(s) => json(s).into_datum(),
             other => wrong(&other),
         },
+        Type::Blob => match v {
+            Value::Blob(b) => b.into_datum(),
+            other => wrong(&other),
+        },
     }
 }
 
@@ -187,6 +193,7 @@ fn type_oid(t: Type) -> pg_sys::Oid {
         Type::Real => pg_sys::FLOAT8OID,
         Type::Bool => pg_sys::BOOLOID,
         Type::Json => pg_sys::JSONBOID,
+        Type::Blob => pg_sys::BYTEAOID,
     }
 }
 

@@ -19,6 +19,7 @@ mod graph;
 mod memories;
 mod tasks;
 mod triggers;
+mod vectors;
 
 pgrx::pg_module_magic!();
 

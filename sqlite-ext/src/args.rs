@@ -20,9 +20,9 @@ fn bytes(v: *mut sqlite3_value) -> Vec<u8> {
     }
 }
 
-/// The values of a call, as the core reads them: text and blobs as bytes (the core checks
-/// UTF-8 and names the argument); absent optional arguments of table functions, which
-/// arrive as null pointers, as NULL.
+/// The values of a call, as the core reads them: text as text when it is valid UTF-8 (else as
+/// bytes: the core checks UTF-8 and names the argument), blobs as bytes; absent optional
+/// arguments of table functions, which arrive as null pointers, as NULL.
 pub fn values(values: &[*mut sqlite3_value]) -> Vec<Value> {
     values
         .iter()
@@ -34,7 +34,11 @@ pub fn values(values: &[*mut sqlite3_value]) -> Vec<Value> {
                 ValueType::Null => Value::Null,
                 ValueType::Integer => Value::Int(api::value_int64(v)),
                 ValueType::Float => Value::Real(api::value_double(v)),
-                ValueType::Text | ValueType::Blob => Value::Blob(bytes(*v)),
+                ValueType::Text => match String::from_utf8(bytes(*v)) {
+                    Ok(s) => Value::Text(s),
+                    Err(e) => Value::Blob(e.into_bytes()),
+                },
+                ValueType::Blob => Value::Blob(bytes(*v)),
             }
         })
         .collect()

@@ -530,6 +530,50 @@ impl Conn for SqliteConn {
         }
     }
 
+    fn for_each_blobs(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        f: &mut dyn FnMut(&[&[u8]]) -> Result<()>,
+    ) -> Result<()> {
+        let mut stmt = self.prepare(sql, params)?;
+        // SAFETY: stmt is valid until dropped at the end of this function.
+        let ncols = unsafe { call!(column_count(stmt.raw)) };
+        let mut blobs: Vec<&[u8]> = Vec::with_capacity(ncols as usize);
+        loop {
+            match unsafe { call!(step(stmt.raw)) } {
+                SQLITE_ROW => {
+                    blobs.clear();
+                    for i in 0..ncols {
+                        // SAFETY: positioned on a row, i < column_count; the pointer stays
+                        // valid until the next step, after `f` returns (the slices are
+                        // cleared before it).
+                        let b = unsafe {
+                            if call!(column_type(stmt.raw, i)) != SQLITE_BLOB {
+                                &[][..]
+                            } else {
+                                let p = call!(column_blob(stmt.raw, i)) as *const u8;
+                                let n = call!(column_bytes(stmt.raw, i)) as usize;
+                                if p.is_null() {
+                                    &[][..]
+                                } else {
+                                    std::slice::from_raw_parts(p, n)
+                                }
+                            }
+                        };
+                        blobs.push(b);
+                    }
+                    f(&blobs)?;
+                }
+                SQLITE_DONE => return Ok(()),
+                _ => {
+                    stmt.failed = true;
+                    return Err(self.error());
+                }
+            }
+        }
+    }
+
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         let mut stmt = self.prepare(sql, params)?;
         loop {

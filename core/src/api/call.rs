@@ -83,6 +83,19 @@ impl<'f> Call<'f> {
         }
     }
 
+    /// Argument `i` as bytes of a blob; NULL or absent gives `None`. Text is refused: the
+    /// bytes of a text are not what its writer meant them to be.
+    pub fn blob(&self, i: usize) -> Result<Option<Vec<u8>>> {
+        match self.value(i) {
+            Value::Null => Ok(None),
+            Value::Blob(b) => Ok(Some(b.clone())),
+            _ => Err(Error::invalid(
+                self.name(i),
+                "must be a blob (float32 little-endian); for a JSON array use mem_vector('[…]')",
+            )),
+        }
+    }
+
     /// Argument `i` as an integer; NULL or absent gives `None`.
     pub fn int(&self, i: usize) -> Result<Option<i64>> {
         match self.value(i) {

@@ -15,6 +15,7 @@ mod om;
 mod search;
 mod setup;
 mod tasks;
+mod vectors;
 
 pub use call::{Call, Texts};
 
@@ -30,6 +31,8 @@ pub enum Type {
     Bool,
     /// SQLite: text. Postgres: `jsonb`, so that `->>` reads the same on both.
     Json,
+    /// SQLite: blob. Postgres: `bytea`.
+    Blob,
 }
 
 impl Type {
@@ -41,6 +44,7 @@ impl Type {
             Type::Real => "real",
             Type::Bool => "boolean",
             Type::Json => "json",
+            Type::Blob => "blob",
         }
     }
 }
@@ -73,6 +77,14 @@ pub const fn real(name: &'static str) -> Field {
     Field {
         name,
         ty: Type::Real,
+    }
+}
+
+/// A blob field.
+pub const fn blob(name: &'static str) -> Field {
+    Field {
+        name,
+        ty: Type::Blob,
     }
 }
 
@@ -130,6 +142,7 @@ pub fn functions() -> impl Iterator<Item = &'static Function> {
         .chain(om::FUNCTIONS)
         .chain(graph::FUNCTIONS)
         .chain(memories::FUNCTIONS)
+        .chain(vectors::FUNCTIONS)
 }
 
 /// The function called `name`.

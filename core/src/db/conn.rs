@@ -20,6 +20,28 @@ pub trait Conn {
     /// Runs several `;`-separated statements without parameters (schema scripts).
     fn execute_batch(&mut self, sql: &str) -> Result<()>;
 
+    /// Runs a statement whose columns are blobs and shows each row's blobs to `f`: borrowed
+    /// from the host's buffers where it allows (SQLite), so that a scan of large blobs copies
+    /// none of them. A non-blob column shows as empty.
+    fn for_each_blobs(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        f: &mut dyn FnMut(&[&[u8]]) -> Result<()>,
+    ) -> Result<()> {
+        for row in self.query(sql, params)? {
+            let blobs: Vec<&[u8]> = row
+                .iter()
+                .map(|v| match v {
+                    Value::Blob(b) => b.as_slice(),
+                    _ => &[],
+                })
+                .collect();
+            f(&blobs)?;
+        }
+        Ok(())
+    }
+
     /// The first column of the first row, if any.
     fn query_value(&mut self, sql: &str, params: &[Value]) -> Result<Option<Value>> {
         Ok(self

@@ -111,6 +111,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "memories",
         script: include_str!("../../../sql/migrations/0011_memories.sql"),
     },
+    Migration {
+        version: 12,
+        name: "vectors",
+        script: include_str!("../../../sql/migrations/0012_vectors.sql"),
+    },
 ];
 
 /// The schema version this build creates.

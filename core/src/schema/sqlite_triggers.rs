@@ -39,6 +39,9 @@ pub const NAMES: &[&str] = &[
     "mem__memory_insert",
     "mem__memory_update",
     "mem__memory_delete",
+    "mem__embedding_insert",
+    "mem__embedding_update",
+    "mem__embedding_delete",
 ];
 
 /// The rows an `INSERT OR REPLACE` may remove, seen by the before-insert trigger of the row
@@ -238,6 +241,19 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
         "mem__memory_delete" => {
             crate::memories::on_delete(conn, int(args, 0, "seq")?, &old_memory(args, 1))?;
         }
+        "mem__embedding_insert" => crate::vectors::store::on_insert(conn, int(args, 0, "seq")?)?,
+        "mem__embedding_update" => crate::vectors::store::on_update(
+            conn,
+            int(args, 0, "seq")?,
+            &text(args, 1).unwrap_or_default(),
+            opt_int(args, 2),
+        )?,
+        "mem__embedding_delete" => crate::vectors::store::on_delete(
+            conn,
+            int(args, 0, "seq")?,
+            &text(args, 1).unwrap_or_default(),
+            opt_int(args, 2),
+        )?,
         other => return Err(Error::internal(format!("no trigger function {other}"))),
     }
     Ok(Value::Null)

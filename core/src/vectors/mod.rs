@@ -1,0 +1,80 @@
+//! Client vectors: one float32 vector per (owner, model) from the client's embedding model —
+//! the database runs no model — and their exact top-k search.
+//!
+//! * [`math`]: the distances, summed in a fixed lane order so that both backends (two
+//!   binaries) give the same bits;
+//! * [`store`]: `mem_embed_set`, the row triggers, and the packing of every 256 vectors of a
+//!   model into one chunk row, which is what a search scans;
+//! * [`search`]: `mem_vector_search`.
+
+pub mod math;
+pub mod search;
+pub mod store;
+
+use crate::{Error, Result};
+
+/// What a vector may belong to.
+pub const KINDS: &[&str] = &["memory", "message"];
+
+/// The most dimensions a vector may have.
+pub const MAX_DIMS: usize = 8192;
+
+/// A vector from its stored form: float32 little-endian, 1 to [`MAX_DIMS`] of them, finite.
+pub fn from_blob(arg: &str, bytes: &[u8]) -> Result<Vec<f32>> {
+    if bytes.is_empty() || bytes.len() % 4 != 0 || bytes.len() / 4 > MAX_DIMS {
+        return Err(Error::invalid(
+            arg,
+            format!(
+                "must be 1 to {MAX_DIMS} float32 values, little-endian ({} bytes is not a \
+                 multiple of 4 in range); for a JSON array use mem_vector('[…]')",
+                bytes.len()
+            ),
+        ));
+    }
+    let v: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    check_finite(arg, &v)?;
+    Ok(v)
+}
+
+/// The stored form of a vector.
+pub fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn check_finite(arg: &str, v: &[f32]) -> Result<()> {
+    match v.iter().position(|x| !x.is_finite()) {
+        Some(i) => Err(Error::invalid(
+            arg,
+            format!("value {i} is not a finite float32 (NaN and infinities are refused)"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `mem_vector(json)` → the stored form of a JSON array of numbers.
+pub fn from_json(json: Option<&str>) -> Result<Option<Vec<u8>>> {
+    let Some(text) = json else { return Ok(None) };
+    let arg = "json";
+    let items: Vec<serde_json::Value> = serde_json::from_str(text)
+        .map_err(|_| Error::invalid(arg, "must be a JSON array of numbers"))?;
+    if items.is_empty() || items.len() > MAX_DIMS {
+        return Err(Error::invalid(
+            arg,
+            format!("must hold 1 to {MAX_DIMS} numbers"),
+        ));
+    }
+    let v: Vec<f32> = items
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            x.as_f64()
+                .map(|f| f as f32)
+                .ok_or_else(|| Error::invalid(arg, format!("value {i} is not a number")))
+        })
+        .collect::<Result<_>>()?;
+    check_finite(arg, &v)?;
+    Ok(Some(to_blob(&v)))
+}

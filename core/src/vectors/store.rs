@@ -1,0 +1,292 @@
+//! Where vectors live: one row per (kind, owner, model) in `mem_embeddings`, the truth, and
+//! their packed copy in `mem_vec_chunks`, what a search scans.
+//!
+//! A new row is unpacked (`chunk` NULL). When a model has [`CHUNK`] new rows, its unpacked
+//! rows are copied into chunks — their seqs and floats, contiguous — [`CHUNK`] per chunk, in
+//! one write each, so packing costs each vector one copy, not a rewrite per insert. A packed
+//! vector that changes or goes is taken out of its chunk (one chunk rewrite) and, when it
+//! changed, is unpacked until the next pack. A search reads every chunk of the model plus
+//! its unpacked rows: fewer than [`CHUNK`] new ones and those changed since the last pack.
+
+use super::{from_blob, KINDS};
+use crate::args::{check_one_of, required};
+use crate::db::row::Fields;
+use crate::{Conn, Error, Result, Value};
+
+/// Vectors per chunk.
+pub const CHUNK: usize = 256;
+
+/// The dims of `model`'s vectors (of any other row than `except`), if it has any.
+fn model_dims(conn: &mut dyn Conn, model: &str, except: i64) -> Result<Option<i64>> {
+    Ok(conn
+        .query_value(
+            "SELECT dims FROM mem_embeddings WHERE model = ?1 AND seq <> ?2 LIMIT 1",
+            &[model.into(), Value::Int(except)],
+        )?
+        .and_then(|v| v.as_i64()))
+}
+
+/// `mem_embed_set(kind, id, model, vector)` → the vector's dimensions. `vector` is float32
+/// little-endian bytes (`mem_vector('[…]')` makes them from JSON). One vector per (kind, id,
+/// model): setting it again replaces it. The owner must exist; a model's vectors all have
+/// the dimensions of its first.
+pub fn embed_set(
+    conn: &mut dyn Conn,
+    kind: Option<&str>,
+    id: Option<&str>,
+    model: Option<&str>,
+    vector: Option<&[u8]>,
+) -> Result<i64> {
+    let kind = required("kind", kind)?;
+    check_one_of("kind", kind, KINDS)?;
+    let id = required("id", id)?;
+    let model = required("model", model)?;
+    if model.is_empty() || model.chars().count() > 200 {
+        return Err(Error::invalid("model", "must be 1 to 200 characters"));
+    }
+    let v = from_blob(
+        "vector",
+        vector.ok_or_else(|| Error::invalid("vector", "is required"))?,
+    )?;
+    let owner = match kind {
+        "memory" => "SELECT 1 FROM mem_memories WHERE id = ?1",
+        _ => "SELECT 1 FROM mem_messages WHERE id = ?1",
+    };
+    if conn.query_value(owner, &[id.into()])?.is_none() {
+        return Err(Error::invalid(
+            "id",
+            format!("no {kind} {}", crate::error::echo(id)),
+        ));
+    }
+    let dims = v.len() as i64;
+    conn.execute(
+        "INSERT INTO mem_embeddings (kind, owner_id, model, dims, vector) \
+         VALUES (?1, ?2, ?3, ?4, ?5) \
+         ON CONFLICT (kind, owner_id, model) DO UPDATE SET dims = excluded.dims, \
+           vector = excluded.vector, created_at = excluded.created_at",
+        &[
+            kind.into(),
+            id.into(),
+            model.into(),
+            Value::Int(dims),
+            Value::Blob(super::to_blob(&v)),
+        ],
+    )?;
+    Ok(dims)
+}
+
+/// Checks a written row (its blob and dims agree, finite floats, its model's dims), as
+/// `mem_embed_set` checks them, for rows written by plain SQL; returns its model and chunk.
+fn check_row(conn: &mut dyn Conn, seq: i64) -> Result<(String, Option<i64>)> {
+    let row = conn
+        .query(
+            "SELECT model, dims, vector, chunk FROM mem_embeddings WHERE seq = ?1",
+            &[Value::Int(seq)],
+        )?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::not_found("embedding", seq.to_string()))?;
+    let mut f = Fields::new(row);
+    let model = f.text().unwrap_or_default();
+    let dims = f.int().unwrap_or(0);
+    let bytes = match f.value() {
+        Value::Blob(b) => b,
+        _ => return Err(Error::invalid("mem_embeddings.vector", "must be a blob")),
+    };
+    let chunk = f.int();
+    let v = from_blob("mem_embeddings.vector", &bytes)?;
+    if v.len() as i64 != dims {
+        return Err(Error::invalid(
+            "mem_embeddings.vector",
+            format!("holds {} values; dims says {dims}", v.len()),
+        ));
+    }
+    if let Some(d) = model_dims(conn, &model, seq)? {
+        if d != dims {
+            return Err(Error::invalid(
+                "vector",
+                format!(
+                    "has {dims} dimensions; model {} has {d}",
+                    crate::error::echo(&model)
+                ),
+            ));
+        }
+    }
+    Ok((model, chunk))
+}
+
+/// After an embedding row is inserted: checked, unpacked, and its model packed when it has a
+/// chunk's worth of unpacked vectors.
+pub fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
+    let (model, chunk) = check_row(conn, seq)?;
+    if chunk.is_some() {
+        // Written by hand: a new row is in no chunk.
+        conn.execute(
+            "UPDATE mem_embeddings SET chunk = NULL WHERE seq = ?1",
+            &[Value::Int(seq)],
+        )?;
+    }
+    pack(conn, &model)
+}
+
+/// After an embedding's vector, dims or model changed: out of its old chunk, unpacked, and
+/// its model packed when due.
+pub fn on_update(
+    conn: &mut dyn Conn,
+    seq: i64,
+    old_model: &str,
+    old_chunk: Option<i64>,
+) -> Result<()> {
+    let (model, _) = check_row(conn, seq)?;
+    if let Some(c) = old_chunk {
+        take_out(conn, old_model, c, seq)?;
+        conn.execute(
+            "UPDATE mem_embeddings SET chunk = NULL WHERE seq = ?1",
+            &[Value::Int(seq)],
+        )?;
+    }
+    pack(conn, &model)
+}
+
+/// After an embedding row is gone: out of its chunk.
+pub fn on_delete(conn: &mut dyn Conn, seq: i64, model: &str, chunk: Option<i64>) -> Result<()> {
+    match chunk {
+        Some(c) => take_out(conn, model, c, seq),
+        None => Ok(()),
+    }
+}
+
+/// The vectors of an owner that is gone (a memory or a message deleted).
+pub fn forget(conn: &mut dyn Conn, kind: &str, owner: &str) -> Result<()> {
+    conn.execute(
+        "DELETE FROM mem_embeddings WHERE kind = ?1 AND owner_id = ?2",
+        &[kind.into(), owner.into()],
+    )?;
+    Ok(())
+}
+
+/// Packs every unpacked vector of `model`, [`CHUNK`] per chunk, once it has [`CHUNK`] new ones
+/// (above the last pack's `upto`). New rows are counted by seq, not by `chunk IS NULL`: in a
+/// long Postgres transaction every packed row leaves a dead index entry with a NULL chunk,
+/// which a count per insert would visit again and again.
+fn pack(conn: &mut dyn Conn, model: &str) -> Result<()> {
+    let last = conn
+        .query(
+            "SELECT chunk, upto FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk DESC LIMIT 1",
+            &[model.into()],
+        )?
+        .into_iter()
+        .next()
+        .map(|r| {
+            let mut f = Fields::new(r);
+            (f.int().unwrap_or(0), f.int().unwrap_or(0))
+        });
+    let (mut chunk, upto) = last.unwrap_or((0, 0));
+    let recent = conn
+        .query_value(
+            "SELECT count(*) FROM (SELECT 1 FROM mem_embeddings WHERE model = ?1 AND seq > ?2 \
+             LIMIT ?3) AS t",
+            &[model.into(), Value::Int(upto), Value::Int(CHUNK as i64)],
+        )?
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    if recent < CHUNK as i64 {
+        return Ok(());
+    }
+    let rows = conn.query(
+        "SELECT seq, dims, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL \
+         ORDER BY seq",
+        &[model.into()],
+    )?;
+    let now_upto = rows
+        .last()
+        .and_then(|r| r.first())
+        .and_then(Value::as_i64)
+        .unwrap_or(upto);
+    for group in rows.chunks(CHUNK) {
+        let mut seqs = Vec::with_capacity(group.len() * 8);
+        let mut floats = Vec::new();
+        let (mut dims, mut first, mut last) = (0, None, 0);
+        for r in group {
+            let mut f = Fields::new(r.clone());
+            last = f.int().unwrap_or(0);
+            first.get_or_insert(last);
+            dims = f.int().unwrap_or(0);
+            seqs.extend_from_slice(&last.to_le_bytes());
+            if let Value::Blob(b) = f.value() {
+                floats.extend_from_slice(&b);
+            }
+        }
+        chunk += 1;
+        conn.execute(
+            "INSERT INTO mem_vec_chunks (model, chunk, dims, upto, seqs, vectors) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            &[
+                model.into(),
+                Value::Int(chunk),
+                Value::Int(dims),
+                Value::Int(now_upto),
+                Value::Blob(seqs),
+                Value::Blob(floats),
+            ],
+        )?;
+        conn.execute(
+            "UPDATE mem_embeddings SET chunk = ?2 WHERE model = ?1 AND chunk IS NULL \
+             AND seq >= ?3 AND seq <= ?4",
+            &[
+                model.into(),
+                Value::Int(chunk),
+                Value::Int(first.unwrap_or(last)),
+                Value::Int(last),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// Removes the vector `seq` from chunk `chunk` of `model` (the chunk goes when empty).
+fn take_out(conn: &mut dyn Conn, model: &str, chunk: i64, seq: i64) -> Result<()> {
+    let row = conn
+        .query(
+            "SELECT dims, seqs, vectors FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
+            &[model.into(), Value::Int(chunk)],
+        )?
+        .into_iter()
+        .next();
+    let Some(row) = row else { return Ok(()) };
+    let mut f = Fields::new(row);
+    let dims = f.int().unwrap_or(0) as usize;
+    let (Value::Blob(seqs), Value::Blob(vectors)) = (f.value(), f.value()) else {
+        return Err(Error::internal(
+            "mem_vec_chunks holds a chunk without blobs",
+        ));
+    };
+    let Some(i) = seqs
+        .chunks_exact(8)
+        .position(|b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8])) == seq)
+    else {
+        return Ok(());
+    };
+    if seqs.len() == 8 {
+        conn.execute(
+            "DELETE FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
+            &[model.into(), Value::Int(chunk)],
+        )?;
+        return Ok(());
+    }
+    let width = dims * 4;
+    let mut s = seqs;
+    s.drain(i * 8..(i + 1) * 8);
+    let mut v = vectors;
+    v.drain(i * width..(i + 1) * width);
+    conn.execute(
+        "UPDATE mem_vec_chunks SET seqs = ?3, vectors = ?4 WHERE model = ?1 AND chunk = ?2",
+        &[
+            model.into(),
+            Value::Int(chunk),
+            Value::Blob(s),
+            Value::Blob(v),
+        ],
+    )?;
+    Ok(())
+}
