@@ -57,12 +57,13 @@ fn sqlite_registers_the_catalog() {
 }
 
 /// The Postgres type name each catalog type is declared as (as `pg_get_function_*` prints it).
-const PG_TYPES: [(Type, &str); 5] = [
+const PG_TYPES: [(Type, &str); 6] = [
     (Type::Text, "text"),
     (Type::Int, "bigint"),
     (Type::Real, "double precision"),
     (Type::Bool, "boolean"),
     (Type::Json, "jsonb"),
+    (Type::Blob, "bytea"),
 ];
 
 fn pg_type(t: Type) -> &'static str {
