@@ -1,6 +1,7 @@
 //! Database access: the connection the adapters implement, the values crossing it, typed
 //! reading of trigger rows, and fault injection for crash tests.
 
+pub mod batch;
 pub mod conn;
 pub mod dialect;
 pub mod failpoint;

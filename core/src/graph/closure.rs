@@ -107,26 +107,15 @@ fn marks(first: usize, n: usize) -> String {
 /// (see [`delete_rows`]).
 fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Path]) -> Result<()> {
     for chunk in paths.chunks(ROWS_PER_INSERT) {
-        let values: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let b = i * 7 + 2;
-                format!(
-                    "(?{}, ?{}, ?1, ?{}, CAST(?{} AS @JSON), CAST(?{} AS @JSON), CAST(?{} AS @JSON), ?{})",
-                    b,
-                    b + 1,
-                    b + 2,
-                    b + 3,
-                    b + 4,
-                    b + 5,
-                    b + 6
-                )
-            })
-            .collect();
+        let values = crate::db::batch::values(
+            "(#, #, ?1, #, CAST(# AS @JSON), CAST(# AS @JSON), CAST(# AS @JSON), #)",
+            chunk.len(),
+            2,
+        );
         let sql = format!(
             "INSERT INTO mem_graph_closure \
                (ancestor_id, descendant_id, resource_id, depth, path, edge_types, hop_weights, \
-                total_weight) VALUES {}",
-            values.join(", ")
+                total_weight) VALUES {values}"
         );
         let mut params = Vec::with_capacity(chunk.len() * 7 + 1);
         params.push(Value::from(resource));

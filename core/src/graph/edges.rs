@@ -130,37 +130,21 @@ fn write(conn: &mut dyn Conn, edges: &[(String, EdgeIn)]) -> Result<Vec<String>>
     let now = conn.now_ms()?;
     let mut out = Vec::with_capacity(edges.len());
     for chunk in edges.chunks(EDGES_PER_STATEMENT) {
-        let rows: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let b = i * 11 + 2;
-                format!(
-                    "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, CAST(?{} AS @JSON), ?1, ?1, \
-                     CAST(?{} AS BIGINT))",
-                    b,
-                    b + 1,
-                    b + 2,
-                    b + 3,
-                    b + 4,
-                    b + 5,
-                    b + 6,
-                    b + 7,
-                    b + 8,
-                    b + 9,
-                    b + 10
-                )
-            })
-            .collect();
+        let rows = crate::db::batch::values(
+            "(#, #, #, #, #, #, #, #, #, CAST(# AS @JSON), ?1, ?1, CAST(# AS BIGINT))",
+            chunk.len(),
+            2,
+        );
         let sql = format!(
             "INSERT INTO mem_graph_edges (id, resource_id, from_id, to_id, type, layer, weight, \
-               source, confidence, metadata, created_at, updated_at, valid_at) VALUES {} \
+               source, confidence, metadata, created_at, updated_at, valid_at) VALUES {rows} \
              ON CONFLICT (from_id, to_id, type) DO UPDATE SET layer = excluded.layer, \
                weight = excluded.weight, source = excluded.source, \
                confidence = excluded.confidence, metadata = excluded.metadata, \
                updated_at = excluded.updated_at, \
                valid_at = coalesce(excluded.valid_at, mem_graph_edges.valid_at), \
                stale_at = NULL, invalid_at = NULL \
-             RETURNING from_id, to_id, type, id",
-            rows.join(", ")
+             RETURNING from_id, to_id, type, id"
         );
         let mut params: Vec<Value> = vec![Value::Int(now)];
         for (resource, e) in chunk {

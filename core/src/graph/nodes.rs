@@ -147,38 +147,22 @@ const NODES_PER_STATEMENT: usize = 100;
 fn write(conn: &mut dyn Conn, resource: &str, nodes: &[(String, NodeIn)]) -> Result<()> {
     let now = conn.now_ms()?;
     for chunk in nodes.chunks(NODES_PER_STATEMENT) {
-        let rows: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let b = i * 12 + 3;
-                format!(
-                    "(?{}, ?1, ?{}, ?{}, ?{}, ?{}, CAST(?{} AS BIGINT), CAST(?{} AS BIGINT), ?{}, \
-                     ?{}, ?{}, ?{}, CAST(?{} AS @JSON), ?2, ?2)",
-                    b,
-                    b + 1,
-                    b + 2,
-                    b + 3,
-                    b + 4,
-                    b + 5,
-                    b + 6,
-                    b + 7,
-                    b + 8,
-                    b + 9,
-                    b + 10,
-                    b + 11
-                )
-            })
-            .collect();
+        let rows = crate::db::batch::values(
+            "(#, ?1, #, #, #, #, CAST(# AS BIGINT), CAST(# AS BIGINT), #, #, #, #, \
+             CAST(# AS @JSON), ?2, ?2)",
+            chunk.len(),
+            3,
+        );
         let sql = format!(
             "INSERT INTO mem_graph_nodes (id, resource_id, type, label, file_path, language, \
                start_line, end_line, layer, source, confidence, content_hash, metadata, \
-               created_at, updated_at) VALUES {} \
+               created_at, updated_at) VALUES {rows} \
              ON CONFLICT (id) DO UPDATE SET type = excluded.type, label = excluded.label, \
                file_path = excluded.file_path, language = excluded.language, \
                start_line = excluded.start_line, end_line = excluded.end_line, layer = excluded.layer, \
                source = excluded.source, confidence = excluded.confidence, \
                content_hash = coalesce(excluded.content_hash, mem_graph_nodes.content_hash), \
-               metadata = excluded.metadata, updated_at = excluded.updated_at, stale_at = NULL",
-            rows.join(", ")
+               metadata = excluded.metadata, updated_at = excluded.updated_at, stale_at = NULL"
         );
         let mut params: Vec<Value> = vec![resource.into(), Value::Int(now)];
         for (id, n) in chunk {
