@@ -7,7 +7,9 @@ pub mod cases;
 pub mod graph_oracle;
 pub mod invariants;
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 /// The workspace root (tests run with the `tests/` crate as working directory).
 pub fn root() -> PathBuf {
@@ -56,4 +58,27 @@ impl Rng {
     pub fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
     }
+}
+
+/// Runs one `sqlite3` shell per script on the database file `db`, all at once, and returns
+/// their outputs in script order. Each shell's stdin is written and its pipes drained on their
+/// own threads: a shell blocked on a full pipe would hold its write transaction and stall the
+/// others.
+pub fn sqlite_shells(db: &Path, scripts: Vec<String>) -> Vec<Output> {
+    let running: Vec<_> = scripts
+        .into_iter()
+        .map(|script| {
+            let mut child = Command::new("sqlite3")
+                .arg(db)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("sqlite3 shell");
+            let mut stdin = child.stdin.take().unwrap();
+            std::thread::spawn(move || stdin.write_all(script.as_bytes()).unwrap());
+            std::thread::spawn(move || child.wait_with_output().unwrap())
+        })
+        .collect();
+    running.into_iter().map(|h| h.join().unwrap()).collect()
 }

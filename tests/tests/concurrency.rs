@@ -3,8 +3,6 @@
 //! connections on Postgres.
 
 use agentmem_tests::backend::{Backend, Param, Postgres, Sqlite};
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 const WRITERS: usize = 6;
 const PER_WRITER: usize = 40;
@@ -112,26 +110,10 @@ fn sqlite_processes_share_one_thread() {
         .query_row("SELECT mem_thread_create('r')", [], |r| r.get(0))
         .unwrap();
     let ext = agentmem_tests::sqlite_extension();
-    let children: Vec<_> = (0..WRITERS)
-        .map(|w| {
-            let mut child = Command::new("sqlite3")
-                .arg(&path)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("sqlite3 shell");
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(writer_script(ext.to_str().unwrap(), &thread, w).as_bytes())
-                .unwrap();
-            child
-        })
+    let scripts = (0..WRITERS)
+        .map(|w| writer_script(ext.to_str().unwrap(), &thread, w))
         .collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
+    for out in agentmem_tests::sqlite_shells(&path, scripts) {
         assert!(
             out.status.success(),
             "writer failed: {}",

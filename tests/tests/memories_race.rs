@@ -3,8 +3,6 @@
 //! connections started together). `mem_remember`'s answer must say which call created it.
 
 use agentmem_tests::backend::{Backend, Param, Postgres, Sqlite};
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 
 const WRITERS: usize = 8;
@@ -66,7 +64,7 @@ fn sqlite_processes_remember_each_fact_once() {
         .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
         .unwrap();
     let ext = agentmem_tests::sqlite_extension();
-    let children: Vec<_> = (0..WRITERS)
+    let scripts = (0..WRITERS)
         .map(|w| {
             let mut script = format!(".load {}\n.timeout 60000\n.bail on\n", ext.display());
             for f in facts(w) {
@@ -75,25 +73,11 @@ fn sqlite_processes_remember_each_fact_once() {
                     memory_json(&f)
                 ));
             }
-            let mut child = Command::new("sqlite3")
-                .arg(&path)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("sqlite3 shell");
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(script.as_bytes())
-                .unwrap();
-            child
+            script
         })
         .collect();
     let mut created = 0;
-    for c in children {
-        let out = c.wait_with_output().unwrap();
+    for out in agentmem_tests::sqlite_shells(&path, scripts) {
         assert!(
             out.status.success(),
             "writer failed: {}",

@@ -6,8 +6,6 @@
 
 use agentmem_tests::backend::{pg_message, Sqlite};
 use std::collections::HashMap;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 const CLAIMERS: usize = 8;
 const TASKS: usize = 1000;
@@ -65,31 +63,13 @@ fn sqlite_processes_claim_each_task_once() {
     }
     db.conn.execute_batch("COMMIT").unwrap();
     let ext = agentmem_tests::sqlite_extension();
-    let children: Vec<_> = (0..CLAIMERS)
-        .map(|k| {
-            let mut child = Command::new("sqlite3")
-                .arg(&path)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("sqlite3 shell");
-            let script = claimer_script(ext.to_str().unwrap(), k);
-            let mut stdin = child.stdin.take().unwrap();
-            std::thread::spawn(move || stdin.write_all(script.as_bytes()).unwrap());
-            child
-        })
+    let scripts = (0..CLAIMERS)
+        .map(|k| claimer_script(ext.to_str().unwrap(), k))
         .collect();
-    // Drain every child's pipes at once: a shell blocked on a full stderr pipe would hold
-    // its write transaction and stall the others.
-    let outputs: Vec<_> = children
-        .into_iter()
-        .map(|c| std::thread::spawn(move || c.wait_with_output().unwrap()))
-        .collect();
+    let outputs = agentmem_tests::sqlite_shells(&path, scripts);
     let mut winners: HashMap<String, usize> = HashMap::new();
     let mut total = 0;
-    for (k, h) in outputs.into_iter().enumerate() {
-        let out = h.join().unwrap();
+    for (k, out) in outputs.into_iter().enumerate() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
