@@ -3,20 +3,11 @@
 
 use crate::conn::SpiConn;
 use crate::error::ok;
-use crate::triggers::internal;
+use crate::triggers::{internal, seq, text, Fired};
 use agentmem_core::graph::{self, OldEdge};
 use pgrx::heap_tuple::PgHeapTuple;
 use pgrx::prelude::*;
-use pgrx::{AllocatedByRust, WhoAllocated};
-
-type Fired<'a> = Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError>;
-
-fn text<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, col: &str) -> String {
-    row.get_by_name::<String>(col)
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-}
+use pgrx::WhoAllocated;
 
 /// The closure's view of an edge row before the change.
 fn old_edge<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> OldEdge {
@@ -27,10 +18,6 @@ fn old_edge<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> OldEdge {
         ty: text(row, "type"),
         active: !set("stale_at") && !set("invalid_at"),
     }
-}
-
-fn seq<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> i64 {
-    row.get_by_name::<i64>("seq").ok().flatten().unwrap_or(0)
 }
 
 /// AFTER INSERT on mem_graph_edges.

@@ -3,17 +3,11 @@
 
 use crate::conn::SpiConn;
 use crate::error::ok;
-use crate::triggers::internal;
+use crate::triggers::{internal, seq, text, Fired};
 use agentmem_core::memories::{self, OldMemory};
 use pgrx::heap_tuple::PgHeapTuple;
 use pgrx::prelude::*;
-use pgrx::{AllocatedByRust, JsonB, WhoAllocated};
-
-type Fired<'a> = Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError>;
-
-fn seq<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> i64 {
-    row.get_by_name::<i64>("seq").ok().flatten().unwrap_or(0)
-}
+use pgrx::{JsonB, WhoAllocated};
 
 /// The indexed columns of a row as the core reads them (JSON arrays as text).
 fn old_memory<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> OldMemory {
@@ -25,11 +19,7 @@ fn old_memory<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> OldMemory {
             .unwrap_or_else(|| "[]".into())
     };
     OldMemory {
-        content: row
-            .get_by_name::<String>("content")
-            .ok()
-            .flatten()
-            .unwrap_or_default(),
+        content: text(row, "content"),
         tags: json("tags"),
         related_files: json("related_files"),
     }

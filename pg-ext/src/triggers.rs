@@ -9,6 +9,22 @@ use pgrx::heap_tuple::PgHeapTuple;
 use pgrx::prelude::*;
 use pgrx::{AllocatedByRust, WhoAllocated};
 
+/// What an AFTER row trigger returns (nothing: the row is already written).
+pub type Fired<'a> = Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError>;
+
+/// A text column of a trigger row (empty when NULL).
+pub fn text<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, col: &str) -> String {
+    row.get_by_name::<String>(col)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// The row's `seq` key.
+pub fn seq<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> i64 {
+    row.get_by_name::<i64>("seq").ok().flatten().unwrap_or(0)
+}
+
 /// Reads named columns of a trigger row as core values, by their Postgres types. The row
 /// triggers of every table use it.
 pub fn values<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, cols: &[&str]) -> Vec<Value> {

@@ -3,25 +3,16 @@
 
 use crate::conn::SpiConn;
 use crate::error::ok;
-use crate::triggers::internal;
+use crate::triggers::{internal, seq, text, Fired};
 use agentmem_core::vectors::store;
 use pgrx::heap_tuple::PgHeapTuple;
 use pgrx::prelude::*;
-use pgrx::{AllocatedByRust, WhoAllocated};
-
-type Fired<'a> = Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError>;
-
-fn seq<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> i64 {
-    row.get_by_name::<i64>("seq").ok().flatten().unwrap_or(0)
-}
+use pgrx::WhoAllocated;
 
 /// The row's model and chunk before the change.
 fn place<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> (String, Option<i64>) {
     (
-        row.get_by_name::<String>("model")
-            .ok()
-            .flatten()
-            .unwrap_or_default(),
+        text(row, "model"),
         row.get_by_name::<i64>("chunk").ok().flatten(),
     )
 }
