@@ -27,13 +27,20 @@ use std::collections::BTreeMap;
 const CHUNK: usize = 400;
 const ROWS_PER_INSERT: usize = 100;
 
-/// A stored closure row's path.
-fn path_of(f: &mut Fields) -> Result<Option<Path>> {
-    let (p, t, w) = (f.text(), f.text(), f.text());
-    match (p, t, w) {
-        (Some(p), Some(t), Some(w)) => Path::from_json(&p, &t, &w).map(Some),
-        _ => Ok(None),
+/// The columns a closure row's path is read from, after the key of its other end.
+const PATH_COLUMNS: &str =
+    "CAST(path AS TEXT), CAST(edge_types AS TEXT), CAST(hop_weights AS TEXT)";
+
+/// Rows of (other end, [`PATH_COLUMNS`]) as paths by that end, added to `out`.
+fn read_paths(rows: Vec<crate::Row>, out: &mut BTreeMap<String, Path>) -> Result<()> {
+    for r in rows {
+        let mut f = Fields::new(r);
+        let (key, p, t, w) = (f.text(), f.text(), f.text(), f.text());
+        if let (Some(key), Some(p), Some(t), Some(w)) = (key, p, t, w) {
+            out.insert(key, Path::from_json(&p, &t, &w)?);
+        }
     }
+    Ok(())
 }
 
 /// The stored paths that end at `node` (`Direction::In`) or start at it (`Out`), within
@@ -49,17 +56,11 @@ pub fn stored(
         Direction::In => ("descendant_id", "ancestor_id"),
     };
     let sql = format!(
-        "SELECT {other}, CAST(path AS TEXT), CAST(edge_types AS TEXT), CAST(hop_weights AS TEXT) \
-         FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2"
+        "SELECT {other}, {PATH_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2"
     );
     let mut out = BTreeMap::new();
-    for r in conn.query(&sql, &[node.into(), Value::Int(max_depth as i64)])? {
-        let mut f = Fields::new(r);
-        let Some(key) = f.text() else { continue };
-        if let Some(p) = path_of(&mut f)? {
-            out.insert(key, p);
-        }
-    }
+    let rows = conn.query(&sql, &[node.into(), Value::Int(max_depth as i64)])?;
+    read_paths(rows, &mut out)?;
     Ok(out)
 }
 
@@ -76,21 +77,14 @@ fn stored_pairs(
     let mut out = BTreeMap::new();
     for chunk in descendants.chunks(CHUNK) {
         let sql = format!(
-            "SELECT descendant_id, CAST(path AS TEXT), CAST(edge_types AS TEXT), \
-             CAST(hop_weights AS TEXT) FROM mem_graph_closure \
+            "SELECT descendant_id, {PATH_COLUMNS} FROM mem_graph_closure \
              WHERE ancestor_id = ?1 AND depth IN ({}) AND descendant_id IN ({})",
             depths.join(", "),
             marks(2, chunk.len())
         );
         let mut params = vec![Value::from(ancestor)];
         params.extend(chunk.iter().map(|d| Value::from(d.as_str())));
-        for r in conn.query(&sql, &params)? {
-            let mut f = Fields::new(r);
-            let Some(key) = f.text() else { continue };
-            if let Some(p) = path_of(&mut f)? {
-                out.insert(key, p);
-            }
-        }
+        read_paths(conn.query(&sql, &params)?, &mut out)?;
     }
     Ok(out)
 }
