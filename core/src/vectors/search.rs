@@ -143,13 +143,7 @@ pub fn search(
     check_one_of("options.metric", &metric_name, Metric::NAMES)?;
     let metric = Metric::parse(&metric_name).unwrap_or(Metric::Cosine);
     let limit = o.int("limit", 10, 0, MAX_LIMIT)? as usize;
-    let Some(dims) = conn
-        .query_value(
-            "SELECT dims FROM mem_embeddings WHERE model = ?1 LIMIT 1",
-            &[model.into()],
-        )?
-        .and_then(|v| v.as_i64())
-    else {
+    let Some(dims) = super::store::model_dims(conn, model, 0)? else {
         return Ok(Vec::new());
     };
     if dims as usize != q.len() {

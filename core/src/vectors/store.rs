@@ -16,8 +16,9 @@ use crate::{Conn, Error, Result, Value};
 /// Vectors per chunk.
 pub const CHUNK: usize = 256;
 
-/// The dims of `model`'s vectors (of any other row than `except`), if it has any.
-fn model_dims(conn: &mut dyn Conn, model: &str, except: i64) -> Result<Option<i64>> {
+/// The dims of `model`'s vectors (of any row but `except`; 0 excepts none, seqs start at 1),
+/// if it has any.
+pub(super) fn model_dims(conn: &mut dyn Conn, model: &str, except: i64) -> Result<Option<i64>> {
     Ok(conn
         .query_value(
             "SELECT dims FROM mem_embeddings WHERE model = ?1 AND seq <> ?2 LIMIT 1",
@@ -208,13 +209,13 @@ fn pack(conn: &mut dyn Conn, model: &str) -> Result<()> {
         let mut floats = Vec::new();
         let (mut dims, mut first, mut last) = (0, None, 0);
         for r in group {
-            let mut f = Fields::new(r.clone());
-            last = f.int().unwrap_or(0);
+            // Read in place: the rows hold every unpacked vector, not worth a copy each.
+            last = r[0].as_i64().unwrap_or(0);
             first.get_or_insert(last);
-            dims = f.int().unwrap_or(0);
+            dims = r[1].as_i64().unwrap_or(0);
             seqs.extend_from_slice(&last.to_le_bytes());
-            if let Value::Blob(b) = f.value() {
-                floats.extend_from_slice(&b);
+            if let Value::Blob(b) = &r[2] {
+                floats.extend_from_slice(b);
             }
         }
         chunk += 1;
