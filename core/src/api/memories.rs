@@ -1,7 +1,7 @@
 //! Long-term memories: remember, correct, deprecate, touch, decay, prune, search.
 
 use super::{int, text, Function, Nature, Returns, Type};
-use crate::memories::{self, lifecycle, remember, search};
+use crate::memories::{self, lifecycle, recall, remember, search};
 use crate::Value;
 
 pub const FUNCTIONS: &[Function] = &[
@@ -76,6 +76,16 @@ pub const FUNCTIONS: &[Function] = &[
             search::search(c, t.at(0), t.at(1))
         }),
         nature: Nature::Reader,
+    },
+    Function {
+        name: "mem_recall_hybrid",
+        args: &[text("query"), text("options")],
+        required: 1,
+        returns: Returns::Table(&recall::COLUMNS, |c, a| {
+            let t = a.texts()?;
+            recall::recall_hybrid(c, t.at(0), t.at(1))
+        }),
+        nature: Nature::Writer,
     },
     Function {
         name: "mem_content_hash",

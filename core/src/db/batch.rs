@@ -1,4 +1,28 @@
-//! Multi-row statements: many rows per `INSERT`, the statement count that bulk paths save.
+//! Multi-row statements: many rows per `INSERT`, many keys per `IN (…)` — the statement
+//! counts that bulk paths save.
+
+use crate::{Conn, Result, Row, Value};
+
+/// Keys per `IN (…)` list: far below every backend's parameter limit.
+const KEYS_PER_STATEMENT: usize = 500;
+
+/// The rows of `sql` for all of `keys`, a few hundred keys per statement: `sql` writes the
+/// list as `IN ({keys})`, and its own parameters `fixed` are `?1…` before the keys.
+pub fn query_in(
+    conn: &mut dyn Conn,
+    sql: &str,
+    fixed: &[Value],
+    keys: &[Value],
+) -> Result<Vec<Row>> {
+    let mut out = Vec::new();
+    for chunk in keys.chunks(KEYS_PER_STATEMENT) {
+        let marks = values("#", chunk.len(), fixed.len() + 1);
+        let mut params = fixed.to_vec();
+        params.extend_from_slice(chunk);
+        out.extend(conn.query(&sql.replace("{keys}", &marks), &params)?);
+    }
+    Ok(out)
+}
 
 /// The `VALUES` list of a multi-row insert: `rows` copies of `template`, in which each `#`
 /// stands for the row's next parameter, numbered on from `?first` (parameters before `first`

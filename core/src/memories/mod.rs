@@ -7,9 +7,14 @@
 //! * [`lifecycle`]: update, deprecate, touch (access as a trust signal), decayed confidence,
 //!   pruning;
 //! * [`search`]: `mem_memory_search`;
+//! * [`recall`]: `mem_recall_hybrid`, the retrieval pipeline (BM25, dense and graph fused);
+//! * [`filter`]: which memories a read may return; [`files`]: the files they name;
 //! * the row triggers below keep the search index exact for plain SQL too.
 
+pub mod files;
+pub mod filter;
 pub mod lifecycle;
+pub mod recall;
 pub mod remember;
 pub mod search;
 pub mod secrets;
@@ -77,25 +82,6 @@ pub fn default_half_life(ty: &str) -> Option<f64> {
     }
 }
 
-/// The placeholders of `options.types` (memory types, checked), their values pushed onto
-/// `params`: what an `IN (…)` filter needs. `None` when the option is absent; an empty list
-/// when it is empty (nothing passes).
-pub(crate) fn type_marks(
-    o: &crate::json_opts::Opts,
-    params: &mut Vec<Value>,
-) -> Result<Option<Vec<String>>> {
-    let Some(types) = o.opt_strings("types")? else {
-        return Ok(None);
-    };
-    let mut marks = Vec::new();
-    for t in types {
-        crate::args::check_one_of("options.types", &t, TYPES)?;
-        params.push(t.into());
-        marks.push(format!("?{}", params.len()));
-    }
-    Ok(Some(marks))
-}
-
 /// Milliseconds per day, for half-lives and grace periods.
 pub const MS_PER_DAY: f64 = 86_400_000.0;
 
@@ -120,8 +106,8 @@ pub fn indexed_text(content: &str, tags: &str, related_files: &str) -> String {
     format!("{content}\n{}\n{}", words(tags), words(related_files))
 }
 
-/// The indexed text and creation time of the memory `seq`.
-fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64)> {
+/// The indexed text, creation time and related files (JSON) of the memory `seq`.
+fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64, String)> {
     let row = conn
         .query(
             "SELECT content, CAST(tags AS TEXT), CAST(related_files AS TEXT), created_at \
@@ -132,13 +118,9 @@ fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64)> {
         .next()
         .ok_or_else(|| Error::not_found("memory", seq.to_string()))?;
     let mut f = Fields::new(row);
-    let (c, t, r) = (f.text(), f.text(), f.text());
-    let text = indexed_text(
-        &c.unwrap_or_default(),
-        &t.unwrap_or_default(),
-        &r.unwrap_or_default(),
-    );
-    Ok((text, f.int().unwrap_or(0)))
+    let (c, t, r) = (f.text(), f.text(), f.text().unwrap_or_default());
+    let text = indexed_text(&c.unwrap_or_default(), &t.unwrap_or_default(), &r);
+    Ok((text, f.int().unwrap_or(0), r))
 }
 
 /// A memory's indexed columns before a change.
@@ -154,19 +136,24 @@ impl OldMemory {
     }
 }
 
-/// After a memory row is inserted: it is indexed (once, however often this runs).
+/// After a memory row is inserted: it is indexed and filed under its related files (once,
+/// however often this runs).
 pub fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
-    let (text, created) = indexed(conn, seq)?;
-    engine::index_new(conn, NS_MEMORIES, seq, &text, created).map(|_| ())
+    let (text, created, related) = indexed(conn, seq)?;
+    engine::index_new(conn, NS_MEMORIES, seq, &text, created)?;
+    files::sync(conn, seq, "[]", &related)
 }
 
-/// After a memory's content, tags, related files or creation time changed: re-indexed.
+/// After a memory's content, tags, related files or creation time changed: re-indexed and
+/// re-filed.
 pub fn on_update(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
-    let (text, created) = indexed(conn, seq)?;
-    engine::index_doc(conn, NS_MEMORIES, seq, &text, created, Some(&old.text()))
+    let (text, created, related) = indexed(conn, seq)?;
+    engine::index_doc(conn, NS_MEMORIES, seq, &text, created, Some(&old.text()))?;
+    files::sync(conn, seq, &old.related_files, &related)
 }
 
-/// After a memory row is gone: it leaves the index.
+/// After a memory row is gone: it leaves the index and its files.
 pub fn on_delete(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
-    engine::remove_doc(conn, NS_MEMORIES, seq, Some(&old.text())).map(|_| ())
+    engine::remove_doc(conn, NS_MEMORIES, seq, Some(&old.text()))?;
+    files::sync(conn, seq, &old.related_files, "[]")
 }

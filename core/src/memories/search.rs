@@ -1,10 +1,10 @@
 //! `mem_memory_search`: the search engine over `mem_memories` (namespace "memory"), current
 //! memories only unless asked.
 
+use super::filter::{self, Filter};
 use super::lifecycle::decayed;
-use super::{type_marks, NS_MEMORIES, SCOPES};
+use super::NS_MEMORIES;
 use crate::api::{int, real, text, Field};
-use crate::args::check_one_of;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::search::rows::{self, Allowed};
@@ -26,39 +26,20 @@ pub const COLUMNS: [Field; 10] = [
     int("created_at"),
 ];
 
-const FILTERS: &[&str] = &["resource_id", "types", "scope", "include_deprecated"];
-
 /// Largest `limit` accepted.
 pub const MAX_LIMIT: i64 = 1000;
 
-/// The memories a search may return: of the resource, types and scope asked, and — unless
-/// `include_deprecated` — neither deprecated, superseded nor stale.
-fn allowed(conn: &mut dyn Conn, o: &Opts) -> Result<Allowed> {
-    let mut sql = String::from("SELECT seq FROM mem_memories WHERE 1 = 1");
-    let everything = sql.len();
-    let mut params: Vec<Value> = Vec::new();
-    if let Some(r) = o.opt_str("resource_id")? {
-        params.push(r.into());
-        sql.push_str(&format!(" AND resource_id = ?{}", params.len()));
+/// The memories a search may return (see [`Filter`]).
+fn allowed(conn: &mut dyn Conn, filter: &Filter) -> Result<Allowed> {
+    let mut params = Vec::new();
+    match filter.sql("", &mut params) {
+        None => Ok(Allowed::All),
+        Some(conds) => Allowed::query(
+            conn,
+            &format!("SELECT seq FROM mem_memories WHERE {conds}"),
+            &params,
+        ),
     }
-    if let Some(s) = o.opt_str("scope")? {
-        check_one_of("options.scope", &s, SCOPES)?;
-        params.push(s.into());
-        sql.push_str(&format!(" AND scope = ?{}", params.len()));
-    }
-    if let Some(marks) = type_marks(o, &mut params)? {
-        if marks.is_empty() {
-            return Ok(Allowed::Only(Default::default()));
-        }
-        sql.push_str(&format!(" AND type IN ({})", marks.join(", ")));
-    }
-    if !o.opt_bool("include_deprecated")?.unwrap_or(false) {
-        sql.push_str(" AND deprecated = 0 AND superseded_by IS NULL AND stale_at IS NULL");
-    }
-    if sql.len() == everything {
-        return Ok(Allowed::All);
-    }
-    Allowed::query(conn, &sql, &params)
 }
 
 /// `mem_memory_search(query [, options])` → the best memories for `query`: BM25 over their
@@ -68,10 +49,10 @@ fn allowed(conn: &mut dyn Conn, o: &Opts) -> Result<Allowed> {
 /// 10, `now`, weights, `half_life_days`).
 pub fn search(conn: &mut dyn Conn, query: Option<&str>, options: Option<&str>) -> Result<Vec<Row>> {
     let query = query.unwrap_or("");
-    let allowed_keys: Vec<&str> = PARAM_OPTIONS.iter().chain(FILTERS).copied().collect();
+    let allowed_keys: Vec<&str> = PARAM_OPTIONS.iter().chain(filter::KEYS).copied().collect();
     let o = Opts::parse("options", options, &allowed_keys)?;
     let params = SearchParams::from_options(&o, 10, MAX_LIMIT)?;
-    let filter = allowed(conn, &o)?;
+    let filter = allowed(conn, &Filter::from_options(&o)?)?;
     let found = rows::search_allowed(conn, NS_MEMORIES, query, &params, &filter)?;
     let seqs: Vec<i64> = found.hits.iter().map(|h| h.doc).collect();
     let mut by_seq = rows::hydrate(

@@ -116,6 +116,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "vectors",
         script: include_str!("../../../sql/migrations/0012_vectors.sql"),
     },
+    Migration {
+        version: 13,
+        name: "memory_files",
+        script: include_str!("../../../sql/migrations/0013_memory_files.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -16,18 +16,110 @@ pub enum Allowed {
     All,
     /// Only these keys.
     Only(HashSet<i64>),
+    /// The keys `sql` (a `SELECT seq FROM … WHERE …`) selects: too many to list up front, so
+    /// the ranking's best keys are checked against it a batch at a time (see [`first_passing`]).
+    Where { sql: String, params: Vec<Value> },
 }
 
+/// A ranking's best `n` items among some keys (all when `None`).
+pub type Ranking<'a, T> =
+    dyn FnMut(&mut dyn Conn, usize, Option<&HashSet<i64>>) -> Result<Vec<T>> + 'a;
+
+/// Up to this many keys a filter is listed up front; beyond, it is checked lazily.
+const LISTED: usize = 4096;
+
+/// The longest prefix of a ranking a lazy filter is applied to before it is listed.
+const LAZY_PREFIX: usize = 32_768;
+
 impl Allowed {
-    /// The keys in the first column of `sql`'s rows.
+    /// The keys in the first column (named `seq`) of `sql`'s rows: listed when they are few
+    /// (a thread's messages), checked lazily when they are many (a whole resource), because
+    /// listing 100 000 keys costs more than the search itself.
     pub fn query(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<Allowed> {
-        Ok(Allowed::Only(
-            conn.query(sql, params)?
-                .iter()
-                .filter_map(|r| r.first().and_then(Value::as_i64))
-                .collect(),
-        ))
+        let rows = conn.query(&format!("{sql} LIMIT {LISTED}"), params)?;
+        if rows.len() == LISTED {
+            return Ok(Allowed::Where {
+                sql: sql.to_owned(),
+                params: params.to_vec(),
+            });
+        }
+        Ok(Allowed::Only(keys(&rows)))
     }
+
+    /// Every allowed key, listed.
+    fn listed(&self, conn: &mut dyn Conn) -> Result<Option<HashSet<i64>>> {
+        match self {
+            Allowed::All => Ok(None),
+            Allowed::Only(set) => Ok(Some(set.clone())),
+            Allowed::Where { sql, params } => Ok(Some(keys(&conn.query(sql, params)?))),
+        }
+    }
+
+    /// Which of `seqs` are allowed, in one statement.
+    pub fn check(&self, conn: &mut dyn Conn, seqs: &[i64]) -> Result<Vec<bool>> {
+        let passing = match self {
+            Allowed::All => return Ok(vec![true; seqs.len()]),
+            Allowed::Only(set) => return Ok(seqs.iter().map(|s| set.contains(s)).collect()),
+            Allowed::Where { sql, params } => {
+                if seqs.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let marks: Vec<String> = (0..seqs.len())
+                    .map(|i| format!("?{}", params.len() + i + 1))
+                    .collect();
+                let mut all = params.clone();
+                all.extend(seqs.iter().map(|&s| Value::Int(s)));
+                let sql = format!(
+                    "SELECT seq FROM ({sql}) AS allowed WHERE seq IN ({})",
+                    marks.join(", ")
+                );
+                keys(&conn.query(&sql, &all)?)
+            }
+        };
+        Ok(seqs.iter().map(|s| passing.contains(s)).collect())
+    }
+
+    /// The `k` best allowed items of a ranking: `rank(conn, n, keys)` returns the best `n`
+    /// among `keys` (all when `None`) and `key` names an item's key. A listed filter is handed
+    /// to the ranking; a lazy one is applied to its best items, a few times `k` of them, as
+    /// eight times as many each round while too few pass, and past a bound listed after all. Either
+    /// way the answer is the same: the best `k` allowed items, in the ranking's order.
+    pub fn first_passing<T>(
+        &self,
+        conn: &mut dyn Conn,
+        k: usize,
+        rank: &mut Ranking<T>,
+        key: fn(&T) -> i64,
+    ) -> Result<Vec<T>> {
+        if !matches!(self, Allowed::Where { .. }) || k == 0 {
+            let listed = self.listed(conn)?;
+            return rank(conn, k, listed.as_ref());
+        }
+        let mut n = (k * 4).max(64);
+        while n <= LAZY_PREFIX {
+            let best = rank(conn, n, None)?;
+            let exhausted = best.len() < n;
+            let pass = self.check(conn, &best.iter().map(key).collect::<Vec<_>>())?;
+            let kept: Vec<T> = best
+                .into_iter()
+                .zip(pass)
+                .filter_map(|(t, ok)| ok.then_some(t))
+                .take(k)
+                .collect();
+            if kept.len() == k || exhausted {
+                return Ok(kept);
+            }
+            n *= 8;
+        }
+        let listed = self.listed(conn)?;
+        rank(conn, k, listed.as_ref())
+    }
+}
+
+fn keys(rows: &[Row]) -> HashSet<i64> {
+    rows.iter()
+        .filter_map(|r| r.first().and_then(Value::as_i64))
+        .collect()
 }
 
 /// Runs the engine over namespace `ns`, returning only allowed documents.
@@ -38,10 +130,25 @@ pub fn search_allowed(
     params: &SearchParams,
     allowed: &Allowed,
 ) -> Result<SearchResult> {
-    match allowed {
-        Allowed::All => search(conn, ns, query, params, None),
-        Allowed::Only(set) => search(conn, ns, query, params, Some(&|doc| set.contains(&doc))),
-    }
+    let mut stats = Default::default();
+    let hits = allowed.first_passing(
+        conn,
+        params.limit,
+        &mut |conn, n, keys| {
+            let p = SearchParams {
+                limit: n,
+                ..params.clone()
+            };
+            let r = match keys {
+                None => search(conn, ns, query, &p, None)?,
+                Some(set) => search(conn, ns, query, &p, Some(&|doc| set.contains(&doc)))?,
+            };
+            stats = r.stats;
+            Ok(r.hits)
+        },
+        |h| h.doc,
+    )?;
+    Ok(SearchResult { hits, stats })
 }
 
 /// `columns` of the rows of `table` whose `seq` is in `seqs`, by seq (one statement).

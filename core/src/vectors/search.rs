@@ -9,7 +9,8 @@ use crate::api::{real, text, Field};
 use crate::args::{check_one_of, required};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
-use crate::memories::type_marks;
+use crate::memories::filter::Filter;
+use crate::search::rows::Allowed;
 use crate::{Conn, Error, Result, Row, Value};
 use std::collections::{BinaryHeap, HashSet};
 
@@ -58,49 +59,86 @@ impl TopK {
     }
 }
 
-/// The embeddings a search may return, when options filter them (`None`: all of the model).
-fn allowed(conn: &mut dyn Conn, model: &str, o: &Opts) -> Result<Option<HashSet<i64>>> {
-    let kind = o.opt_str("kind")?;
-    let resource = o.opt_str("resource_id")?;
-    if kind.is_none() && resource.is_none() && !o.has("types") {
-        return Ok(None);
-    }
-    let mut params: Vec<Value> = vec![model.into()];
-    let mut sql = String::from(
-        "SELECT e.seq FROM mem_embeddings e \
-         LEFT JOIN mem_memories m ON e.kind = 'memory' AND m.id = e.owner_id \
-         LEFT JOIN mem_messages g ON e.kind = 'message' AND g.id = e.owner_id \
-         WHERE e.model = ?1",
-    );
-    if let Some(k) = kind {
-        check_one_of("options.kind", &k, KINDS)?;
-        params.push(k.into());
-        sql.push_str(&format!(" AND e.kind = ?{}", params.len()));
-    }
-    if let Some(r) = resource {
-        params.push(r.into());
-        sql.push_str(&format!(
-            " AND coalesce(m.resource_id, g.resource_id) = ?{}",
-            params.len()
-        ));
-    }
-    if let Some(marks) = type_marks(o, &mut params)? {
-        if marks.is_empty() {
-            return Ok(Some(HashSet::new()));
+/// Whose vectors a search may return: owners of these kinds, memories passing a memory
+/// filter, messages of a resource.
+pub struct Owners {
+    pub kinds: Vec<String>,
+    pub memories: Filter,
+}
+
+impl Owners {
+    /// The owners `kind`, `resource_id` and `types` ask for (every memory, current or not: the
+    /// vector search is the raw index; recall asks for current memories).
+    fn from_options(o: &Opts) -> Result<Owners> {
+        let kinds = match o.opt_str("kind")? {
+            Some(k) => {
+                check_one_of("options.kind", &k, KINDS)?;
+                vec![k]
+            }
+            None => KINDS.iter().map(|k| k.to_string()).collect(),
+        };
+        let types = o.opt_strings("types")?;
+        for t in types.iter().flatten() {
+            check_one_of("options.types", t, crate::memories::TYPES)?;
         }
-        sql.push_str(&format!(" AND m.type IN ({})", marks.join(", ")));
+        Ok(Owners {
+            kinds,
+            memories: Filter {
+                resource: o.opt_str("resource_id")?,
+                types,
+                include_deprecated: true,
+                ..Filter::default()
+            },
+        })
     }
-    Ok(Some(
-        conn.query(&sql, &params)?
-            .iter()
-            .filter_map(|r| r.first().and_then(Value::as_i64))
-            .collect(),
-    ))
+
+    /// The embeddings of `model` whose owners pass (types given: memories only).
+    pub fn allowed(&self, conn: &mut dyn Conn, model: &str) -> Result<Allowed> {
+        let mut params: Vec<Value> = vec![model.into()];
+        let mut owners = Vec::new();
+        let mut filtered = false;
+        if self.kinds.iter().any(|k| k == "memory") {
+            owners.push(match self.memories.sql("m", &mut params) {
+                Some(c) => {
+                    filtered = true;
+                    format!("(e.kind = 'memory' AND {c})")
+                }
+                None => "e.kind = 'memory'".to_owned(),
+            });
+        }
+        if self.kinds.iter().any(|k| k == "message") && self.memories.types.is_none() {
+            owners.push(match &self.memories.resource {
+                Some(r) => {
+                    filtered = true;
+                    params.push(r.as_str().into());
+                    format!("(e.kind = 'message' AND g.resource_id = ?{})", params.len())
+                }
+                None => "e.kind = 'message'".to_owned(),
+            });
+        }
+        if owners.len() == KINDS.len() && !filtered {
+            return Ok(Allowed::All);
+        }
+        if owners.is_empty() {
+            return Ok(Allowed::Only(HashSet::new()));
+        }
+        Allowed::query(
+            conn,
+            &format!(
+                "SELECT e.seq FROM mem_embeddings e \
+                 LEFT JOIN mem_memories m ON e.kind = 'memory' AND m.id = e.owner_id \
+                 LEFT JOIN mem_messages g ON e.kind = 'message' AND g.id = e.owner_id \
+                 WHERE e.model = ?1 AND ({})",
+                owners.join(" OR ")
+            ),
+            &params,
+        )
+    }
 }
 
 /// Offers every vector of `floats` (with its seq in `seqs`) to `top`. The floats are read in
 /// place when the blob is aligned for them (an allocator's blocks are), else copied.
-fn scan(q: &Query, seqs: &[u8], floats: &[u8], allowed: &Option<HashSet<i64>>, top: &mut TopK) {
+fn scan(q: &Query, seqs: &[u8], floats: &[u8], allowed: Option<&HashSet<i64>>, top: &mut TopK) {
     let dims = q.v.len();
     let copied: Vec<f32>;
     // SAFETY: every bit pattern is a valid f32; `align_to` only yields the aligned middle.
@@ -116,11 +154,108 @@ fn scan(q: &Query, seqs: &[u8], floats: &[u8], allowed: &Option<HashSet<i64>>, t
     };
     for (s, v) in seqs.chunks_exact(8).zip(all.chunks_exact(dims)) {
         let seq = i64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]);
-        if allowed.as_ref().is_some_and(|a| !a.contains(&seq)) {
+        if allowed.is_some_and(|a| !a.contains(&seq)) {
             continue;
         }
         top.offer(q.distance(v), seq);
     }
+}
+
+/// The `k` vectors of `model` closest to `q` among `allowed` (all when `None`), closest
+/// first, as (distance, seq).
+fn scan_model(
+    conn: &mut dyn Conn,
+    model: &str,
+    q: &Query,
+    k: usize,
+    allowed: Option<&HashSet<i64>>,
+) -> Result<Vec<(f64, i64)>> {
+    let mut top = TopK {
+        k,
+        heap: BinaryHeap::new(),
+    };
+    if k > 0 {
+        conn.for_each_blobs(
+            "SELECT seqs, vectors FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk",
+            &[model.into()],
+            &mut |b| {
+                if let [s, v] = b {
+                    scan(q, s, v, allowed, &mut top);
+                }
+                Ok(())
+            },
+        )?;
+        for r in conn.query(
+            "SELECT seq, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL",
+            &[model.into()],
+        )? {
+            let mut f = Fields::new(r);
+            let seq = f.int().unwrap_or(0);
+            if let Value::Blob(v) = f.value() {
+                scan(q, &seq.to_le_bytes(), &v, allowed, &mut top);
+            }
+        }
+    }
+    Ok(top
+        .heap
+        .into_sorted_vec()
+        .into_iter()
+        .map(|Near(d, s)| (d, s))
+        .collect())
+}
+
+/// A vector found: its distance and owner.
+pub struct Found {
+    pub distance: f64,
+    pub kind: String,
+    pub owner_id: String,
+}
+
+/// The `k` vectors of `model` closest to `query` whose owners pass, closest first (ties: the
+/// earlier vector first). `None` when the model has no vectors; an error when `query` has
+/// another number of dimensions.
+pub fn nearest(
+    conn: &mut dyn Conn,
+    model: &str,
+    query: Vec<f32>,
+    metric: Metric,
+    k: usize,
+    owners: &Owners,
+) -> Result<Vec<Found>> {
+    let Some(dims) = super::store::model_dims(conn, model, 0)? else {
+        return Ok(Vec::new());
+    };
+    if dims as usize != query.len() {
+        return Err(Error::invalid(
+            "query_vector",
+            format!(
+                "has {} dimensions; model {} has {dims}",
+                query.len(),
+                crate::error::echo(model)
+            ),
+        ));
+    }
+    let q = Query::new(query, metric);
+    let allowed = owners.allowed(conn, model)?;
+    let found = allowed.first_passing(
+        conn,
+        k,
+        &mut |conn, n, keys| scan_model(conn, model, &q, n, keys),
+        |f| f.1,
+    )?;
+    let seqs: Vec<i64> = found.iter().map(|f| f.1).collect();
+    let mut by_seq = crate::search::rows::hydrate(conn, "mem_embeddings", "kind, owner_id", &seqs)?;
+    Ok(found
+        .into_iter()
+        .filter_map(|(distance, seq)| {
+            let mut f = Fields::new(by_seq.remove(&seq)?);
+            Some(Found {
+                distance,
+                kind: f.text()?,
+                owner_id: f.text()?,
+            })
+        })
+        .collect())
 }
 
 /// `mem_vector_search(model, query_vector [, options])` → the `limit` (default 10) vectors of
@@ -139,59 +274,18 @@ pub fn search(
         query.ok_or_else(|| Error::invalid("query_vector", "is required"))?,
     )?;
     let o = Opts::parse("options", options, OPTIONS)?;
-    let metric_name = o.opt_str("metric")?.unwrap_or_else(|| "cosine".into());
-    check_one_of("options.metric", &metric_name, Metric::NAMES)?;
-    let metric = Metric::parse(&metric_name).unwrap_or(Metric::Cosine);
+    let metric = metric(&o)?;
     let limit = o.int("limit", 10, 0, MAX_LIMIT)? as usize;
-    let Some(dims) = super::store::model_dims(conn, model, 0)? else {
-        return Ok(Vec::new());
-    };
-    if dims as usize != q.len() {
-        return Err(Error::invalid(
-            "query_vector",
-            format!(
-                "has {} dimensions; model {} has {dims}",
-                q.len(),
-                crate::error::echo(model)
-            ),
-        ));
-    }
-    let allowed = allowed(conn, model, &o)?;
-    let q = Query::new(q, metric);
-    let mut top = TopK {
-        k: limit,
-        heap: BinaryHeap::new(),
-    };
-    if limit > 0 {
-        conn.for_each_blobs(
-            "SELECT seqs, vectors FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk",
-            &[model.into()],
-            &mut |b| {
-                if let [s, v] = b {
-                    scan(&q, s, v, &allowed, &mut top);
-                }
-                Ok(())
-            },
-        )?;
-        for r in conn.query(
-            "SELECT seq, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL",
-            &[model.into()],
-        )? {
-            let mut f = Fields::new(r);
-            let seq = f.int().unwrap_or(0);
-            if let Value::Blob(v) = f.value() {
-                scan(&q, &seq.to_le_bytes(), &v, &allowed, &mut top);
-            }
-        }
-    }
-    let found = top.heap.into_sorted_vec();
-    let seqs: Vec<i64> = found.iter().map(|n| n.1).collect();
-    let mut owners = crate::search::rows::hydrate(conn, "mem_embeddings", "kind, owner_id", &seqs)?;
-    Ok(found
+    let owners = Owners::from_options(&o)?;
+    Ok(nearest(conn, model, q, metric, limit, &owners)?
         .into_iter()
-        .filter_map(|Near(d, seq)| {
-            let mut f = Fields::new(owners.remove(&seq)?);
-            Some(vec![f.text().into(), f.text().into(), Value::Real(d)])
-        })
+        .map(|f| vec![f.kind.into(), f.owner_id.into(), Value::Real(f.distance)])
         .collect())
+}
+
+/// The `metric` option (`cosine` when absent).
+pub fn metric(o: &Opts) -> Result<Metric> {
+    let name = o.opt_str("metric")?.unwrap_or_else(|| "cosine".into());
+    check_one_of("options.metric", &name, Metric::NAMES)?;
+    Ok(Metric::parse(&name).unwrap_or(Metric::Cosine))
 }

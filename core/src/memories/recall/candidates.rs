@@ -1,0 +1,274 @@
+//! The three candidate lists — BM25, dense, graph — and the rows behind the candidates.
+
+use super::neighbours::Around;
+use crate::db::batch::query_in;
+use crate::db::row::Fields;
+use crate::memories::filter::Filter;
+use crate::memories::lifecycle::decayed;
+use crate::memories::{files, NS_MEMORIES};
+use crate::om::search::NS_OBSERVATIONS;
+use crate::search::rows::{self, Allowed};
+use crate::search::{SearchParams, NS_MESSAGES};
+use crate::vectors::math::Metric;
+use crate::vectors::search::{nearest, Owners};
+use crate::{Conn, Result, Value};
+use std::collections::{BTreeMap, HashMap};
+
+/// What a candidate is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Memory,
+    Message,
+    Observation,
+}
+
+/// The kind names, as options and rows spell them.
+pub const KIND_NAMES: &[&str] = &["memory", "message", "observation"];
+
+impl Kind {
+    pub fn parse(name: &str) -> Option<Kind> {
+        match name {
+            "memory" => Some(Kind::Memory),
+            "message" => Some(Kind::Message),
+            "observation" => Some(Kind::Observation),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        KIND_NAMES[self as usize]
+    }
+
+    fn table(self) -> &'static str {
+        match self {
+            Kind::Memory => "mem_memories",
+            Kind::Message => "mem_messages",
+            Kind::Observation => "mem_om_records",
+        }
+    }
+}
+
+/// A candidate: its kind and its row's `seq`.
+pub type Key = (Kind, i64);
+
+/// The rows of `kind` a list may return: memories through the memory filter, messages and
+/// observations of the resource (active observations only).
+fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> {
+    let mut params = Vec::new();
+    let conds = match kind {
+        Kind::Memory => filter.sql("", &mut params),
+        Kind::Message | Kind::Observation => filter.resource.as_ref().map(|r| {
+            params.push(r.as_str().into());
+            "resource_id = ?1".to_owned()
+        }),
+    };
+    match conds {
+        None => Ok(Allowed::All),
+        Some(c) => Allowed::query(
+            conn,
+            &format!("SELECT seq FROM {} WHERE {c}", kind.table()),
+            &params,
+        ),
+    }
+}
+
+/// The BM25 list of `kind`: the search engine's best `k` for `query` (recency boost included).
+pub fn bm25(
+    conn: &mut dyn Conn,
+    kind: Kind,
+    query: &str,
+    filter: &Filter,
+    k: usize,
+    now: i64,
+) -> Result<Vec<Key>> {
+    let ns = match kind {
+        Kind::Memory => NS_MEMORIES,
+        Kind::Message => NS_MESSAGES,
+        Kind::Observation => NS_OBSERVATIONS,
+    };
+    let params = SearchParams {
+        limit: k,
+        now: Some(now),
+        ..SearchParams::default()
+    };
+    let allowed = allowed(conn, kind, filter)?;
+    let found = rows::search_allowed(conn, ns, query, &params, &allowed)?;
+    Ok(found.hits.iter().map(|h| (kind, h.doc)).collect())
+}
+
+/// The dense list: the `k` vectors of `model` closest to `query` among the owners of `kinds`
+/// that pass (memories and messages have vectors).
+pub fn dense(
+    conn: &mut dyn Conn,
+    model: &str,
+    query: Vec<f32>,
+    kinds: &[Kind],
+    filter: &Filter,
+    k: usize,
+) -> Result<Vec<Key>> {
+    let owners = Owners {
+        kinds: kinds
+            .iter()
+            .filter(|k| matches!(k, Kind::Memory | Kind::Message))
+            .map(|k| k.name().to_owned())
+            .collect(),
+        memories: Filter {
+            resource: filter.resource.clone(),
+            scope: filter.scope.clone(),
+            types: filter.types.clone(),
+            include_deprecated: filter.include_deprecated,
+        },
+    };
+    if owners.kinds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let found = nearest(conn, model, query, Metric::Cosine, k, &owners)?;
+    let mut seqs: HashMap<(Kind, String), i64> = HashMap::new();
+    for kind in [Kind::Memory, Kind::Message] {
+        let ids: Vec<Value> = found
+            .iter()
+            .filter(|f| f.kind == kind.name())
+            .map(|f| f.owner_id.as_str().into())
+            .collect();
+        let sql = format!(
+            "SELECT seq, id FROM {} WHERE id IN ({{keys}})",
+            kind.table()
+        );
+        for r in query_in(conn, &sql, &[], &ids)? {
+            let mut f = Fields::new(r);
+            if let (Some(seq), Some(id)) = (f.int(), f.text()) {
+                seqs.insert((kind, id), seq);
+            }
+        }
+    }
+    Ok(found
+        .into_iter()
+        .filter_map(|f| {
+            let kind = Kind::parse(&f.kind)?;
+            Some((kind, *seqs.get(&(kind, f.owner_id))?))
+        })
+        .collect())
+}
+
+/// The graph list: memories about the files around the agent's (their related files, or the
+/// node they are attached to), nearest first — in the files themselves, then a hop away —
+/// then by how many of those files and nodes they name, then newest first.
+pub fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: usize) -> Result<Vec<Key>> {
+    let mut params = Vec::new();
+    let conds = filter
+        .sql("m", &mut params)
+        .unwrap_or_else(|| "1 = 1".into());
+    // Per memory: (nearest distance, files and nodes named).
+    let mut reached: BTreeMap<i64, (u8, usize)> = BTreeMap::new();
+    let mut reach = |rows: Vec<crate::Row>, distances: &BTreeMap<String, u8>| {
+        for r in rows {
+            let mut f = Fields::new(r);
+            if let (Some(seq), Some(key)) = (f.int(), f.text()) {
+                let d = distances.get(&key).copied().unwrap_or(u8::MAX);
+                let e = reached.entry(seq).or_insert((d, 0));
+                e.0 = e.0.min(d);
+                e.1 += 1;
+            }
+        }
+    };
+    let file_keys: Vec<Value> = around.files.keys().map(|f| f.as_str().into()).collect();
+    reach(
+        query_in(
+            conn,
+            &format!(
+                "SELECT f.memory_seq, f.file_path FROM mem_memory_files f \
+                 JOIN mem_memories m ON m.seq = f.memory_seq \
+                 WHERE {conds} AND f.file_path IN ({{keys}})"
+            ),
+            &params,
+            &file_keys,
+        )?,
+        &around.files,
+    );
+    let node_keys: Vec<Value> = around.nodes.keys().map(|n| n.as_str().into()).collect();
+    reach(
+        query_in(
+            conn,
+            &format!(
+                "SELECT m.seq, m.target_node_id FROM mem_memories m \
+                 WHERE {conds} AND m.target_node_id IN ({{keys}})"
+            ),
+            &params,
+            &node_keys,
+        )?,
+        &around.nodes,
+    );
+    let mut ranked: Vec<(i64, (u8, usize))> = reached.into_iter().collect();
+    ranked.sort_by(|(sa, (da, na)), (sb, (db, nb))| da.cmp(db).then(nb.cmp(na)).then(sb.cmp(sa)));
+    Ok(ranked
+        .into_iter()
+        .take(k)
+        .map(|(seq, _)| (Kind::Memory, seq))
+        .collect())
+}
+
+/// The confidence of what no one reviewed: a new memory's default, and what a message or an
+/// observation counts as, so that raw conversation never outranks a curated memory that
+/// matches as well.
+pub const UNREVIEWED: f64 = 0.8;
+
+/// What recall needs of a candidate's row.
+pub struct Row {
+    pub id: String,
+    pub content: String,
+    /// The memory type; `None` for messages and observations.
+    pub ty: Option<String>,
+    pub source: Option<String>,
+    /// Decayed confidence (memories); [`UNREVIEWED`] for messages and observations.
+    pub confidence: f64,
+    /// Related files (memories), distinct, sorted.
+    pub files: Vec<String>,
+}
+
+/// The rows of `keys`, by key (rows deleted meanwhile are missing).
+pub fn rows_of(conn: &mut dyn Conn, keys: &[Key], now: i64) -> Result<HashMap<Key, Row>> {
+    let mut out = HashMap::new();
+    for kind in [Kind::Memory, Kind::Message, Kind::Observation] {
+        let seqs: Vec<i64> = keys.iter().filter(|k| k.0 == kind).map(|k| k.1).collect();
+        let columns = match kind {
+            Kind::Memory => {
+                "id, content, type, source, confidence, decay_half_life_days, pinned, \
+                 last_accessed_at, CAST(related_files AS TEXT)"
+            }
+            Kind::Message => "id, coalesce(injection_text, raw_content)",
+            Kind::Observation => "id, active_observations",
+        };
+        for (seq, r) in rows::hydrate(conn, kind.table(), columns, &seqs)? {
+            let mut f = Fields::new(r);
+            let (id, content) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
+            let row = if kind == Kind::Memory {
+                let (ty, source) = (f.text(), f.text());
+                let conf = f.value().as_f64().unwrap_or(0.0);
+                let half = f.value().as_f64();
+                let pinned = f.int() == Some(1);
+                let last = f.int().unwrap_or(now);
+                Row {
+                    id,
+                    content,
+                    ty,
+                    source,
+                    confidence: decayed(conf, half, pinned, last, now),
+                    files: files::paths(&f.text().unwrap_or_default())
+                        .into_iter()
+                        .collect(),
+                }
+            } else {
+                Row {
+                    id,
+                    content,
+                    ty: None,
+                    source: None,
+                    confidence: UNREVIEWED,
+                    files: Vec::new(),
+                }
+            };
+            out.insert((kind, seq), row);
+        }
+    }
+    Ok(out)
+}

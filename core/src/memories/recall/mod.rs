@@ -1,0 +1,382 @@
+//! `mem_recall_hybrid`: seed 002's retrieval pipeline in one call.
+//!
+//! 1. **Candidates** from three lists: BM25 over memories (and messages and observations when
+//!    asked), dense top-k when the client gives a query vector, and the graph — the memories
+//!    about the files the agent is working in and their one-hop neighbours.
+//! 2. **Fusion** by weighted reciprocal rank ([`fuse`]), weights chosen by the query's type
+//!    ([`query_type`]), scaled so that first in every list is 1.
+//! 3. **Graph-neighbourhood boost** for candidates 11–50 whose files neighbour the top ten's.
+//! 4. **Phase and trust**: × the phase's weight for the memory's type, × its source's trust,
+//!    × its decayed confidence ([`phases`]); deprecated, superseded and stale memories never
+//!    enter.
+//! 5. **Packing** into a token budget (exact o200k counts), duplicates dropped, each type's
+//!    share of the budget reserved ([`pack`]).
+//!
+//! Every row says which lists found it, at which rank, and what multiplied its score.
+
+pub mod candidates;
+pub mod fuse;
+pub mod neighbours;
+pub mod pack;
+pub mod phases;
+pub mod query_type;
+
+use self::candidates::{Key, Kind, KIND_NAMES};
+use self::fuse::{Family, List, BOOST_END, BOOST_TOP};
+use self::query_type::{QueryType, Weights};
+use super::filter::Filter;
+use super::lifecycle;
+use crate::api::{int, real, text, Field, Type};
+use crate::args::check_one_of;
+use crate::json_opts::Opts;
+use crate::memory::tokens::{self, Encoding};
+use crate::{Conn, Error, Result, Row, Value};
+use serde_json::json;
+use std::collections::HashSet;
+
+/// Columns of the table `mem_recall_hybrid` returns.
+pub const COLUMNS: [Field; 9] = [
+    text("kind"),
+    text("id"),
+    text("content"),
+    real("score"),
+    int("bm25_rank"),
+    int("dense_rank"),
+    int("graph_rank"),
+    Field {
+        name: "boosts",
+        ty: Type::Json,
+    },
+    int("tokens"),
+];
+
+const OPTIONS: &[&str] = &[
+    "resource_id",
+    "scope",
+    "types",
+    "kinds",
+    "query_vector",
+    "model",
+    "current_files",
+    "recent_tools",
+    "query_type",
+    "weights",
+    "candidates",
+    "rrf_k",
+    "neighborhood_boost",
+    "phase",
+    "budget",
+    "limit",
+    "touch",
+    "now",
+];
+
+/// The seed's list lengths: dense top 30, BM25 top 20, graph top 15.
+const CANDIDATES: [(&str, i64); 3] = [("bm25", 20), ("dense", 30), ("graph", 15)];
+
+/// The seed's boost: `0.3 × neighbour files / top files`.
+const NEIGHBORHOOD_BOOST: f64 = 0.3;
+
+/// Largest `limit`, list length and budget accepted.
+const MAX_LIMIT: i64 = 1000;
+const MAX_BUDGET: i64 = 1_000_000;
+
+/// What a call asks, checked.
+struct Ask {
+    filter: Filter,
+    kinds: Vec<Kind>,
+    vector: Option<(String, Vec<f32>)>,
+    current_files: Vec<String>,
+    query_type: QueryType,
+    weights: Weights,
+    lengths: [usize; 3],
+    rrf_k: f64,
+    boost: f64,
+    phase: Option<String>,
+    budget: i64,
+    limit: usize,
+    touch: bool,
+    now: Option<i64>,
+}
+
+impl Ask {
+    fn parse(query: &str, options: Option<&str>) -> Result<Ask> {
+        let o = Opts::parse("options", options, OPTIONS)?;
+        let mut filter = Filter::from_options(&o)?;
+        filter.include_deprecated = false;
+        let kinds = match o.opt_strings("kinds")? {
+            None => vec![Kind::Memory],
+            Some(names) => {
+                let mut kinds = Vec::new();
+                for n in &names {
+                    check_one_of("options.kinds", n, KIND_NAMES)?;
+                    kinds.extend(Kind::parse(n).filter(|k| !kinds.contains(k)));
+                }
+                kinds.sort();
+                kinds
+            }
+        };
+        let vector = match o.opt_array("query_vector")? {
+            None => None,
+            Some(values) => {
+                let model = o.opt_str("model")?.ok_or_else(|| {
+                    Error::invalid("options.model", "is required with options.query_vector")
+                })?;
+                let json = serde_json::Value::Array(values).to_string();
+                let blob = crate::vectors::from_json(Some(&json))
+                    .map_err(|e| rename(e, "options.query_vector"))?
+                    .unwrap_or_default();
+                Some((
+                    model,
+                    crate::vectors::from_blob("options.query_vector", &blob)?,
+                ))
+            }
+        };
+        let recent_tools = o.opt_strings("recent_tools")?.unwrap_or_default();
+        let query_type = match o.opt_str("query_type")? {
+            Some(t) => {
+                check_one_of("options.query_type", &t, query_type::NAMES)?;
+                QueryType::parse(&t).unwrap_or(QueryType::Semantic)
+            }
+            None => query_type::detect(query, &recent_tools),
+        };
+        let weights = match o.opt_object("weights")? {
+            Some(w) => Weights::merged(query_type.weights(), &w)?,
+            None => query_type.weights(),
+        };
+        let lengths = list_lengths(o.opt_object("candidates")?.as_deref())?;
+        let rrf_k = o.opt_f64("rrf_k")?.unwrap_or(fuse::RRF_K);
+        if !(rrf_k.is_finite() && rrf_k > 0.0 && rrf_k <= 1e6) {
+            return Err(Error::invalid("options.rrf_k", "must be a number above 0"));
+        }
+        let boost = o
+            .opt_f64("neighborhood_boost")?
+            .unwrap_or(NEIGHBORHOOD_BOOST);
+        if !(boost.is_finite() && (0.0..=10.0).contains(&boost)) {
+            return Err(Error::invalid(
+                "options.neighborhood_boost",
+                "must be a number between 0 and 10",
+            ));
+        }
+        let phase = o.opt_str("phase")?;
+        if let Some(p) = &phase {
+            check_one_of("options.phase", p, phases::PHASES)?;
+        }
+        let default_budget =
+            phases::packing(phase.as_deref()).map_or(phases::DEFAULT_BUDGET, |p| p.budget);
+        Ok(Ask {
+            filter,
+            kinds,
+            vector,
+            current_files: o.opt_strings("current_files")?.unwrap_or_default(),
+            query_type,
+            weights,
+            lengths,
+            rrf_k,
+            boost,
+            phase,
+            budget: o.int("budget", default_budget, 1, MAX_BUDGET)?,
+            limit: o.int("limit", 20, 0, MAX_LIMIT)? as usize,
+            touch: o.opt_bool("touch")?.unwrap_or(false),
+            now: o.opt_int("now")?,
+        })
+    }
+}
+
+/// An error about a nested argument, named by its place in the options.
+fn rename(e: Error, arg: &str) -> Error {
+    match e {
+        Error::InvalidArgument { rule, .. } => Error::invalid(arg, rule),
+        other => other,
+    }
+}
+
+/// `options.candidates` `{bm25, dense, graph}`: each list's length.
+fn list_lengths(object: Option<&str>) -> Result<[usize; 3]> {
+    let keys: Vec<&str> = CANDIDATES.iter().map(|(k, _)| *k).collect();
+    let o = Opts::parse("options.candidates", object, &keys)?;
+    let mut out = [0; 3];
+    for (slot, (key, default)) in out.iter_mut().zip(CANDIDATES) {
+        *slot = o.int(key, default, 0, MAX_LIMIT)? as usize;
+    }
+    Ok(out)
+}
+
+/// A candidate after every stage.
+struct Scored {
+    key: Key,
+    row: candidates::Row,
+    score: f64,
+    ranks: [Option<usize>; 3],
+    boosts: serde_json::Value,
+}
+
+/// `mem_recall_hybrid(query [, options])` → the memories (and messages, observations) to put
+/// in the prompt, best first, packed into a token budget. See the module and docs/recall.md.
+pub fn recall_hybrid(
+    conn: &mut dyn Conn,
+    query: Option<&str>,
+    options: Option<&str>,
+) -> Result<Vec<Row>> {
+    let query = query.unwrap_or("");
+    let ask = Ask::parse(query, options)?;
+    let now = match ask.now {
+        Some(t) => t,
+        None => conn.now_ms()?,
+    };
+    let lists = lists(conn, query, &ask, now)?;
+    let fused = fuse::fuse(&lists, ask.rrf_k);
+    let best = fuse::best_possible(&lists, ask.rrf_k);
+    let keys: Vec<Key> = fused.iter().map(|f| f.key).collect();
+    let mut rows = candidates::rows_of(conn, &keys, now)?;
+    let fused: Vec<_> = fused
+        .into_iter()
+        .filter_map(|f| Some((rows.remove(&f.key)?, f)))
+        .collect();
+
+    // The neighbourhood of the top results' files, for the boost.
+    let mut top_files: Vec<String> = Vec::new();
+    for (row, _) in fused.iter().take(BOOST_TOP) {
+        for f in &row.files {
+            if !top_files.contains(f) {
+                top_files.push(f.clone());
+            }
+        }
+    }
+    let neighbours: HashSet<String> =
+        if ask.boost > 0.0 && fused.len() > BOOST_TOP && !top_files.is_empty() {
+            neighbours::around(conn, ask.filter.resource.as_deref(), &top_files)?
+                .files
+                .into_keys()
+                .collect()
+        } else {
+            HashSet::new()
+        };
+
+    let mut scored: Vec<Scored> = fused
+        .into_iter()
+        .enumerate()
+        .map(|(position, (row, f))| {
+            let fused_score = f.rrf / best;
+            let boost = if position < BOOST_END {
+                fuse::neighbourhood_boost(
+                    position,
+                    &row.files,
+                    &neighbours,
+                    top_files.len(),
+                    ask.boost,
+                )
+            } else {
+                0.0
+            };
+            let phase = row
+                .ty
+                .as_deref()
+                .map_or(1.0, |t| phases::weight(ask.phase.as_deref(), t));
+            let trust = match f.key.0 {
+                Kind::Memory => row.source.as_deref().map_or(1.0, phases::trust),
+                Kind::Message => 1.0,
+                Kind::Observation => phases::trust("observer_inferred"),
+            };
+            let score = (fused_score + boost) * phase * trust * row.confidence;
+            let boosts = json!({
+                "query_type": ask.query_type.name(),
+                "rrf": f.rrf,
+                "fused": fused_score,
+                "neighborhood": boost,
+                "phase": phase,
+                "trust": trust,
+                "confidence": row.confidence,
+            });
+            Scored {
+                key: f.key,
+                row,
+                score,
+                ranks: f.ranks,
+                boosts,
+            }
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.key.0.cmp(&b.key.0))
+            .then_with(|| a.row.id.cmp(&b.row.id))
+    });
+
+    // The same content twice (a memory and the message it came from) is recalled once.
+    let mut seen = HashSet::new();
+    scored.retain(|s| seen.insert(super::content_hash(Some(&s.row.content))));
+
+    let tokens: Vec<i64> = scored
+        .iter()
+        .map(|s| tokens::count(&s.row.content, Encoding::O200kBase))
+        .collect();
+    let items: Vec<pack::Item> = scored
+        .iter()
+        .zip(&tokens)
+        .map(|(s, &t)| pack::Item {
+            class: s.row.ty.as_deref().unwrap_or(phases::OTHER),
+            tokens: t,
+        })
+        .collect();
+    let packing = phases::packing(ask.phase.as_deref());
+    let taken = pack::pack(
+        &items,
+        ask.budget,
+        packing.as_ref().map(|p| p.allocation),
+        ask.limit,
+    );
+
+    let mut out = Vec::with_capacity(taken.len());
+    for i in taken {
+        let s = &scored[i];
+        if ask.touch && s.key.0 == Kind::Memory {
+            lifecycle::touch(conn, Some(&s.row.id), Some(now))?;
+        }
+        let rank = |r: Option<usize>| r.map_or(Value::Null, |r| Value::Int(r as i64));
+        out.push(vec![
+            s.key.0.name().into(),
+            s.row.id.as_str().into(),
+            s.row.content.as_str().into(),
+            Value::Real(s.score),
+            rank(s.ranks[Family::Bm25 as usize]),
+            rank(s.ranks[Family::Dense as usize]),
+            rank(s.ranks[Family::Graph as usize]),
+            Value::Text(s.boosts.to_string()),
+            Value::Int(tokens[i]),
+        ]);
+    }
+    Ok(out)
+}
+
+/// The candidate lists the call asks for, in a fixed order (BM25 by kind, dense, graph).
+fn lists(conn: &mut dyn Conn, query: &str, ask: &Ask, now: i64) -> Result<Vec<List<Key>>> {
+    let mut out = Vec::new();
+    let [bm25_k, dense_k, graph_k] = ask.lengths;
+    if !query.trim().is_empty() {
+        for &kind in &ask.kinds {
+            out.push(List {
+                family: Family::Bm25,
+                weight: ask.weights.bm25,
+                keys: candidates::bm25(conn, kind, query, &ask.filter, bm25_k, now)?,
+            });
+        }
+    }
+    if let Some((model, v)) = &ask.vector {
+        out.push(List {
+            family: Family::Dense,
+            weight: ask.weights.dense,
+            keys: candidates::dense(conn, model, v.clone(), &ask.kinds, &ask.filter, dense_k)?,
+        });
+    }
+    if !ask.current_files.is_empty() && ask.kinds.contains(&Kind::Memory) {
+        let around = neighbours::around(conn, ask.filter.resource.as_deref(), &ask.current_files)?;
+        out.push(List {
+            family: Family::Graph,
+            weight: ask.weights.graph,
+            keys: candidates::graph(conn, &around, &ask.filter, graph_k)?,
+        });
+    }
+    Ok(out)
+}

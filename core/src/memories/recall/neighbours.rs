@@ -1,0 +1,85 @@
+//! The graph around some files: the nodes in them, the nodes one hop away in either direction
+//! (the closure's depth-1 rows: present, non-stale edges), and those nodes' files. Recall
+//! reads it twice: around the files the agent is working in (the graph list) and around the
+//! top results' files (the neighbourhood boost).
+
+use crate::db::batch::query_in;
+use crate::db::row::Fields;
+use crate::{Conn, Result, Value};
+use std::collections::BTreeMap;
+
+/// Nodes and files by their distance from the files asked about: 0 (in them) or 1 (a hop
+/// away).
+#[derive(Default)]
+pub struct Around {
+    pub nodes: BTreeMap<String, u8>,
+    pub files: BTreeMap<String, u8>,
+}
+
+impl Around {
+    fn reach(&mut self, node: String, file: Option<String>, distance: u8) {
+        let d = self.nodes.entry(node).or_insert(distance);
+        *d = (*d).min(distance);
+        if let Some(f) = file {
+            let d = self.files.entry(f).or_insert(distance);
+            *d = (*d).min(distance);
+        }
+    }
+}
+
+/// The graph around `files` in `resource` (every resource when `None`: unindexed).
+pub fn around(conn: &mut dyn Conn, resource: Option<&str>, files: &[String]) -> Result<Around> {
+    let mut out = Around::default();
+    for f in files {
+        out.files.insert(f.clone(), 0);
+    }
+    let keys: Vec<Value> = files.iter().map(|f| f.as_str().into()).collect();
+    let in_files = match resource {
+        Some(r) => query_in(
+            conn,
+            "SELECT id, file_path FROM mem_graph_nodes WHERE resource_id = ?1 AND file_path IN ({keys})",
+            &[r.into()],
+            &keys,
+        )?,
+        None => query_in(
+            conn,
+            "SELECT id, file_path FROM mem_graph_nodes WHERE file_path IN ({keys})",
+            &[],
+            &keys,
+        )?,
+    };
+    let mut starts = Vec::new();
+    for r in in_files {
+        let mut f = Fields::new(r);
+        if let Some(id) = f.text() {
+            starts.push(Value::from(id.as_str()));
+            out.reach(id, f.text(), 0);
+        }
+    }
+    let mut next: Vec<Value> = Vec::new();
+    for sql in [
+        "SELECT descendant_id FROM mem_graph_closure WHERE depth = 1 AND ancestor_id IN ({keys})",
+        "SELECT ancestor_id FROM mem_graph_closure WHERE depth = 1 AND descendant_id IN ({keys})",
+    ] {
+        for r in query_in(conn, sql, &[], &starts)? {
+            if let Some(id) = r.into_iter().next().and_then(Value::into_string) {
+                if let std::collections::btree_map::Entry::Vacant(e) = out.nodes.entry(id) {
+                    next.push(e.key().as_str().into());
+                    e.insert(1);
+                }
+            }
+        }
+    }
+    for r in query_in(
+        conn,
+        "SELECT id, file_path FROM mem_graph_nodes WHERE id IN ({keys})",
+        &[],
+        &next,
+    )? {
+        let mut f = Fields::new(r);
+        if let Some(id) = f.text() {
+            out.reach(id, f.text(), 1);
+        }
+    }
+    Ok(out)
+}
