@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg test-core test-integration test-pgrx fmt docs bench-graph bench-vectors clean
+        deps-sqlite deps-pg test-core test-integration test-pgrx fmt docs bench-graph bench-vectors bench-recall clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -96,6 +96,19 @@ bench-vectors: deps-sqlite deps-pg sqlite-release pg-install-release
 	$(VECTOR_VENV)/bin/python benches/vectors/vector_bench.py \
 	  --pg "host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=postgres" \
 	  $(BENCH_VECTOR_ARGS)
+
+## mem_recall_hybrid at 100k memories, with and without 384-dim vectors, against the seed's
+## stack (FTS5/tsvector + sqlite-vec/pgvector + client-side RRF; benches/recall/).
+## BENCH_RECALL_ARGS="--n 20000 --queries 50" for a quick run.
+bench-recall: deps-sqlite deps-pg sqlite-release pg-install-release
+	@test -x $(VECTOR_VENV)/bin/python || /usr/bin/python3 -m venv $(VECTOR_VENV)
+	@$(VECTOR_VENV)/bin/python -c "import sqlite_vec, numpy, psycopg" 2>/dev/null || \
+	  $(VECTOR_VENV)/bin/pip install -q sqlite-vec numpy "psycopg[binary]"
+	@set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
+	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
+	$(VECTOR_VENV)/bin/python benches/recall/recall_bench.py \
+	  --pg "host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=postgres" \
+	  $(BENCH_RECALL_ARGS)
 
 ## The same at 20k messages and fewer queries (a few minutes once built).
 bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release

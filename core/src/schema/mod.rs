@@ -118,8 +118,8 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 13,
-        name: "memory_files",
-        script: include_str!("../../../sql/migrations/0013_memory_files.sql"),
+        name: "recall",
+        script: include_str!("../../../sql/migrations/0013_recall.sql"),
     },
 ];
 

@@ -16,7 +16,7 @@ pub enum Allowed {
     All,
     /// Only these keys.
     Only(HashSet<i64>),
-    /// The keys `sql` (a `SELECT seq FROM … WHERE …`) selects: too many to list up front, so
+    /// The keys `sql` (as [`Allowed::query`] takes it) selects: too many to list up front, so
     /// the ranking's best keys are checked against it a batch at a time (see [`first_passing`]).
     Where { sql: String, params: Vec<Value> },
 }
@@ -26,13 +26,14 @@ pub type Ranking<'a, T> =
     dyn FnMut(&mut dyn Conn, usize, Option<&HashSet<i64>>) -> Result<Vec<T>> + 'a;
 
 /// Up to this many keys a filter is listed up front; beyond, it is checked lazily.
-const LISTED: usize = 4096;
+pub const LISTED: usize = 4096;
 
 /// The longest prefix of a ranking a lazy filter is applied to before it is listed.
 const LAZY_PREFIX: usize = 32_768;
 
 impl Allowed {
-    /// The keys in the first column (named `seq`) of `sql`'s rows: listed when they are few
+    /// The keys `sql` selects — `SELECT <key> FROM … WHERE <conditions joined by AND>` — listed
+    /// when they are few
     /// (a thread's messages), checked lazily when they are many (a whole resource), because
     /// listing 100 000 keys costs more than the search itself.
     pub fn query(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<Allowed> {
@@ -46,6 +47,12 @@ impl Allowed {
         Ok(Allowed::Only(keys(&rows)))
     }
 
+    /// A filter checked lazily without probing: for a caller that counted its keys cheaper
+    /// than listing them would (`sql` as [`Allowed::query`] takes it).
+    pub fn lazy(sql: String, params: Vec<Value>) -> Allowed {
+        Allowed::Where { sql, params }
+    }
+
     /// Every allowed key, listed.
     fn listed(&self, conn: &mut dyn Conn) -> Result<Option<HashSet<i64>>> {
         match self {
@@ -55,7 +62,10 @@ impl Allowed {
         }
     }
 
-    /// Which of `seqs` are allowed, in one statement.
+    /// Which of `seqs` are allowed, in one statement: the filter's own statement driven by
+    /// the keys (`WITH wanted … FROM wanted CROSS JOIN <its tables> WHERE <its conditions>
+    /// AND <key> = wanted.want_seq`), so that each key is one primary-key lookup whatever the
+    /// planner thinks of the filter's own indexes.
     pub fn check(&self, conn: &mut dyn Conn, seqs: &[i64]) -> Result<Vec<bool>> {
         let passing = match self {
             Allowed::All => return Ok(vec![true; seqs.len()]),
@@ -64,14 +74,16 @@ impl Allowed {
                 if seqs.is_empty() {
                     return Ok(Vec::new());
                 }
-                let marks: Vec<String> = (0..seqs.len())
-                    .map(|i| format!("?{}", params.len() + i + 1))
-                    .collect();
+                let (key, rest) = sql
+                    .strip_prefix("SELECT ")
+                    .and_then(|s| s.split_once(" FROM "))
+                    .ok_or_else(|| crate::Error::internal("a lazy filter is not SELECT … FROM …"))?;
+                let rows = crate::db::batch::values("(CAST(# AS BIGINT))", seqs.len(), params.len() + 1);
                 let mut all = params.clone();
                 all.extend(seqs.iter().map(|&s| Value::Int(s)));
                 let sql = format!(
-                    "SELECT seq FROM ({sql}) AS allowed WHERE seq IN ({})",
-                    marks.join(", ")
+                    "WITH wanted (want_seq) AS (VALUES {rows}) \
+                     SELECT {key} FROM wanted CROSS JOIN {rest} AND {key} = wanted.want_seq"
                 );
                 keys(&conn.query(&sql, &all)?)
             }

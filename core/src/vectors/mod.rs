@@ -1,12 +1,14 @@
 //! Client vectors: one float32 vector per (owner, model) from the client's embedding model —
 //! the database runs no model — and their exact top-k search.
 //!
+//! * [`cache`]: decoded chunks kept in memory by build;
 //! * [`math`]: the distances, summed in a fixed lane order so that both backends (two
 //!   binaries) give the same bits;
 //! * [`store`]: `mem_embed_set`, the row triggers, and the packing of every 256 vectors of a
 //!   model into one chunk row, which is what a search scans;
 //! * [`search`]: `mem_vector_search`.
 
+pub mod cache;
 pub mod math;
 pub mod search;
 pub mod store;

@@ -3,6 +3,7 @@
 //! fixed-lane loop, and keeps the k closest in a bounded heap — no per-vector SQL value, no
 //! approximation.
 
+use super::cache::{self, Chunk};
 use super::math::{Metric, Query};
 use super::{from_blob, KINDS};
 use crate::api::{real, text, Field};
@@ -10,9 +11,10 @@ use crate::args::{check_one_of, required};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::memories::filter::Filter;
-use crate::search::rows::Allowed;
+use crate::search::rows::{Allowed, LISTED};
 use crate::{Conn, Error, Result, Row, Value};
 use std::collections::{BinaryHeap, HashSet};
+use std::sync::Arc;
 
 /// Columns of the table `mem_vector_search` returns.
 pub const COLUMNS: [Field; 3] = [text("kind"), text("id"), real("distance")];
@@ -92,68 +94,83 @@ impl Owners {
         })
     }
 
-    /// The embeddings of `model` whose owners pass (types given: memories only).
+    /// The owner kinds searched, with their tables (types given: memories only).
+    fn tables(&self) -> Vec<(&'static str, &'static str)> {
+        [("memory", "mem_memories"), ("message", "mem_messages")]
+            .into_iter()
+            .filter(|(k, _)| self.kinds.iter().any(|x| x == k))
+            .filter(|(k, _)| *k == "memory" || self.memories.types.is_none())
+            .collect()
+    }
+
+    /// The conditions an owner of `kind` (alias `o`) must meet, their values pushed onto
+    /// `params`; `None` when every owner passes.
+    fn conditions(&self, kind: &str, params: &mut Vec<Value>) -> Option<String> {
+        if kind == "memory" {
+            return self.memories.sql("o", params);
+        }
+        let r = self.memories.resource.as_ref()?;
+        params.push(r.as_str().into());
+        Some(format!("o.resource_id = ?{}", params.len()))
+    }
+
+    /// The embeddings of `model` whose owners pass. Few passing owners (counted from their
+    /// indexes) are joined to their vectors up front; many are checked lazily, a batch of the
+    /// scan's best vectors at a time, each vector looking its owner up.
     pub fn allowed(&self, conn: &mut dyn Conn, model: &str) -> Result<Allowed> {
-        let mut params: Vec<Value> = vec![model.into()];
-        let mut owners = Vec::new();
-        let mut filtered = false;
-        if self.kinds.iter().any(|k| k == "memory") {
-            owners.push(match self.memories.sql("m", &mut params) {
-                Some(c) => {
-                    filtered = true;
-                    format!("(e.kind = 'memory' AND {c})")
-                }
-                None => "e.kind = 'memory'".to_owned(),
-            });
-        }
-        if self.kinds.iter().any(|k| k == "message") && self.memories.types.is_none() {
-            owners.push(match &self.memories.resource {
-                Some(r) => {
-                    filtered = true;
-                    params.push(r.as_str().into());
-                    format!("(e.kind = 'message' AND g.resource_id = ?{})", params.len())
-                }
-                None => "e.kind = 'message'".to_owned(),
-            });
-        }
-        if owners.len() == KINDS.len() && !filtered {
+        let tables = self.tables();
+        let unfiltered = tables
+            .iter()
+            .all(|(k, _)| self.conditions(k, &mut Vec::new()).is_none());
+        if tables.len() == KINDS.len() && unfiltered {
             return Ok(Allowed::All);
         }
-        if owners.is_empty() {
-            return Ok(Allowed::Only(HashSet::new()));
+        let mut owners = 0;
+        for (kind, table) in &tables {
+            let mut params = Vec::new();
+            let conds = self.conditions(kind, &mut params).unwrap_or_else(|| "1 = 1".into());
+            let sql = format!(
+                "SELECT count(*) FROM (SELECT 1 FROM {table} o WHERE {conds} LIMIT {LISTED}) AS c"
+            );
+            owners += conn.query(&sql, &params)?.first().and_then(|r| r[0].as_i64()).unwrap_or(0);
         }
-        Allowed::query(
-            conn,
-            &format!(
-                "SELECT e.seq FROM mem_embeddings e \
-                 LEFT JOIN mem_memories m ON e.kind = 'memory' AND m.id = e.owner_id \
-                 LEFT JOIN mem_messages g ON e.kind = 'message' AND g.id = e.owner_id \
-                 WHERE e.model = ?1 AND ({})",
-                owners.join(" OR ")
-            ),
-            &params,
-        )
+        if owners >= LISTED as i64 {
+            let mut params: Vec<Value> = vec![model.into()];
+            let per_kind: Vec<String> = tables
+                .iter()
+                .map(|(kind, table)| match self.conditions(kind, &mut params) {
+                    Some(c) => format!(
+                        "(e.kind = '{kind}' AND EXISTS \
+                         (SELECT 1 FROM {table} o WHERE o.id = e.owner_id AND {c}))"
+                    ),
+                    None => format!("e.kind = '{kind}'"),
+                })
+                .collect();
+            return Ok(Allowed::lazy(
+                format!(
+                    "SELECT e.seq FROM mem_embeddings e WHERE e.model = ?1 AND ({})",
+                    per_kind.join(" OR ")
+                ),
+                params,
+            ));
+        }
+        let mut listed = HashSet::new();
+        for (kind, table) in &tables {
+            let mut params: Vec<Value> = vec![model.into()];
+            let conds = self.conditions(kind, &mut params).unwrap_or_else(|| "1 = 1".into());
+            let sql = format!(
+                "SELECT e.seq FROM {table} o CROSS JOIN mem_embeddings e \
+                 WHERE {conds} AND e.kind = '{kind}' AND e.owner_id = o.id AND e.model = ?1"
+            );
+            listed.extend(conn.query(&sql, &params)?.iter().filter_map(|r| r[0].as_i64()));
+        }
+        Ok(Allowed::Only(listed))
     }
 }
 
-/// Offers every vector of `floats` (with its seq in `seqs`) to `top`. The floats are read in
-/// place when the blob is aligned for them (an allocator's blocks are), else copied.
-fn scan(q: &Query, seqs: &[u8], floats: &[u8], allowed: Option<&HashSet<i64>>, top: &mut TopK) {
-    let dims = q.v.len();
-    let copied: Vec<f32>;
-    // SAFETY: every bit pattern is a valid f32; `align_to` only yields the aligned middle.
-    let (head, mid, _) = unsafe { floats.align_to::<f32>() };
-    let all: &[f32] = if head.is_empty() && cfg!(target_endian = "little") {
-        mid
-    } else {
-        copied = floats
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        &copied
-    };
-    for (s, v) in seqs.chunks_exact(8).zip(all.chunks_exact(dims)) {
-        let seq = i64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]);
+/// Offers every vector of `floats` (with its seq in `seqs`) to `top`.
+fn scan(q: &Query, seqs: &[i64], floats: &[f32], allowed: Option<&HashSet<i64>>, top: &mut TopK) {
+    for (&seq, v) in seqs.iter().zip(floats.chunks_exact(q.v.len())) {
         if allowed.is_some_and(|a| !a.contains(&seq)) {
             continue;
         }
@@ -162,7 +179,8 @@ fn scan(q: &Query, seqs: &[u8], floats: &[u8], allowed: Option<&HashSet<i64>>, t
 }
 
 /// The `k` vectors of `model` closest to `q` among `allowed` (all when `None`), closest
-/// first, as (distance, seq).
+/// first, as (distance, seq). Chunks come from the cache by build when they can (see
+/// [`cache`]); the few unpacked rows are read each time.
 fn scan_model(
     conn: &mut dyn Conn,
     model: &str,
@@ -175,16 +193,37 @@ fn scan_model(
         heap: BinaryHeap::new(),
     };
     if k > 0 {
-        conn.for_each_blobs(
-            "SELECT seqs, vectors FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk",
+        let chunks = conn.query(
+            "SELECT chunk, build FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk",
             &[model.into()],
-            &mut |b| {
-                if let [s, v] = b {
-                    scan(q, s, v, allowed, &mut top);
-                }
-                Ok(())
-            },
         )?;
+        for r in chunks {
+            let mut f = Fields::new(r);
+            let (chunk, build) = (f.int().unwrap_or(0), f.int());
+            let cached = build.and_then(cache::get);
+            let decoded = match cached {
+                Some(c) => c,
+                None => {
+                    let mut read = None;
+                    conn.for_each_blobs(
+                        "SELECT seqs, vectors FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
+                        &[model.into(), Value::Int(chunk)],
+                        &mut |b| {
+                            if let [s, v] = b {
+                                read = Some(Arc::new(Chunk::decode(s, v)));
+                            }
+                            Ok(())
+                        },
+                    )?;
+                    let Some(c) = read else { continue };
+                    if let Some(b) = build {
+                        cache::put(b, c.clone());
+                    }
+                    c
+                }
+            };
+            scan(q, &decoded.seqs, &decoded.floats, allowed, &mut top);
+        }
         for r in conn.query(
             "SELECT seq, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL",
             &[model.into()],
@@ -192,16 +231,12 @@ fn scan_model(
             let mut f = Fields::new(r);
             let seq = f.int().unwrap_or(0);
             if let Value::Blob(v) = f.value() {
-                scan(q, &seq.to_le_bytes(), &v, allowed, &mut top);
+                let c = Chunk::decode(&seq.to_le_bytes(), &v);
+                scan(q, &c.seqs, &c.floats, allowed, &mut top);
             }
         }
     }
-    Ok(top
-        .heap
-        .into_sorted_vec()
-        .into_iter()
-        .map(|Near(d, s)| (d, s))
-        .collect())
+    Ok(top.heap.into_sorted_vec().into_iter().map(|Near(d, s)| (d, s)).collect())
 }
 
 /// A vector found: its distance and owner.

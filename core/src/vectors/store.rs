@@ -11,6 +11,7 @@
 use super::{from_blob, KINDS};
 use crate::args::{check_one_of, required};
 use crate::db::row::Fields;
+use crate::search::store::random_id;
 use crate::{Conn, Error, Result, Value};
 
 /// Vectors per chunk.
@@ -220,8 +221,8 @@ fn pack(conn: &mut dyn Conn, model: &str) -> Result<()> {
         }
         chunk += 1;
         conn.execute(
-            "INSERT INTO mem_vec_chunks (model, chunk, dims, upto, seqs, vectors) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO mem_vec_chunks (model, chunk, dims, upto, seqs, vectors, build) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             &[
                 model.into(),
                 Value::Int(chunk),
@@ -229,6 +230,7 @@ fn pack(conn: &mut dyn Conn, model: &str) -> Result<()> {
                 Value::Int(now_upto),
                 Value::Blob(seqs),
                 Value::Blob(floats),
+                Value::Int(random_id()),
             ],
         )?;
         conn.execute(
@@ -281,12 +283,14 @@ fn take_out(conn: &mut dyn Conn, model: &str, chunk: i64, seq: i64) -> Result<()
     let mut v = vectors;
     v.drain(i * width..(i + 1) * width);
     conn.execute(
-        "UPDATE mem_vec_chunks SET seqs = ?3, vectors = ?4 WHERE model = ?1 AND chunk = ?2",
+        "UPDATE mem_vec_chunks SET seqs = ?3, vectors = ?4, build = ?5 \
+         WHERE model = ?1 AND chunk = ?2",
         &[
             model.into(),
             Value::Int(chunk),
             Value::Blob(s),
             Value::Blob(v),
+            Value::Int(random_id()),
         ],
     )?;
     Ok(())

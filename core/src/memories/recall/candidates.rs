@@ -177,8 +177,8 @@ pub fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: usize) ->
             conn,
             &format!(
                 "SELECT f.memory_seq, f.file_path FROM mem_memory_files f \
-                 JOIN mem_memories m ON m.seq = f.memory_seq \
-                 WHERE {conds} AND f.file_path IN ({{keys}})"
+                 CROSS JOIN mem_memories m \
+                 WHERE f.file_path IN ({{keys}}) AND m.seq = f.memory_seq AND {conds}"
             ),
             &params,
             &file_keys,
@@ -190,8 +190,9 @@ pub fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: usize) ->
         query_in(
             conn,
             &format!(
-                "SELECT m.seq, m.target_node_id FROM mem_memories m \
-                 WHERE {conds} AND m.target_node_id IN ({{keys}})"
+                "SELECT m.seq, m.target_node_id FROM mem_memories t \
+                 CROSS JOIN mem_memories m \
+                 WHERE t.target_node_id IN ({{keys}}) AND m.seq = t.seq AND {conds}"
             ),
             &params,
             &node_keys,
