@@ -65,12 +65,15 @@ fuzz: deps-sqlite deps-pg sqlite pg-install
 ## report goes to benches/results/latest.md. Extra flags: BENCH_ARGS="--sizes 200000".
 BENCH_PG_DIR ?= /tmp/agentmem-bench-pg
 BENCH_PG_PORT ?= 5498
+# Runs the rest of a recipe line with a throwaway cluster started (stopped on exit); its
+# connection string, without a database name, is in $$BENCH_PG.
+WITH_BENCH_PG = set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
+	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
+	BENCH_PG="host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres";
 
 bench: deps-sqlite deps-pg sqlite-release pg-install-release
-	@set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
-	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
-	AGENTMEM_PG="host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=agentmem_test" \
-	cargo run --release -p agentmem-bench -- $(BENCH_ARGS)
+	@$(WITH_BENCH_PG) AGENTMEM_PG="$$BENCH_PG dbname=agentmem_test" \
+	  cargo run --release -p agentmem-bench -- $(BENCH_ARGS)
 
 ## The knowledge graph on a real code graph against a recursive CTE and Kuzu (benches/graph/).
 GRAPH_VENV := target/bench-graph/venv
@@ -78,44 +81,32 @@ bench-graph: deps-sqlite deps-pg sqlite-release pg-install-release
 	@test -x $(GRAPH_VENV)/bin/python || /usr/bin/python3 -m venv $(GRAPH_VENV)
 	@$(GRAPH_VENV)/bin/python -c "import kuzu, psycopg" 2>/dev/null || \
 	  $(GRAPH_VENV)/bin/pip install -q kuzu "psycopg[binary]"
-	@set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
-	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
-	$(GRAPH_VENV)/bin/python benches/graph/graph_bench.py \
-	  --pg "host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=postgres" \
+	@$(WITH_BENCH_PG) $(GRAPH_VENV)/bin/python benches/graph/graph_bench.py --pg "$$BENCH_PG dbname=postgres" \
 	  $(BENCH_GRAPH_ARGS)
 
 ## Exact vector top-10 against sqlite-vec and pgvector (benches/vectors/; pgvector is used when
 ## installed, its rows say so otherwise). BENCH_VECTOR_ARGS="--n 20000" for a quick run.
 VECTOR_VENV := target/bench-vectors/venv
-bench-vectors: deps-sqlite deps-pg sqlite-release pg-install-release
+$(VECTOR_VENV)/.ready:
 	@test -x $(VECTOR_VENV)/bin/python || /usr/bin/python3 -m venv $(VECTOR_VENV)
-	@$(VECTOR_VENV)/bin/python -c "import sqlite_vec, numpy, psycopg" 2>/dev/null || \
-	  $(VECTOR_VENV)/bin/pip install -q sqlite-vec numpy "psycopg[binary]"
-	@set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
-	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
-	$(VECTOR_VENV)/bin/python benches/vectors/vector_bench.py \
-	  --pg "host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=postgres" \
+	@$(VECTOR_VENV)/bin/pip install -q sqlite-vec numpy "psycopg[binary]"
+	@touch $@
+
+bench-vectors: deps-sqlite deps-pg sqlite-release pg-install-release $(VECTOR_VENV)/.ready
+	@$(WITH_BENCH_PG) $(VECTOR_VENV)/bin/python benches/vectors/vector_bench.py --pg "$$BENCH_PG dbname=postgres" \
 	  $(BENCH_VECTOR_ARGS)
 
 ## mem_recall_hybrid at 100k memories, with and without 384-dim vectors, against the seed's
 ## stack (FTS5/tsvector + sqlite-vec/pgvector + client-side RRF; benches/recall/).
 ## BENCH_RECALL_ARGS="--n 20000 --queries 50" for a quick run.
-bench-recall: deps-sqlite deps-pg sqlite-release pg-install-release
-	@test -x $(VECTOR_VENV)/bin/python || /usr/bin/python3 -m venv $(VECTOR_VENV)
-	@$(VECTOR_VENV)/bin/python -c "import sqlite_vec, numpy, psycopg" 2>/dev/null || \
-	  $(VECTOR_VENV)/bin/pip install -q sqlite-vec numpy "psycopg[binary]"
-	@set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
-	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
-	$(VECTOR_VENV)/bin/python benches/recall/recall_bench.py \
-	  --pg "host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=postgres" \
+bench-recall: deps-sqlite deps-pg sqlite-release pg-install-release $(VECTOR_VENV)/.ready
+	@$(WITH_BENCH_PG) $(VECTOR_VENV)/bin/python benches/recall/recall_bench.py --pg "$$BENCH_PG dbname=postgres" \
 	  $(BENCH_RECALL_ARGS)
 
 ## The same at 20k messages and fewer queries (a few minutes once built).
 bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release
-	@set -e; export PG_DIR=$(BENCH_PG_DIR) PG_PORT=$(BENCH_PG_PORT); \
-	trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
-	AGENTMEM_PG="host=127.0.0.1 port=$$(cat $(BENCH_PG_DIR)/port) user=postgres dbname=agentmem_test" \
-	cargo run --release -p agentmem-bench -- --quick $(BENCH_ARGS)
+	@$(WITH_BENCH_PG) AGENTMEM_PG="$$BENCH_PG dbname=agentmem_test" \
+	  cargo run --release -p agentmem-bench -- --quick $(BENCH_ARGS)
 
 fmt:
 	cargo fmt --all

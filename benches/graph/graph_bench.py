@@ -18,7 +18,6 @@ import json
 import os
 import random
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -26,6 +25,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.dirname(HERE))
+from benchlib import fresh_sqlite, pct, pg_database, sqlite_file  # noqa: E402
 
 CTE_OUT = """WITH RECURSIVE r(n, d) AS (
   SELECT {p1}, 0
@@ -54,11 +55,6 @@ SELECT DISTINCT ON (r.n) r.n, r.d, r.path, g.type, g.label, g.file_path
 FROM r JOIN mem_graph_nodes g ON g.id = r.n WHERE r.d > 0 ORDER BY r.n, r.d"""
 
 
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
-
-
 def timed(run, args_list):
     out = []
     for a in args_list:
@@ -83,20 +79,12 @@ def sample(graph, n, seed):
 
 
 def bench_sqlite(graph_text, graph, s, args):
-    d = "/tmp/agentmem-graph-bench"
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    c = sqlite3.connect(os.path.join(d, "graph.db"), isolation_level=None)
-    c.execute("PRAGMA journal_mode=WAL")
-    c.execute("PRAGMA synchronous=NORMAL")
-    c.enable_load_extension(True)
-    c.load_extension(args.ext)
-    c.execute("SELECT mem_init()")
+    c = fresh_sqlite("agentmem-graph-bench", args.ext)
     t = time.perf_counter()
     loaded = json.loads(c.execute("SELECT graph_load('bench', ?)", (graph_text,)).fetchone()[0])
     load_s = time.perf_counter() - t
     c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    size = os.path.getsize(os.path.join(d, "graph.db"))
+    size = os.path.getsize(sqlite_file("agentmem-graph-bench"))
     outs, ins, pairs = s
     ours = {
         "neighbors depth 1": timed(lambda n: c.execute(
@@ -122,13 +110,7 @@ def bench_sqlite(graph_text, graph, s, args):
 
 
 def bench_postgres(graph_text, s, args):
-    import psycopg
-    admin = psycopg.connect(args.pg, autocommit=True)
-    admin.execute("DROP DATABASE IF EXISTS agentmem_graph_bench")
-    admin.execute("CREATE DATABASE agentmem_graph_bench")
-    dsn = psycopg.conninfo.make_conninfo(args.pg, dbname="agentmem_graph_bench")
-    c = psycopg.connect(dsn, autocommit=True)
-    try:
+    with pg_database(args.pg, "agentmem_graph_bench") as c:
         c.execute("CREATE EXTENSION agentmem")
         t = time.perf_counter()
         loaded = c.execute("SELECT graph_load('bench', %s)", (graph_text,)).fetchone()[0]
@@ -154,10 +136,6 @@ def bench_postgres(graph_text, s, args):
             "SELECT graph_edge_add(%s, %s, 'imports')", p).fetchone()[0]), pairs)
         ours["edge remove"] = timed(lambda i: c.execute("SELECT graph_edge_remove(%s)", (i,)).fetchone(), ids)
         return {"load_s": load_s, "rows": loaded["closureRows"], "bytes": size, "ours": ours, "peer": peer}
-    finally:
-        c.close()
-        admin.execute("DROP DATABASE IF EXISTS agentmem_graph_bench")
-        admin.close()
 
 
 def bench_kuzu(graph, s):

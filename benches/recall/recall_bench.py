@@ -18,8 +18,6 @@ is a floor for doing the same in the client.
 import argparse
 import json
 import os
-import shutil
-import sqlite3
 import statistics
 import sys
 import time
@@ -28,15 +26,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.dirname(HERE))
+from benchlib import drop_sqlite, fresh_sqlite, pct, pg_database  # noqa: E402
 TYPES = ["gotcha", "decision", "pattern", "error_pattern", "module_insight", "dead_end",
          "workflow_recipe", "requirement", "causal_dependency"]
 SOURCES = ["agent_explicit", "observer_inferred", "qa_auto", "user_taught"]
 FILES = 2000
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))]
 
 
 def vocabulary(rng):
@@ -107,17 +102,7 @@ def fts_query(text):
 
 
 def bench_sqlite(args, memories, graph, queries, vectors, qvecs):
-    d = "/tmp/agentmem-recall-bench"
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    c = sqlite3.connect(os.path.join(d, "r.db"), isolation_level=None)
-    c.execute("PRAGMA journal_mode=WAL")
-    c.execute("PRAGMA synchronous=NORMAL")
-    c.enable_load_extension(True)
-    c.load_extension(args.ext)
-    import sqlite_vec
-    sqlite_vec.load(c)
-    c.execute("SELECT mem_init()")
+    c = fresh_sqlite("agentmem-recall-bench", args.ext, vec=True)
     t = time.perf_counter()
     c.execute("BEGIN")
     c.executemany("INSERT INTO mem_memories (id, resource_id, type, content, related_files, source, "
@@ -165,18 +150,12 @@ def bench_sqlite(args, memories, graph, queries, vectors, qvecs):
             run(q), peer(q)
         res["ours_vec"], res["peer_vec"] = timed(run, vq), timed(peer, vq)
     c.close()
-    shutil.rmtree(d, ignore_errors=True)
+    drop_sqlite("agentmem-recall-bench")
     return res
 
 
 def bench_postgres(args, memories, graph, queries, vectors, qvecs):
-    import psycopg
-    admin = psycopg.connect(args.pg, autocommit=True)
-    admin.execute("DROP DATABASE IF EXISTS agentmem_recall_bench")
-    admin.execute("CREATE DATABASE agentmem_recall_bench")
-    dsn = psycopg.conninfo.make_conninfo(args.pg, dbname="agentmem_recall_bench")
-    c = psycopg.connect(dsn, autocommit=True)
-    try:
+    with pg_database(args.pg, "agentmem_recall_bench") as c:
         c.execute("CREATE EXTENSION agentmem")
         t = time.perf_counter()
         with c.transaction():
@@ -244,10 +223,6 @@ def bench_postgres(args, memories, graph, queries, vectors, qvecs):
                 run(q), peer(q)
             res["ours_vec"], res["peer_vec"] = timed(run, vq), timed(peer, vq)
         return res
-    finally:
-        c.close()
-        admin.execute("DROP DATABASE IF EXISTS agentmem_recall_bench")
-        admin.close()
 
 
 def main():

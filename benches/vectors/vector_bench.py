@@ -16,8 +16,6 @@ its rows say why.
 
 import argparse
 import os
-import shutil
-import sqlite3
 import statistics
 import sys
 import time
@@ -26,12 +24,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.dirname(HERE))
+from benchlib import drop_sqlite, fresh_sqlite, pct, pg_database  # noqa: E402
 K = 10
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))]
 
 
 def timed(run, qs):
@@ -60,17 +55,7 @@ def recall(answers, want):
 
 
 def bench_sqlite(args, data, qs):
-    d = "/tmp/agentmem-vector-bench"
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    c = sqlite3.connect(os.path.join(d, "v.db"), isolation_level=None)
-    c.execute("PRAGMA journal_mode=WAL")
-    c.execute("PRAGMA synchronous=NORMAL")
-    c.enable_load_extension(True)
-    c.load_extension(args.ext)
-    import sqlite_vec
-    sqlite_vec.load(c)
-    c.execute("SELECT mem_init()")
+    c = fresh_sqlite("agentmem-vector-bench", args.ext, vec=True)
     n, dims = data.shape
     # Owners: one memory per vector (the memory's id is its row number).
     c.execute("BEGIN")
@@ -100,20 +85,14 @@ def bench_sqlite(args, data, qs):
     o, oa = timed(ours, qs)
     p, pa = timed(peer, qs)
     c.close()
-    shutil.rmtree(d, ignore_errors=True)
+    drop_sqlite("agentmem-vector-bench")
     return {"ours": o, "ours_answers": oa, "peer": p, "peer_answers": pa,
             "ours_load": ours_load, "peer_load": peer_load, "peer_name": "sqlite-vec vec0"}
 
 
 def bench_postgres(args, data, qs):
-    import psycopg
-    admin = psycopg.connect(args.pg, autocommit=True)
-    admin.execute("DROP DATABASE IF EXISTS agentmem_vector_bench")
-    admin.execute("CREATE DATABASE agentmem_vector_bench")
-    dsn = psycopg.conninfo.make_conninfo(args.pg, dbname="agentmem_vector_bench")
-    c = psycopg.connect(dsn, autocommit=True)
-    n, dims = data.shape
-    try:
+    with pg_database(args.pg, "agentmem_vector_bench") as c:
+        n, dims = data.shape
         c.execute("CREATE EXTENSION agentmem")
         with c.transaction():
             with c.cursor() as cur:
@@ -160,10 +139,6 @@ def bench_postgres(args, data, qs):
             exact(q)
         res["hnsw"], res["hnsw_answers"] = timed(exact, qs)
         return res
-    finally:
-        c.close()
-        admin.execute("DROP DATABASE IF EXISTS agentmem_vector_bench")
-        admin.close()
 
 
 def main():
