@@ -77,8 +77,11 @@ impl Allowed {
                 let (key, rest) = sql
                     .strip_prefix("SELECT ")
                     .and_then(|s| s.split_once(" FROM "))
-                    .ok_or_else(|| crate::Error::internal("a lazy filter is not SELECT … FROM …"))?;
-                let rows = crate::db::batch::values("(CAST(# AS BIGINT))", seqs.len(), params.len() + 1);
+                    .ok_or_else(|| {
+                        crate::Error::internal("a lazy filter is not SELECT … FROM …")
+                    })?;
+                let rows =
+                    crate::db::batch::values("(CAST(# AS BIGINT))", seqs.len(), params.len() + 1);
                 let mut all = params.clone();
                 all.extend(seqs.iter().map(|&s| Value::Int(s)));
                 let sql = format!(

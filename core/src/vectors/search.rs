@@ -128,11 +128,17 @@ impl Owners {
         let mut owners = 0;
         for (kind, table) in &tables {
             let mut params = Vec::new();
-            let conds = self.conditions(kind, &mut params).unwrap_or_else(|| "1 = 1".into());
+            let conds = self
+                .conditions(kind, &mut params)
+                .unwrap_or_else(|| "1 = 1".into());
             let sql = format!(
                 "SELECT count(*) FROM (SELECT 1 FROM {table} o WHERE {conds} LIMIT {LISTED}) AS c"
             );
-            owners += conn.query(&sql, &params)?.first().and_then(|r| r[0].as_i64()).unwrap_or(0);
+            owners += conn
+                .query(&sql, &params)?
+                .first()
+                .and_then(|r| r[0].as_i64())
+                .unwrap_or(0);
         }
         if owners >= LISTED as i64 {
             let mut params: Vec<Value> = vec![model.into()];
@@ -157,12 +163,18 @@ impl Owners {
         let mut listed = HashSet::new();
         for (kind, table) in &tables {
             let mut params: Vec<Value> = vec![model.into()];
-            let conds = self.conditions(kind, &mut params).unwrap_or_else(|| "1 = 1".into());
+            let conds = self
+                .conditions(kind, &mut params)
+                .unwrap_or_else(|| "1 = 1".into());
             let sql = format!(
                 "SELECT e.seq FROM {table} o CROSS JOIN mem_embeddings e \
                  WHERE {conds} AND e.kind = '{kind}' AND e.owner_id = o.id AND e.model = ?1"
             );
-            listed.extend(conn.query(&sql, &params)?.iter().filter_map(|r| r[0].as_i64()));
+            listed.extend(
+                conn.query(&sql, &params)?
+                    .iter()
+                    .filter_map(|r| r[0].as_i64()),
+            );
         }
         Ok(Allowed::Only(listed))
     }
@@ -236,7 +248,12 @@ fn scan_model(
             }
         }
     }
-    Ok(top.heap.into_sorted_vec().into_iter().map(|Near(d, s)| (d, s)).collect())
+    Ok(top
+        .heap
+        .into_sorted_vec()
+        .into_iter()
+        .map(|Near(d, s)| (d, s))
+        .collect())
 }
 
 /// A vector found: its distance and owner.

@@ -171,34 +171,26 @@ pub fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: usize) ->
             }
         }
     };
-    let file_keys: Vec<Value> = around.files.keys().map(|f| f.as_str().into()).collect();
-    reach(
-        query_in(
-            conn,
-            &format!(
-                "SELECT f.memory_seq, f.file_path FROM mem_memory_files f \
-                 CROSS JOIN mem_memories m \
-                 WHERE f.file_path IN ({{keys}}) AND m.seq = f.memory_seq AND {conds}"
-            ),
-            &params,
-            &file_keys,
-        )?,
-        &around.files,
-    );
-    let node_keys: Vec<Value> = around.nodes.keys().map(|n| n.as_str().into()).collect();
-    reach(
-        query_in(
-            conn,
-            &format!(
-                "SELECT m.seq, m.target_node_id FROM mem_memories t \
-                 CROSS JOIN mem_memories m \
-                 WHERE t.target_node_id IN ({{keys}}) AND m.seq = t.seq AND {conds}"
-            ),
-            &params,
-            &node_keys,
-        )?,
-        &around.nodes,
-    );
+    // What names a file (its related files) and what is attached to a node. CROSS JOIN keeps
+    // SQLite's planner from walking the resource's memories to find the few that name these
+    // (without statistics it takes `resource_id = ?` for selective).
+    let lookups = [
+        (
+            "SELECT f.memory_seq, f.file_path FROM mem_memory_files f CROSS JOIN mem_memories m \
+             WHERE f.file_path IN ({keys}) AND m.seq = f.memory_seq",
+            &around.files,
+        ),
+        (
+            "SELECT m.seq, m.target_node_id FROM mem_memories t CROSS JOIN mem_memories m \
+             WHERE t.target_node_id IN ({keys}) AND m.seq = t.seq",
+            &around.nodes,
+        ),
+    ];
+    for (sql, distances) in lookups {
+        let keys: Vec<Value> = distances.keys().map(|k| k.as_str().into()).collect();
+        let rows = query_in(conn, &format!("{sql} AND {conds}"), &params, &keys)?;
+        reach(rows, distances);
+    }
     let mut ranked: Vec<(i64, (u8, usize))> = reached.into_iter().collect();
     ranked.sort_by(|(sa, (da, na)), (sb, (db, nb))| da.cmp(db).then(nb.cmp(na)).then(sb.cmp(sa)));
     Ok(ranked
