@@ -20,7 +20,7 @@ const DIMS: usize = 5;
 fn memory(c: &mut Sq, i: usize) -> String {
     let out = remember::remember(
         c,
-        Some(if i % 3 == 0 { "a" } else { "b" }),
+        Some(if i.is_multiple_of(3) { "a" } else { "b" }),
         Some(&format!(
             r#"{{"type":"{}","content":"memory {i}"}}"#,
             ["gotcha", "decision"][i % 2]
@@ -58,7 +58,8 @@ fn rows(c: &mut Sq) -> Vec<(i64, String, String, String, Vec<f32>)> {
 }
 
 /// Every packed row is in its chunk once, every chunk holds only its packed rows, with the
-/// row's floats; fewer than a chunk's worth of rows are new since the last pack.
+/// row's floats; fewer than a chunk's worth of rows are new since the last pack, and every row
+/// at or below the last pack is in a chunk (changed ones in the loose chunk).
 fn check_chunks(c: &mut Sq, step: &str) {
     let mut packed: BTreeMap<i64, (i64, Vec<u8>)> = BTreeMap::new();
     let mut unpacked = 0;
@@ -98,6 +99,18 @@ fn check_chunks(c: &mut Sq, step: &str) {
         "{step}: {recent} new rows unpacked"
     );
     assert!(unpacked >= recent, "{step}: new rows are unpacked");
+    let stray = c
+        .query_value(
+            "SELECT count(*) FROM mem_embeddings WHERE model = 'm' AND chunk IS NULL AND seq <= ?1",
+            &[Value::Int(upto)],
+        )
+        .unwrap()
+        .and_then(|v| v.as_i64())
+        .unwrap();
+    assert_eq!(
+        stray, 0,
+        "{step}: a vector at or below the last pack is in no chunk"
+    );
     let mut seen = 0;
     for r in c
         .query(
@@ -136,7 +149,7 @@ fn check_search(c: &mut Sq, rng: &mut Rng, step: &str) {
         (Metric::Dot, "dot"),
     ] {
         let filter = rng.below(3);
-        let k = 1 + rng.below(12) as usize;
+        let k = 1 + rng.below(12);
         let opts = match filter {
             0 => format!(r#"{{"metric":"{name}","limit":{k}}}"#),
             1 => format!(r#"{{"metric":"{name}","limit":{k},"resource_id":"a"}}"#),
@@ -220,6 +233,49 @@ fn top_k_equals_brute_force_and_chunks_equal_rows() {
             .unwrap();
         assert!(chunks >= 1, "seed {seed}: nothing was ever packed");
     }
+}
+
+#[test]
+fn changed_vectors_fill_the_loose_chunk_and_it_becomes_a_chunk() {
+    let mut rng = Rng(11);
+    let mut c = common::open_with_triggers();
+    let owners: Vec<String> = (0..300).map(|i| memory(&mut c, i)).collect();
+    let set = |c: &mut Sq, rng: &mut Rng, o: &str| {
+        let v = to_blob(&vector(rng, DIMS));
+        store::embed_set(c, Some("memory"), Some(o), Some("m"), Some(&v)).unwrap();
+    };
+    for o in &owners {
+        set(&mut c, &mut rng, o);
+    }
+    // The first 256 are packed; change 260 of them, some twice.
+    for (i, o) in owners
+        .iter()
+        .take(256)
+        .chain(owners.iter().take(4))
+        .enumerate()
+    {
+        set(&mut c, &mut rng, o);
+        if i % 40 == 0 {
+            let s = format!("change {i}");
+            check_chunks(&mut c, &s);
+            check_search(&mut c, &mut rng, &s);
+        }
+    }
+    check_chunks(&mut c, "after the changes");
+    check_search(&mut c, &mut rng, "after the changes");
+    let chunks: Vec<i64> = c
+        .query(
+            "SELECT chunk FROM mem_vec_chunks WHERE model = 'm' ORDER BY chunk",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_i64().unwrap())
+        .collect();
+    assert!(
+        chunks.iter().filter(|&&ch| ch > store::LOOSE).count() >= 2,
+        "the full loose chunk became a chunk: {chunks:?}"
+    );
 }
 
 #[test]

@@ -206,14 +206,17 @@ fn scan_model(
     };
     if k > 0 {
         let chunks = conn.query(
-            "SELECT chunk, build FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk",
+            "SELECT chunk, upto, build FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk",
             &[model.into()],
         )?;
+        // The last chunk's upto: every vector at or below it is in a chunk.
+        let mut upto = 0;
         for r in chunks {
             let mut f = Fields::new(r);
-            let (chunk, build) = (f.int().unwrap_or(0), f.int());
-            let cached = build.and_then(cache::get);
-            let decoded = match cached {
+            let chunk = f.int().unwrap_or(0);
+            upto = f.int().unwrap_or(0);
+            let build = f.int();
+            let decoded = match build.and_then(cache::get) {
                 Some(c) => c,
                 None => {
                     let mut read = None;
@@ -237,8 +240,8 @@ fn scan_model(
             scan(q, &decoded.seqs, &decoded.floats, allowed, &mut top);
         }
         for r in conn.query(
-            "SELECT seq, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL",
-            &[model.into()],
+            "SELECT seq, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL AND seq > ?2",
+            &[model.into(), Value::Int(upto)],
         )? {
             let mut f = Fields::new(r);
             let seq = f.int().unwrap_or(0);

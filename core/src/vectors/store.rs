@@ -4,9 +4,11 @@
 //! A new row is unpacked (`chunk` NULL). When a model has [`CHUNK`] new rows, its unpacked
 //! rows are copied into chunks — their seqs and floats, contiguous — [`CHUNK`] per chunk, in
 //! one write each, so packing costs each vector one copy, not a rewrite per insert. A packed
-//! vector that changes or goes is taken out of its chunk (one chunk rewrite) and, when it
-//! changed, is unpacked until the next pack. A search reads every chunk of the model plus
-//! its unpacked rows: fewer than [`CHUNK`] new ones and those changed since the last pack.
+//! vector that changes or goes is taken out of its chunk (one chunk rewrite); one that changed
+//! goes into the model's loose chunk ([`LOOSE`]). So every row at or below the last pack's
+//! `upto` is in a chunk, and a search reads every chunk plus the unpacked rows above `upto` —
+//! a key range that never meets the dead index entries (chunk NULL, seq below `upto`) a long
+//! Postgres transaction's packing leaves behind.
 
 use super::{from_blob, KINDS};
 use crate::args::{check_one_of, required};
@@ -16,6 +18,26 @@ use crate::{Conn, Error, Result, Value};
 
 /// Vectors per chunk.
 pub const CHUNK: usize = 256;
+
+/// The chunk number of a model's loose chunk: vectors at or below the last pack that changed
+/// since (regular chunks are numbered from 1). It becomes a regular chunk when full.
+pub const LOOSE: i64 = 0;
+
+/// The number of `model`'s last chunk and that chunk's `upto` ((0, 0) when it has none).
+pub fn last_pack(conn: &mut dyn Conn, model: &str) -> Result<(i64, i64)> {
+    Ok(conn
+        .query(
+            "SELECT chunk, upto FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk DESC LIMIT 1",
+            &[model.into()],
+        )?
+        .into_iter()
+        .next()
+        .map(|r| {
+            let mut f = Fields::new(r);
+            (f.int().unwrap_or(0), f.int().unwrap_or(0))
+        })
+        .unwrap_or((0, 0)))
+}
 
 /// The dims of `model`'s vectors (of any row but `except`; 0 excepts none, seqs start at 1),
 /// if it has any.
@@ -121,18 +143,104 @@ fn check_row(conn: &mut dyn Conn, seq: i64) -> Result<(String, Option<i64>)> {
 /// chunk's worth of unpacked vectors.
 pub fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
     let (model, chunk) = check_row(conn, seq)?;
-    if chunk.is_some() {
-        // Written by hand: a new row is in no chunk.
-        conn.execute(
-            "UPDATE mem_embeddings SET chunk = NULL WHERE seq = ?1",
-            &[Value::Int(seq)],
-        )?;
+    // A chunk written by hand is no chunk; a seq written by hand may be an old one.
+    if chunk.is_some() || seq <= last_pack(conn, &model)?.1 {
+        place(conn, &model, seq)?;
     }
     pack(conn, &model)
 }
 
-/// After an embedding's vector, dims or model changed: out of its old chunk, unpacked, and
-/// its model packed when due.
+/// Puts row `seq` (in no chunk) where a search finds it: in the loose chunk when its seq is at
+/// or below the last pack's `upto`, unpacked above it.
+fn place(conn: &mut dyn Conn, model: &str, seq: i64) -> Result<()> {
+    if seq > last_pack(conn, model)?.1 {
+        conn.execute(
+            "UPDATE mem_embeddings SET chunk = NULL WHERE seq = ?1",
+            &[Value::Int(seq)],
+        )?;
+        return Ok(());
+    }
+    let vector = match conn.query_value(
+        "SELECT vector FROM mem_embeddings WHERE seq = ?1",
+        &[Value::Int(seq)],
+    )? {
+        Some(Value::Blob(b)) => b,
+        _ => {
+            return Err(Error::internal(
+                "mem_embeddings holds a row without a vector",
+            ))
+        }
+    };
+    let loose = conn
+        .query(
+            "SELECT seqs, vectors FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
+            &[model.into(), Value::Int(LOOSE)],
+        )?
+        .into_iter()
+        .next();
+    let (mut seqs, mut floats) = match loose {
+        Some(r) => {
+            let mut f = Fields::new(r);
+            match (f.value(), f.value()) {
+                (Value::Blob(s), Value::Blob(v)) => (s, v),
+                _ => {
+                    return Err(Error::internal(
+                        "mem_vec_chunks holds a chunk without blobs",
+                    ))
+                }
+            }
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    let dims = (vector.len() / 4) as i64;
+    seqs.extend_from_slice(&seq.to_le_bytes());
+    floats.extend_from_slice(&vector);
+    let count = seqs.len() / 8;
+    conn.execute(
+        "DELETE FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
+        &[model.into(), Value::Int(LOOSE)],
+    )?;
+    conn.execute(
+        "INSERT INTO mem_vec_chunks (model, chunk, dims, upto, seqs, vectors, build) \
+         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+        &[
+            model.into(),
+            Value::Int(LOOSE),
+            Value::Int(dims),
+            Value::Blob(seqs),
+            Value::Blob(floats),
+            Value::Int(random_id()),
+        ],
+    )?;
+    conn.execute(
+        "UPDATE mem_embeddings SET chunk = ?2 WHERE seq = ?1",
+        &[Value::Int(seq), Value::Int(LOOSE)],
+    )?;
+    if count >= CHUNK {
+        // Full: a regular chunk after the last, with the last's upto (which stays the model's).
+        let (last, upto) = last_pack(conn, model)?;
+        let next = last.max(LOOSE) + 1;
+        conn.execute(
+            "UPDATE mem_vec_chunks SET chunk = ?3, upto = ?4, build = ?5 \
+             WHERE model = ?1 AND chunk = ?2",
+            &[
+                model.into(),
+                Value::Int(LOOSE),
+                Value::Int(next),
+                Value::Int(upto),
+                Value::Int(random_id()),
+            ],
+        )?;
+        conn.execute(
+            "UPDATE mem_embeddings SET chunk = ?3 WHERE model = ?1 AND chunk = ?2",
+            &[model.into(), Value::Int(LOOSE), Value::Int(next)],
+        )?;
+    }
+    Ok(())
+}
+
+/// After an embedding's vector, dims or model changed: out of its old chunk, into the loose
+/// chunk (or unpacked, above the last pack), and its model packed when due.
 pub fn on_update(
     conn: &mut dyn Conn,
     seq: i64,
@@ -142,10 +250,9 @@ pub fn on_update(
     let (model, _) = check_row(conn, seq)?;
     if let Some(c) = old_chunk {
         take_out(conn, old_model, c, seq)?;
-        conn.execute(
-            "UPDATE mem_embeddings SET chunk = NULL WHERE seq = ?1",
-            &[Value::Int(seq)],
-        )?;
+    }
+    if old_chunk.is_some() || model != old_model {
+        place(conn, &model, seq)?;
     }
     pack(conn, &model)
 }
@@ -172,22 +279,11 @@ pub fn forget(conn: &mut dyn Conn, kind: &str, owner: &str) -> Result<()> {
 /// long Postgres transaction every packed row leaves a dead index entry with a NULL chunk,
 /// which a count per insert would visit again and again.
 fn pack(conn: &mut dyn Conn, model: &str) -> Result<()> {
-    let last = conn
-        .query(
-            "SELECT chunk, upto FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk DESC LIMIT 1",
-            &[model.into()],
-        )?
-        .into_iter()
-        .next()
-        .map(|r| {
-            let mut f = Fields::new(r);
-            (f.int().unwrap_or(0), f.int().unwrap_or(0))
-        });
-    let (mut chunk, upto) = last.unwrap_or((0, 0));
+    let (mut chunk, upto) = last_pack(conn, model)?;
     let recent = conn
         .query_value(
             "SELECT count(*) FROM (SELECT 1 FROM mem_embeddings WHERE model = ?1 AND seq > ?2 \
-             LIMIT ?3) AS t",
+             AND chunk IS NULL LIMIT ?3) AS t",
             &[model.into(), Value::Int(upto), Value::Int(CHUNK as i64)],
         )?
         .and_then(|v| v.as_i64())
@@ -197,8 +293,8 @@ fn pack(conn: &mut dyn Conn, model: &str) -> Result<()> {
     }
     let rows = conn.query(
         "SELECT seq, dims, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL \
-         ORDER BY seq",
-        &[model.into()],
+         AND seq > ?2 ORDER BY seq",
+        &[model.into(), Value::Int(upto)],
     )?;
     let now_upto = rows
         .last()
@@ -247,7 +343,8 @@ fn pack(conn: &mut dyn Conn, model: &str) -> Result<()> {
     Ok(())
 }
 
-/// Removes the vector `seq` from chunk `chunk` of `model` (the chunk goes when empty).
+/// Removes the vector `seq` from chunk `chunk` of `model` (the chunk goes when empty, unless
+/// it is the model's last).
 fn take_out(conn: &mut dyn Conn, model: &str, chunk: i64, seq: i64) -> Result<()> {
     let row = conn
         .query(
@@ -270,7 +367,9 @@ fn take_out(conn: &mut dyn Conn, model: &str, chunk: i64, seq: i64) -> Result<()
     else {
         return Ok(());
     };
-    if seqs.len() == 8 {
+    // The last regular chunk stays, empty, when its last vector goes: its upto is the model's.
+    let last = chunk != LOOSE && last_pack(conn, model)?.0 == chunk;
+    if seqs.len() == 8 && !last {
         conn.execute(
             "DELETE FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
             &[model.into(), Value::Int(chunk)],
