@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg test-core test-integration test-pgrx fmt docs bench-graph bench-vectors bench-recall clean
+        deps-sqlite deps-pg test-core test-integration test-pgrx fmt docs bench-graph bench-vectors bench-recall bench-stats clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -102,6 +102,12 @@ bench-vectors: deps-sqlite deps-pg sqlite-release pg-install-release $(VECTOR_VE
 bench-recall: deps-sqlite deps-pg sqlite-release pg-install-release $(VECTOR_VENV)/.ready
 	@$(WITH_BENCH_PG) $(VECTOR_VENV)/bin/python benches/recall/recall_bench.py --pg "$$BENCH_PG dbname=postgres" \
 	  $(BENCH_RECALL_ARGS)
+
+## mem_stats at 1M messages against naive GROUP BY over the tables (benches/stats/).
+## BENCH_STATS_ARGS="--messages 100000 --threads 1000" for a quick run.
+bench-stats: deps-sqlite deps-pg sqlite-release pg-install-release $(VECTOR_VENV)/.ready
+	@$(WITH_BENCH_PG) $(VECTOR_VENV)/bin/python benches/stats/stats_bench.py --pg "$$BENCH_PG dbname=postgres" \
+	  $(BENCH_STATS_ARGS)
 
 ## The same at 20k messages and fewer queries (a few minutes once built).
 bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release

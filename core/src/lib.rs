@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod args;
+pub mod data;
 pub mod db;
 pub mod error;
 pub mod graph;

@@ -8,6 +8,7 @@
 //! the three cannot drift apart.
 
 mod call;
+mod data;
 mod graph;
 mod memories;
 mod messages;
@@ -80,6 +81,14 @@ pub const fn real(name: &'static str) -> Field {
     }
 }
 
+/// A JSON field.
+pub const fn json(name: &'static str) -> Field {
+    Field {
+        name,
+        ty: Type::Json,
+    }
+}
+
 /// A blob field.
 pub const fn blob(name: &'static str) -> Field {
     Field {
@@ -143,6 +152,7 @@ pub fn functions() -> impl Iterator<Item = &'static Function> {
         .chain(graph::FUNCTIONS)
         .chain(memories::FUNCTIONS)
         .chain(vectors::FUNCTIONS)
+        .chain(data::FUNCTIONS)
 }
 
 /// The function called `name`.
@@ -263,7 +273,7 @@ mod tests {
         );
         assert_eq!(
             signature(find("mem_thread_create").unwrap()),
-            "mem_thread_create(resource_id [, title [, metadata]]) → text"
+            "mem_thread_create(resource_id [, title [, metadata [, options]]]) → text"
         );
         assert_eq!(
             arity_error(find("mem_tokens").unwrap(), 3).to_string(),

@@ -5,7 +5,7 @@ use super::bound::{self, Bound};
 use super::closure;
 use super::path::Path;
 use super::walk::{walk, Direction, EdgeFilter};
-use crate::api::{int, real, text, Field, Type};
+use crate::api::{int, json, real, text, Field};
 use crate::args::{check_one_of, required};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
@@ -17,15 +17,9 @@ use std::collections::BTreeMap;
 pub const NEIGHBOR_COLUMNS: [Field; 8] = [
     text("node_id"),
     int("depth"),
-    Field {
-        name: "path",
-        ty: Type::Json,
-    },
+    json("path"),
     real("total_weight"),
-    Field {
-        name: "edge_types",
-        ty: Type::Json,
-    },
+    json("edge_types"),
     text("type"),
     text("label"),
     text("file_path"),

@@ -4,6 +4,7 @@
 use crate::api::{int, real, text, Field};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
+use crate::memory::lifecycle;
 use crate::memory::thread_context::{self, Candidate};
 use crate::om;
 use crate::search::rows::{self, Allowed};
@@ -45,6 +46,7 @@ const OPTIONS: &[&str] = &[
     "proximity_weight",
     "context_weight",
     "snippet",
+    "include_deleted",
 ];
 const SNIPPET_OPTIONS: &[&str] = &["start", "end", "ellipsis", "tokens"];
 
@@ -107,6 +109,8 @@ pub struct Filters {
     /// Messages created at or before this time (epoch ms; inclusive, so that every time,
     /// `i64::MAX` included, can be selected).
     pub until: Option<i64>,
+    /// Messages of deleted threads too.
+    pub include_deleted: bool,
 }
 
 impl Filters {
@@ -120,20 +124,30 @@ impl Filters {
     }
 
     /// The messages that pass. O(matching messages) through the thread, resource and
-    /// created_at indexes.
+    /// created_at indexes. Messages of deleted threads are left out unless asked for (see
+    /// [`lifecycle::NOT_IN_DELETED`]).
     fn allowed(&self, conn: &mut dyn Conn) -> Result<Allowed> {
-        if self.is_empty() {
+        let hide_deleted =
+            !self.include_deleted && lifecycle::any_deleted(conn, self.resource_id.as_deref())?;
+        if self.is_empty() && !hide_deleted {
             return Ok(Allowed::All);
         }
         Allowed::query(
             conn,
-            "SELECT seq FROM mem_messages WHERE \
-               (CAST(?1 AS TEXT) IS NULL OR thread_id = CAST(?1 AS TEXT)) \
-               AND (CAST(?2 AS TEXT) IS NULL OR resource_id = ?2) \
-               AND (CAST(?3 AS TEXT) IS NULL OR role = ?3) \
-               AND (CAST(?4 AS TEXT) IS NULL OR task_id = ?4) \
-               AND (CAST(?5 AS BIGINT) IS NULL OR created_at >= CAST(?5 AS BIGINT)) \
-               AND (CAST(?6 AS BIGINT) IS NULL OR created_at <= CAST(?6 AS BIGINT))",
+            &format!(
+                "SELECT seq FROM mem_messages WHERE \
+                   (CAST(?1 AS TEXT) IS NULL OR thread_id = CAST(?1 AS TEXT)) \
+                   AND (CAST(?2 AS TEXT) IS NULL OR resource_id = ?2) \
+                   AND (CAST(?3 AS TEXT) IS NULL OR role = ?3) \
+                   AND (CAST(?4 AS TEXT) IS NULL OR task_id = ?4) \
+                   AND (CAST(?5 AS BIGINT) IS NULL OR created_at >= CAST(?5 AS BIGINT)) \
+                   AND (CAST(?6 AS BIGINT) IS NULL OR created_at <= CAST(?6 AS BIGINT)){}",
+                if hide_deleted {
+                    format!(" AND {}", lifecycle::NOT_IN_DELETED)
+                } else {
+                    String::new()
+                }
+            ),
             &[
                 self.thread_id.clone().into(),
                 self.resource_id.clone().into(),
@@ -167,6 +181,7 @@ impl Request {
             task_id: o.opt_str("task_id")?,
             since: o.opt_int("since")?,
             until: o.opt_int("until")?,
+            include_deleted: o.opt_bool("include_deleted")?.unwrap_or(false),
         };
         if let Some(role) = &filters.role {
             crate::memory::messages::check_role(role).map_err(|_| {
@@ -257,6 +272,7 @@ fn observation_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<V
         resource_id: f.resource_id.clone(),
         since: f.since,
         until: f.until,
+        include_deleted: f.include_deleted,
     };
     let hits = om::search::hits(conn, query, &req.params, &scope)?;
     Ok(hits

@@ -20,7 +20,7 @@ use crate::db::row::Cells;
 use crate::memory::tokens::{self, Encoding};
 use crate::search::{self, NS_MESSAGES};
 use crate::tasks::link;
-use crate::{ids, json_opts::Opts, memory::threads, Conn, Error, Result, Value};
+use crate::{ids, json_opts::Opts, memory::lifecycle, memory::threads, Conn, Error, Result, Value};
 
 /// The roles a message may have.
 pub const ROLES: &[&str] = &["user", "assistant", "system", "tool"];
@@ -282,7 +282,7 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
            token_count = token_count + ?3, \
            updated_at = CASE WHEN updated_at < ?4 THEN ?4 ELSE updated_at END \
          WHERE id = ?1{conflict_guard} \
-         RETURNING next_message_index, resource_id, {}, {}",
+         RETURNING next_message_index, resource_id, state, {}, {}",
         dialect.json_text("metadata", "active_task_id"),
         dialect.json_text("metadata", "session_id"),
     );
@@ -305,6 +305,8 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
     let mut row = row.into_iter();
     let next_index = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
     let resource = row.next().and_then(Value::into_string);
+    let state = row.next().and_then(Value::into_string).unwrap_or_default();
+    lifecycle::check_accepts_messages(&d.thread_id, &state)?;
     let active_task = row.next().and_then(Value::into_string);
     let session = row.next().and_then(Value::into_string);
     d.message_index = Some(d.message_index.unwrap_or(next_index - 1));

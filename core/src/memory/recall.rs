@@ -3,8 +3,10 @@
 //! The last `last_n` messages of the thread and, when a hint is given, the `top_k` search hits
 //! in the thread (or its resource, with `"scope":"resource"`), each with `before` messages
 //! before it and `after` after it (seed 003: 3, 2, 1). Deduplicated and in conversation order.
+//! A deleted thread is recalled, and deleted threads searched, only with `include_deleted`.
 
 use crate::api::{int, text, Field};
+use crate::memory::lifecycle::{self, State};
 use crate::memory::message_search::{self, Filters, Request};
 use crate::search::{SearchParams, SnippetSettings};
 use crate::{json_opts::Opts, memory::threads, Conn, Error, Result, Row, Value};
@@ -23,7 +25,14 @@ pub const COLUMNS: [Field; 9] = [
     text("reason"),
 ];
 
-const OPTIONS: &[&str] = &["last_n", "top_k", "before", "after", "scope"];
+const OPTIONS: &[&str] = &[
+    "last_n",
+    "top_k",
+    "before",
+    "after",
+    "scope",
+    "include_deleted",
+];
 
 /// One recalled message; `content` is the injection text (what goes into a prompt).
 #[derive(Clone, Debug, PartialEq)]
@@ -87,14 +96,20 @@ pub fn recall(
     let before = opts.int("before", 2, 0, 100)?;
     let after = opts.int("after", 1, 0, 100)?;
     let scope = opts.opt_str("scope")?.unwrap_or_else(|| "thread".into());
+    let include_deleted = opts.opt_bool("include_deleted")?.unwrap_or(false);
     let resource = threads::resource_of(conn, thread_id)?;
+    if !include_deleted && lifecycle::state_of(conn, thread_id)? == State::Deleted {
+        return Err(lifecycle::hidden(thread_id));
+    }
     let filters = match scope.as_str() {
         "thread" => Filters {
             thread_id: Some(thread_id.into()),
+            include_deleted,
             ..Filters::default()
         },
         "resource" => Filters {
             resource_id: Some(resource),
+            include_deleted,
             ..Filters::default()
         },
         _ => {

@@ -1,35 +1,199 @@
 //! Threads: one conversation each, grouped by resource (a user, a project, an agent).
 
-use crate::{ids, json_opts, Conn, Error, Result, Value};
+use crate::db::row::Cells;
+use crate::json_opts::{self, Opts};
+use crate::{ids, Conn, Error, Result, Row, Value};
+use serde_json::{Map, Value as Json};
 
 /// Longest resource id accepted.
 pub const MAX_RESOURCE_LEN: usize = 200;
 
-/// `mem_thread_create(resource_id [, title [, metadata]])`. O(log n).
+/// Options `mem_thread_create` understands.
+const CREATE_OPTIONS: &[&str] = &["id", "agent_id", "user_id"];
+
+/// `mem_thread_create(resource_id [, title [, metadata [, options]]])`: options `id`,
+/// `agent_id`, `user_id`. O(log n).
 pub fn create(
     conn: &mut dyn Conn,
     resource_id: Option<&str>,
     title: Option<&str>,
     metadata: Option<&str>,
+    options: Option<&str>,
 ) -> Result<String> {
     let resource_id =
         resource_id.ok_or_else(|| Error::invalid("resource_id", "must not be NULL"))?;
     ids::check_id("resource_id", resource_id)?;
     let metadata = json_opts::object_text("metadata", metadata)?;
-    let id = ids::new_id();
+    let o = Opts::parse("options", options, CREATE_OPTIONS)?;
+    let id = match o.opt_str("id")? {
+        Some(id) => {
+            ids::check_id("options.id", &id)?;
+            id
+        }
+        None => ids::new_id(),
+    };
+    let agent_id = opt_id(&o, "agent_id")?;
+    let user_id = opt_id(&o, "user_id")?;
     let now = conn.now_ms()?;
     conn.execute(
-        "INSERT INTO mem_threads (id, resource_id, title, metadata, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, CAST(?4 AS @JSON), ?5, ?5)",
+        "INSERT INTO mem_threads (id, resource_id, title, metadata, created_at, updated_at, agent_id, user_id) \
+         VALUES (?1, ?2, ?3, CAST(?4 AS @JSON), ?5, ?5, ?6, ?7)",
         &[
             id.as_str().into(),
             resource_id.into(),
             title.into(),
             metadata.into(),
             Value::Int(now),
+            agent_id.into(),
+            user_id.into(),
         ],
     )?;
     Ok(id)
+}
+
+/// An optional id-like option (`agent_id`, `user_id`), checked as ids are.
+fn opt_id(o: &Opts, key: &str) -> Result<Option<String>> {
+    let v = o.opt_str(key)?;
+    if let Some(v) = &v {
+        ids::check_id(&o.name(key), v)?;
+    }
+    Ok(v)
+}
+
+/// The columns of a thread as [`get`] returns them, in this order.
+pub const THREAD_COLUMNS: &str = "id, resource_id, agent_id, user_id, title, state, metadata, \
+     created_at, updated_at, message_count, token_count";
+
+/// A thread's row as JSON: the shape `mem_thread_get` returns and `mem_threads` lists.
+pub fn thread_json(row: Row) -> Result<Json> {
+    let mut c = Cells::new("mem_threads", THREAD_FIELDS, row);
+    let mut m = Map::new();
+    for key in &THREAD_FIELDS[..6] {
+        m.insert(
+            (*key).into(),
+            c.opt_text()?.map_or(Json::Null, Json::String),
+        );
+    }
+    let metadata: Json = serde_json::from_str(&c.json_object()?)
+        .map_err(|e| Error::internal(format!("mem_threads.metadata: {e}")))?;
+    m.insert("metadata".into(), metadata);
+    for key in &THREAD_FIELDS[7..] {
+        m.insert((*key).into(), Json::from(c.int()?));
+    }
+    Ok(Json::Object(m))
+}
+
+/// A thread's JSON (from [`thread_json`]) as a row of `mem_thread_list`, with its cursor.
+pub fn json_row(j: &Json, cursor: String) -> Row {
+    let mut row: Row = THREAD_FIELDS[..6]
+        .iter()
+        .map(|k| j[*k].as_str().map_or(Value::Null, |s| s.into()))
+        .collect();
+    row.push(j["metadata"].to_string().into());
+    row.extend(
+        THREAD_FIELDS[7..]
+            .iter()
+            .map(|k| Value::Int(j[*k].as_i64().unwrap_or(0))),
+    );
+    row.push(cursor.into());
+    row
+}
+
+const THREAD_FIELDS: &[&str] = &[
+    "id",
+    "resource_id",
+    "agent_id",
+    "user_id",
+    "title",
+    "state",
+    "metadata",
+    "created_at",
+    "updated_at",
+    "message_count",
+    "token_count",
+];
+
+/// The thread's row, or `thread not found`.
+fn row_of(conn: &mut dyn Conn, thread_id: &str) -> Result<Row> {
+    conn.query(
+        &format!("SELECT {THREAD_COLUMNS} FROM mem_threads WHERE id = ?1"),
+        &[thread_id.into()],
+    )?
+    .into_iter()
+    .next()
+    .ok_or_else(|| Error::not_found("thread", thread_id))
+}
+
+/// `mem_thread_get(id)` → the thread as JSON (its counters included), in any state.
+pub fn get(conn: &mut dyn Conn, thread_id: Option<&str>) -> Result<String> {
+    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
+    Ok(thread_json(row_of(conn, thread_id)?)?.to_string())
+}
+
+/// Keys `mem_thread_update` understands.
+const PATCH_KEYS: &[&str] = &["title", "metadata", "agent_id", "user_id"];
+
+/// `mem_thread_update(id, patch)` → the thread as JSON. `title`, `agent_id` and `user_id` are
+/// replaced (`null` clears them); `metadata` is merged into the thread's, a key set to `null`
+/// removed. The state changes only through its events (`mem_thread_archive`, …).
+pub fn update(conn: &mut dyn Conn, thread_id: Option<&str>, patch: Option<&str>) -> Result<String> {
+    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
+    let patch = patch.ok_or_else(|| Error::invalid("patch", "must not be NULL"))?;
+    if let Ok(Json::Object(m)) = serde_json::from_str::<Json>(patch) {
+        if m.contains_key("state") {
+            return Err(Error::invalid(
+                "patch.state",
+                "changes only through mem_thread_archive, mem_thread_delete and mem_thread_restore",
+            ));
+        }
+    }
+    let o = Opts::parse("patch", Some(patch), PATCH_KEYS)?;
+    let current = thread_json(row_of(conn, thread_id)?)?;
+    let text_of = |key: &str| -> Result<Option<String>> {
+        if o.has(key) {
+            return o.opt_str(key);
+        }
+        Ok(current[key].as_str().map(str::to_owned))
+    };
+    let title = text_of("title")?;
+    let agent_id = if o.has("agent_id") {
+        opt_id(&o, "agent_id")?
+    } else {
+        text_of("agent_id")?
+    };
+    let user_id = if o.has("user_id") {
+        opt_id(&o, "user_id")?
+    } else {
+        text_of("user_id")?
+    };
+    let mut metadata = current["metadata"].as_object().cloned().unwrap_or_default();
+    if let Some(p) = o.opt_object("metadata")? {
+        if let Ok(Json::Object(p)) = serde_json::from_str::<Json>(&p) {
+            for (k, v) in p {
+                if v.is_null() {
+                    metadata.remove(&k);
+                } else {
+                    metadata.insert(k, v);
+                }
+            }
+        }
+    }
+    let now = conn.now_ms()?;
+    conn.execute(
+        "UPDATE mem_threads SET title = ?2, agent_id = ?3, user_id = ?4, \
+           metadata = CAST(?5 AS @JSON), \
+           updated_at = CASE WHEN updated_at < ?6 THEN ?6 ELSE updated_at END \
+         WHERE id = ?1",
+        &[
+            thread_id.into(),
+            title.into(),
+            agent_id.into(),
+            user_id.into(),
+            Json::Object(metadata).to_string().into(),
+            Value::Int(now),
+        ],
+    )?;
+    get(conn, Some(thread_id))
 }
 
 /// The thread's resource id, or `thread not found`.

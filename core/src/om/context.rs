@@ -6,6 +6,7 @@ use super::prompts;
 use super::record::{self, Key, Record, Scope};
 use super::time;
 use crate::json_opts::Opts;
+use crate::memory::lifecycle::{self, State};
 use crate::memory::tokens::{self, Encoding};
 use crate::{memory::working_memory, Conn, Error, Result, Value};
 use serde_json::Value as Json;
@@ -119,6 +120,14 @@ pub fn system_message(
     Ok(Some((s, n)))
 }
 
+/// Context is assembled for live threads only: a deleted thread's is refused.
+fn refuse_deleted(conn: &mut dyn Conn, thread_id: &str) -> Result<()> {
+    if lifecycle::state_of(conn, thread_id)? == State::Deleted {
+        return Err(lifecycle::hidden(thread_id));
+    }
+    Ok(())
+}
+
 /// `om_context(thread_id [, options])` → the system message or NULL. Option `scope`.
 pub fn om_context(
     conn: &mut dyn Conn,
@@ -127,6 +136,7 @@ pub fn om_context(
 ) -> Result<Option<String>> {
     let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
     let o = Opts::parse("options", options, &["scope"])?;
+    refuse_deleted(conn, thread_id)?;
     let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
     let rec = record::load(conn, &key)?;
     let msgs = match key.scope {
@@ -149,6 +159,7 @@ pub fn mem_context(
     let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
     let o = Opts::parse("options", options, &["scope", "budget"])?;
     let budget = o.int("budget", 100_000, 0, i64::MAX / 4)?;
+    refuse_deleted(conn, thread_id)?;
     let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
     let rec = record::load(conn, &key)?;
     let msgs = pending::unobserved(conn, &key, rec.as_ref(), true)?;

@@ -2,9 +2,12 @@
 //!
 //! A message is unobserved when it was created at or after the record's cursor
 //! (`last_observed_at`) and its id is not in `observed_message_ids` (which holds the observed
-//! messages at or after the cursor, so that equal timestamps never hide a message).
+//! messages at or after the cursor, so that equal timestamps never hide a message). Messages of
+//! deleted threads are not pending: observational memory stops counting a thread when it is
+//! deleted (and counts it again when it is restored).
 
 use super::record::{Key, Record, Scope};
+use crate::memory::lifecycle;
 use crate::{Conn, Result, Value};
 use std::collections::HashSet;
 
@@ -37,10 +40,11 @@ pub fn unobserved(
     } else {
         "''"
     };
+    let live = live_threads(conn, key)?;
     let rows = conn.query(
         &format!(
             "SELECT id, thread_id, role, {text}, created_at, token_count FROM mem_messages \
-             WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)) \
+             WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)){live} \
              ORDER BY created_at, thread_id, message_index"
         ),
         &[value.into(), cursor.into()],
@@ -86,11 +90,12 @@ pub fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Result<(i
         let t = row.get(1).and_then(Value::as_i64).unwrap_or(0);
         Ok((n, t))
     };
+    let live = live_threads(conn, key)?;
     let (mut n, mut t) = sum(
         conn,
         &format!(
             "SELECT count(*), CAST(coalesce(sum(token_count), 0) AS BIGINT) FROM mem_messages \
-             WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT))"
+             WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)){live}"
         ),
         &[value.into(), cursor.into()],
     )?;
@@ -107,7 +112,7 @@ pub fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Result<(i
             conn,
             &format!(
                 "SELECT count(*), CAST(coalesce(sum(token_count), 0) AS BIGINT) FROM mem_messages \
-                 WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)) \
+                 WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)){live} \
                  AND id IN ({})",
                 placeholders.join(", ")
             ),
@@ -117,6 +122,16 @@ pub fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Result<(i
         t -= ot;
     }
     Ok((n, t))
+}
+
+/// The condition that leaves deleted threads' messages out, when the key's resource has any
+/// (one index probe; empty otherwise).
+fn live_threads(conn: &mut dyn Conn, key: &Key) -> Result<String> {
+    Ok(if lifecycle::any_deleted(conn, Some(&key.resource_id))? {
+        format!(" AND {}", lifecycle::NOT_IN_DELETED)
+    } else {
+        String::new()
+    })
 }
 
 /// Ids covered by the record's buffered chunks.

@@ -3,6 +3,7 @@
 //! that change them, and `mem_search` returns them beside messages with `source` `reflection`.
 
 use crate::db::row::Fields;
+use crate::memory::lifecycle;
 use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams};
 use crate::{Conn, Result};
@@ -37,21 +38,13 @@ pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
 }
 
 /// Which records a search may return: those of a thread or resource, updated within a time
-/// range (both ends inclusive, as for messages).
+/// range (both ends inclusive, as for messages); records of deleted threads only when asked.
 pub struct Scope {
     pub thread_id: Option<String>,
     pub resource_id: Option<String>,
     pub since: Option<i64>,
     pub until: Option<i64>,
-}
-
-impl Scope {
-    fn is_empty(&self) -> bool {
-        self.thread_id.is_none()
-            && self.resource_id.is_none()
-            && self.since.is_none()
-            && self.until.is_none()
-    }
+    pub include_deleted: bool,
 }
 
 /// An observation hit: the engine's hit and its record.
@@ -72,16 +65,29 @@ pub fn hits(
     params: &SearchParams,
     scope: &Scope,
 ) -> Result<Vec<ObservationHit>> {
-    let allowed = if scope.is_empty() {
+    let hide_deleted =
+        !scope.include_deleted && lifecycle::any_deleted(conn, scope.resource_id.as_deref())?;
+    let unscoped = scope.thread_id.is_none()
+        && scope.resource_id.is_none()
+        && scope.since.is_none()
+        && scope.until.is_none();
+    let allowed = if unscoped && !hide_deleted {
         Allowed::All
     } else {
         Allowed::query(
             conn,
-            "SELECT seq FROM mem_om_records WHERE is_active = 1 \
-               AND (CAST(?1 AS TEXT) IS NULL OR thread_id = CAST(?1 AS TEXT)) \
-               AND (CAST(?2 AS TEXT) IS NULL OR resource_id = CAST(?2 AS TEXT)) \
-               AND (CAST(?3 AS BIGINT) IS NULL OR updated_at >= CAST(?3 AS BIGINT)) \
-               AND (CAST(?4 AS BIGINT) IS NULL OR updated_at <= CAST(?4 AS BIGINT))",
+            &format!(
+                "SELECT seq FROM mem_om_records WHERE is_active = 1 \
+                   AND (CAST(?1 AS TEXT) IS NULL OR thread_id = CAST(?1 AS TEXT)) \
+                   AND (CAST(?2 AS TEXT) IS NULL OR resource_id = CAST(?2 AS TEXT)) \
+                   AND (CAST(?3 AS BIGINT) IS NULL OR updated_at >= CAST(?3 AS BIGINT)) \
+                   AND (CAST(?4 AS BIGINT) IS NULL OR updated_at <= CAST(?4 AS BIGINT)){}",
+                if hide_deleted {
+                    format!(" AND {}", lifecycle::NOT_IN_DELETED)
+                } else {
+                    String::new()
+                }
+            ),
             &[
                 scope.thread_id.clone().into(),
                 scope.resource_id.clone().into(),

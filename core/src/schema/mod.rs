@@ -38,7 +38,8 @@
 //! `@types <table> <column>:<kind> …` gives SQLite the column types it would otherwise not
 //! enforce (a plain `INSERT` could store `'yesterday'` in a BIGINT column). Kinds: `int`,
 //! `text`, `object` (a JSON object), `array` (a JSON array), with `?` for nullable. Postgres'
-//! column types already do this; there only `object` and `array` add a `CHECK`.
+//! column types already do this; there only `object` and `array` add a `CHECK`. A later
+//! migration that adds columns declares the table's full list again: it replaces the checks.
 
 mod render;
 pub mod sqlite_triggers;
@@ -120,6 +121,11 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 13,
         name: "recall",
         script: include_str!("../../../sql/migrations/0013_recall.sql"),
+    },
+    Migration {
+        version: 14,
+        name: "conversations",
+        script: include_str!("../../../sql/migrations/0014_conversations.sql"),
     },
 ];
 
@@ -241,11 +247,14 @@ mod tests {
         assert!(d.contains("BEFORE INSERT ON t FOR EACH ROW WHEN (NEW.a <> 0 OR NEW.b <> 0) AND NOT mem__internal()"));
         assert!(d.contains("BEFORE UPDATE OF a, b ON t"));
         let t = render("@types t a:int b:text? m:object", Dialect::Sqlite);
-        assert!(t.contains("CREATE TRIGGER t_types_insert BEFORE INSERT ON t"));
+        assert!(t.contains(
+            "DROP TRIGGER IF EXISTS t_types_insert; CREATE TRIGGER t_types_insert BEFORE INSERT ON t"
+        ));
         assert!(t.contains("RAISE(ABORT, 't.b: must be text or NULL') WHERE NOT (NEW.b IS NULL OR typeof(NEW.b) = 'text')"));
         assert_eq!(
             render("@types t a:int m:object", Dialect::Postgres).trim(),
-            "ALTER TABLE t ADD CONSTRAINT t_m_object CHECK (jsonb_typeof(m) = 'object') NOT VALID;"
+            "ALTER TABLE t DROP CONSTRAINT IF EXISTS t_m_object; \
+             ALTER TABLE t ADD CONSTRAINT t_m_object CHECK (jsonb_typeof(m) = 'object') NOT VALID;"
         );
         assert_eq!(
             render("@drop_trigger t x", Dialect::Postgres).trim(),

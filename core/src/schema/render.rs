@@ -256,7 +256,8 @@ fn render_types(spec: &str, dialect: Dialect) -> String {
                 .iter()
                 .map(|ev| {
                     format!(
-                        "CREATE TRIGGER {table}_types_{ev} BEFORE {} ON {table} FOR EACH ROW \
+                        "DROP TRIGGER IF EXISTS {table}_types_{ev}; \
+                         CREATE TRIGGER {table}_types_{ev} BEFORE {} ON {table} FOR EACH ROW \
                          WHEN NOT ({}) BEGIN {body}END;",
                         ev.to_uppercase(),
                         all.join(" AND ")
@@ -270,7 +271,8 @@ fn render_types(spec: &str, dialect: Dialect) -> String {
             .filter(|c| c.1 == "object" || c.1 == "array")
             .map(|(col, kind, ..)| {
                 format!(
-                    "ALTER TABLE {table} ADD CONSTRAINT {table}_{col}_{kind} \
+                    "ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_{col}_{kind}; \
+                     ALTER TABLE {table} ADD CONSTRAINT {table}_{col}_{kind} \
                      CHECK (jsonb_typeof({col}) = '{kind}') NOT VALID;"
                 )
             })

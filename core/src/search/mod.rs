@@ -540,6 +540,22 @@ pub fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<()> {
     merge_policy(conn, ns, true)
 }
 
+/// Flushes the delta and rewrites every segment that holds deleted documents on its own, so
+/// that no deleted document's postings, positions or terms are left in any page: what a
+/// verified forget needs (deletions are otherwise only marked until a merge). Costs the
+/// segments with deletions, not the whole index as [`optimize`] does.
+pub fn purge(conn: &mut dyn Conn, ns: &str) -> Result<()> {
+    check_ns(ns)?;
+    flush(conn, ns, true)?;
+    store::lock_meta(conn, ns, Lock::Exclusive)?;
+    for seg in store::segments(conn, ns)? {
+        if seg.dead_count > 0 {
+            merge_segments(conn, ns, std::slice::from_ref(&seg))?;
+        }
+    }
+    Ok(())
+}
+
 /// Documents per segment built by [`reindex`] (the merge policy then combines them).
 pub const REINDEX_CHUNK: usize = 65_536;
 

@@ -6,6 +6,7 @@ use crate::db::row::Fields;
 use crate::memories::filter::Filter;
 use crate::memories::lifecycle::decayed;
 use crate::memories::{files, NS_MEMORIES};
+use crate::memory::lifecycle;
 use crate::om::search::NS_OBSERVATIONS;
 use crate::search::rows::{self, Allowed};
 use crate::search::{SearchParams, NS_MESSAGES};
@@ -52,15 +53,22 @@ impl Kind {
 pub type Key = (Kind, i64);
 
 /// The rows of `kind` a list may return: memories through the memory filter, messages and
-/// observations of the resource (active observations only).
+/// observations of the resource (active observations only), not of a deleted thread.
 fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> {
     let mut params = Vec::new();
     let conds = match kind {
         Kind::Memory => filter.sql("", &mut params),
-        Kind::Message | Kind::Observation => filter.resource.as_ref().map(|r| {
-            params.push(r.as_str().into());
-            "resource_id = ?1".to_owned()
-        }),
+        Kind::Message | Kind::Observation => {
+            let mut c: Vec<String> = Vec::new();
+            if let Some(r) = &filter.resource {
+                params.push(r.as_str().into());
+                c.push("resource_id = ?1".to_owned());
+            }
+            if lifecycle::any_deleted(conn, filter.resource.as_deref())? {
+                c.push(lifecycle::NOT_IN_DELETED.to_owned());
+            }
+            (!c.is_empty()).then(|| c.join(" AND "))
+        }
     };
     match conds {
         None => Ok(Allowed::All),
@@ -130,8 +138,15 @@ pub fn dense(
             .filter(|f| f.kind == kind.name())
             .map(|f| f.owner_id.as_str().into())
             .collect();
+        // Messages of deleted threads have vectors too; they are dropped here.
+        let live = match kind {
+            Kind::Message if lifecycle::any_deleted(conn, filter.resource.as_deref())? => {
+                format!(" AND {}", lifecycle::NOT_IN_DELETED)
+            }
+            _ => String::new(),
+        };
         let sql = format!(
-            "SELECT seq, id FROM {} WHERE id IN ({{keys}})",
+            "SELECT seq, id FROM {} WHERE id IN ({{keys}}){live}",
             kind.table()
         );
         for r in query_in(conn, &sql, &[], &ids)? {

@@ -26,7 +26,7 @@ use self::fuse::{Family, List, BOOST_END, BOOST_TOP};
 use self::query_type::{QueryType, Weights};
 use super::filter::Filter;
 use super::lifecycle;
-use crate::api::{int, real, text, Field, Type};
+use crate::api::{int, json, real, text, Field};
 use crate::args::check_one_of;
 use crate::json_opts::Opts;
 use crate::memory::tokens::{self, Encoding};
@@ -43,10 +43,7 @@ pub const COLUMNS: [Field; 9] = [
     int("bm25_rank"),
     int("dense_rank"),
     int("graph_rank"),
-    Field {
-        name: "boosts",
-        ty: Type::Json,
-    },
+    json("boosts"),
     int("tokens"),
 ];
 

@@ -1,0 +1,144 @@
+//! `mem_forget`: the hard delete of everything a resource owns, search postings included.
+//!
+//! Rows go through plain `DELETE`s, so the triggers that keep derived data exact (search
+//! index, counters, closure, memory files, vector chunks, task links) do what they do for any
+//! delete. The search engine only marks a deleted document until a merge; so afterwards every
+//! namespace the resource wrote to is purged ([`search::purge`]): the segments that hold
+//! deleted documents are rewritten without them, and no posting, position or term of the
+//! forgotten text is left in an index page. The bytes of freed database pages are a storage
+//! matter: SQLite zeroes them with `PRAGMA secure_delete = ON`, Postgres reclaims dead tuples
+//! with `VACUUM` (docs/conversations.md, "Forget").
+//!
+//! Tasks carry no resource: a task goes with the resource when every message it is linked to
+//! (by a task link or a message's `task_id`) is the resource's; links of other tasks to the
+//! resource's messages go.
+
+use crate::memories::NS_MEMORIES;
+use crate::om::search::{self as om_search, NS_OBSERVATIONS};
+use crate::search::{self, NS_MESSAGES};
+use crate::tasks::graph::NS_TASKS;
+use crate::{Conn, Error, Result, Value};
+use serde_json::{Map, Value as Json};
+
+/// The tables `mem_forget` reports, with the statement that counts a resource's rows in each
+/// (`?1`), taken before anything is deleted: derived rows (closure, links, vectors) go through
+/// the triggers of the rows they hang on.
+pub const TABLES: &[(&str, &str)] = &[
+    ("mem_threads", "SELECT count(*) FROM mem_threads WHERE resource_id = ?1"),
+    ("mem_messages", "SELECT count(*) FROM mem_messages WHERE resource_id = ?1"),
+    (
+        "mem_compactions",
+        "SELECT count(*) FROM mem_compactions WHERE thread_id IN \
+           (SELECT id FROM mem_threads WHERE resource_id = ?1)",
+    ),
+    ("mem_tasks", ""),
+    (
+        "mem_task_messages",
+        "SELECT count(*) FROM mem_task_messages WHERE message_id IN \
+           (SELECT id FROM mem_messages WHERE resource_id = ?1)",
+    ),
+    ("mem_om_records", "SELECT count(*) FROM mem_om_records WHERE resource_id = ?1"),
+    (
+        "mem_working_memory",
+        "SELECT count(*) FROM mem_working_memory WHERE scope_key = 'resource:' || ?1 \
+           OR scope_key IN (SELECT 'thread:' || id FROM mem_threads WHERE resource_id = ?1)",
+    ),
+    ("mem_memories", "SELECT count(*) FROM mem_memories WHERE resource_id = ?1"),
+    (
+        "mem_embeddings",
+        "SELECT count(*) FROM mem_embeddings e WHERE \
+           (e.kind = 'memory' AND e.owner_id IN (SELECT id FROM mem_memories WHERE resource_id = ?1)) \
+           OR (e.kind = 'message' AND e.owner_id IN (SELECT id FROM mem_messages WHERE resource_id = ?1))",
+    ),
+    ("mem_graph_nodes", "SELECT count(*) FROM mem_graph_nodes WHERE resource_id = ?1"),
+    ("mem_graph_edges", "SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1"),
+    ("mem_graph_closure", "SELECT count(*) FROM mem_graph_closure WHERE resource_id = ?1"),
+    ("mem_graph_hubs", "SELECT count(*) FROM mem_graph_hubs WHERE resource_id = ?1"),
+    ("mem_graph_settings", "SELECT count(*) FROM mem_graph_settings WHERE resource_id = ?1"),
+];
+
+/// The deletes, in order: the graph's edges before its nodes (their triggers take the closure
+/// rows they carried), memories (their triggers take vectors, file rows and index documents),
+/// then messages and compactions explicitly before their threads — the foreign keys' cascade
+/// is off in SQLite unless the connection turned it on; the message delete trigger takes each
+/// message out of the index, its vectors and its task links with it.
+const DELETES: &[&str] = &[
+    "DELETE FROM mem_graph_edges WHERE resource_id = ?1",
+    "DELETE FROM mem_graph_nodes WHERE resource_id = ?1",
+    "DELETE FROM mem_graph_closure WHERE resource_id = ?1",
+    "DELETE FROM mem_graph_hubs WHERE resource_id = ?1",
+    "DELETE FROM mem_graph_settings WHERE resource_id = ?1",
+    "DELETE FROM mem_memories WHERE resource_id = ?1",
+    "DELETE FROM mem_task_messages WHERE message_id IN \
+       (SELECT id FROM mem_messages WHERE resource_id = ?1)",
+    "DELETE FROM mem_om_records WHERE resource_id = ?1",
+    "DELETE FROM mem_working_memory WHERE scope_key = 'resource:' || ?1 \
+       OR scope_key IN (SELECT 'thread:' || id FROM mem_threads WHERE resource_id = ?1)",
+    "DELETE FROM mem_compactions WHERE thread_id IN \
+       (SELECT id FROM mem_threads WHERE resource_id = ?1)",
+    "DELETE FROM mem_messages WHERE thread_id IN \
+       (SELECT id FROM mem_threads WHERE resource_id = ?1)",
+    "DELETE FROM mem_threads WHERE resource_id = ?1",
+];
+
+/// The tasks that go with the resource: linked (by a task link or a message's `task_id`) to
+/// its messages and to no other resource's.
+const OWN_TASKS: &str = "SELECT id FROM mem_tasks WHERE id IN ( \
+       SELECT l.task_id FROM mem_task_messages l JOIN mem_messages m ON m.id = l.message_id \
+         WHERE m.resource_id = ?1 \
+       UNION SELECT task_id FROM mem_messages WHERE resource_id = ?1 AND task_id IS NOT NULL) \
+     AND id NOT IN ( \
+       SELECT l.task_id FROM mem_task_messages l JOIN mem_messages m ON m.id = l.message_id \
+         WHERE m.resource_id <> ?1 \
+       UNION SELECT task_id FROM mem_messages WHERE resource_id <> ?1 AND task_id IS NOT NULL) \
+     ORDER BY id";
+
+/// `mem_forget(resource_id)` → JSON `{table: rows deleted}` for every table in [`TABLES`]
+/// (zeros for a resource nobody wrote). All or nothing.
+pub fn forget(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> {
+    let r = resource_id.ok_or_else(|| Error::invalid("resource_id", "must not be NULL"))?;
+    let rid = [Value::from(r)];
+    let tasks: Vec<Value> = conn
+        .query(OWN_TASKS, &rid)?
+        .into_iter()
+        .filter_map(|row| row.into_iter().next())
+        .collect();
+    let mut counts = Map::new();
+    for (table, sql) in TABLES {
+        let n = if sql.is_empty() {
+            tasks.len() as i64
+        } else {
+            conn.query_value(sql, &rid)?
+                .and_then(|v| v.as_i64())
+                .unwrap_or(0)
+        };
+        counts.insert((*table).to_owned(), Json::from(n));
+    }
+
+    // Observational memory's active records are search documents no trigger keeps.
+    for row in conn.query(
+        "SELECT seq, active_observations FROM mem_om_records WHERE resource_id = ?1 AND is_active = 1",
+        &rid,
+    )? {
+        let mut it = row.into_iter();
+        if let (Some(seq), Some(text)) = (
+            it.next().and_then(|v| v.as_i64()),
+            it.next().and_then(Value::into_string),
+        ) {
+            om_search::unindex(conn, seq, &text)?;
+        }
+    }
+    for t in &tasks {
+        conn.execute(
+            "DELETE FROM mem_tasks WHERE id = ?1",
+            std::slice::from_ref(t),
+        )?;
+    }
+    for sql in DELETES {
+        conn.execute(sql, &rid)?;
+    }
+    for ns in [NS_MESSAGES, NS_OBSERVATIONS, NS_MEMORIES, NS_TASKS] {
+        search::purge(conn, ns)?;
+    }
+    Ok(Json::Object(counts).to_string())
+}
