@@ -6,6 +6,7 @@ pub mod backend;
 pub mod cases;
 pub mod graph_oracle;
 pub mod invariants;
+pub mod sample;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
-//! The user's data as a whole: statistics and forget.
+//! The user's data as a whole: statistics, export and import, forget.
 
 use super::{text, Function, Nature, Returns, Type};
-use crate::data::{forget, stats};
+use crate::data::{export, forget, stats};
 
 pub const FUNCTIONS: &[Function] = &[
     Function {
@@ -12,6 +12,35 @@ pub const FUNCTIONS: &[Function] = &[
             Ok(stats::stats(c, a.texts()?.at(0))?.into())
         }),
         nature: Nature::Reader,
+    },
+    Function {
+        name: "mem_export",
+        args: &[text("scope"), text("format")],
+        required: 1,
+        returns: Returns::Scalar(Type::Text, |c, a| {
+            let t = a.texts()?;
+            Ok(export::export(c, t.at(0), t.at(1))?.into())
+        }),
+        nature: Nature::Reader,
+    },
+    Function {
+        name: "mem_export_rows",
+        args: &[text("scope"), text("format")],
+        required: 1,
+        returns: Returns::Table(&export::ROW_COLUMNS, |c, a| {
+            let t = a.texts()?;
+            export::export_rows(c, t.at(0), t.at(1))
+        }),
+        nature: Nature::Reader,
+    },
+    Function {
+        name: "mem_import",
+        args: &[text("json")],
+        required: 1,
+        returns: Returns::Scalar(Type::Json, |c, a| {
+            Ok(export::import(c, a.texts()?.at(0))?.into())
+        }),
+        nature: Nature::Writer,
     },
     Function {
         name: "mem_forget",

@@ -13,6 +13,7 @@
 //! (by a task link or a message's `task_id`) is the resource's; links of other tasks to the
 //! resource's messages go.
 
+use super::tables;
 use crate::memories::NS_MEMORIES;
 use crate::om::search::{self as om_search, NS_OBSERVATIONS};
 use crate::search::{self, NS_MESSAGES};
@@ -20,66 +21,51 @@ use crate::tasks::graph::NS_TASKS;
 use crate::{Conn, Error, Result, Value};
 use serde_json::{Map, Value as Json};
 
-/// The tables `mem_forget` reports, with the statement that counts a resource's rows in each
-/// (`?1`), taken before anything is deleted: derived rows (closure, links, vectors) go through
-/// the triggers of the rows they hang on.
-pub const TABLES: &[(&str, &str)] = &[
-    ("mem_threads", "SELECT count(*) FROM mem_threads WHERE resource_id = ?1"),
-    ("mem_messages", "SELECT count(*) FROM mem_messages WHERE resource_id = ?1"),
-    (
-        "mem_compactions",
-        "SELECT count(*) FROM mem_compactions WHERE thread_id IN \
-           (SELECT id FROM mem_threads WHERE resource_id = ?1)",
-    ),
-    ("mem_tasks", ""),
-    (
-        "mem_task_messages",
-        "SELECT count(*) FROM mem_task_messages WHERE message_id IN \
-           (SELECT id FROM mem_messages WHERE resource_id = ?1)",
-    ),
-    ("mem_om_records", "SELECT count(*) FROM mem_om_records WHERE resource_id = ?1"),
-    (
-        "mem_working_memory",
-        "SELECT count(*) FROM mem_working_memory WHERE scope_key = 'resource:' || ?1 \
-           OR scope_key IN (SELECT 'thread:' || id FROM mem_threads WHERE resource_id = ?1)",
-    ),
-    ("mem_memories", "SELECT count(*) FROM mem_memories WHERE resource_id = ?1"),
-    (
-        "mem_embeddings",
-        "SELECT count(*) FROM mem_embeddings e WHERE \
-           (e.kind = 'memory' AND e.owner_id IN (SELECT id FROM mem_memories WHERE resource_id = ?1)) \
-           OR (e.kind = 'message' AND e.owner_id IN (SELECT id FROM mem_messages WHERE resource_id = ?1))",
-    ),
-    ("mem_graph_nodes", "SELECT count(*) FROM mem_graph_nodes WHERE resource_id = ?1"),
-    ("mem_graph_edges", "SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1"),
-    ("mem_graph_closure", "SELECT count(*) FROM mem_graph_closure WHERE resource_id = ?1"),
-    ("mem_graph_hubs", "SELECT count(*) FROM mem_graph_hubs WHERE resource_id = ?1"),
-    ("mem_graph_settings", "SELECT count(*) FROM mem_graph_settings WHERE resource_id = ?1"),
+/// The tables `mem_forget` reports. A table's rows of the resource are those its export
+/// takes (data/tables.rs); the closure and hubs, which no export carries, by `resource_id`.
+/// Counted before anything is deleted: derived rows (closure, links, vectors) go through the
+/// triggers of the rows they hang on.
+pub const TABLES: &[&str] = &[
+    "mem_threads",
+    "mem_messages",
+    "mem_compactions",
+    "mem_tasks",
+    "mem_task_messages",
+    "mem_om_records",
+    "mem_working_memory",
+    "mem_memories",
+    "mem_embeddings",
+    "mem_graph_nodes",
+    "mem_graph_edges",
+    "mem_graph_closure",
+    "mem_graph_hubs",
+    "mem_graph_settings",
 ];
 
 /// The deletes, in order: the graph's edges before its nodes (their triggers take the closure
 /// rows they carried), memories (their triggers take vectors, file rows and index documents),
 /// then messages and compactions explicitly before their threads — the foreign keys' cascade
 /// is off in SQLite unless the connection turned it on; the message delete trigger takes each
-/// message out of the index, its vectors and its task links with it.
-const DELETES: &[&str] = &[
-    "DELETE FROM mem_graph_edges WHERE resource_id = ?1",
-    "DELETE FROM mem_graph_nodes WHERE resource_id = ?1",
-    "DELETE FROM mem_graph_closure WHERE resource_id = ?1",
-    "DELETE FROM mem_graph_hubs WHERE resource_id = ?1",
-    "DELETE FROM mem_graph_settings WHERE resource_id = ?1",
-    "DELETE FROM mem_memories WHERE resource_id = ?1",
-    "DELETE FROM mem_task_messages WHERE message_id IN \
-       (SELECT id FROM mem_messages WHERE resource_id = ?1)",
-    "DELETE FROM mem_om_records WHERE resource_id = ?1",
-    "DELETE FROM mem_working_memory WHERE scope_key = 'resource:' || ?1 \
-       OR scope_key IN (SELECT 'thread:' || id FROM mem_threads WHERE resource_id = ?1)",
-    "DELETE FROM mem_compactions WHERE thread_id IN \
-       (SELECT id FROM mem_threads WHERE resource_id = ?1)",
-    "DELETE FROM mem_messages WHERE thread_id IN \
-       (SELECT id FROM mem_threads WHERE resource_id = ?1)",
-    "DELETE FROM mem_threads WHERE resource_id = ?1",
+/// message out of the index and its vectors with it.
+const DELETE_ORDER: &[&str] = &[
+    "mem_graph_edges",
+    "mem_graph_nodes",
+    "mem_graph_closure",
+    "mem_graph_hubs",
+    "mem_graph_settings",
+    "mem_memories",
+    "mem_task_messages",
+    "mem_om_records",
+    "mem_working_memory",
+    "mem_compactions",
+    "mem_messages",
+    "mem_threads",
 ];
+
+/// The condition (`?1` the resource) that selects a table's rows of a resource.
+fn of_resource(table: &str) -> &'static str {
+    tables::table(table).map_or("resource_id = ?1", |t| t.of_resource)
+}
 
 /// The tasks that go with the resource: linked (by a task link or a message's `task_id`) to
 /// its messages and to no other resource's.
@@ -104,11 +90,12 @@ pub fn forget(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> 
         .filter_map(|row| row.into_iter().next())
         .collect();
     let mut counts = Map::new();
-    for (table, sql) in TABLES {
-        let n = if sql.is_empty() {
+    for table in TABLES {
+        let n = if *table == "mem_tasks" {
             tasks.len() as i64
         } else {
-            conn.query_value(sql, &rid)?
+            let sql = format!("SELECT count(*) FROM {table} WHERE {}", of_resource(table));
+            conn.query_value(&sql, &rid)?
                 .and_then(|v| v.as_i64())
                 .unwrap_or(0)
         };
@@ -134,8 +121,11 @@ pub fn forget(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> 
             std::slice::from_ref(t),
         )?;
     }
-    for sql in DELETES {
-        conn.execute(sql, &rid)?;
+    for table in DELETE_ORDER {
+        conn.execute(
+            &format!("DELETE FROM {table} WHERE {}", of_resource(table)),
+            &rid,
+        )?;
     }
     for ns in [NS_MESSAGES, NS_OBSERVATIONS, NS_MEMORIES, NS_TASKS] {
         search::purge(conn, ns)?;

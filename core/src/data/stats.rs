@@ -11,6 +11,7 @@ use crate::json_opts::Opts;
 use crate::memory::lifecycle::State;
 use crate::{Conn, Error, Result, Row, Value};
 use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
 
 const OPTIONS: &[&str] = &[
     "resource_id",
@@ -100,28 +101,46 @@ pub fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String> {
         agent_id: agent_id.clone(),
     };
 
-    let mut threads = Map::new();
-    for s in State::ALL {
-        threads.insert(s.as_str().into(), json!(0));
-    }
-    let (mut total_threads, mut messages, mut tokens) = (0i64, 0i64, 0i64);
+    // One pass over the threads gives the totals and, by resource or agent, the breakdown.
+    let key = match by.as_deref() {
+        Some("resource") => Some("resource_id"),
+        Some("agent") => Some("agent_id"),
+        _ => None,
+    };
     let mut params = Vec::new();
     let rows = conn.query(
         &format!(
-            "SELECT state, count(*), CAST(coalesce(sum(message_count), 0) AS BIGINT), \
+            "SELECT state, {}, count(*), CAST(coalesce(sum(message_count), 0) AS BIGINT), \
                CAST(coalesce(sum(token_count), 0) AS BIGINT) \
-             FROM mem_threads {} GROUP BY state ORDER BY state",
-            scope.threads_where(&mut params)
+             FROM mem_threads {} GROUP BY state{}",
+            key.unwrap_or("NULL"),
+            scope.threads_where(&mut params),
+            key.map(|k| format!(", {k}")).unwrap_or_default()
         ),
         &params,
     )?;
+    let mut by_state: BTreeMap<String, i64> = State::ALL
+        .iter()
+        .map(|s| (s.as_str().to_owned(), 0))
+        .collect();
+    // Keyed in the core, so that NULL sorts first on both databases.
+    let mut by_key: BTreeMap<Option<String>, [i64; 3]> = BTreeMap::new();
+    let (mut total_threads, mut messages, mut tokens) = (0i64, 0i64, 0i64);
     for r in &rows {
         let state = r.first().and_then(|v| v.as_str()).unwrap_or_default();
-        threads.insert(state.to_owned(), json!(int_at(r, 1)));
-        total_threads += int_at(r, 1);
-        messages += int_at(r, 2);
-        tokens += int_at(r, 3);
+        let (n, m, t) = (int_at(r, 2), int_at(r, 3), int_at(r, 4));
+        *by_state.entry(state.to_owned()).or_default() += n;
+        let e = by_key
+            .entry(r.get(1).and_then(|v| v.as_str()).map(str::to_owned))
+            .or_default();
+        e[0] += n;
+        e[1] += m;
+        e[2] += t;
+        total_threads += n;
+        messages += m;
+        tokens += t;
     }
+    let mut threads: Map<String, Json> = by_state.into_iter().map(|(k, v)| (k, json!(v))).collect();
     threads.insert("total".into(), json!(total_threads));
 
     let mut out = Map::new();
@@ -154,53 +173,25 @@ pub fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String> {
         }),
     );
     if let Some(b) = by {
-        let rows = match b.as_str() {
-            "day" => {
-                let now = match o.opt_int("now")? {
-                    Some(n) => n,
-                    None => conn.now_ms()?,
-                };
-                let until = o.opt_int("until")?.unwrap_or(now);
-                let since = o.opt_int("since")?.unwrap_or(until - DEFAULT_DAYS * DAY_MS);
-                by_day(conn, &scope, since, until, limit)?
-            }
-            column => by_column(conn, &scope, column, limit)?,
+        let rows = if b == "day" {
+            let now = match o.opt_int("now")? {
+                Some(n) => n,
+                None => conn.now_ms()?,
+            };
+            let until = o.opt_int("until")?.unwrap_or(now);
+            let since = o.opt_int("since")?.unwrap_or(until - DEFAULT_DAYS * DAY_MS);
+            by_day(conn, &scope, since, until, limit)?
+        } else {
+            by_key
+                .into_iter()
+                .take(limit as usize)
+                .map(|(k, [n, m, t])| json!({"key": k, "threads": n, "messages": m, "tokens": t}))
+                .collect()
         };
         out.insert("breakdown".into(), Json::Array(rows));
         out.insert("by".into(), json!(b));
     }
     Ok(Json::Object(out).to_string())
-}
-
-/// Threads, messages and tokens per resource or agent (`column` is `resource` or `agent`),
-/// from the thread counters, by key.
-fn by_column(conn: &mut dyn Conn, scope: &Scope, column: &str, limit: i64) -> Result<Vec<Json>> {
-    let col = if column == "resource" {
-        "resource_id"
-    } else {
-        "agent_id"
-    };
-    let mut params = Vec::new();
-    let rows = conn.query(
-        &format!(
-            "SELECT {col}, count(*), CAST(coalesce(sum(message_count), 0) AS BIGINT), \
-               CAST(coalesce(sum(token_count), 0) AS BIGINT) \
-             FROM mem_threads {} GROUP BY {col} ORDER BY {col} LIMIT {limit}",
-            scope.threads_where(&mut params)
-        ),
-        &params,
-    )?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            json!({
-                "key": r.first().and_then(|v| v.as_str()),
-                "threads": int_at(r, 1),
-                "messages": int_at(r, 2),
-                "tokens": int_at(r, 3),
-            })
-        })
-        .collect())
 }
 
 /// Messages and tokens per UTC day of `created_at` within [since, until], oldest first. An

@@ -1,0 +1,353 @@
+//! `mem_export`, `mem_export_rows` and `mem_import`: a thread, a resource or everything, as
+//! JSON that round-trips, or as Markdown a person reads.
+//!
+//! The JSON document is `{"format": "agentmem-export", "version": 1, "scope": …, "tables":
+//! {table: [row, …]}}` with every base row of the scope (data/tables.rs); keys are sorted and
+//! rows in a fixed order, so the same data always gives the same text — on either database.
+//! Import writes the rows with plain `INSERT`s, so the triggers rebuild everything derived
+//! (search index, counters, closure, blocked state) as for any write; ids are kept.
+
+use super::markdown;
+use super::tables::{self, Kind, Table, TABLES};
+use crate::api::{int, text, Field};
+use crate::json_opts::Opts;
+use crate::om::search as om_search;
+use crate::{Conn, Error, Result, Row, Value};
+use serde_json::{json, Map, Value as Json};
+
+/// The `format` of an export document, and its version.
+pub const FORMAT: &str = "agentmem-export";
+pub const VERSION: i64 = 1;
+
+/// Columns of the table `mem_export_rows` returns.
+pub const ROW_COLUMNS: [Field; 3] = [int("n"), text("part"), text("body")];
+
+/// What an export covers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scope {
+    All,
+    Thread(String),
+    Resource(String),
+}
+
+impl Scope {
+    /// `{}` (everything), `{"thread_id": …}` or `{"resource_id": …}`.
+    pub fn parse(text: Option<&str>) -> Result<Scope> {
+        let o = Opts::parse("scope", text, &["thread_id", "resource_id"])?;
+        match (o.opt_str("thread_id")?, o.opt_str("resource_id")?) {
+            (Some(_), Some(_)) => Err(Error::invalid(
+                "scope",
+                "names a thread_id or a resource_id, not both",
+            )),
+            (Some(t), None) => Ok(Scope::Thread(t)),
+            (None, Some(r)) => Ok(Scope::Resource(r)),
+            (None, None) => Ok(Scope::All),
+        }
+    }
+
+    fn to_json(&self) -> Json {
+        match self {
+            Scope::All => json!({}),
+            Scope::Thread(t) => json!({ "thread_id": t }),
+            Scope::Resource(r) => json!({ "resource_id": r }),
+        }
+    }
+}
+
+/// The output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Markdown,
+}
+
+impl Format {
+    pub fn parse(text: Option<&str>) -> Result<Format> {
+        match text.unwrap_or("json") {
+            "json" => Ok(Format::Json),
+            "markdown" => Ok(Format::Markdown),
+            _ => Err(Error::invalid("format", "must be json or markdown")),
+        }
+    }
+}
+
+/// A table's rows of the scope, as JSON objects in export order; `None` when the table has no
+/// rows of a thread (memories, the graph).
+pub fn rows_of(conn: &mut dyn Conn, t: &Table, scope: &Scope) -> Result<Option<Vec<Json>>> {
+    let (cond, params): (Option<&str>, Vec<Value>) = match scope {
+        Scope::All => (None, Vec::new()),
+        Scope::Thread(id) => match t.of_thread {
+            Some(c) => (Some(c), vec![id.as_str().into()]),
+            None => return Ok(None),
+        },
+        Scope::Resource(id) => (Some(t.of_resource), vec![id.as_str().into()]),
+    };
+    let cols: Vec<&str> = t.columns.iter().map(|c| c.0).collect();
+    let sql = format!(
+        "SELECT {} FROM {}{} ORDER BY {}",
+        cols.join(", "),
+        t.name,
+        cond.map(|c| format!(" WHERE {c}")).unwrap_or_default(),
+        t.order
+    );
+    let mut out = Vec::new();
+    for row in conn.query(&sql, &params)? {
+        let mut m = Map::new();
+        for ((name, kind), v) in t.columns.iter().zip(row) {
+            m.insert((*name).to_owned(), to_json(t.name, name, *kind, v)?);
+        }
+        out.push(Json::Object(m));
+    }
+    Ok(Some(out))
+}
+
+fn to_json(table: &str, col: &str, kind: Kind, v: Value) -> Result<Json> {
+    Ok(match (kind, v) {
+        (_, Value::Null) => Json::Null,
+        (Kind::Json, Value::Text(s)) => serde_json::from_str(&s).map_err(|e| {
+            Error::internal(format!("{table}.{col}: stored JSON is malformed: {e}"))
+        })?,
+        (Kind::Blob, Value::Blob(b)) => Json::String(hex(&b)),
+        (Kind::Real, Value::Int(i)) => json!(i as f64),
+        (_, Value::Int(i)) => json!(i),
+        (_, Value::Real(f)) => json!(f),
+        (_, Value::Text(s)) => Json::String(s),
+        (_, Value::Blob(b)) => Json::String(hex(&b)),
+    })
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(arg: &str, s: &str) -> Result<Vec<u8>> {
+    let bad = || Error::invalid(arg.to_owned(), "must be an even number of hex digits");
+    if !s.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2).ok_or_else(bad)?, 16).map_err(|_| bad()))
+        .collect()
+}
+
+/// Every table's rows of the scope, in import order.
+fn collect(conn: &mut dyn Conn, scope: &Scope) -> Result<Vec<(&'static str, Vec<Json>)>> {
+    let mut out = Vec::new();
+    for t in TABLES {
+        if let Some(rows) = rows_of(conn, t, scope)? {
+            out.push((t.name, rows));
+        }
+    }
+    Ok(out)
+}
+
+fn document(scope: &Scope, tables: Vec<(&'static str, Vec<Json>)>) -> Json {
+    let tables: Map<String, Json> = tables
+        .into_iter()
+        .map(|(n, rows)| (n.to_owned(), Json::Array(rows)))
+        .collect();
+    json!({
+        "format": FORMAT,
+        "version": VERSION,
+        "scope": scope.to_json(),
+        "tables": tables,
+    })
+}
+
+/// `mem_export(scope [, format])` → the export as one text.
+pub fn export(conn: &mut dyn Conn, scope: Option<&str>, format: Option<&str>) -> Result<String> {
+    let scope = Scope::parse(scope)?;
+    let format = Format::parse(format)?;
+    let tables = collect(conn, &scope)?;
+    Ok(match format {
+        Format::Json => document(&scope, tables).to_string(),
+        Format::Markdown => markdown::render(&scope, &tables).concat(),
+    })
+}
+
+/// `mem_export_rows(scope [, format])` → the same export in parts, one row each, so a client
+/// reads it row by row: JSON gives one row per record (`part` the table, `body` the row's
+/// JSON), Markdown one row per section. Concatenating the Markdown bodies gives
+/// `mem_export`'s text.
+pub fn export_rows(
+    conn: &mut dyn Conn,
+    scope: Option<&str>,
+    format: Option<&str>,
+) -> Result<Vec<Row>> {
+    let scope = Scope::parse(scope)?;
+    let format = Format::parse(format)?;
+    let tables = collect(conn, &scope)?;
+    let parts: Vec<(String, String)> = match format {
+        Format::Json => tables
+            .into_iter()
+            .flat_map(|(name, rows)| {
+                rows.into_iter()
+                    .map(move |r| (name.to_owned(), r.to_string()))
+            })
+            .collect(),
+        Format::Markdown => markdown::render(&scope, &tables)
+            .into_iter()
+            .map(|body| ("markdown".to_owned(), body))
+            .collect(),
+    };
+    Ok(parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, (part, body))| vec![Value::Int(i as i64 + 1), part.into(), body.into()])
+        .collect())
+}
+
+/// `mem_import(json)` → JSON `{table: rows written}`. The rows keep their ids; a row whose id
+/// exists already fails the whole import (nothing is written). Threads are written active and
+/// without metadata first, and get their state and metadata after their messages, so that
+/// an archived thread takes its messages and an active task in the metadata links none.
+pub fn import(conn: &mut dyn Conn, text: Option<&str>) -> Result<String> {
+    let text = text.ok_or_else(|| Error::invalid("json", "must not be NULL"))?;
+    let doc: Json = serde_json::from_str(text)
+        .map_err(|e| Error::invalid("json", format!("malformed JSON: {e}")))?;
+    if doc["format"] != FORMAT {
+        return Err(Error::invalid(
+            "json.format",
+            format!("must be \"{FORMAT}\""),
+        ));
+    }
+    if doc["version"].as_i64() != Some(VERSION) {
+        return Err(Error::invalid("json.version", format!("must be {VERSION}")));
+    }
+    let given = doc["tables"]
+        .as_object()
+        .ok_or_else(|| Error::invalid("json.tables", "must be an object"))?;
+    if let Some(name) = given.keys().find(|k| tables::table(k).is_none()) {
+        return Err(Error::invalid(
+            "json.tables",
+            format!("unknown table {}", crate::error::echo(name)),
+        ));
+    }
+    let mut counts = Map::new();
+    let mut threads_after: Vec<(Json, Json, Json)> = Vec::new();
+    for t in TABLES {
+        let Some(rows) = given.get(t.name) else {
+            continue;
+        };
+        let rows = rows
+            .as_array()
+            .ok_or_else(|| Error::invalid(format!("json.tables.{}", t.name), "must be an array"))?;
+        for (i, row) in rows.iter().enumerate() {
+            let arg = format!("json.tables.{}[{i}]", t.name);
+            let mut obj = row
+                .as_object()
+                .cloned()
+                .ok_or_else(|| Error::invalid(arg.clone(), "must be an object"))?;
+            if t.name == "mem_threads" {
+                threads_after.push((
+                    obj.get("id").cloned().unwrap_or(Json::Null),
+                    obj.insert("metadata".into(), json!({}))
+                        .unwrap_or(json!({})),
+                    obj.insert("state".into(), json!("active"))
+                        .unwrap_or(json!("active")),
+                ));
+            }
+            insert(conn, t, &arg, &obj)?;
+            if t.name == "mem_om_records" {
+                index_record(conn, &obj)?;
+            }
+        }
+        counts.insert(t.name.to_owned(), json!(rows.len()));
+    }
+    for (id, metadata, state) in threads_after {
+        conn.execute(
+            "UPDATE mem_threads SET metadata = CAST(?2 AS @JSON), state = ?3 WHERE id = ?1",
+            &[
+                id.as_str().into(),
+                metadata.to_string().into(),
+                state.as_str().into(),
+            ],
+        )?;
+    }
+    Ok(Json::Object(counts).to_string())
+}
+
+/// One row through a plain `INSERT` of the columns it gives (unknown columns refused).
+fn insert(conn: &mut dyn Conn, t: &Table, arg: &str, obj: &Map<String, Json>) -> Result<()> {
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !t.columns.iter().any(|c| c.0 == k.as_str()))
+    {
+        return Err(Error::invalid(
+            arg.to_owned(),
+            format!("unknown column {}", crate::error::echo(k)),
+        ));
+    }
+    let mut cols = Vec::new();
+    let mut marks = Vec::new();
+    let mut params = Vec::new();
+    for (name, kind) in t.columns {
+        // NULL is every nullable column's default; leaving it out also spares Postgres a
+        // NULL parameter of unknown type.
+        let Some(v) = obj.get(*name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let col_arg = format!("{arg}.{name}");
+        let (value, mark) = from_json(&col_arg, *kind, v)?;
+        params.push(value);
+        cols.push(*name);
+        marks.push(mark.replace('?', &format!("?{}", params.len())));
+    }
+    conn.execute(
+        &format!(
+            "INSERT INTO {} ({}) VALUES ({})",
+            t.name,
+            cols.join(", "),
+            marks.join(", ")
+        ),
+        &params,
+    )?;
+    Ok(())
+}
+
+/// A JSON value as a statement parameter, with the placeholder its column needs.
+fn from_json(arg: &str, kind: Kind, v: &Json) -> Result<(Value, &'static str)> {
+    let wrong = |rule: &str| Error::invalid(arg.to_owned(), rule.to_owned());
+    Ok(match (kind, v) {
+        (_, Json::Null) => (Value::Null, "?"),
+        (Kind::Json, v) => (v.to_string().into(), "CAST(? AS @JSON)"),
+        (Kind::Text, Json::String(s)) => (s.as_str().into(), "?"),
+        (Kind::Int, Json::Number(n)) => (
+            Value::Int(n.as_i64().ok_or_else(|| wrong("must be an integer"))?),
+            "?",
+        ),
+        (Kind::Real, Json::Number(n)) => (
+            Value::Real(n.as_f64().ok_or_else(|| wrong("must be a number"))?),
+            "?",
+        ),
+        (Kind::Blob, Json::String(s)) => (Value::Blob(unhex(arg, s)?), "?"),
+        (Kind::Text, _) => return Err(wrong("must be a string")),
+        (Kind::Int, _) => return Err(wrong("must be an integer")),
+        (Kind::Real, _) => return Err(wrong("must be a number")),
+        (Kind::Blob, _) => return Err(wrong("must be a hex string")),
+    })
+}
+
+/// An active observational record is a search document; nothing else indexes it on import.
+fn index_record(conn: &mut dyn Conn, obj: &Map<String, Json>) -> Result<()> {
+    if obj.get("is_active").and_then(Json::as_i64) != Some(1) {
+        return Ok(());
+    }
+    let text = obj
+        .get("active_observations")
+        .and_then(Json::as_str)
+        .unwrap_or_default();
+    if text.is_empty() {
+        return Ok(());
+    }
+    let at = obj.get("updated_at").and_then(Json::as_i64).unwrap_or(0);
+    let id = obj.get("id").and_then(Json::as_str).unwrap_or_default();
+    if let Some(seq) = conn
+        .query_value("SELECT seq FROM mem_om_records WHERE id = ?1", &[id.into()])?
+        .and_then(|v| v.as_i64())
+    {
+        om_search::index(conn, seq, text, at, None)?;
+    }
+    Ok(())
+}
