@@ -234,16 +234,7 @@ fn by_day(
 
 /// `YYYY-MM-DD` of a day number since 1970-01-01 (proleptic Gregorian, UTC).
 pub fn day_name(day: i64) -> String {
-    // Howard Hinnant's civil-from-days.
-    let z = day + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d, _, _) = crate::om::time::parts(day * DAY_MS);
     format!("{y:04}-{m:02}-{d:02}")
 }
 

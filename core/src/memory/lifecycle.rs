@@ -167,6 +167,21 @@ pub fn any_deleted(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<boo
     Ok(found.is_some())
 }
 
+/// The filter a read of rows with a `thread_id` appends: ` AND` [`NOT_IN_DELETED`] when a
+/// thread (of `resource_id`, when given) is deleted and the caller did not ask for deleted
+/// threads, and nothing otherwise.
+pub fn hide_deleted(
+    conn: &mut dyn Conn,
+    resource_id: Option<&str>,
+    include_deleted: bool,
+) -> Result<String> {
+    Ok(if !include_deleted && any_deleted(conn, resource_id)? {
+        format!(" AND {NOT_IN_DELETED}")
+    } else {
+        String::new()
+    })
+}
+
 /// The error of a read that names a deleted thread without asking for deleted threads.
 pub fn hidden(thread_id: &str) -> Error {
     Error::invalid(

@@ -127,9 +127,9 @@ impl Filters {
     /// created_at indexes. Messages of deleted threads are left out unless asked for (see
     /// [`lifecycle::NOT_IN_DELETED`]).
     fn allowed(&self, conn: &mut dyn Conn) -> Result<Allowed> {
-        let hide_deleted =
-            !self.include_deleted && lifecycle::any_deleted(conn, self.resource_id.as_deref())?;
-        if self.is_empty() && !hide_deleted {
+        let live =
+            lifecycle::hide_deleted(conn, self.resource_id.as_deref(), self.include_deleted)?;
+        if self.is_empty() && live.is_empty() {
             return Ok(Allowed::All);
         }
         Allowed::query(
@@ -141,12 +141,7 @@ impl Filters {
                    AND (CAST(?3 AS TEXT) IS NULL OR role = ?3) \
                    AND (CAST(?4 AS TEXT) IS NULL OR task_id = ?4) \
                    AND (CAST(?5 AS BIGINT) IS NULL OR created_at >= CAST(?5 AS BIGINT)) \
-                   AND (CAST(?6 AS BIGINT) IS NULL OR created_at <= CAST(?6 AS BIGINT)){}",
-                if hide_deleted {
-                    format!(" AND {}", lifecycle::NOT_IN_DELETED)
-                } else {
-                    String::new()
-                }
+                   AND (CAST(?6 AS BIGINT) IS NULL OR created_at <= CAST(?6 AS BIGINT)){live}"
             ),
             &[
                 self.thread_id.clone().into(),

@@ -4,9 +4,11 @@
 //! table of that name would hide it.)
 //!
 //! Pages are keyset pages — each row carries a cursor, the next page starts strictly after it
-//! in `(updated_at, id)` descending order — so a page costs its rows whatever its depth, and a
-//! thread written between two pages moves to the front instead of shifting every later page
-//! as OFFSET would. The title filter is a case-insensitive substring match done in the core
+//! in `(updated_at, id)` descending order — so a thread written between two pages moves to
+//! the front instead of shifting every later page as OFFSET would, and no page re-reads the
+//! rows before it. No index orders threads by `updated_at` (every message moves it, and
+//! keeping such an index would cost every message write): a page is the top of the scope's
+//! threads after the cursor, which the database finds with a bounded sort. The title filter is a case-insensitive substring match done in the core
 //! (Unicode lower case, the same on both databases), reading further batches until the page
 //! is full.
 
@@ -80,8 +82,8 @@ impl Cursor {
 }
 
 /// `mem_thread_list([options])`. Deleted threads are left out unless `state` is `deleted` or
-/// `include_deleted` is true. O(page) through the `(resource_id, updated_at, id)` index when
-/// a resource is given; without one, the database orders the matching threads.
+/// `include_deleted` is true. O(threads in scope · log page): the resource's threads through
+/// the `(resource_id, created_at)` index, ordered by a top-k sort.
 pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Row>> {
     let o = Opts::parse("options", options, OPTIONS)?;
     let limit = o.int("limit", DEFAULT_LIMIT, 1, MAX_LIMIT)? as usize;

@@ -40,7 +40,7 @@ pub fn unobserved(
     } else {
         "''"
     };
-    let live = live_threads(conn, key)?;
+    let live = lifecycle::hide_deleted(conn, Some(&key.resource_id), false)?;
     let rows = conn.query(
         &format!(
             "SELECT id, thread_id, role, {text}, created_at, token_count FROM mem_messages \
@@ -90,7 +90,7 @@ pub fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Result<(i
         let t = row.get(1).and_then(Value::as_i64).unwrap_or(0);
         Ok((n, t))
     };
-    let live = live_threads(conn, key)?;
+    let live = lifecycle::hide_deleted(conn, Some(&key.resource_id), false)?;
     let (mut n, mut t) = sum(
         conn,
         &format!(
@@ -122,16 +122,6 @@ pub fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Result<(i
         t -= ot;
     }
     Ok((n, t))
-}
-
-/// The condition that leaves deleted threads' messages out, when the key's resource has any
-/// (one index probe; empty otherwise).
-fn live_threads(conn: &mut dyn Conn, key: &Key) -> Result<String> {
-    Ok(if lifecycle::any_deleted(conn, Some(&key.resource_id))? {
-        format!(" AND {}", lifecycle::NOT_IN_DELETED)
-    } else {
-        String::new()
-    })
 }
 
 /// Ids covered by the record's buffered chunks.

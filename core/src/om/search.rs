@@ -65,13 +65,12 @@ pub fn hits(
     params: &SearchParams,
     scope: &Scope,
 ) -> Result<Vec<ObservationHit>> {
-    let hide_deleted =
-        !scope.include_deleted && lifecycle::any_deleted(conn, scope.resource_id.as_deref())?;
+    let live = lifecycle::hide_deleted(conn, scope.resource_id.as_deref(), scope.include_deleted)?;
     let unscoped = scope.thread_id.is_none()
         && scope.resource_id.is_none()
         && scope.since.is_none()
         && scope.until.is_none();
-    let allowed = if unscoped && !hide_deleted {
+    let allowed = if unscoped && live.is_empty() {
         Allowed::All
     } else {
         Allowed::query(
@@ -81,12 +80,7 @@ pub fn hits(
                    AND (CAST(?1 AS TEXT) IS NULL OR thread_id = CAST(?1 AS TEXT)) \
                    AND (CAST(?2 AS TEXT) IS NULL OR resource_id = CAST(?2 AS TEXT)) \
                    AND (CAST(?3 AS BIGINT) IS NULL OR updated_at >= CAST(?3 AS BIGINT)) \
-                   AND (CAST(?4 AS BIGINT) IS NULL OR updated_at <= CAST(?4 AS BIGINT)){}",
-                if hide_deleted {
-                    format!(" AND {}", lifecycle::NOT_IN_DELETED)
-                } else {
-                    String::new()
-                }
+                   AND (CAST(?4 AS BIGINT) IS NULL OR updated_at <= CAST(?4 AS BIGINT)){live}"
             ),
             &[
                 scope.thread_id.clone().into(),

@@ -64,8 +64,9 @@ fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> 
                 params.push(r.as_str().into());
                 c.push("resource_id = ?1".to_owned());
             }
-            if lifecycle::any_deleted(conn, filter.resource.as_deref())? {
-                c.push(lifecycle::NOT_IN_DELETED.to_owned());
+            let live = lifecycle::hide_deleted(conn, filter.resource.as_deref(), false)?;
+            if let Some(cond) = live.strip_prefix(" AND ") {
+                c.push(cond.to_owned());
             }
             (!c.is_empty()).then(|| c.join(" AND "))
         }
@@ -140,10 +141,8 @@ pub fn dense(
             .collect();
         // Messages of deleted threads have vectors too; they are dropped here.
         let live = match kind {
-            Kind::Message if lifecycle::any_deleted(conn, filter.resource.as_deref())? => {
-                format!(" AND {}", lifecycle::NOT_IN_DELETED)
-            }
-            _ => String::new(),
+            Kind::Message => lifecycle::hide_deleted(conn, filter.resource.as_deref(), false)?,
+            Kind::Memory | Kind::Observation => String::new(),
         };
         let sql = format!(
             "SELECT seq, id FROM {} WHERE id IN ({{keys}}){live}",
