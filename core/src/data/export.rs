@@ -8,9 +8,9 @@
 //! (search index, counters, closure, blocked state) as for any write; ids are kept.
 
 use super::markdown;
+pub use super::scope::Scope;
 use super::tables::{self, Kind, Table, TABLES};
 use crate::api::{int, text, Field};
-use crate::json_opts::Opts;
 use crate::om::search as om_search;
 use crate::{Conn, Error, Result, Row, Value};
 use serde_json::{json, Map, Value as Json};
@@ -21,38 +21,6 @@ pub const VERSION: i64 = 1;
 
 /// Columns of the table `mem_export_rows` returns.
 pub const ROW_COLUMNS: [Field; 3] = [int("n"), text("part"), text("body")];
-
-/// What an export covers.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Scope {
-    All,
-    Thread(String),
-    Resource(String),
-}
-
-impl Scope {
-    /// `{}` (everything), `{"thread_id": …}` or `{"resource_id": …}`.
-    pub fn parse(text: Option<&str>) -> Result<Scope> {
-        let o = Opts::parse("scope", text, &["thread_id", "resource_id"])?;
-        match (o.opt_str("thread_id")?, o.opt_str("resource_id")?) {
-            (Some(_), Some(_)) => Err(Error::invalid(
-                "scope",
-                "names a thread_id or a resource_id, not both",
-            )),
-            (Some(t), None) => Ok(Scope::Thread(t)),
-            (None, Some(r)) => Ok(Scope::Resource(r)),
-            (None, None) => Ok(Scope::All),
-        }
-    }
-
-    fn to_json(&self) -> Json {
-        match self {
-            Scope::All => json!({}),
-            Scope::Thread(t) => json!({ "thread_id": t }),
-            Scope::Resource(r) => json!({ "resource_id": r }),
-        }
-    }
-}
 
 /// The output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

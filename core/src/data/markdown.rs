@@ -2,7 +2,7 @@
 //! dependencies and summaries, observations, working memory, long-term memories — rendered
 //! from the same rows as the JSON export, one section per part.
 
-use super::export::Scope;
+use super::scope::Scope;
 use serde_json::Value as Json;
 
 fn s<'a>(row: &'a Json, key: &str) -> &'a str {
