@@ -112,10 +112,12 @@ pub fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String> {
         &format!(
             "SELECT state, {}, count(*), CAST(coalesce(sum(message_count), 0) AS BIGINT), \
                CAST(coalesce(sum(token_count), 0) AS BIGINT) \
-             FROM mem_threads {} GROUP BY state{}",
+             FROM mem_threads {} GROUP BY {}state",
             key.unwrap_or("NULL"),
             scope.threads_where(&mut params),
-            key.map(|k| format!(", {k}")).unwrap_or_default()
+            // The key first: SQLite then sorts one table scan instead of walking the
+            // (state, …) index and looking every thread up.
+            key.map(|k| format!("{k}, ")).unwrap_or_default()
         ),
         &params,
     )?;
