@@ -25,7 +25,7 @@ pub mod vectors;
 
 pub use db::conn::Conn;
 pub use db::dialect::Dialect;
-pub use db::value::{Row, Value};
+pub use db::value::{Row, Value, ValueRef};
 pub use error::{Error, Result};
 
 /// The extension's version, as `mem_version()` reports it.

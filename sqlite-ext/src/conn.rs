@@ -1,7 +1,7 @@
 //! [`Conn`] over the connection that called a function, through the host's C API.
 
 use crate::api::call;
-use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
+use agentmem_core::{Conn, Dialect, Error, Result, Row, Value, ValueRef};
 use sqlite_loadable::ext::{sqlite3, sqlite3_stmt};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -207,33 +207,31 @@ impl Drop for Stmt {
 
 impl Stmt {
     fn column(&self, i: c_int) -> Value {
+        self.column_ref(i).to_owned()
+    }
+
+    /// Column `i` of the current row, borrowed: valid until the statement steps or resets.
+    fn column_ref(&self, i: c_int) -> ValueRef<'_> {
         let stmt = self.raw;
-        // SAFETY: the statement is positioned on a row and i < column_count.
+        // SAFETY: the statement is positioned on a row and i < column_count; the pointers
+        // SQLite returns stay valid until it steps, which needs `&mut self`.
         unsafe {
+            let bytes = |p: *const u8| {
+                let n = call!(column_bytes(stmt, i)) as usize;
+                if p.is_null() {
+                    &[][..]
+                } else {
+                    std::slice::from_raw_parts(p, n)
+                }
+            };
             match call!(column_type(stmt, i)) {
-                SQLITE_INTEGER => Value::Int(call!(column_int64(stmt, i))),
-                SQLITE_FLOAT => Value::Real(call!(column_double(stmt, i))),
+                SQLITE_INTEGER => ValueRef::Int(call!(column_int64(stmt, i))),
+                SQLITE_FLOAT => ValueRef::Real(call!(column_double(stmt, i))),
                 SQLITE_TEXT => {
-                    let p = call!(column_text(stmt, i));
-                    let n = call!(column_bytes(stmt, i)) as usize;
-                    let bytes = if p.is_null() {
-                        &[][..]
-                    } else {
-                        std::slice::from_raw_parts(p, n)
-                    };
-                    Value::Text(String::from_utf8_lossy(bytes).into_owned())
+                    ValueRef::Text(String::from_utf8_lossy(bytes(call!(column_text(stmt, i)))))
                 }
-                SQLITE_BLOB => {
-                    let p = call!(column_blob(stmt, i)) as *const u8;
-                    let n = call!(column_bytes(stmt, i)) as usize;
-                    let bytes = if p.is_null() {
-                        &[][..]
-                    } else {
-                        std::slice::from_raw_parts(p, n)
-                    };
-                    Value::Blob(bytes.to_vec())
-                }
-                _ => Value::Null,
+                SQLITE_BLOB => ValueRef::Blob(bytes(call!(column_blob(stmt, i)) as *const u8)),
+                _ => ValueRef::Null,
             }
         }
     }
@@ -530,47 +528,34 @@ impl Conn for SqliteConn {
         }
     }
 
-    fn for_each_blobs(
+    fn for_each_row(
         &mut self,
         sql: &str,
         params: &[Value],
-        f: &mut dyn FnMut(&[&[u8]]) -> Result<()>,
+        f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>,
     ) -> Result<()> {
         let mut stmt = self.prepare(sql, params)?;
         // SAFETY: stmt is valid until dropped at the end of this function.
         let ncols = unsafe { call!(column_count(stmt.raw)) };
-        let mut blobs: Vec<&[u8]> = Vec::with_capacity(ncols as usize);
-        loop {
+        let mut row: Vec<ValueRef<'_>> = Vec::with_capacity(ncols.max(0) as usize);
+        let done = loop {
+            // The borrowed values stay valid until the next step: the row is emptied first.
+            row.clear();
             match unsafe { call!(step(stmt.raw)) } {
                 SQLITE_ROW => {
-                    blobs.clear();
-                    for i in 0..ncols {
-                        // SAFETY: positioned on a row, i < column_count; the pointer stays
-                        // valid until the next step, after `f` returns (the slices are
-                        // cleared before it).
-                        let b = unsafe {
-                            if call!(column_type(stmt.raw, i)) != SQLITE_BLOB {
-                                &[][..]
-                            } else {
-                                let p = call!(column_blob(stmt.raw, i)) as *const u8;
-                                let n = call!(column_bytes(stmt.raw, i)) as usize;
-                                if p.is_null() {
-                                    &[][..]
-                                } else {
-                                    std::slice::from_raw_parts(p, n)
-                                }
-                            }
-                        };
-                        blobs.push(b);
-                    }
-                    f(&blobs)?;
+                    row.extend((0..ncols).map(|i| stmt.column_ref(i)));
+                    f(&row)?;
                 }
-                SQLITE_DONE => return Ok(()),
-                _ => {
-                    stmt.failed = true;
-                    return Err(self.error());
-                }
+                SQLITE_DONE => break true,
+                _ => break false,
             }
+        };
+        drop(row);
+        if done {
+            Ok(())
+        } else {
+            stmt.failed = true;
+            Err(self.error())
         }
     }
 

@@ -9,7 +9,7 @@
 
 use crate::json_opts::Opts;
 use crate::memory::lifecycle::State;
-use crate::{Conn, Error, Result, Row, Value};
+use crate::{Conn, Error, Result, Row, Value, ValueRef};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 
@@ -102,46 +102,55 @@ pub fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String> {
     };
 
     // One pass over the threads gives the totals and, by resource or agent, the breakdown.
+    // The core sums the rows as they stream by: a GROUP BY would have SQLite sort every
+    // thread, and the groups are few.
     let key = match by.as_deref() {
-        Some("resource") => Some("resource_id"),
-        Some("agent") => Some("agent_id"),
-        _ => None,
+        Some("resource") => "resource_id",
+        Some("agent") => "agent_id",
+        _ => "NULL",
     };
-    let mut params = Vec::new();
-    let rows = conn.query(
-        &format!(
-            "SELECT state, {}, count(*), CAST(coalesce(sum(message_count), 0) AS BIGINT), \
-               CAST(coalesce(sum(token_count), 0) AS BIGINT) \
-             FROM mem_threads {} GROUP BY {}state",
-            key.unwrap_or("NULL"),
-            scope.threads_where(&mut params),
-            // The key first: SQLite then sorts one table scan instead of walking the
-            // (state, …) index and looking every thread up.
-            key.map(|k| format!("{k}, ")).unwrap_or_default()
-        ),
-        &params,
-    )?;
     let mut by_state: BTreeMap<String, i64> = State::ALL
         .iter()
         .map(|s| (s.as_str().to_owned(), 0))
         .collect();
-    // Keyed in the core, so that NULL sorts first on both databases.
-    let mut by_key: BTreeMap<Option<String>, [i64; 3]> = BTreeMap::new();
+    // Threads, messages and tokens per key; threads without one (no agent) apart, listed
+    // first on both databases.
+    let mut by_key: BTreeMap<String, [i64; 3]> = BTreeMap::new();
+    let mut no_key: Option<[i64; 3]> = None;
     let (mut total_threads, mut messages, mut tokens) = (0i64, 0i64, 0i64);
-    for r in &rows {
-        let state = r.first().and_then(|v| v.as_str()).unwrap_or_default();
-        let (n, m, t) = (int_at(r, 2), int_at(r, 3), int_at(r, 4));
-        *by_state.entry(state.to_owned()).or_default() += n;
-        let e = by_key
-            .entry(r.get(1).and_then(|v| v.as_str()).map(str::to_owned))
-            .or_default();
-        e[0] += n;
-        e[1] += m;
-        e[2] += t;
-        total_threads += n;
-        messages += m;
-        tokens += t;
-    }
+    let mut params = Vec::new();
+    conn.for_each_row(
+        &format!(
+            "SELECT state, {key}, message_count, token_count FROM mem_threads {}",
+            scope.threads_where(&mut params),
+        ),
+        &params,
+        &mut |r| {
+            let int = |i: usize| r.get(i).and_then(ValueRef::as_i64).unwrap_or(0);
+            let (m, t) = (int(2), int(3));
+            let state = r.first().and_then(ValueRef::as_str).unwrap_or_default();
+            match by_state.get_mut(state) {
+                Some(n) => *n += 1,
+                None => {
+                    by_state.insert(state.to_owned(), 1);
+                }
+            }
+            let e = match r.get(1).and_then(ValueRef::as_str) {
+                None => no_key.get_or_insert_default(),
+                Some(k) => match by_key.get_mut(k) {
+                    Some(e) => e,
+                    None => by_key.entry(k.to_owned()).or_default(),
+                },
+            };
+            e[0] += 1;
+            e[1] += m;
+            e[2] += t;
+            total_threads += 1;
+            messages += m;
+            tokens += t;
+            Ok(())
+        },
+    )?;
     let mut threads: Map<String, Json> = by_state.into_iter().map(|(k, v)| (k, json!(v))).collect();
     threads.insert("total".into(), json!(total_threads));
 
@@ -184,8 +193,10 @@ pub fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String> {
             let since = o.opt_int("since")?.unwrap_or(until - DEFAULT_DAYS * DAY_MS);
             by_day(conn, &scope, since, until, limit)?
         } else {
-            by_key
+            no_key
+                .map(|e| (None, e))
                 .into_iter()
+                .chain(by_key.into_iter().map(|(k, e)| (Some(k), e)))
                 .take(limit as usize)
                 .map(|(k, [n, m, t])| json!({"key": k, "threads": n, "messages": m, "tokens": t}))
                 .collect()

@@ -5,6 +5,7 @@
 //! transaction (the SQL function's own statement), so a rollback undoes everything the core did.
 
 use super::dialect::Dialect;
+use super::value::ValueRef;
 use crate::{Result, Row, Value};
 
 /// A connection inside the current transaction.
@@ -20,26 +21,39 @@ pub trait Conn {
     /// Runs several `;`-separated statements without parameters (schema scripts).
     fn execute_batch(&mut self, sql: &str) -> Result<()>;
 
-    /// Runs a statement whose columns are blobs and shows each row's blobs to `f`: borrowed
-    /// from the host's buffers where it allows (SQLite), so that a scan of large blobs copies
-    /// none of them. A non-blob column shows as empty.
+    /// Runs a statement and shows each row to `f`, borrowed from the host's buffers where it
+    /// allows (SQLite), so that a scan which only reads its rows allocates nothing per row.
+    fn for_each_row(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>,
+    ) -> Result<()> {
+        for row in self.query(sql, params)? {
+            let refs: Vec<ValueRef<'_>> = row.iter().map(Value::as_ref).collect();
+            f(&refs)?;
+        }
+        Ok(())
+    }
+
+    /// [`Conn::for_each_row`] for a statement whose columns are blobs: `f` sees each row's
+    /// blobs (a non-blob column shows as empty).
     fn for_each_blobs(
         &mut self,
         sql: &str,
         params: &[Value],
         f: &mut dyn FnMut(&[&[u8]]) -> Result<()>,
     ) -> Result<()> {
-        for row in self.query(sql, params)? {
+        self.for_each_row(sql, params, &mut |row| {
             let blobs: Vec<&[u8]> = row
                 .iter()
                 .map(|v| match v {
-                    Value::Blob(b) => b.as_slice(),
-                    _ => &[],
+                    ValueRef::Blob(b) => *b,
+                    _ => &[][..],
                 })
                 .collect();
-            f(&blobs)?;
-        }
-        Ok(())
+            f(&blobs)
+        })
     }
 
     /// The first column of the first row, if any.

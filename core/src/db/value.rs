@@ -13,6 +13,59 @@ pub enum Value {
 /// One result row, columns in statement order.
 pub type Row = Vec<Value>;
 
+/// A [`Value`] borrowed from the host's buffers while a row is current: scans that only
+/// look at each row (sums, vector distances) copy nothing. Text that is not valid UTF-8 is
+/// read as [`Value`] reads it, with replacement characters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueRef<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(std::borrow::Cow<'a, str>),
+    Blob(&'a [u8]),
+}
+
+impl ValueRef<'_> {
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            ValueRef::Int(v) => Some(*v),
+            ValueRef::Real(v) => Some(*v as i64),
+            ValueRef::Text(s) => s.parse().ok(),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            ValueRef::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn to_owned(&self) -> Value {
+        match self {
+            ValueRef::Null => Value::Null,
+            ValueRef::Int(v) => Value::Int(*v),
+            ValueRef::Real(v) => Value::Real(*v),
+            ValueRef::Text(s) => Value::Text(s.clone().into_owned()),
+            ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+        }
+    }
+}
+
+impl Value {
+    /// This value, borrowed.
+    pub fn as_ref(&self) -> ValueRef<'_> {
+        match self {
+            Value::Null => ValueRef::Null,
+            Value::Int(v) => ValueRef::Int(*v),
+            Value::Real(v) => ValueRef::Real(*v),
+            Value::Text(s) => ValueRef::Text(std::borrow::Cow::Borrowed(s)),
+            Value::Blob(b) => ValueRef::Blob(b),
+        }
+    }
+}
+
 impl Value {
     pub fn as_i64(&self) -> Option<i64> {
         match self {
