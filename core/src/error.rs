@@ -116,15 +116,58 @@ pub fn echo_list(items: &[String], sep: &str) -> String {
     )
 }
 
-/// Runs `f`, turning a panic into [`Error::Internal`]. Adapters wrap every entry point in it.
+/// Runs `f`, turning a panic into [`Error::Internal`] and a missing table of ours into
+/// [`Error::uninitialised`]. Adapters wrap every entry point in it.
 pub fn catch_panic<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
         .unwrap_or_else(|p| Err(Error::from_panic(p)))
+        .map_err(Error::uninitialised)
 }
+
+impl Error {
+    /// A statement that failed on one of agentmem's tables being absent says how to create
+    /// them, keeping the database's words: a SQLite file is empty until `mem_init()`, and
+    /// `no such table: mem_idx_docs` would not tell a new user that.
+    pub fn uninitialised(self) -> Error {
+        match &self {
+            Error::Database(m)
+                if m.starts_with("no such table: mem_")
+                    || (m.starts_with("relation \"mem_") && m.ends_with("does not exist")) =>
+            {
+                Error::Database(format!("{UNINITIALISED} ({m})"))
+            }
+            _ => self,
+        }
+    }
+}
+
+/// What a call made before the schema exists is told.
+pub const UNINITIALISED: &str = "agentmem schema not initialised: run SELECT mem_init()";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_tables_of_ours_say_how_to_create_them() {
+        let e = Error::Database("no such table: mem_idx_docs".into()).uninitialised();
+        assert_eq!(
+            e.to_string(),
+            format!("{UNINITIALISED} (no such table: mem_idx_docs)")
+        );
+        let pg = Error::Database("relation \"mem_threads\" does not exist".into());
+        assert!(pg.uninitialised().to_string().starts_with(UNINITIALISED));
+        // Other tables and other errors are the database's own words.
+        for m in [
+            "no such table: users",
+            "UNIQUE constraint failed: mem_threads.id",
+        ] {
+            let e = Error::Database(m.into());
+            assert_eq!(e.clone().uninitialised(), e);
+        }
+        let e = Error::invalid("thread_id", "must be text");
+        assert_eq!(e.clone().uninitialised(), e);
+    }
 
     #[test]
     fn echoed_values_are_cut_and_escaped() {

@@ -70,3 +70,25 @@ fn wrong_arity_names_the_signature() {
         "{e}"
     );
 }
+
+#[test]
+fn calls_before_mem_init_say_how_to_initialise() {
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    agentmem_tests::backend::load(&conn);
+    for sql in [
+        "SELECT count(*) FROM mem_search('login')",
+        "SELECT mem_thread_create('r')",
+        "SELECT task_create('write the parser')",
+        "SELECT mem_stats()",
+    ] {
+        let e = conn.query_row(sql, [], |_| Ok(())).unwrap_err().to_string();
+        assert!(
+            e.contains("agentmem schema not initialised: run SELECT mem_init()"),
+            "{sql}: {e}"
+        );
+    }
+    // Once initialised, the same calls work.
+    conn.query_row("SELECT mem_init()", [], |_| Ok(())).unwrap();
+    conn.query_row("SELECT mem_thread_create('r')", [], |_| Ok(()))
+        .unwrap();
+}
