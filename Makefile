@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg test-core test-integration test-pgrx fmt docs bench-graph bench-vectors bench-recall bench-stats clean
+        deps-sqlite deps-pg test-core test-integration test-pgrx test-packages fmt docs bench-graph bench-vectors bench-recall bench-stats clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -17,7 +17,7 @@ demo: deps-sqlite sqlite-release
 
 ## Everything: core unit/property tests, conformance on both backends, integration,
 ## concurrency and upgrade tests, pgrx in-database tests. Starts and stops its own Postgres.
-test: deps-sqlite deps-pg sqlite pg-install test-core test-integration test-pgrx
+test: deps-sqlite deps-pg sqlite pg-install test-core test-integration test-pgrx test-packages
 	@echo "make test: all suites passed"
 
 deps-sqlite:
@@ -54,6 +54,15 @@ test-integration:
 
 test-pgrx:
 	cd pg-ext && cargo pgrx test pg15 --runas postgres --pgdata /tmp/agentmem-pgrx-test
+
+## The packages, built from the debug builds and installed into clean places (a fresh venv,
+## a fresh npm project, dpkg -i and a fresh cluster), each running a session.
+test-packages: deps-sqlite deps-pg
+	@scripts/test-packages.sh
+
+## The packages for users, fully optimised, into dist/ (docs/install.md).
+dist: deps-sqlite deps-pg
+	@scripts/dist.sh --profile dist --out dist
 
 ## Coverage-guided fuzzing (AFL++ through cargo afl) of the query engine, tokenizer, answer
 ## parser and options, then random plain-SQL sequences on both backends. FUZZ_SECONDS per

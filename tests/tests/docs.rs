@@ -6,7 +6,8 @@
 //! statement's trailing comment is checked when it states a result: a number or version
 //! (`-- 2`), `-- no rows`, or `-- error: <message>` (the statement must fail with it). Lines
 //! of the sqlite3 shell (`.load …`) are skipped; a block with `CREATE EXTENSION` runs on
-//! Postgres only, from a database without the extension.
+//! Postgres only, from a database without the extension; a block with `CREATE ROLE` runs on
+//! Postgres only, in a transaction rolled back afterwards (roles belong to the cluster).
 
 use agentmem_tests::backend::{Backend, Cell, Param, Postgres, Sqlite};
 use std::path::Path;
@@ -197,13 +198,20 @@ fn creates_extension(block: &[Statement]) -> bool {
     block.iter().any(|s| s.sql.contains("CREATE EXTENSION"))
 }
 
+fn creates_role(block: &[Statement]) -> bool {
+    block.iter().any(|s| s.sql.contains("CREATE ROLE"))
+}
+
 #[test]
 fn sql_blocks_run_on_sqlite() {
     let mut ran = 0;
     for file in files() {
         let mut db = Sqlite::open(":memory:");
         let fx = Fixture::make(&mut db);
-        for block in blocks(&file).iter().filter(|b| !creates_extension(b)) {
+        for block in blocks(&file)
+            .iter()
+            .filter(|b| !creates_extension(b) && !creates_role(b))
+        {
             for st in block {
                 run(&mut db, &fx, st);
                 ran += 1;
@@ -232,8 +240,16 @@ fn sql_blocks_run_on_postgres() {
         }
         db.reset().unwrap();
         let fx = Fixture::make(&mut db);
+        let (roles, rest): (Vec<_>, Vec<_>) = rest.into_iter().partition(|b| creates_role(b));
         for st in rest.iter().flatten() {
             run(&mut db, &fx, st);
+        }
+        for block in roles {
+            db.query("BEGIN", &[]).unwrap();
+            for st in &block {
+                run(&mut db, &fx, st);
+            }
+            db.query("ROLLBACK", &[]).unwrap();
         }
     }
     db.reset().unwrap();

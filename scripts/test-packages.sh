@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds every package from the debug builds and installs each into a clean place, as a new
+# user would: the wheel into a fresh venv of Debian's python3, the npm package into a fresh
+# npm project beside better-sqlite3 (and its TypeScript declarations through tsc), and the
+# Debian package with dpkg -i, then a fresh cluster where the application role runs a
+# session. Each runs its package README's example as pasted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+work=$(mktemp -d /tmp/agentmem-packages.XXXXXX)
+chmod 755 "$work"
+export PG_DIR=$work/pg PG_PORT=5497
+cleanup() { scripts/pg-cluster.sh stop >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+
+scripts/dist.sh --profile dev --out "$work/dist" >/dev/null
+
+echo "packages: Python wheel into a fresh venv"
+/usr/bin/python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install --quiet --no-index "$work"/dist/sqlite_agentmem-*.whl
+(cd "$work" && "$work/venv/bin/python" "$root/tests/packages/python_smoke.py" "$version" \
+  "$root/packages/python/README.md" "$root/docs/install.md")
+
+echo "packages: npm package into a fresh project"
+# better-sqlite3 compiles from source here: node-gyp takes the headers of the installed Node.
+[ -f /usr/include/node/node.h ] && export npm_config_nodedir=${npm_config_nodedir:-/usr}
+mkdir -p "$work/npm"
+(cd "$work/npm" && npm init -y >/dev/null \
+  && npm install --silent --no-audit --no-fund "$work/dist/sqlite-agentmem-$version.tgz" \
+       better-sqlite3@11 typescript@5 \
+  && cp "$root/tests/packages/node_smoke.js" "$root/tests/packages/types_check.ts" . \
+  && node node_smoke.js "$version" \
+       "$root/packages/node/README.md" "$root/docs/install.md" \
+  && npx tsc --noEmit --strict types_check.ts)
+echo "npm types: ok"
+
+echo "packages: Debian package with dpkg -i, then a fresh cluster"
+dpkg -i "$work"/dist/postgresql-15-agentmem_*.deb >/dev/null
+dpkg-query -W -f='${Status}\n' postgresql-15-agentmem | grep -q "install ok installed"
+scripts/pg-cluster.sh start >/dev/null
+port=$(cat "$PG_DIR/port")
+# The application owns its database, as is usual; agentmem goes into its public schema.
+psql_as() { psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U "$1" -d appdb "${@:2}"; }
+psql -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres \
+  -c "CREATE ROLE app LOGIN" -c "CREATE DATABASE appdb OWNER app"
+# Even the database's owner cannot install it: the control file is not trusted
+# (docs/install.md says why).
+if psql_as app -c "CREATE EXTENSION agentmem" 2>"$work/err"; then
+  echo "a non-superuser installed agentmem" >&2; exit 1
+fi
+grep -q 'permission denied to create extension "agentmem"' "$work/err" || { cat "$work/err" >&2; exit 1; }
+psql_as postgres -c "CREATE EXTENSION agentmem" \
+  -c "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO app" \
+  -c "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO app"
+out=$(psql_as app -At -f tests/packages/pg_smoke.sql)
+expected=$'t\n1\nt\n1\n1\n2'
+if [ "$out" != "$expected" ]; then
+  echo "pg smoke session gave:"$'\n'"$out"$'\n'"expected:"$'\n'"$expected" >&2; exit 1
+fi
+echo "debian package: ok"
