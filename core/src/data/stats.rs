@@ -9,7 +9,7 @@
 
 use crate::json_opts::Opts;
 use crate::memory::lifecycle::State;
-use crate::{Conn, Error, Result, Row, Value, ValueRef};
+use crate::{Conn, Dialect, Error, Result, Row, Value, ValueRef};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 
@@ -102,13 +102,15 @@ pub fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String> {
     };
 
     // One pass over the threads gives the totals and, by resource or agent, the breakdown.
-    // The core sums the rows as they stream by: a GROUP BY would have SQLite sort every
-    // thread, and the groups are few.
-    let key = match by.as_deref() {
-        Some("resource") => "resource_id",
-        Some("agent") => "agent_id",
-        _ => "NULL",
+    // Postgres groups them by hashing and sends the few groups; SQLite would sort every
+    // thread to group them, so it sends each thread as a group of one and the core sums the
+    // rows as they stream by.
+    let group = match by.as_deref() {
+        Some("resource") => Some("resource_id"),
+        Some("agent") => Some("agent_id"),
+        _ => None,
     };
+    let key = group.unwrap_or("NULL");
     let mut by_state: BTreeMap<String, i64> = State::ALL
         .iter()
         .map(|s| (s.as_str().to_owned(), 0))
@@ -119,38 +121,43 @@ pub fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String> {
     let mut no_key: Option<[i64; 3]> = None;
     let (mut total_threads, mut messages, mut tokens) = (0i64, 0i64, 0i64);
     let mut params = Vec::new();
-    conn.for_each_row(
-        &format!(
-            "SELECT state, {key}, message_count, token_count FROM mem_threads {}",
-            scope.threads_where(&mut params),
+    let filter = scope.threads_where(&mut params);
+    let sql = match conn.dialect() {
+        Dialect::Sqlite => {
+            format!("SELECT state, {key}, 1, message_count, token_count FROM mem_threads {filter}")
+        }
+        Dialect::Postgres => format!(
+            "SELECT state, {key}, count(*), CAST(coalesce(sum(message_count), 0) AS BIGINT), \
+               CAST(coalesce(sum(token_count), 0) AS BIGINT) \
+             FROM mem_threads {filter} GROUP BY state{}",
+            group.map(|k| format!(", {k}")).unwrap_or_default()
         ),
-        &params,
-        &mut |r| {
-            let int = |i: usize| r.get(i).and_then(ValueRef::as_i64).unwrap_or(0);
-            let (m, t) = (int(2), int(3));
-            let state = r.first().and_then(ValueRef::as_str).unwrap_or_default();
-            match by_state.get_mut(state) {
-                Some(n) => *n += 1,
-                None => {
-                    by_state.insert(state.to_owned(), 1);
-                }
+    };
+    conn.for_each_row(&sql, &params, &mut |r| {
+        let int = |i: usize| r.get(i).and_then(ValueRef::as_i64).unwrap_or(0);
+        let (n, m, t) = (int(2), int(3), int(4));
+        let state = r.first().and_then(ValueRef::as_str).unwrap_or_default();
+        match by_state.get_mut(state) {
+            Some(c) => *c += n,
+            None => {
+                by_state.insert(state.to_owned(), n);
             }
-            let e = match r.get(1).and_then(ValueRef::as_str) {
-                None => no_key.get_or_insert_default(),
-                Some(k) => match by_key.get_mut(k) {
-                    Some(e) => e,
-                    None => by_key.entry(k.to_owned()).or_default(),
-                },
-            };
-            e[0] += 1;
-            e[1] += m;
-            e[2] += t;
-            total_threads += 1;
-            messages += m;
-            tokens += t;
-            Ok(())
-        },
-    )?;
+        }
+        let e = match r.get(1).and_then(ValueRef::as_str) {
+            None => no_key.get_or_insert_default(),
+            Some(k) => match by_key.get_mut(k) {
+                Some(e) => e,
+                None => by_key.entry(k.to_owned()).or_default(),
+            },
+        };
+        e[0] += n;
+        e[1] += m;
+        e[2] += t;
+        total_threads += n;
+        messages += m;
+        tokens += t;
+        Ok(())
+    })?;
     let mut threads: Map<String, Json> = by_state.into_iter().map(|(k, v)| (k, json!(v))).collect();
     threads.insert("total".into(), json!(total_threads));
 
