@@ -6,14 +6,24 @@ use crate::error::ok;
 use agentmem_core::{schema, Conn};
 use pgrx::prelude::*;
 
-/// Runs the migrations inside `CREATE EXTENSION` / `ALTER EXTENSION … UPDATE` and marks the
-/// tables for pg_dump (so a dump carries the memory, not just the extension).
+/// Runs the migrations inside `CREATE EXTENSION` / `ALTER EXTENSION … UPDATE` up to the
+/// schema the extension version being installed pins (Postgres has already recorded that
+/// version when the script runs), and marks the tables for pg_dump (so a dump carries the
+/// memory, not just the extension).
 #[pg_extern]
 fn mem__bootstrap() -> i64 {
     let _inside = crate::triggers::internal::Guard::new();
     // First the functions: column defaults call mem_uuid7() and mem_now().
     crate::catalog::create_all();
-    let version = ok(schema::migrate(&mut SpiConn, None));
+    let installing = ok(SpiConn.query_value(
+        "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'agentmem'",
+        &[],
+    ));
+    let target = match installing.as_ref().and_then(|v| v.as_str()) {
+        Some(v) => ok(schema::schema_of(v)),
+        None => schema::latest_version(),
+    };
+    let version = ok(schema::migrate(&mut SpiConn, Some(target)));
     // One call per statement: each call rewrites the pg_extension row.
     let tables = ok(SpiConn.query(
         "SELECT c.relname::text FROM pg_class c \

@@ -41,9 +41,11 @@
 //! column types already do this; there only `object` and `array` add a `CHECK`. A later
 //! migration that adds columns declares the table's full list again: it replaces the checks.
 
+mod releases;
 mod render;
 pub mod sqlite_triggers;
 
+pub use releases::{schema_of, Release, RELEASES};
 pub use render::render;
 
 use crate::{Conn, Dialect, Error, Result, Value};
