@@ -20,7 +20,7 @@ echo "packages: Python wheel into a fresh venv"
 /usr/bin/python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --no-index "$work"/dist/sqlite_agentmem-*.whl
 (cd "$work" && "$work/venv/bin/python" "$root/tests/packages/python_smoke.py" "$version" \
-  "$root/packages/python/README.md" "$root/docs/install.md")
+  "$root/packages/python/README.md" "$root/docs/install.md" "$root/docs/tools.md")
 
 echo "packages: npm package into a fresh project"
 # better-sqlite3 compiles from source here: node-gyp takes the headers of the installed Node.

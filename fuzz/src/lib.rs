@@ -192,11 +192,20 @@ pub fn options(data: &[u8]) {
     }
     let _ = agentmem_core::json_opts::Opts::parse("options", Some(&t), &["labels", "priority"])
         .map(|o| (o.opt_strings("labels"), o.opt_int("priority")));
-    for out in [
-        agentmem_core::tools::memory_search::memory_search(&mut NoDatabase, Some(input)),
-        agentmem_core::tools::tasks::task_query(&mut NoDatabase, Some(input), context),
-        agentmem_core::tools::tasks::task_mutate(&mut NoDatabase, Some(input), context),
-    ] {
+    let tools = agentmem_core::tools::TOOLS.iter().map(|t| {
+        agentmem_core::tools::call(
+            &mut NoDatabase,
+            Some(t.name.as_bytes()),
+            Some(input),
+            context,
+        )
+    });
+    for out in tools.chain([agentmem_core::tools::call(
+        &mut NoDatabase,
+        Some(input),
+        Some(input),
+        context,
+    )]) {
         let v: serde_json::Value = serde_json::from_str(&out).expect("a tool answers JSON");
         assert!(v.get("success").is_some_and(|s| s.is_boolean()), "{out}");
     }

@@ -16,6 +16,7 @@ mod om;
 mod search;
 mod setup;
 mod tasks;
+mod tools;
 mod vectors;
 
 pub use call::{Call, Texts};
@@ -153,6 +154,7 @@ pub fn functions() -> impl Iterator<Item = &'static Function> {
         .chain(memories::FUNCTIONS)
         .chain(vectors::FUNCTIONS)
         .chain(data::FUNCTIONS)
+        .chain(tools::FUNCTIONS)
 }
 
 /// The function called `name`.

@@ -74,10 +74,13 @@ pub const FUNCTIONS: &[Function] = &[
     },
     Function {
         name: "memory_search",
-        args: &[text("input")],
+        args: &[text("input"), text("context")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(memory_search::memory_search(c, a.bytes(0).as_deref()).into())
+            Ok(
+                memory_search::memory_search(c, a.bytes(0).as_deref(), a.bytes(1).as_deref())
+                    .into(),
+            )
         }),
         nature: Nature::Reader,
     },

@@ -66,6 +66,9 @@ mod tests {
     fn unknown_versions_are_named() {
         assert_eq!(schema_of("0.1.0"), Ok(14));
         let e = schema_of("9.9.9").unwrap_err().to_string();
-        assert!(e.contains("does not know extension version \"9.9.9\""), "{e}");
+        assert!(
+            e.contains("does not know extension version \"9.9.9\""),
+            "{e}"
+        );
     }
 }

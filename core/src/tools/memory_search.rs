@@ -1,56 +1,45 @@
-//! `memory_search(json)`: seed 000's memory-search tool as one SQL call. The agent passes the
-//! LLM's tool arguments straight in and returns the answer straight back.
+//! `memory_search(input [, context])`: seed 000's memory-search tool as one SQL call. The
+//! agent passes the LLM's tool arguments straight in and returns the answer straight back.
+//! The context's `resourceId` and `threadId` bound the search; the LLM's arguments cannot
+//! widen it.
 
-use crate::memory::message_search::{self, Request};
+use super::call::{known, tool_call, Answer, Failure, Input};
+use crate::memory::message_search::{self, MAX_LIMIT};
 use crate::Conn;
-use serde_json::{json, Value as Json};
+use serde_json::{json, Map, Value as Json};
 
 /// Runs the tool. Never fails: a bad call answers `{"success":false,"error":…}`.
-pub fn memory_search(conn: &mut dyn Conn, input: Option<&[u8]>) -> String {
-    match run(conn, input) {
-        Ok(v) => v.to_string(),
-        Err(e) => json!({ "success": false, "error": e }).to_string(),
-    }
+pub fn memory_search(conn: &mut dyn Conn, input: Option<&[u8]>, context: Option<&[u8]>) -> String {
+    tool_call(conn, input, context, run)
 }
 
-fn run(conn: &mut dyn Conn, input: Option<&[u8]>) -> Result<Json, String> {
-    let input = crate::tools::tool_text("input", input)?;
-    let input: Json = serde_json::from_str(input.unwrap_or(""))
-        .map_err(|e| format!("input must be JSON: {e}"))?;
-    if !input.is_object() {
-        return Err("input must be a JSON object".into());
+fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
+    known(i, &["search"])?;
+    let query = i.str("query")?;
+    let limit = i.limit(1, MAX_LIMIT)?;
+    let results = results(conn, i, &query, limit)?;
+    Ok(json!({ "success": true, "totalHits": results.len(), "results": results }))
+}
+
+/// The best `limit` messages and observations for `query` within the call's context, as the
+/// seed's search results.
+pub(crate) fn results(
+    conn: &mut dyn Conn,
+    i: &Input,
+    query: &str,
+    limit: i64,
+) -> Result<Vec<Json>, Failure> {
+    let mut options = Map::new();
+    options.insert("limit".into(), json!(limit));
+    if let Some(r) = i.scope("resourceId")? {
+        options.insert("resource_id".into(), json!(r));
     }
-    match input.get("action") {
-        None | Some(Json::Null) => return Err("action: missing (expected \"search\")".into()),
-        Some(Json::String(a)) if a == "search" => {}
-        Some(Json::String(a)) => {
-            return Err(format!(
-                "unknown action {} (expected \"search\")",
-                crate::error::echo(a)
-            ))
-        }
-        Some(_) => return Err("action: must be the string \"search\"".into()),
+    if let Some(t) = i.scope("threadId")? {
+        options.insert("thread_id".into(), json!(t));
     }
-    let query = input
-        .get("query")
-        .and_then(Json::as_str)
-        .ok_or("query: must be a string")?;
-    let limit = match input.get("limit") {
-        None | Some(Json::Null) => 1,
-        Some(v) => v
-            .as_i64()
-            .filter(|n| (1..=message_search::MAX_LIMIT).contains(n))
-            .ok_or_else(|| {
-                format!(
-                    "limit: must be an integer between 1 and {}",
-                    message_search::MAX_LIMIT
-                )
-            })?,
-    };
-    let mut req = Request::parse(None).map_err(|e| e.to_string())?;
-    req.params.limit = limit as usize;
-    let hits = message_search::run(conn, query, &req).map_err(|e| e.to_string())?;
-    let results: Vec<Json> = hits
+    let options = Json::Object(options).to_string();
+    let hits = message_search::search_with(conn, Some(query), Some(&options), false)?;
+    Ok(hits
         .into_iter()
         .map(|h| {
             json!({
@@ -63,6 +52,36 @@ fn run(conn: &mut dyn Conn, input: Option<&[u8]>) -> Result<Json, String> {
                 "createdAt": h.created_at,
             })
         })
-        .collect();
-    Ok(json!({ "success": true, "totalHits": results.len(), "results": results }))
+        .collect())
+}
+
+/// The tool as the LLM sees it (seed 000's description).
+pub(crate) const TOOL: super::Tool = super::Tool {
+    name: "memory_search",
+    description:
+        "Search past conversations for context.\n\n\
+        Use this to find information from previous sessions. The search uses BM25 keyword \
+        matching - be specific with terms like function names, file names, or schema names.\n\n\
+        Actions:\n- search: Search past conversations by keywords\n\n\
+        Examples:\n\
+        - Find auth code: { \"action\": \"search\", \"query\": \"LoginSchema\", \"limit\": 1 }\n\
+        - Find past discussions: { \"action\": \"search\", \"query\": \"JWT token\", \"limit\": 2 }",
+    schema: schema,
+    run,
+};
+
+fn schema() -> Json {
+    json!({
+        "type": "object",
+        "properties": {
+            "action": { "type": "string", "enum": ["search"] },
+            "query": { "type": "string", "description": "Search keywords - be specific" },
+            "limit": {
+                "type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 1,
+                "description": "How many results to return"
+            }
+        },
+        "required": ["action", "query"],
+        "additionalProperties": false
+    })
 }

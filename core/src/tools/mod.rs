@@ -1,12 +1,101 @@
-//! The LLM tools: seed 000's tool calls answered as JSON, never as SQL errors.
+//! The LLM tools: seed 000's tool calls, and recall, remember and impact analysis, answered
+//! as JSON and never as SQL errors.
+//!
+//! [`TOOLS`] is the one list: each tool's name, its description and input schema for the
+//! LLM, and the call that answers it. `mem_tools()` hands the definitions to any client (an
+//! agent loop, the MCP server) and `mem_tool(name, input [, context])` runs one, so a client
+//! needs no knowledge of the tools beyond passing the LLM's arguments through.
 
+mod call;
+mod impact;
 pub mod memory_search;
+mod recall;
+mod remember;
 pub mod tasks;
 
-/// A tool argument's text. Tools answer every bad call with `{"success":false,…}` instead
-/// of an SQL error, so their arguments arrive as bytes and are checked here.
-pub(crate) fn tool_text<'a>(arg: &str, bytes: Option<&'a [u8]>) -> Result<Option<&'a str>, String> {
-    bytes
-        .map(|b| std::str::from_utf8(b).map_err(|_| format!("{arg} must be valid UTF-8 text")))
-        .transpose()
+use crate::{Conn, Error, Result};
+use call::Run;
+use serde_json::{json, Value as Json};
+
+/// One tool.
+pub struct Tool {
+    pub name: &'static str,
+    /// What the LLM reads to decide when and how to call it.
+    pub description: &'static str,
+    /// The JSON Schema of the tool's arguments.
+    pub schema: fn() -> Json,
+    run: Run,
+}
+
+/// Every tool, in the order clients list them.
+pub const TOOLS: &[Tool] = &[
+    memory_search::TOOL,
+    tasks::QUERY,
+    tasks::MUTATE,
+    recall::TOOL,
+    remember::TOOL,
+    impact::TOOL,
+];
+
+/// The shapes `mem_tools` writes: MCP's `tools/list` entries, OpenAI's function tools,
+/// Anthropic's tools.
+pub const FORMATS: &[&str] = &["mcp", "openai", "anthropic"];
+
+/// `mem_tools([format])`: every tool's definition as a JSON array, in the shape the client's
+/// API takes.
+pub fn definitions(format: Option<&str>) -> Result<String> {
+    let format = format.unwrap_or("mcp");
+    if !FORMATS.contains(&format) {
+        return Err(Error::invalid(
+            "format",
+            format!(
+                "must be one of {} (got {})",
+                FORMATS.join(", "),
+                crate::error::echo(format)
+            ),
+        ));
+    }
+    let defs: Vec<Json> = TOOLS
+        .iter()
+        .map(|t| {
+            let (name, description, schema) = (t.name, t.description, (t.schema)());
+            match format {
+                "openai" => json!({
+                    "type": "function",
+                    "function": { "name": name, "description": description, "parameters": schema },
+                }),
+                "anthropic" => {
+                    json!({ "name": name, "description": description, "input_schema": schema })
+                }
+                _ => json!({ "name": name, "description": description, "inputSchema": schema }),
+            }
+        })
+        .collect();
+    Ok(Json::Array(defs).to_string())
+}
+
+/// `mem_tool(name, input [, context])`: runs the tool called `name`. Never fails: an unknown
+/// tool, like a bad call, answers `{"success":false,"error":…}`.
+pub fn call(
+    conn: &mut dyn Conn,
+    name: Option<&[u8]>,
+    input: Option<&[u8]>,
+    context: Option<&[u8]>,
+) -> String {
+    let name = name.map(String::from_utf8_lossy).unwrap_or_default();
+    match TOOLS.iter().find(|t| t.name == name) {
+        Some(t) => call::tool_call(conn, input, context, t.run),
+        None => {
+            let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+            json!({
+                "success": false,
+                "error": format!(
+                    "unknown tool {} (expected one of {})",
+                    crate::error::echo(&name),
+                    names.join(", ")
+                ),
+            })
+            .to_string()
+        }
+    }
 }

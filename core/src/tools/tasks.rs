@@ -6,154 +6,11 @@
 //! raises an SQL error for a bad call. Every check runs before the first write, so a refused
 //! call leaves nothing behind.
 
+use super::call::{known, tool_call, Answer, Failure, Input};
 use crate::tasks::ops::{self, Refusal};
 use crate::tasks::{self, query};
 use crate::{memory::threads, Conn, Error, Value};
 use serde_json::{json, Map, Value as Json};
-
-type Answer = std::result::Result<Json, Failure>;
-
-/// A refused call: the seed's message, and extra fields (such as `blockingTasks`).
-struct Failure {
-    error: String,
-    extra: Map<String, Json>,
-}
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Self {
-        let error = match e {
-            Error::NotFound { kind: "task", id } => format!("Task not found: {id}"),
-            other => {
-                let s = other.to_string();
-                s.strip_prefix("options.").map(str::to_owned).unwrap_or(s)
-            }
-        };
-        Failure {
-            error,
-            extra: Map::new(),
-        }
-    }
-}
-
-impl From<String> for Failure {
-    fn from(error: String) -> Self {
-        Failure {
-            error,
-            extra: Map::new(),
-        }
-    }
-}
-
-struct Input {
-    map: Map<String, Json>,
-    ctx: Map<String, Json>,
-}
-
-impl Input {
-    fn parse(input: Option<&[u8]>, context: Option<&[u8]>) -> std::result::Result<Input, Failure> {
-        let input = crate::tools::tool_text("input", input)?;
-        let context = crate::tools::tool_text("context", context)?;
-        let map = match serde_json::from_str::<Json>(input.unwrap_or("")) {
-            Ok(Json::Object(m)) => m,
-            Ok(_) => return Err("input must be a JSON object".to_string().into()),
-            Err(e) => return Err(format!("input must be JSON: {e}").into()),
-        };
-        let ctx = match context.map(str::trim) {
-            None | Some("") => Map::new(),
-            Some(c) => match serde_json::from_str::<Json>(c) {
-                Ok(Json::Object(m)) => m,
-                Ok(Json::Null) => Map::new(),
-                _ => return Err("context must be a JSON object".to_string().into()),
-            },
-        };
-        Ok(Input { map, ctx })
-    }
-
-    /// The `action` key as given (absent or not a string: `None`).
-    fn action(&self) -> Option<String> {
-        self.map
-            .get("action")
-            .and_then(Json::as_str)
-            .map(str::to_owned)
-    }
-
-    fn opt_str(&self, key: &str) -> std::result::Result<Option<String>, Failure> {
-        match self.map.get(key) {
-            None | Some(Json::Null) => Ok(None),
-            Some(Json::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(format!("{key}: must be a string").into()),
-        }
-    }
-
-    fn str(&self, key: &str) -> std::result::Result<String, Failure> {
-        self.opt_str(key)?
-            .ok_or_else(|| format!("{key}: must be a string").into())
-    }
-
-    /// A key of the input, else of the context.
-    fn context(&self, key: &str) -> std::result::Result<Option<String>, Failure> {
-        if let Some(v) = self.opt_str(key)? {
-            return Ok(Some(v));
-        }
-        match self.ctx.get(key) {
-            None | Some(Json::Null) => Ok(None),
-            Some(Json::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(format!("context.{key}: must be a string").into()),
-        }
-    }
-
-    fn limit(&self, default: i64, max: i64) -> std::result::Result<i64, Failure> {
-        match self.map.get("limit") {
-            None | Some(Json::Null) => Ok(default),
-            Some(v) => v
-                .as_i64()
-                .filter(|n| (1..=max).contains(n))
-                .ok_or_else(|| format!("limit: must be an integer between 1 and {max}").into()),
-        }
-    }
-
-    fn bool(&self, key: &str, default: bool) -> std::result::Result<bool, Failure> {
-        match self.map.get(key) {
-            None | Some(Json::Null) => Ok(default),
-            Some(Json::Bool(b)) => Ok(*b),
-            Some(_) => Err(format!("{key}: must be true or false").into()),
-        }
-    }
-}
-
-fn answer(action: &str, r: Answer) -> String {
-    match r {
-        Ok(v) => v.to_string(),
-        Err(f) => {
-            let mut m = Map::new();
-            if !action.is_empty() {
-                m.insert("action".into(), json!(action));
-            }
-            m.insert("success".into(), json!(false));
-            m.insert("error".into(), json!(f.error));
-            m.extend(f.extra);
-            Json::Object(m).to_string()
-        }
-    }
-}
-
-/// The call's action, which must be one of `actions`; the error names what was wrong.
-fn known(i: &Input, actions: &[&str]) -> std::result::Result<String, Failure> {
-    let (last, rest) = actions.split_last().unwrap_or((&"", &[]));
-    let expected = format!("{} or {last}", rest.join(", "));
-    match (i.map.get("action"), i.action()) {
-        (_, Some(a)) if actions.contains(&a.as_str()) => Ok(a),
-        (None | Some(Json::Null), _) => {
-            Err(format!("action: missing (expected {expected})").into())
-        }
-        (_, Some(a)) => Err(format!(
-            "unknown action {} (expected {expected})",
-            crate::error::echo(&a)
-        )
-        .into()),
-        (Some(_), None) => Err(format!("action: must be a string (expected {expected})").into()),
-    }
-}
 
 fn tasks_answer(conn: &mut dyn Conn, ids: &[String]) -> Answer {
     let tasks = query::task_objects(conn, ids)?;
@@ -221,10 +78,8 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
                 query::search_tasks(conn, Some(&q), Some(&json!({ "limit": limit }).to_string()))?;
             let mut out = tasks_answer(conn, &ids_of(rows))?;
             if i.bool("includeMessages", false)? {
-                let call = json!({ "action": "search", "query": q, "limit": limit }).to_string();
-                let found = crate::tools::memory_search::memory_search(conn, Some(call.as_bytes()));
-                let found: Json = serde_json::from_str(&found).unwrap_or(Json::Null);
-                out["messages"] = found.get("results").cloned().unwrap_or(json!([]));
+                let found = crate::tools::memory_search::results(conn, i, &q, limit)?;
+                out["messages"] = json!(found);
             }
             Ok(out)
         }
@@ -234,23 +89,6 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
 /// `task_mutate(input [, context])`: actions create, claim, close, dep, link, update_context.
 pub fn task_mutate(conn: &mut dyn Conn, input: Option<&[u8]>, context: Option<&[u8]>) -> String {
     tool_call(conn, input, context, run_mutate)
-}
-
-/// Parses a tool call, runs it and answers JSON whatever happens.
-fn tool_call(
-    conn: &mut dyn Conn,
-    input: Option<&[u8]>,
-    context: Option<&[u8]>,
-    run: fn(&mut dyn Conn, &Input) -> Answer,
-) -> String {
-    let parsed = Input::parse(input, context);
-    let action = parsed
-        .as_ref()
-        .ok()
-        .and_then(Input::action)
-        .unwrap_or_default();
-    let r = parsed.and_then(|i| run(conn, &i));
-    answer(&action, r)
 }
 
 fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
@@ -408,4 +246,120 @@ fn update_context(conn: &mut dyn Conn, i: &Input) -> Answer {
     wm.insert("content".into(), json!(content));
     wm.insert("updatedAt".into(), json!(now));
     Ok(json!({ "success": true, "workingMemory": wm }))
+}
+
+/// `task_query` as the LLM sees it (seed 000's description).
+pub(crate) const QUERY: super::Tool = super::Tool {
+    name: "task_query",
+    description: "Query tasks for work management.\n\n\
+        Actions:\n\
+        - ready: Find claimable tasks (not blocked, not closed)\n\
+        - show: Get full details of a specific task\n\
+        - list: List tasks by status\n\
+        - search: Search tasks by title/description\n\n\
+        Examples:\n\
+        - Find work: { \"action\": \"ready\", \"limit\": 5 }\n\
+        - Show task: { \"action\": \"show\", \"id\": \"task-123\" }\n\
+        - List closed: { \"action\": \"list\", \"status\": \"closed\" }\n\
+        - Search tasks: { \"action\": \"search\", \"query\": \"login\", \"limit\": 3 }",
+    schema: query_schema,
+    run: run_query,
+};
+
+fn query_schema() -> Json {
+    json!({
+        "type": "object",
+        "properties": {
+            "action": { "type": "string", "enum": ["ready", "show", "list", "search"] },
+            "id": { "type": "string", "description": "show: the task's id" },
+            "status": {
+                "type": "string", "enum": tasks::STATUSES,
+                "description": "list: only tasks with this status"
+            },
+            "query": { "type": "string", "description": "search: keywords" },
+            "limit": {
+                "type": "integer", "minimum": 1,
+                "description": "ready (default 5), list (100), search (3): how many tasks"
+            },
+            "includeMessages": {
+                "type": "boolean", "default": false,
+                "description": "search: also the messages that match the query"
+            }
+        },
+        "required": ["action"],
+        "additionalProperties": false
+    })
+}
+
+/// `task_mutate` as the LLM sees it (seed 000's description).
+pub(crate) const MUTATE: super::Tool = super::Tool {
+    name: "task_mutate",
+    description: "Modify tasks, link messages, and update working memory.\n\n\
+        Actions:\n\
+        - create: Create a new task\n\
+        - claim: Take ownership of a task to work on it\n\
+        - close: Mark task as completed (ALWAYS provide summary)\n\
+        - dep: Add/remove task dependencies\n\
+        - link: Connect a message to a task\n\
+        - update_context: Update working memory (project context, tech stack, preferences)\n\n\
+        Examples:\n\
+        - Create task: { \"action\": \"create\", \"title\": \"Fix auth bug\" }\n\
+        - Claim task: { \"action\": \"claim\", \"id\": \"task-1\" }\n\
+        - Close with summary: { \"action\": \"close\", \"id\": \"task-1\", \"reason\": \"completed\", \"summary\": \"Added JWT auth\" }\n\
+        - Add dependency: { \"action\": \"dep\", \"taskId\": \"task-2\", \"dependsOn\": \"task-1\" }\n\
+        - Link message: { \"action\": \"link\", \"taskId\": \"task-1\", \"messageId\": \"msg-123\" }\n\
+        - Update context: { \"action\": \"update_context\", \"content\": \"## Tech Stack\\n- Testing: Vitest\", \"scope\": \"resource\" }",
+    schema: mutate_schema,
+    run: run_mutate,
+};
+
+fn mutate_schema() -> Json {
+    json!({
+        "type": "object",
+        "properties": {
+            "action": {
+                "type": "string",
+                "enum": ["create", "claim", "close", "dep", "link", "update_context"]
+            },
+            "title": { "type": "string", "description": "create: the task's title" },
+            "description": { "type": "string", "description": "create: what is to be done" },
+            "priority": {
+                "type": "integer", "minimum": 0, "maximum": 4,
+                "description": "create: 0 (highest) to 4, default 2"
+            },
+            "type": {
+                "type": "string",
+                "description": format!(
+                    "create: the kind of task ({}); dep: the kind of dependency ({}, default blocks)",
+                    tasks::TYPES.join(", "),
+                    tasks::DEP_TYPES.join(", ")
+                )
+            },
+            "labels": { "type": "array", "items": { "type": "string" }, "description": "create: labels" },
+            "parent": { "type": "string", "description": "create: the epic it belongs to" },
+            "id": { "type": "string", "description": "claim, close: the task's id" },
+            "reason": {
+                "type": "string", "enum": tasks::CLOSE_REASONS,
+                "description": "close: why the task is closed"
+            },
+            "summary": { "type": "string", "description": "close: what was done" },
+            "taskId": { "type": "string", "description": "dep, link: the task" },
+            "dependsOn": { "type": "string", "description": "dep: the task it waits for" },
+            "add": {
+                "type": "boolean", "default": true,
+                "description": "dep: false removes the dependency"
+            },
+            "messageId": { "type": "string", "description": "link: the message" },
+            "content": {
+                "type": "string",
+                "description": "update_context: the new markdown content for project context/working memory"
+            },
+            "scope": {
+                "type": "string", "enum": ["resource", "thread"], "default": "resource",
+                "description": "update_context: whose working memory"
+            }
+        },
+        "required": ["action"],
+        "additionalProperties": false
+    })
 }
