@@ -35,6 +35,9 @@ mkdir -p "$work/npm"
   && npx tsc --noEmit --strict types_check.ts)
 echo "npm types: ok"
 
+echo "packages: ORM recipes (SQLAlchemy, Drizzle) through the packages"
+scripts/test-orm.sh "$work/dist" "$work/orm"
+
 echo "packages: Debian package with dpkg -i, then a fresh cluster"
 dpkg -i "$work"/dist/postgresql-15-agentmem_*.deb >/dev/null
 dpkg-query -W -f='${Status}\n' postgresql-15-agentmem | grep -q "install ok installed"

@@ -99,7 +99,11 @@ fn fresh_database(admin: &mut Postgres, url: &str, name: &str) -> Postgres {
 fn every_release_has_its_install_script_and_update_path() {
     for (i, r) in RELEASES.iter().enumerate() {
         if i + 1 < RELEASES.len() {
-            assert!(fixture(r.version).exists(), "no install script of {}", r.version);
+            assert!(
+                fixture(r.version).exists(),
+                "no install script of {}",
+                r.version
+            );
             let next = RELEASES[i + 1].version;
             assert!(
                 update_script(r.version, next).exists(),
@@ -115,7 +119,11 @@ fn every_release_has_its_install_script_and_update_path() {
         let pair = RELEASES
             .windows(2)
             .any(|w| name == format!("agentmem--{}--{}.sql", w[0].version, w[1].version));
-        assert!(pair, "{}: not an update between consecutive releases", Path::new(&name).display());
+        assert!(
+            pair,
+            "{}: not an update between consecutive releases",
+            Path::new(&name).display()
+        );
     }
 }
 
@@ -134,7 +142,10 @@ fn alter_extension_update_from_every_release() {
     let current = agentmem_core::VERSION;
 
     let mut fresh = fresh_database(&mut admin, &server, "agentmem_upgrade_fresh");
-    fresh.client.batch_execute("CREATE EXTENSION agentmem").unwrap();
+    fresh
+        .client
+        .batch_execute("CREATE EXTENSION agentmem")
+        .unwrap();
     let want = catalog(&mut fresh);
     drop(fresh);
 
@@ -179,8 +190,15 @@ fn alter_extension_update_from_every_release() {
             release.version
         );
         let after = one(&mut db, "SELECT CAST(mem_export('{}') AS TEXT)", &[]);
-        assert_eq!(after, before, "the data changed in the update from {}", release.version);
-        check(&mut db, &format!("after the update from {}", release.version));
+        assert_eq!(
+            after, before,
+            "the data changed in the update from {}",
+            release.version
+        );
+        check(
+            &mut db,
+            &format!("after the update from {}", release.version),
+        );
         // Writing after the update works as usual.
         let t = one(&mut db, "SELECT mem_thread_create('after-update')", &[]);
         one(
@@ -189,7 +207,11 @@ fn alter_extension_update_from_every_release() {
             &[text(&t)],
         );
         assert_eq!(
-            one(&mut db, "SELECT count(*) FROM mem_search('zqxupdated')", &[]),
+            one(
+                &mut db,
+                "SELECT count(*) FROM mem_search('zqxupdated')",
+                &[]
+            ),
             "1"
         );
     }
