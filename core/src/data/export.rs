@@ -135,9 +135,10 @@ pub fn export(conn: &mut dyn Conn, scope: Option<&str>, format: Option<&str>) ->
 }
 
 /// `mem_export_rows(scope [, format])` → the same export in parts, one row each, so a client
-/// reads it row by row: JSON gives one row per record (`part` the table, `body` the row's
-/// JSON), Markdown one row per section. Concatenating the Markdown bodies gives
-/// `mem_export`'s text.
+/// reads it row by row: JSON gives a first row `export`, the document with every table empty,
+/// then one row per record (`part` the table, `body` the row's JSON), which appended to their
+/// tables give `mem_export`'s document; Markdown one row per section, whose bodies
+/// concatenated are `mem_export`'s text.
 pub fn export_rows(
     conn: &mut dyn Conn,
     scope: Option<&str>,
@@ -147,13 +148,16 @@ pub fn export_rows(
     let format = Format::parse(format)?;
     let tables = collect(conn, &scope)?;
     let parts: Vec<(String, String)> = match format {
-        Format::Json => tables
-            .into_iter()
-            .flat_map(|(name, rows)| {
-                rows.into_iter()
-                    .map(move |r| (name.to_owned(), r.to_string()))
-            })
-            .collect(),
+        Format::Json => {
+            let empty = tables.iter().map(|(name, _)| (*name, Vec::new())).collect();
+            let head = ("export".to_owned(), document(&scope, empty).to_string());
+            std::iter::once(head)
+                .chain(tables.into_iter().flat_map(|(name, rows)| {
+                    rows.into_iter()
+                        .map(move |r| (name.to_owned(), r.to_string()))
+                }))
+                .collect()
+        }
         Format::Markdown => markdown::render(&scope, &tables)
             .into_iter()
             .map(|body| ("markdown".to_owned(), body))
