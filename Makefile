@@ -47,17 +47,25 @@ pg-install-release: deps-pg
 test-core:
 	cargo test -p agentmem-core -p agentmem-fuzz
 
-test-integration:
+## The official MCP client (Python SDK) the CLI's MCP server is tested with.
+MCP_VENV := target/mcp-venv
+$(MCP_VENV)/.ready:
+	@test -x $(MCP_VENV)/bin/python || /usr/bin/python3 -m venv $(MCP_VENV)
+	@$(MCP_VENV)/bin/pip install -q "mcp>=2,<3"
+	@touch $@
+
+test-integration: $(MCP_VENV)/.ready
 	@set -e; trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
 	AGENTMEM_PG="host=127.0.0.1 port=$$(cat $(PG_DIR)/port) user=postgres dbname=agentmem_test" \
-	AGENTMEM_PG_REQUIRED=1 cargo test -p agentmem-tests --no-fail-fast
+	AGENTMEM_PG_REQUIRED=1 AGENTMEM_MCP_PYTHON=$(CURDIR)/$(MCP_VENV)/bin/python \
+	cargo test -p agentmem-tests -p agentmem-cli --no-fail-fast
 
 test-pgrx:
 	cd pg-ext && cargo pgrx test pg15 --runas postgres --pgdata /tmp/agentmem-pgrx-test
 
 ## The packages, built from the debug builds and installed into clean places (a fresh venv,
 ## a fresh npm project, dpkg -i and a fresh cluster), each running a session.
-test-packages: deps-sqlite deps-pg
+test-packages: deps-sqlite deps-pg $(MCP_VENV)/.ready
 	@scripts/test-packages.sh
 
 ## The packages for users, fully optimised, into dist/ (docs/install.md).

@@ -28,10 +28,25 @@ pub unsafe extern "C" fn sqlite3_agentmem_init(
     pz_err_msg: *mut *mut c_char,
     p_api: *mut sqlite3_api_routines,
 ) -> c_int {
-    sqlite_loadable::ext::faux_sqlite_extension_init2(p_api);
-    api::init(p_api);
     pin::pin_self();
     pin::quiet_panics();
+    sqlite3_agentmem_linked_init(db, pz_err_msg, p_api)
+}
+
+/// The entry point for a program that links agentmem in instead of loading it: hand it to
+/// `sqlite3_auto_extension`, and every connection the program opens gets the functions.
+/// Unlike [`sqlite3_agentmem_init`] it leaves the program's panic hook alone (a loaded
+/// library has its own copy of std; a linked one shares the program's).
+///
+/// # Safety
+/// Called by SQLite with a live connection and its API table.
+pub unsafe extern "C" fn sqlite3_agentmem_linked_init(
+    db: *mut sqlite3,
+    pz_err_msg: *mut *mut c_char,
+    p_api: *mut sqlite3_api_routines,
+) -> c_int {
+    sqlite_loadable::ext::faux_sqlite_extension_init2(p_api);
+    api::init(p_api);
     let registered =
         std::panic::catch_unwind(|| functions::register(db).and_then(|_| table::register(db)));
     match registered {

@@ -1,0 +1,95 @@
+//! A SQLite file, with agentmem linked into this binary.
+
+use super::{Db, Result};
+use rusqlite::types::ValueRef;
+use serde_json::Value as Json;
+use std::sync::Once;
+use std::time::Duration;
+
+pub struct Sqlite {
+    conn: rusqlite::Connection,
+}
+
+/// Makes every connection this process opens get agentmem's functions.
+fn register() -> Result<()> {
+    static REGISTER: Once = Once::new();
+    let mut rc = rusqlite::ffi::SQLITE_OK;
+    REGISTER.call_once(|| {
+        type Init = unsafe extern "C" fn(
+            *mut rusqlite::ffi::sqlite3,
+            *mut *mut std::os::raw::c_char,
+            *const rusqlite::ffi::sqlite3_api_routines,
+        ) -> std::os::raw::c_int;
+        let init: Init = unsafe {
+            // SAFETY: the same C signature; sqlite-loadable names the routine table's type
+            // differently from rusqlite.
+            std::mem::transmute::<*const (), Init>(
+                agentmem0::sqlite3_agentmem_linked_init as *const (),
+            )
+        };
+        // SAFETY: SQLite calls the entry point with each new connection and the routine table.
+        rc = unsafe { rusqlite::ffi::sqlite3_auto_extension(Some(init)) };
+    });
+    if rc == rusqlite::ffi::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(format!(
+            "registering agentmem with SQLite failed (code {rc})"
+        ))
+    }
+}
+
+impl Sqlite {
+    /// Opens (or creates) the file and brings its schema up to date with `mem_init()`.
+    pub fn open(path: &str) -> Result<Sqlite> {
+        register()?;
+        let conn = rusqlite::Connection::open(path).map_err(|e| format!("{path}: {e}"))?;
+        // Writers queue instead of failing while another process writes.
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(|e| e.to_string())?;
+        conn.query_row("SELECT mem_init()", [], |_| Ok(()))
+            .map_err(|e| format!("{path}: {e}"))?;
+        Ok(Sqlite { conn })
+    }
+}
+
+impl Db for Sqlite {
+    fn placeholder(&self, n: usize) -> String {
+        format!("?{n}")
+    }
+
+    fn each(
+        &mut self,
+        sql: &str,
+        params: &[Option<&str>],
+        row: &mut dyn FnMut(Vec<Json>) -> Result<()>,
+    ) -> Result<()> {
+        let mut stmt = self.conn.prepare(sql).map_err(|e| message(&e))?;
+        let n = stmt.column_count();
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params.iter()))
+            .map_err(|e| message(&e))?;
+        while let Some(r) = rows.next().map_err(|e| message(&e))? {
+            let mut values = Vec::with_capacity(n);
+            for i in 0..n {
+                values.push(match r.get_ref(i).map_err(|e| message(&e))? {
+                    ValueRef::Null => Json::Null,
+                    ValueRef::Integer(v) => Json::from(v),
+                    ValueRef::Real(v) => Json::from(v),
+                    ValueRef::Text(t) => Json::String(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(b) => Json::String(super::hex(b)),
+                });
+            }
+            row(values)?;
+        }
+        Ok(())
+    }
+}
+
+/// SQLite's message without rusqlite's wrapping.
+fn message(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
+        other => other.to_string(),
+    }
+}

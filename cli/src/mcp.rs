@@ -1,0 +1,123 @@
+//! The MCP server: the model's tools over stdio, one line of client configuration away.
+//!
+//! It knows nothing of the tools: `tools/list` answers what `mem_tools()` defines in the
+//! database and `tools/call` runs `mem_tool(name, arguments, context)`, with the scope given
+//! on the command line as the context. So the tools, their schemas and their answers are the
+//! ones every other client gets, on SQLite and Postgres alike. A bad call is a tool error
+//! the model reads (`isError`), never a dead server.
+
+use crate::args::Scope;
+use crate::db::{self, Db};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ServerHandler, ServiceExt};
+use serde_json::{json, Value as Json};
+use std::sync::{Arc, Mutex};
+
+struct Server {
+    /// Calls run one at a time on a blocking thread: the database clients are synchronous.
+    db: Arc<Mutex<Box<dyn Db>>>,
+    context: String,
+}
+
+impl Server {
+    /// Runs `f` on the connection, off the async runtime.
+    async fn with_db<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut dyn Db) -> db::Result<T> + Send + 'static,
+    ) -> db::Result<T> {
+        let db = self.db.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = db
+                .lock()
+                .map_err(|_| "the database connection was poisoned".to_string())?;
+            f(guard.as_mut())
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("agentmem", agentmem_core::VERSION))
+            .with_instructions(
+                "agentmem is this project's memory: past conversations (memory_search), tasks \
+                 (task_query, task_mutate), long-term memories (memory_recall, \
+                 memory_remember) and the code graph (graph_impact).",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let defs = self
+            .with_db(|db| db::scalar(db, "mem_tools", &[Some("mcp")]))
+            .await
+            .map_err(|e| ErrorData::internal_error(e, None))?;
+        let tools: Vec<Tool> = serde_json::from_value(defs)
+            .map_err(|e| ErrorData::internal_error(format!("mem_tools(): {e}"), None))?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let input = request
+            .arguments
+            .map_or(json!({}), Json::Object)
+            .to_string();
+        let context = self.context.clone();
+        let answer = self
+            .with_db(move |db| {
+                db::scalar(db, "mem_tool", &[Some(&name), Some(&input), Some(&context)])
+            })
+            .await;
+        Ok(match answer {
+            Ok(v) if v.get("success") == Some(&Json::Bool(false)) => {
+                CallToolResult::error(vec![ContentBlock::text(v.to_string())])
+            }
+            Ok(v) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(v.to_string())]);
+                r.structured_content = Some(v);
+                r
+            }
+            // The database refused (a lost connection, a lock timeout): the model is told,
+            // and the server carries on.
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(
+                json!({ "success": false, "error": e }).to_string(),
+            )]),
+        }
+        .into())
+    }
+}
+
+/// Serves until the client closes standard input.
+pub fn serve(db: Box<dyn Db>, scope: &Scope) -> db::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let server = Server {
+        db: Arc::new(Mutex::new(db)),
+        context: scope.context(),
+    };
+    runtime.block_on(async move {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| format!("MCP: {e}"))?;
+        running.waiting().await.map_err(|e| format!("MCP: {e}"))?;
+        Ok(())
+    })
+}
