@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the packages into one directory: the Python wheel (sqlite-agentmem), the npm package
-# (sqlite-agentmem) and the Debian package for PostgreSQL 15 (postgresql-15-agentmem), with
-# the SQLite library beside them.
+# (sqlite-agentmem), both with the `agentmem` command, and the Debian package for PostgreSQL 15
+# (postgresql-15-agentmem), with the SQLite library and the command beside them.
 # Usage: scripts/dist.sh [--profile dist|release|dev] [--out DIR]
 #   dist (default): fully optimised, for release; dev: the debug builds the tests already made.
 set -euo pipefail
@@ -26,18 +26,22 @@ out=$(cd "$out" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "dist: SQLite library ($profile)" >&2
-cargo build --profile "$profile" -p agentmem-sqlite >&2
+echo "dist: SQLite library and the agentmem command ($profile)" >&2
+cargo build --profile "$profile" -p agentmem-sqlite -p agentmem-cli >&2
 lib=target/$dir/libagentmem0.so
+cli=target/$dir/agentmem
 strip --strip-unneeded -o "$out/agentmem0.so" "$lib"
+strip --strip-unneeded -o "$out/agentmem" "$cli"
 
 echo "dist: Python wheel" >&2
-python3 packages/python/build_wheel.py --lib "$lib" --version "$version" --out "$out"
+python3 packages/python/build_wheel.py --lib "$lib" --cli "$cli" --version "$version" --out "$out"
 
 echo "dist: npm package" >&2
 npm_dir=$work/npm
-mkdir -p "$npm_dir/lib/linux-x64"
+mkdir -p "$npm_dir/lib/linux-x64" "$npm_dir/bin"
 cp packages/node/index.js packages/node/index.d.ts packages/node/README.md LICENSE-MIT LICENSE-APACHE "$npm_dir/"
+cp packages/node/bin/agentmem.js "$npm_dir/bin/"
+cp "$out/agentmem" "$npm_dir/lib/linux-x64/agentmem"
 sed "s/@VERSION@/$version/" packages/node/package.json > "$npm_dir/package.json"
 cp "$out/agentmem0.so" "$npm_dir/lib/linux-x64/agentmem0.so"
 (cd "$npm_dir" && npm pack --silent --pack-destination "$out" >/dev/null)

@@ -13,6 +13,8 @@ export PG_DIR=$work/pg PG_PORT=5497
 cleanup() { scripts/pg-cluster.sh stop >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+# The official MCP client (Makefile: $(MCP_VENV)).
+mcp_python=${AGENTMEM_MCP_PYTHON:-$root/target/mcp-venv/bin/python}
 
 scripts/dist.sh --profile dev --out "$work/dist" >/dev/null
 
@@ -21,6 +23,13 @@ echo "packages: Python wheel into a fresh venv"
 "$work/venv/bin/pip" install --quiet --no-index "$work"/dist/sqlite_agentmem-*.whl
 (cd "$work" && "$work/venv/bin/python" "$root/tests/packages/python_smoke.py" "$version" \
   "$root/packages/python/README.md" "$root/docs/install.md" "$root/docs/tools.md")
+
+echo "packages: the wheel's agentmem command, and an MCP session through it"
+"$work/venv/bin/agentmem" --version | grep -qx "agentmem $version"
+"$work/venv/bin/agentmem" --db "$work/cli.db" tasks create "ship the CLI" >/dev/null
+"$work/venv/bin/agentmem" --db "$work/cli.db" --json tasks ready | grep -q '"ship the CLI"'
+"$mcp_python" tests/mcp/mcp_client.py "$work/venv/bin/agentmem" --db "$work/mcp-pip.db" >/dev/null
+echo "python agentmem command: ok"
 
 echo "packages: npm package into a fresh project"
 # better-sqlite3 compiles from source here: node-gyp takes the headers of the installed Node.
@@ -34,6 +43,11 @@ mkdir -p "$work/npm"
        "$root/packages/node/README.md" "$root/docs/install.md" \
   && npx tsc --noEmit --strict types_check.ts)
 echo "npm types: ok"
+node tests/docs/run_blocks.js "$work/npm/node_modules" >/dev/null
+echo "README's JavaScript blocks: ok"
+"$work/npm/node_modules/.bin/agentmem" --version | grep -qx "agentmem $version"
+"$mcp_python" tests/mcp/mcp_client.py "$work/npm/node_modules/.bin/agentmem" --db "$work/mcp-npm.db" >/dev/null
+echo "npm agentmem command and MCP session: ok"
 
 echo "packages: ORM recipes (SQLAlchemy, Drizzle) through the packages"
 scripts/test-orm.sh "$work/dist" "$work/orm"

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Builds the `sqlite-agentmem` wheel around an already compiled extension.
 
-    build_wheel.py --lib target/dist/libagentmem0.so --version 0.2.0 --out dist/
+    build_wheel.py --lib target/dist/libagentmem0.so --cli target/dist/agentmem --version 0.2.0 --out dist/
 
 No setuptools: a wheel is a zip with three metadata files, and writing them here keeps the
 platform tag honest. The tag is computed from the library itself: its machine (ELF header)
-and the newest glibc symbol version it needs (`objdump -T`), so a wheel built on Debian 12
+and the newest glibc symbol version it and the `agentmem` command need (`objdump -T`), so a wheel
+built on Debian 12
 says `manylinux_2_34_x86_64` — pip on a system with an older glibc refuses it instead of
 failing at load time. Other platforms are built the same way on their own machines (a
 macOS wheel from `libagentmem0.dylib` tagged `macosx_11_0_arm64`, Windows from
@@ -18,6 +19,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -29,17 +31,33 @@ NAME = "sqlite_agentmem"
 MACHINES = {0x3E: "x86_64", 0xB7: "aarch64"}
 
 
-def platform_tag(lib):
-    with open(lib, "rb") as f:
-        head = f.read(20)
-    if head[:4] != b"\x7fELF":
-        sys.exit(f"{lib}: not an ELF library; build other platforms' wheels on those platforms")
-    machine = MACHINES.get(int.from_bytes(head[18:20], "little"))
-    if machine is None:
-        sys.exit(f"{lib}: unsupported machine {head[18:20].hex()}")
-    symbols = subprocess.run(["objdump", "-T", lib], check=True, capture_output=True, text=True).stdout
-    minors = [int(m) for m in re.findall(r"GLIBC_2\.(\d+)", symbols)]
-    return f"manylinux_2_{max(minors, default=17)}_{machine}"
+def platform_tag(*binaries):
+    """The tag every one of `binaries` can run under: their machine and newest glibc."""
+    machines, minors = set(), [17]
+    for path in binaries:
+        with open(path, "rb") as f:
+            head = f.read(20)
+        if head[:4] != b"\x7fELF":
+            sys.exit(f"{path}: not an ELF file; build other platforms' wheels on those platforms")
+        machine = MACHINES.get(int.from_bytes(head[18:20], "little"))
+        if machine is None:
+            sys.exit(f"{path}: unsupported machine {head[18:20].hex()}")
+        machines.add(machine)
+        symbols = subprocess.run(["objdump", "-T", path], check=True, capture_output=True, text=True).stdout
+        minors += [int(m) for m in re.findall(r"GLIBC_2\.(\d+)", symbols)]
+    if len(machines) != 1:
+        sys.exit(f"the files are built for different machines: {sorted(machines)}")
+    return f"manylinux_2_{max(minors)}_{machines.pop()}"
+
+
+def stripped(path):
+    """The file's bytes without symbols it does not need to run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        subprocess.run(["strip", "--strip-unneeded", copy], check=True)
+        with open(copy, "rb") as f:
+            return f.read()
 
 
 def metadata(version):
@@ -65,19 +83,23 @@ def record_line(path, data):
     return f"{path},sha256={digest},{len(data)}"
 
 
-def build(lib, version, out):
-    tag = platform_tag(lib)
+EXECUTABLE = {f"{NAME}/agentmem0.so", f"{NAME}/bin/agentmem"}
+
+
+def build(lib, cli, version, out):
+    tag = platform_tag(lib, cli)
     dist_info = f"{NAME}-{version}.dist-info"
     files = {}
-    with open(os.path.join(HERE, NAME, "__init__.py"), encoding="utf-8") as f:
-        files[f"{NAME}/__init__.py"] = f.read().replace("@VERSION@", version).encode()
+    for module in ["__init__.py", "_cli.py"]:
+        with open(os.path.join(HERE, NAME, module), encoding="utf-8") as f:
+            files[f"{NAME}/{module}"] = f.read().replace("@VERSION@", version).encode()
     files[f"{NAME}/py.typed"] = b""
-    with tempfile.TemporaryDirectory() as tmp:
-        stripped = os.path.join(tmp, "agentmem0.so")
-        shutil.copyfile(lib, stripped)
-        subprocess.run(["strip", "--strip-unneeded", stripped], check=True)
-        with open(stripped, "rb") as f:
-            files[f"{NAME}/agentmem0.so"] = f.read()
+    files[f"{NAME}/agentmem0.so"] = stripped(lib)
+    files[f"{NAME}/bin/agentmem"] = stripped(cli)
+    # `pip install` puts an `agentmem` command on the PATH that runs the binary.
+    files[f"{dist_info}/entry_points.txt"] = (
+        f"[console_scripts]\nagentmem = {NAME}._cli:main\n"
+    ).encode()
     for lic in ["LICENSE-MIT", "LICENSE-APACHE"]:
         with open(os.path.join(ROOT, lic), "rb") as f:
             files[f"{dist_info}/{lic}"] = f.read()
@@ -93,7 +115,9 @@ def build(lib, version, out):
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
         for path, data in files.items():
             info = zipfile.ZipInfo(path, date_time=(2020, 1, 1, 0, 0, 0))
-            info.external_attr = (0o755 if path.endswith(".so") else 0o644) << 16
+            # A regular file's type bits too: pip keeps the mode of regular files only.
+            mode = 0o755 if path in EXECUTABLE else 0o644
+            info.external_attr = (stat.S_IFREG | mode) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(info, data)
     return wheel
@@ -102,10 +126,11 @@ def build(lib, version, out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the compiled libagentmem0.so")
+    ap.add_argument("--cli", required=True, help="the compiled agentmem command")
     ap.add_argument("--version", required=True)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    print(build(a.lib, a.version, a.out))
+    print(build(a.lib, a.cli, a.version, a.out))
 
 
 if __name__ == "__main__":
