@@ -142,3 +142,10 @@ print(len(c.execute("select * from mem_search('LoginSchema', '{\"limit\":50}')")
     assert_eq!(line.trim(), "50");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The README's Python blocks run as pasted, with Debian's python3 (tests/docs/run_blocks.py).
+#[test]
+fn readme_python_blocks_run() {
+    let script = agentmem_tests::root().join("tests/docs/run_blocks.py");
+    run(Command::new("/usr/bin/python3").arg(&script));
+}

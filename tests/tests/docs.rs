@@ -1,16 +1,19 @@
 //! Every SQL block of the README and `docs/` runs as pasted, on SQLite and on Postgres.
 //!
-//! Blocks may use the placeholders a reader substitutes: `:thread`, `:tests`, `:refresh`,
-//! `<thread id>`, `<thread>`, `<epic id>`, `<a>`, `<b>` and the task id `task-1`; each file
-//! runs in a fresh database where they exist (a thread with ten messages, a few tasks). A
-//! statement's trailing comment is checked when it states a result: a number or version
-//! (`-- 2`), `-- no rows`, or `-- error: <message>` (the statement must fail with it). Lines
-//! of the sqlite3 shell (`.load …`) are skipped; a block with `CREATE EXTENSION` runs on
-//! Postgres only, from a database without the extension, and one with `ALTER EXTENSION` runs
-//! on Postgres only; a block with `CREATE ROLE` runs on
-//! Postgres only, in a transaction rolled back afterwards (roles belong to the cluster).
+//! Each file runs in a fresh database (`mem_init()` done, nothing else) and its blocks run in
+//! order, as a reader pastes them: an example uses only what the blocks before it in the same
+//! file made, naming rows by the ids they were given (`'{"id":"thread-1"}'`) or by a subquery.
+//! Nothing is substituted: a block that still holds a placeholder for the reader to fill in —
+//! a word in angle brackets (`<thread id>`), a `:name` parameter outside string literals, an
+//! elided JSON value `"…"` — fails the test. A statement's trailing comment is checked when it
+//! states a result: a number or version (`-- 2`), `-- no rows`, or `-- error: <message>` (the
+//! statement must fail with it). Lines of the sqlite3 shell (`.load …`) are skipped; a block
+//! with `CREATE EXTENSION` runs on Postgres only, first, from a database without the
+//! extension, and one with `ALTER EXTENSION` runs on Postgres only; a block with `CREATE ROLE`
+//! runs on Postgres only, in a transaction rolled back afterwards (roles belong to the
+//! cluster).
 
-use agentmem_tests::backend::{Backend, Cell, Param, Postgres, Sqlite};
+use agentmem_tests::backend::{Backend, Cell, Postgres, Sqlite};
 use std::path::Path;
 
 /// One statement of a block, with where it starts and what its comment expects.
@@ -62,6 +65,46 @@ fn expectation(comment: Option<&str>) -> Expect {
     }
 }
 
+/// What a reader would have to replace before running `sql`: a word in angle brackets
+/// (`<thread id>`, `<a>`; a tag closed later in the statement, such as `<observations>` in an
+/// observer's answer, is text), a `:name` parameter outside string literals (a `::` cast is
+/// not one), or an elided JSON value `"…"`.
+fn placeholders(sql: &str) -> Vec<String> {
+    let b = sql.as_bytes();
+    let mut found = Vec::new();
+    let mut in_str = false;
+    for i in 0..b.len() {
+        match b[i] {
+            b'\'' => in_str = !in_str,
+            b'<' => {
+                let rest = &sql[i + 1..];
+                let len = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, ' ' | '_' | '-')))
+                    .unwrap_or(rest.len());
+                let name = &rest[..len];
+                let word = name.starts_with(|c: char| c.is_ascii_alphabetic());
+                if word && rest[len..].starts_with('>') && !sql.contains(&format!("</{name}>")) {
+                    found.push(format!("<{name}>"));
+                }
+            }
+            b':' if !in_str && (i == 0 || b[i - 1] != b':') => {
+                let rest = &sql[i + 1..];
+                let len = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                if rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                    found.push(format!(":{}", &rest[..len]));
+                }
+            }
+            _ => {}
+        }
+    }
+    if sql.contains("\"…\"") {
+        found.push("\"…\"".to_string());
+    }
+    found
+}
+
 /// The SQL blocks of a Markdown file, as statements.
 fn blocks(file: &Path) -> Vec<Vec<Statement>> {
     let text = std::fs::read_to_string(file).unwrap();
@@ -92,11 +135,23 @@ fn blocks(file: &Path) -> Vec<Vec<Statement>> {
             sql.push_str(code);
             sql.push('\n');
             if code.trim_end().ends_with(';') {
-                block.push(Statement {
+                let st = Statement {
                     at: format!("{name}:{start}"),
                     sql: std::mem::take(&mut sql),
                     expect: expectation(comment),
-                });
+                };
+                let mut found = placeholders(&st.sql);
+                if let Expect::Error(m) = &st.expect {
+                    found.extend(placeholders(m));
+                }
+                assert!(
+                    found.is_empty(),
+                    "{}: placeholders {found:?} left for the reader to fill in: the blocks must \
+                     run as pasted (give rows ids of their own, or find them with a subquery)\n{}",
+                    st.at,
+                    st.sql
+                );
+                block.push(st);
             }
         }
         assert!(sql.trim().is_empty(), "{name}: a statement without its ';'");
@@ -105,71 +160,13 @@ fn blocks(file: &Path) -> Vec<Vec<Statement>> {
     out
 }
 
-/// The names the blocks use, bound to rows made for them.
-struct Fixture(Vec<(&'static str, String)>);
-
-impl Fixture {
-    fn make(db: &mut dyn Backend) -> Fixture {
-        let one = |db: &mut dyn Backend, sql: &str, p: &[Param]| -> String {
-            db.query(sql, p).unwrap()[0][0].to_string()
-        };
-        let thread = one(
-            db,
-            "SELECT mem_thread_create('project:webapp', 'Login feature')",
-            &[],
-        );
-        for i in 0..10 {
-            db.query(
-                "SELECT mem_message_add($1, 'user', $2)",
-                &[
-                    Param::Text(thread.clone()),
-                    Param::Text(format!("step {i}: token refresh with oauth in LoginSchema")),
-                ],
-            )
-            .unwrap();
-        }
-        let task = |db: &mut dyn Backend, options: &str| -> String {
-            one(
-                db,
-                "SELECT task_create('Fixture task', $1)",
-                &[Param::Text(options.into())],
-            )
-        };
-        let epic = task(db, r#"{"type":"epic"}"#);
-        task(db, r#"{"id":"task-1","labels":["auth"]}"#);
-        let (tests, refresh) = (task(db, "{}"), task(db, "{}"));
-        let (a, b) = (task(db, "{}"), task(db, "{}"));
-        Fixture(vec![
-            ("<thread id>", thread.clone()),
-            ("<thread>", thread.clone()),
-            ("<epic id>", epic),
-            ("<a>", a),
-            ("<b>", b),
-            (":thread", format!("'{thread}'")),
-            (":tests", format!("'{tests}'")),
-            (":refresh", format!("'{refresh}'")),
-        ])
-    }
-
-    fn apply(&self, sql: &str) -> String {
-        self.0
-            .iter()
-            .fold(sql.to_string(), |s, (name, value)| s.replace(name, value))
-    }
-}
-
-fn run(db: &mut dyn Backend, fx: &Fixture, st: &Statement) {
-    let sql = fx.apply(&st.sql);
-    let sql = sql.trim().trim_end_matches(';');
+fn run(db: &mut dyn Backend, st: &Statement) {
+    let sql = st.sql.trim().trim_end_matches(';');
     let got = db.query(sql, &[]);
     let at = format!("{} ({}): {sql}", st.at, db.name());
     match (&st.expect, got) {
         (Expect::Error(m), Err(e)) => {
-            let m = fx.apply(m);
-            assert!(
-                e.contains(&m),
-                "{at}\nwanted an error with {m:?}, got {e:?}"
-            );
+            assert!(e.contains(m), "{at}\nwanted an error with {m:?}, got {e:?}");
         }
         (Expect::Error(m), Ok(_)) => panic!("{at}\nwanted the error {m:?}, it ran"),
         (_, Err(e)) => panic!("{at}\nfailed: {e}"),
@@ -214,13 +211,12 @@ fn sql_blocks_run_on_sqlite() {
     let mut ran = 0;
     for file in files() {
         let mut db = Sqlite::open(":memory:");
-        let fx = Fixture::make(&mut db);
         for block in blocks(&file)
             .iter()
             .filter(|b| !creates_extension(b) && !alters_extension(b) && !creates_role(b))
         {
             for st in block {
-                run(&mut db, &fx, st);
+                run(&mut db, st);
                 ran += 1;
             }
         }
@@ -242,21 +238,22 @@ fn sql_blocks_run_on_postgres() {
             db.query("DROP EXTENSION IF EXISTS agentmem CASCADE", &[])
                 .unwrap();
             for st in &block {
-                run(&mut db, &Fixture(Vec::new()), st);
+                run(&mut db, st);
             }
         }
+        // A fresh database for the file's other blocks, which run in order.
         db.reset().unwrap();
-        let fx = Fixture::make(&mut db);
-        let (roles, rest): (Vec<_>, Vec<_>) = rest.into_iter().partition(|b| creates_role(b));
-        for st in rest.iter().flatten() {
-            run(&mut db, &fx, st);
-        }
-        for block in roles {
-            db.query("BEGIN", &[]).unwrap();
-            for st in &block {
-                run(&mut db, &fx, st);
+        for block in rest {
+            let role = creates_role(&block);
+            if role {
+                db.query("BEGIN", &[]).unwrap();
             }
-            db.query("ROLLBACK", &[]).unwrap();
+            for st in &block {
+                run(&mut db, st);
+            }
+            if role {
+                db.query("ROLLBACK", &[]).unwrap();
+            }
         }
     }
     db.reset().unwrap();
