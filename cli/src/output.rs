@@ -107,25 +107,12 @@ fn cell(column: &str, v: &Json, width: usize) -> String {
     }
 }
 
-/// Epoch milliseconds as `YYYY-MM-DD HH:MM:SS` UTC.
+/// Epoch milliseconds as `YYYY-MM-DD HH:MM:SS` UTC (the core's calendar, seconds added).
 pub fn utc(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (y, mo, d, h, mi) = agentmem_core::om::time::parts(ms);
     format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{:02}",
+        ms.div_euclid(1000).rem_euclid(60)
     )
 }
 

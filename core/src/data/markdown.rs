@@ -58,10 +58,10 @@ pub fn render(scope: &Scope, tables: &[(&'static str, Vec<Json>)]) -> Vec<String
         p.push('\n');
         for m in messages.iter().filter(|m| s(m, "thread_id") == id) {
             p.push_str(&format!(
-                "\n**{} {}** ({})\n\n{}",
+                "\n**{} {}** ({} UTC)\n\n{}",
                 m["message_index"],
                 s(m, "role"),
-                m["created_at"],
+                crate::om::time::stamp(m["created_at"].as_i64().unwrap_or(0)),
                 quote(s(m, "raw_content"))
             ));
             if m["compaction_level"].as_i64().unwrap_or(0) > 0 && !s(m, "summary").is_empty() {
@@ -195,7 +195,7 @@ mod tests {
         let md = render(&Scope::Resource("r".into()), &tables).concat();
         assert_eq!(
             md,
-            "# agentmem export: resource `r`\n\n## Thread: Login work\n\n`t1` · resource `r` · archived\n\n**0 user** (5)\n\n> hi\n> there\n\n## Tasks\n\n- **Fix** (`a`, open, P1) — depends on `b` (blocks)\n  - summary: done soon\n"
+            "# agentmem export: resource `r`\n\n## Thread: Login work\n\n`t1` · resource `r` · archived\n\n**0 user** (1970-01-01 00:00 UTC)\n\n> hi\n> there\n\n## Tasks\n\n- **Fix** (`a`, open, P1) — depends on `b` (blocks)\n  - summary: done soon\n"
         );
     }
 }
