@@ -37,7 +37,7 @@ impl SqliteConn {
 
     /// Compiles `sql` (core dialect); the caller owns the statement and finalizes it.
     fn prepare_raw(&mut self, sql: &str) -> Result<*mut sqlite3_stmt> {
-        let text = Dialect::Sqlite.statement(sql);
+        let text = Dialect::Sqlite.prepare(sql)?;
         let mut raw: *mut sqlite3_stmt = std::ptr::null_mut();
         // SAFETY: text outlives the call; SQLite copies what it keeps.
         let rc = unsafe {

@@ -78,6 +78,19 @@ pub trait Conn {
         None
     }
 
+    /// Whether row-level security hides rows of `table` from the current user (Postgres
+    /// policies; SQLite has none). A search must then ask about every key it returns, as it
+    /// does for a filter, instead of taking the index's best keys as they come.
+    fn row_security(&mut self, table: &str) -> Result<bool> {
+        let Some(sql) = self.dialect().row_security_sql() else {
+            return Ok(false);
+        };
+        Ok(self
+            .query_value(sql, &[table.into()])?
+            .and_then(|v| v.as_i64())
+            .is_some_and(|v| v != 0))
+    }
+
     /// The database's clock in Unix epoch milliseconds: leases and defaults use it so that
     /// every client of one database agrees on the time.
     fn now_ms(&mut self) -> Result<i64> {

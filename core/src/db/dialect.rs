@@ -74,6 +74,24 @@ impl Dialect {
         }
     }
 
+    /// The statement that says whether row-level security applies to the table `?1` for the
+    /// current user; `None` where there is none.
+    pub fn row_security_sql(self) -> Option<&'static str> {
+        match self {
+            Dialect::Sqlite => None,
+            Dialect::Postgres => Some("SELECT row_security_active(CAST(?1 AS regclass))"),
+        }
+    }
+
+    /// [`Dialect::statement`] for a statement the core runs (not a schema script): refused
+    /// when it names both derived data and the application's rows, on every database, so that
+    /// the tests of either catch a statement that could not run with one set of rights
+    /// ([`crate::schema::privilege`]).
+    pub fn prepare(self, sql: &str) -> crate::Result<String> {
+        crate::schema::privilege::of(sql)?;
+        Ok(self.statement(sql))
+    }
+
     /// A core statement in this dialect: type markers expanded and, for Postgres, `?N`
     /// placeholders rewritten as `$N`.
     pub fn statement(self, sql: &str) -> String {

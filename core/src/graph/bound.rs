@@ -111,12 +111,25 @@ pub fn recount(conn: &mut dyn Conn, resource: &str, hub_in_degree: i64) -> Resul
         "DELETE FROM mem_graph_hubs WHERE resource_id = ?1",
         &[resource.into()],
     )?;
-    conn.execute(
-        "INSERT INTO mem_graph_hubs (node_id, resource_id) \
-         SELECT to_id, ?1 FROM mem_graph_edges WHERE resource_id = ?1 \
+    // Read from the edges, written to the derived table: two statements (schema::privilege).
+    let hubs = conn.query(
+        "SELECT to_id FROM mem_graph_edges WHERE resource_id = ?1 \
            AND stale_at IS NULL AND invalid_at IS NULL \
          GROUP BY to_id HAVING count(*) > ?2",
         &[resource.into(), Value::Int(hub_in_degree)],
     )?;
+    for chunk in hubs.chunks(100) {
+        let rows = crate::db::batch::values("(#, ?1)", chunk.len(), 2);
+        let mut params: Vec<Value> = vec![resource.into()];
+        params.extend(
+            chunk
+                .iter()
+                .map(|r| r.first().cloned().unwrap_or(Value::Null)),
+        );
+        conn.execute(
+            &format!("INSERT INTO mem_graph_hubs (node_id, resource_id) VALUES {rows}"),
+            &params,
+        )?;
+    }
     Ok(())
 }

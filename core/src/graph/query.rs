@@ -159,39 +159,65 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
 }
 
 /// [`reach`] in one direction with nothing the closure lacks: one indexed range of the
-/// closure joined with the nodes, ordered and cut in the database.
+/// closure, ordered and cut in the database, then the nodes it reaches. Two statements, as
+/// derived data and the application's rows are always read apart (schema::privilege); a
+/// range twice the limit leaves room for stale nodes, and is widened while they crowd it.
 fn from_closure(conn: &mut dyn Conn, node: &str, dir: Direction, a: &Ask) -> Result<Vec<Reached>> {
     let (at, other) = match dir {
         Direction::Out => ("ancestor_id", "descendant_id"),
         Direction::In => ("descendant_id", "ancestor_id"),
     };
     let sql = format!(
-        "SELECT c.{other}, c.depth, c.total_weight, CAST(c.path AS TEXT), \
-           CAST(c.edge_types AS TEXT), n.type, n.label, n.file_path \
-         FROM mem_graph_closure c JOIN mem_graph_nodes n ON n.id = c.{other} \
-         WHERE c.{at} = ?1 AND c.depth <= ?2 AND n.stale_at IS NULL \
-         ORDER BY c.depth, c.total_weight DESC, c.{other} LIMIT ?3"
+        "SELECT {other}, depth, total_weight, CAST(path AS TEXT), CAST(edge_types AS TEXT) \
+         FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2 \
+         ORDER BY depth, total_weight DESC, {other} LIMIT ?3"
     );
-    let params = [
-        node.into(),
-        Value::Int(a.max_depth as i64),
-        Value::Int(a.limit as i64),
-    ];
-    let mut out = Vec::new();
-    for r in conn.query(&sql, &params)? {
-        let mut f = Fields::new(r);
-        out.push(Reached {
-            id: f.text().unwrap_or_default(),
-            depth: f.int().unwrap_or(0) as usize,
-            total_weight: f.value().as_f64().unwrap_or(0.0),
-            path: f.text().unwrap_or_default(),
-            edge_types: f.text().unwrap_or_default(),
-            ty: f.text().unwrap_or_default(),
-            label: f.text().unwrap_or_default(),
-            file_path: f.text(),
-        });
+    let mut range = a.limit.saturating_mul(2).saturating_add(16);
+    loop {
+        let params = [
+            node.into(),
+            Value::Int(a.max_depth as i64),
+            Value::Int(range as i64),
+        ];
+        let pairs = conn.query(&sql, &params)?;
+        let complete = pairs.len() < range;
+        let ids: Vec<String> = pairs
+            .iter()
+            .filter_map(|r| r.first().and_then(Value::as_str).map(str::to_owned))
+            .collect();
+        let mut nodes: std::collections::HashMap<String, Row> =
+            node_rows(conn, &ids)?.into_iter().collect();
+        let mut out = Vec::new();
+        for r in pairs {
+            let mut f = Fields::new(r);
+            let id = f.text().unwrap_or_default();
+            let Some(n) = nodes.remove(&id) else {
+                continue;
+            };
+            let mut n = Fields::new(n);
+            let (ty, label, file_path) = (n.text(), n.text(), n.text());
+            if n.int().is_some() {
+                continue; // stale
+            }
+            out.push(Reached {
+                id,
+                depth: f.int().unwrap_or(0) as usize,
+                total_weight: f.value().as_f64().unwrap_or(0.0),
+                path: f.text().unwrap_or_default(),
+                edge_types: f.text().unwrap_or_default(),
+                ty: ty.unwrap_or_default(),
+                label: label.unwrap_or_default(),
+                file_path,
+            });
+            if out.len() == a.limit {
+                return Ok(out);
+            }
+        }
+        if complete {
+            return Ok(out);
+        }
+        range = range.saturating_mul(4);
     }
-    Ok(out)
 }
 
 /// type, label, file_path, stale_at of the nodes `ids`, by id.

@@ -33,7 +33,7 @@ pub const MAX_LIMIT: i64 = 1000;
 fn allowed(conn: &mut dyn Conn, filter: &Filter) -> Result<Allowed> {
     let mut params = Vec::new();
     match filter.sql("", &mut params) {
-        None => Ok(Allowed::All),
+        None => Allowed::every(conn, "mem_memories"),
         Some(conds) => Allowed::query(
             conn,
             &format!("SELECT seq FROM mem_memories WHERE {conds}"),

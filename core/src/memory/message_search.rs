@@ -130,7 +130,7 @@ impl Filters {
         let live =
             lifecycle::hide_deleted(conn, self.resource_id.as_deref(), self.include_deleted)?;
         if self.is_empty() && live.is_empty() {
-            return Ok(Allowed::All);
+            return Allowed::every(conn, TABLE);
         }
         Allowed::query(
             conn,

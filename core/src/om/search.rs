@@ -71,7 +71,7 @@ pub fn hits(
         && scope.since.is_none()
         && scope.until.is_none();
     let allowed = if unscoped && live.is_empty() {
-        Allowed::All
+        Allowed::every(conn, "mem_om_records")?
     } else {
         Allowed::query(
             conn,

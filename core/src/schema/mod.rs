@@ -41,12 +41,17 @@
 //! column types already do this; there only `object` and `array` add a `CHECK`. A later
 //! migration that adds columns declares the table's full list again: it replaces the checks.
 
+pub mod privilege;
 mod releases;
 mod render;
 pub mod sqlite_triggers;
 
 pub use releases::{schema_of, Release, RELEASES};
 pub use render::render;
+
+/// The Postgres schema of derived data ([`privilege::DERIVED`]): the extension's own, used by
+/// no application role.
+pub const PRIVATE_SCHEMA: &str = "agentmem_private";
 
 use crate::{Conn, Dialect, Error, Result, Value};
 
@@ -142,9 +147,24 @@ pub fn latest_version() -> i64 {
 pub const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS mem_schema_version (\
     version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)";
 
-/// Creates the bookkeeping table and returns the version the database is at.
+/// Creates the bookkeeping table when missing and returns the version the database is at.
+/// On Postgres it may live in the private schema, where `IF NOT EXISTS` (which looks in the
+/// schema a table would be created in) does not look: it is found through the search path.
 fn current_version(conn: &mut dyn Conn) -> Result<i64> {
-    conn.execute_batch(VERSION_TABLE)?;
+    match conn.dialect() {
+        Dialect::Sqlite => conn.execute_batch(VERSION_TABLE)?,
+        Dialect::Postgres => {
+            let found = conn.query_value("SELECT to_regclass('mem_schema_version')::text", &[])?;
+            if found.is_none_or(|v| v.is_null()) {
+                conn.execute_batch(VERSION_TABLE)?;
+            }
+        }
+    }
+    applied(conn)
+}
+
+/// The newest applied migration (0 when none).
+fn applied(conn: &mut dyn Conn) -> Result<i64> {
     Ok(conn
         .query_value("SELECT max(version) FROM mem_schema_version", &[])?
         .and_then(|v| v.as_i64())
@@ -165,9 +185,13 @@ fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
     }
 }
 
-/// The version the database's schema is at (0 when agentmem was never initialised).
+/// The version the database's schema is at (0 when agentmem was never initialised). On
+/// Postgres the extension made the table: reading it is all a caller may do.
 pub fn version(conn: &mut dyn Conn) -> Result<i64> {
-    current_version(conn)
+    match conn.dialect() {
+        Dialect::Sqlite => current_version(conn),
+        Dialect::Postgres => applied(conn),
+    }
 }
 
 /// `mem_init([version])`. In SQLite it creates or migrates the schema; in Postgres the

@@ -47,6 +47,20 @@ impl Allowed {
         Ok(Allowed::Only(keys(&rows)))
     }
 
+    /// Every row of `table` the current user may see: all, unless row-level security hides
+    /// some (then each key the ranking offers is checked against the table, as a lazy filter
+    /// is, so the best `k` are the best `k` the user may see).
+    pub fn every(conn: &mut dyn Conn, table: &str) -> Result<Allowed> {
+        Ok(if conn.row_security(table)? {
+            Allowed::Where {
+                sql: format!("SELECT seq FROM {table} WHERE 1 = 1"),
+                params: Vec::new(),
+            }
+        } else {
+            Allowed::All
+        })
+    }
+
     /// A filter checked lazily without probing: for a caller that counted its keys cheaper
     /// than listing them would (`sql` as [`Allowed::query`] takes it).
     pub fn lazy(sql: String, params: Vec<Value>) -> Allowed {

@@ -295,7 +295,7 @@ pub fn search_tasks(
             "SELECT seq FROM mem_tasks WHERE status = ?1",
             &[s.as_str().into()],
         )?,
-        None => Allowed::All,
+        None => Allowed::every(conn, "mem_tasks")?,
     };
     let result = rows::search_allowed(conn, NS_TASKS, query, &params, &allowed)?;
     let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();

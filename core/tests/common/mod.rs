@@ -26,7 +26,7 @@ impl Conn for Sq {
     }
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         use rusqlite::types::ValueRef;
-        let sql = Dialect::Sqlite.statement(sql);
+        let sql = Dialect::Sqlite.prepare(sql)?;
         let mut st = self.0.prepare_cached(&sql).map_err(db)?;
         let n = st.column_count();
         let mut rows = st
@@ -49,7 +49,7 @@ impl Conn for Sq {
         Ok(out)
     }
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
-        let sql = Dialect::Sqlite.statement(sql);
+        let sql = Dialect::Sqlite.prepare(sql)?;
         let mut st = self.0.prepare_cached(&sql).map_err(db)?;
         Ok(st
             .execute(rusqlite::params_from_iter(params.iter().map(to_sql)))

@@ -72,7 +72,7 @@ fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> 
         }
     };
     match conds {
-        None => Ok(Allowed::All),
+        None => Allowed::every(conn, kind.table()),
         Some(c) => Allowed::query(
             conn,
             &format!("SELECT seq FROM {} WHERE {c}", kind.table()),
@@ -185,26 +185,48 @@ pub fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: usize) ->
             }
         }
     };
-    // What names a file (its related files) and what is attached to a node. CROSS JOIN keeps
-    // SQLite's planner from walking the resource's memories to find the few that name these
-    // (without statistics it takes `resource_id = ?` for selective).
-    let lookups = [
-        (
-            "SELECT f.memory_seq, f.file_path FROM mem_memory_files f CROSS JOIN mem_memories m \
-             WHERE f.file_path IN ({keys}) AND m.seq = f.memory_seq",
-            &around.files,
-        ),
-        (
+    // What names a file: the file index (derived data, read apart from the memories:
+    // schema::privilege), then which of those memories pass the filter.
+    let files: Vec<Value> = around.files.keys().map(|k| k.as_str().into()).collect();
+    let named = query_in(
+        conn,
+        "SELECT memory_seq, file_path FROM mem_memory_files WHERE file_path IN ({keys})",
+        &[],
+        &files,
+    )?;
+    let seqs: Vec<Value> = named.iter().filter_map(|r| r.first().cloned()).collect();
+    let passing: std::collections::HashSet<i64> = query_in(
+        conn,
+        &format!("SELECT m.seq FROM mem_memories m WHERE m.seq IN ({{keys}}) AND {conds}"),
+        &params,
+        &seqs,
+    )?
+    .iter()
+    .filter_map(|r| r.first().and_then(Value::as_i64))
+    .collect();
+    let named = named
+        .into_iter()
+        .filter(|r| {
+            r.first()
+                .and_then(Value::as_i64)
+                .is_some_and(|s| passing.contains(&s))
+        })
+        .collect();
+    reach(named, &around.files);
+    // What is attached to a node. CROSS JOIN keeps SQLite's planner from walking the
+    // resource's memories to find the few that name these (without statistics it takes
+    // `resource_id = ?` for selective).
+    let nodes: Vec<Value> = around.nodes.keys().map(|k| k.as_str().into()).collect();
+    let attached = query_in(
+        conn,
+        &format!(
             "SELECT m.seq, m.target_node_id FROM mem_memories t CROSS JOIN mem_memories m \
-             WHERE t.target_node_id IN ({keys}) AND m.seq = t.seq",
-            &around.nodes,
+             WHERE t.target_node_id IN ({{keys}}) AND m.seq = t.seq AND {conds}"
         ),
-    ];
-    for (sql, distances) in lookups {
-        let keys: Vec<Value> = distances.keys().map(|k| k.as_str().into()).collect();
-        let rows = query_in(conn, &format!("{sql} AND {conds}"), &params, &keys)?;
-        reach(rows, distances);
-    }
+        &params,
+        &nodes,
+    )?;
+    reach(attached, &around.nodes);
     let mut ranked: Vec<(i64, (u8, usize))> = reached.into_iter().collect();
     ranked.sort_by(|(sa, (da, na)), (sb, (db, nb))| da.cmp(db).then(nb.cmp(na)).then(sb.cmp(sa)));
     Ok(ranked
