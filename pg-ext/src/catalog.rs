@@ -66,9 +66,10 @@ pub fn create_sql(f: &Function) -> String {
 
 /// Creates every catalog function (inside `CREATE EXTENSION`, so they belong to it).
 pub fn create_all() {
-    for f in api::functions() {
-        ok(SpiConn.execute_batch(&create_sql(f)));
-    }
+    let script: String = api::functions()
+        .map(|f| format!("{};\n", create_sql(f)))
+        .collect();
+    ok(SpiConn.execute_batch(&script));
 }
 
 /// Tells Postgres that `mem__call` uses the version-1 calling convention.

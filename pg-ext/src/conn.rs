@@ -3,6 +3,7 @@
 //! Statement errors raised by Postgres unwind through the core as pgrx error reports and
 //! abort the statement like any other SQL error; the core never catches them.
 
+use agentmem_core::schema::privilege::Privilege;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 use pgrx::datum::DatumWithOid;
 use pgrx::prelude::*;
@@ -103,13 +104,32 @@ mod plans {
     }
 }
 
-fn run(sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+/// Runs `sql` through its kept plan, with the rights its privilege names: the owner's for a
+/// statement on derived data only, the caller's for every other (see [`crate::owner`]).
+fn with_plan<T>(
+    sql: &str,
+    params: &[Value],
+    f: impl FnOnce(pgrx::spi::SpiTupleTable<'_>) -> Result<T>,
+) -> Result<T> {
+    let privilege = agentmem_core::schema::privilege::of(sql)?;
     let args: Vec<DatumWithOid> = params.iter().map(param).collect();
     let oids: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();
-    Spi::connect_mut(|client| {
-        let plan =
-            plans::get(client, sql, &oids, || Dialect::Postgres.statement(sql)).map_err(spi_err)?;
-        let table = client.update(&*plan, None, &args).map_err(spi_err)?;
+    let run = || {
+        Spi::connect_mut(|client| {
+            let plan = plans::get(client, sql, &oids, || Dialect::Postgres.statement(sql))
+                .map_err(spi_err)?;
+            let table = client.update(&*plan, None, &args).map_err(spi_err)?;
+            f(table)
+        })
+    };
+    match privilege {
+        Privilege::Owner => crate::owner::as_owner(run),
+        Privilege::Caller => run(),
+    }
+}
+
+fn run(sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+    with_plan(sql, params, |table| {
         let ncols = if table.is_empty() {
             0
         } else {
@@ -162,14 +182,7 @@ impl Conn for SpiConn {
     }
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
-        let args: Vec<DatumWithOid> = params.iter().map(param).collect();
-        let oids: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();
-        Spi::connect_mut(|client| {
-            let plan = plans::get(client, sql, &oids, || Dialect::Postgres.statement(sql))
-                .map_err(spi_err)?;
-            let table = client.update(&*plan, None, &args).map_err(spi_err)?;
-            Ok(table.len() as u64)
-        })
+        with_plan(sql, params, |table| Ok(table.len() as u64))
     }
 
     fn execute_batch(&mut self, sql: &str) -> Result<()> {

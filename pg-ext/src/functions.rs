@@ -3,30 +3,51 @@
 
 use crate::conn::SpiConn;
 use crate::error::ok;
-use agentmem_core::{schema, Conn};
+use agentmem_core::api::{self, Nature};
+use agentmem_core::schema::{self, privilege::DERIVED, PRIVATE_SCHEMA};
+use agentmem_core::{Conn, Value};
 use pgrx::prelude::*;
 
 /// Runs the migrations inside `CREATE EXTENSION` / `ALTER EXTENSION … UPDATE` up to the
 /// schema the extension version being installed pins (Postgres has already recorded that
-/// version when the script runs), and marks the tables for pg_dump (so a dump carries the
-/// memory, not just the extension).
+/// version when the script runs), then secures what they made (see [`secure`]) and marks the
+/// tables for pg_dump (so a dump carries the memory, not just the extension).
 #[pg_extern]
 fn mem__bootstrap() -> i64 {
     let _inside = crate::triggers::internal::Guard::new();
-    // First the functions: column defaults call mem_uuid7() and mem_now().
-    crate::catalog::create_all();
-    let installing = ok(SpiConn.query_value(
-        "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'agentmem'",
+    let ext = ok(SpiConn.query(
+        "SELECT e.extversion, n.nspname::text, quote_ident(n.nspname) \
+         FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace \
+         WHERE e.extname = 'agentmem'",
         &[],
     ));
-    let target = match installing.as_ref().and_then(|v| v.as_str()) {
+    let mut ext = ext.into_iter().next().unwrap_or_default().into_iter();
+    let installing = ext.next().and_then(Value::into_string);
+    let name = ext.next().and_then(Value::into_string);
+    let home = ext.next().and_then(Value::into_string);
+    let (name, home) = (
+        name.unwrap_or_else(|| "public".into()),
+        home.unwrap_or_else(|| "public".into()),
+    );
+    let path = format!("{home}, {PRIVATE_SCHEMA}, pg_catalog");
+    // The script's own search path is the extension's schema; the migrations also name
+    // derived tables already moved to the private one.
+    ok(SpiConn.execute_batch(&format!(
+        "CREATE SCHEMA IF NOT EXISTS {PRIVATE_SCHEMA}; \
+         REVOKE ALL ON SCHEMA {PRIVATE_SCHEMA} FROM PUBLIC; \
+         SELECT pg_catalog.set_config('search_path', '{path}', true)"
+    )));
+    // First the functions: column defaults call mem_uuid7() and mem_now().
+    crate::catalog::create_all();
+    let target = match installing.as_deref() {
         Some(v) => ok(schema::schema_of(v)),
         None => schema::latest_version(),
     };
     let version = ok(schema::migrate(&mut SpiConn, Some(target)));
+    secure(&name, &home);
     // One call per statement: each call rewrites the pg_extension row.
     let tables = ok(SpiConn.query(
-        "SELECT c.relname::text FROM pg_class c \
+        "SELECT CAST(c.oid AS regclass)::text FROM pg_class c \
          JOIN pg_depend d ON d.objid = c.oid AND d.deptype = 'e' \
          JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'agentmem' \
          WHERE c.relkind = 'r' ORDER BY 1",
@@ -39,6 +60,62 @@ fn mem__bootstrap() -> i64 {
         ));
     }
     version
+}
+
+/// The security model (docs/security.md): derived data moves to the private schema, which
+/// no other role may use; every function that runs statements resolves names through a
+/// pinned search path (the extension's schema, then the private one, never the caller's
+/// schemas or temporary tables); the index's maintenance functions and the internal ones are
+/// the owner's alone.
+fn secure(name: &str, home: &str) {
+    for table in DERIVED {
+        let here = ok(SpiConn.query_value(
+            "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = ?1 AND tablename = ?2",
+            &[name.into(), (*table).into()],
+        ));
+        if here.is_some() {
+            ok(SpiConn.execute_batch(&format!(
+                "ALTER TABLE {home}.{table} SET SCHEMA {PRIVATE_SCHEMA}"
+            )));
+        }
+    }
+    let functions = ok(SpiConn.query(
+        "SELECT p.proname::text, CAST(p.oid AS regprocedure)::text FROM pg_catalog.pg_proc p \
+         JOIN pg_catalog.pg_depend d ON d.objid = p.oid AND d.deptype = 'e' \
+         JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'agentmem' \
+         ORDER BY 2",
+        &[],
+    ));
+    let pinned = format!("pg_catalog, {home}, {PRIVATE_SCHEMA}, pg_temp");
+    // One script for all of them: a statement per call would cost every install a round of
+    // SPI calls per function.
+    let mut script = String::new();
+    for row in functions {
+        let mut row = row.into_iter().filter_map(Value::into_string);
+        let (Some(name), Some(signature)) = (row.next(), row.next()) else {
+            continue;
+        };
+        // Functions that run no statement need no path (and calls stay cheap).
+        let runs_sql = match api::find(&name) {
+            Some(f) => !matches!(f.nature, Nature::Pure | Nature::Volatile),
+            None => name != "mem__internal",
+        };
+        if runs_sql {
+            script.push_str(&format!(
+                "ALTER FUNCTION {signature} SET search_path = {pinned};\n"
+            ));
+        }
+        // The internal functions (trigger handlers fire without EXECUTE; the schema's guards
+        // call mem__internal()) and the index's upkeep are not the application's to call.
+        let owners_only = (name.starts_with("mem__") && name != "mem__internal")
+            || api::MAINTENANCE.contains(&name.as_str());
+        if owners_only {
+            script.push_str(&format!(
+                "REVOKE EXECUTE ON FUNCTION {signature} FROM PUBLIC;\n"
+            ));
+        }
+    }
+    ok(SpiConn.execute_batch(&script));
 }
 
 /// Applies migrations up to `version` in the current search path. For upgrade tests: the

@@ -17,6 +17,7 @@ mod error;
 mod functions;
 mod graph;
 mod memories;
+mod owner;
 mod tasks;
 mod triggers;
 mod vectors;

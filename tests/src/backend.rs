@@ -171,9 +171,18 @@ pub struct Postgres {
 }
 
 impl Postgres {
+    /// Connects as the extension's owner would work: with the private schema of derived data
+    /// on the search path, so the suites can inspect it (the closure, the index) by the names
+    /// SQLite uses. Applications cannot; `tenants.rs` tests them.
     pub fn connect(url: &str) -> Postgres {
-        let client = postgres::Client::connect(url, postgres::NoTls)
+        let mut client = postgres::Client::connect(url, postgres::NoTls)
             .unwrap_or_else(|e| panic!("connecting to Postgres at {url}: {e}"));
+        client
+            .batch_execute(&format!(
+                "SET search_path = \"$user\", public, {}",
+                agentmem_core::schema::PRIVATE_SCHEMA
+            ))
+            .unwrap();
         Postgres { client }
     }
 }

@@ -123,11 +123,30 @@ fn postgres_upgrades_from_v1() {
     let Some(url) = agentmem_tests::pg_url() else {
         return;
     };
-    let mut db = Postgres::connect(&url);
-    // A schema of its own, migrated by the same function the extension's scripts use.
+    // A database of its own: the migrations run in a schema of their own, and the functions
+    // must resolve names through that schema, so their pinned search path is reset here (an
+    // install never runs like this; `extension_upgrade.rs` tests the real update route).
+    let server: String = url
+        .split_whitespace()
+        .filter(|kv| !kv.starts_with("dbname="))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut admin = Postgres::connect(&url);
+    for sql in [
+        "DROP DATABASE IF EXISTS agentmem_upgrade_v1 WITH (FORCE)",
+        "CREATE DATABASE agentmem_upgrade_v1",
+    ] {
+        admin.client.batch_execute(sql).unwrap();
+    }
+    let mut db = Postgres::connect(&format!("{server} dbname=agentmem_upgrade_v1"));
     db.client
         .batch_execute(
-            "CREATE EXTENSION IF NOT EXISTS agentmem; DROP SCHEMA IF EXISTS upgrade_test CASCADE; \
+            "CREATE EXTENSION agentmem; \
+             DO $$DECLARE f regprocedure; BEGIN \
+               FOR f IN SELECT objid::regprocedure FROM pg_depend d JOIN pg_extension e \
+                 ON e.oid = d.refobjid AND e.extname = 'agentmem' \
+                 WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e' \
+               LOOP EXECUTE format('ALTER FUNCTION %s RESET search_path', f); END LOOP; END$$; \
              CREATE SCHEMA upgrade_test; SET search_path = upgrade_test, public",
         )
         .unwrap();
@@ -142,7 +161,9 @@ fn postgres_upgrades_from_v1() {
         },
         Dialect::Postgres,
     );
-    db.client
-        .batch_execute("SET search_path = public; DROP SCHEMA upgrade_test CASCADE")
+    drop(db);
+    admin
+        .client
+        .batch_execute("DROP DATABASE agentmem_upgrade_v1 WITH (FORCE)")
         .unwrap();
 }
