@@ -252,11 +252,15 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
         d.id = ids::new_id();
     }
     ids::check_id("id", &d.id)?;
-    let tokens = match d.token_count {
-        Some(t) if t >= 0 => t,
-        Some(_) => return Err(Error::invalid("token_count", "must not be negative")),
-        None => tokens::count(&d.raw_content, Encoding::O200kBase),
-    };
+    // Counted here whatever the row says: a given count must be the true one, or every
+    // counter built on it (the thread's, the statistics, the context budget) would be wrong.
+    let tokens = tokens::count(&d.raw_content, Encoding::O200kBase);
+    if let Some(given) = d.token_count.filter(|&t| t != tokens) {
+        return Err(Error::invalid(
+            "token_count",
+            format!("must be the content's token count ({tokens}) or NULL (got {given})"),
+        ));
+    }
     d.token_count = Some(tokens);
     if timing == Timing::AfterWrite && !index_new(conn, &d)? {
         return Ok(d);
@@ -310,9 +314,7 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
     let active_task = row.next().and_then(Value::into_string);
     let session = row.next().and_then(Value::into_string);
     d.message_index = Some(d.message_index.unwrap_or(next_index - 1));
-    if d.resource_id.is_none() {
-        d.resource_id = resource;
-    }
+    d.resource_id = Some(thread_resource(&d, resource)?);
     if d.task_id.is_none() {
         let m = link::NewMessage {
             id: &d.id,
@@ -341,10 +343,26 @@ fn fill_only(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
     let mut row = row.into_iter();
     let next_index = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
     d.message_index = Some(d.message_index.unwrap_or(next_index));
-    if d.resource_id.is_none() {
-        d.resource_id = row.next().and_then(Value::into_string);
-    }
+    d.resource_id = Some(thread_resource(&d, row.next().and_then(Value::into_string))?);
     Ok(d)
+}
+
+/// The message's resource: its thread's. A row that names another is refused — it would
+/// file the message under a resource its thread does not belong to (and past row-level
+/// security written per resource).
+fn thread_resource(d: &Draft, thread: Option<String>) -> Result<String> {
+    let thread = thread.unwrap_or_default();
+    match &d.resource_id {
+        Some(given) if *given != thread => Err(Error::invalid(
+            "resource_id",
+            format!(
+                "must be the thread's resource {} or NULL (got {})",
+                crate::error::echo(&thread),
+                crate::error::echo(given)
+            ),
+        )),
+        _ => Ok(thread),
+    }
 }
 
 /// Puts a new message's search text into the search index; `false` when it is indexed
