@@ -67,9 +67,11 @@ fn of_resource(table: &str) -> &'static str {
     tables::table(table).map_or("resource_id = ?1", |t| t.of_resource)
 }
 
-/// The tasks that go with the resource: linked (by a task link or a message's `task_id`) to
-/// its messages and to no other resource's.
-const OWN_TASKS: &str = "SELECT id FROM mem_tasks WHERE id IN ( \
+/// The tasks that go with the resource: its own (`resource_id`), and those of no resource
+/// linked (by a task link or a message's `task_id`) to its messages and to no other
+/// resource's.
+const OWN_TASKS: &str = "SELECT id FROM mem_tasks WHERE resource_id = ?1 \
+     UNION SELECT id FROM mem_tasks WHERE resource_id IS NULL AND id IN ( \
        SELECT l.task_id FROM mem_task_messages l JOIN mem_messages m ON m.id = l.message_id \
          WHERE m.resource_id = ?1 \
        UNION SELECT task_id FROM mem_messages WHERE resource_id = ?1 AND task_id IS NOT NULL) \

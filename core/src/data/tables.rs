@@ -45,6 +45,13 @@ macro_rules! tasks_of {
     };
 }
 
+/// The tasks of a resource: its own, and those linked to its messages.
+macro_rules! resource_tasks {
+    () => {
+        concat!("resource_id = ?1 OR ", tasks_of!("resource_id"))
+    };
+}
+
 /// In import order: tasks before messages (a message names its task), threads before their
 /// messages, memories and messages before their vectors, nodes before edges.
 pub const TABLES: &[Table] = &[
@@ -69,17 +76,18 @@ pub const TABLES: &[Table] = &[
             ("original_content", Text),
             ("metadata", Json),
             ("defer_until", Int),
+            ("resource_id", Text),
         ],
         order: "id",
         of_thread: Some(tasks_of!("thread_id")),
-        of_resource: tasks_of!("resource_id"),
+        of_resource: resource_tasks!(),
     },
     Table {
         name: "mem_task_labels",
         columns: &[("task_id", Text), ("label", Text)],
         order: "task_id, label",
         of_thread: Some(concat!("task_id IN (SELECT id FROM mem_tasks WHERE ", tasks_of!("thread_id"), ")")),
-        of_resource: concat!("task_id IN (SELECT id FROM mem_tasks WHERE ", tasks_of!("resource_id"), ")"),
+        of_resource: concat!("task_id IN (SELECT id FROM mem_tasks WHERE ", resource_tasks!(), ")"),
     },
     Table {
         name: "mem_task_deps",
@@ -95,8 +103,8 @@ pub const TABLES: &[Table] = &[
             "AND depends_on_id IN (SELECT id FROM mem_tasks WHERE ", tasks_of!("thread_id"), ")"
         )),
         of_resource: concat!(
-            "task_id IN (SELECT id FROM mem_tasks WHERE ", tasks_of!("resource_id"), ") ",
-            "AND depends_on_id IN (SELECT id FROM mem_tasks WHERE ", tasks_of!("resource_id"), ")"
+            "task_id IN (SELECT id FROM mem_tasks WHERE ", resource_tasks!(), ") ",
+            "AND depends_on_id IN (SELECT id FROM mem_tasks WHERE ", resource_tasks!(), ")"
         ),
     },
     Table {

@@ -343,7 +343,10 @@ fn fill_only(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
     let mut row = row.into_iter();
     let next_index = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
     d.message_index = Some(d.message_index.unwrap_or(next_index));
-    d.resource_id = Some(thread_resource(&d, row.next().and_then(Value::into_string))?);
+    d.resource_id = Some(thread_resource(
+        &d,
+        row.next().and_then(Value::into_string),
+    )?);
     Ok(d)
 }
 

@@ -46,7 +46,7 @@ mod releases;
 mod render;
 pub mod sqlite_triggers;
 
-pub use releases::{schema_of, Release, RELEASES};
+pub use releases::{release, Release, RELEASES};
 pub use render::render;
 
 /// The Postgres schema of derived data ([`privilege::DERIVED`]): the extension's own, used by
@@ -134,6 +134,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "conversations",
         script: include_str!("../../../sql/migrations/0014_conversations.sql"),
     },
+    Migration {
+        version: 15,
+        name: "task_resources",
+        script: include_str!("../../../sql/migrations/0015_task_resources.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -176,6 +181,18 @@ fn applied(conn: &mut dyn Conn) -> Result<i64> {
 /// rebuilds every namespace, so only 8 backfills.)
 fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
     match version {
+        // Nothing to index in a new database: it then holds no index rows at all, so a
+        // pg_dump of a used one restores into a fresh install without a conflict.
+        8 if conn
+            .query_value(
+                "SELECT 1 FROM mem_messages UNION ALL SELECT 1 FROM mem_tasks \
+                 UNION ALL SELECT 1 FROM mem_om_records LIMIT 1",
+                &[],
+            )?
+            .is_none() =>
+        {
+            Ok(())
+        }
         8 => {
             crate::memory::message_search::reindex(conn)?;
             crate::tasks::query::reindex(conn)?;

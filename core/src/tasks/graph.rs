@@ -486,7 +486,7 @@ pub fn on_dep_insert(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
         if !task_exists(conn, &dep.depends_on_id)? {
             return Err(Error::not_found("task", &dep.depends_on_id));
         }
-        return Ok(());
+        return same_resource(conn, dep);
     }
     if conn.dialect().has_concurrent_writers() {
         conn.execute(
@@ -497,10 +497,35 @@ pub fn on_dep_insert(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
     if !lock_task(conn, &dep.depends_on_id)? {
         return Err(Error::not_found("task", &dep.depends_on_id));
     }
+    same_resource(conn, dep)?;
     // The new row is in the table already, but a path from its target back to its task
     // cannot use it (it would have to pass the task first).
     check_cycle(conn, &dep.task_id, &dep.depends_on_id)?;
     refresh(conn, vec![dep.task_id.clone()])
+}
+
+/// A dependency stays within a resource: a blocked state kept across two would be written
+/// by one resource's writes into the other's rows.
+fn same_resource(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
+    let resources: Vec<String> = conn
+        .query(
+            "SELECT DISTINCT resource_id FROM mem_tasks WHERE id IN (?1, ?2) AND resource_id IS NOT NULL",
+            &[dep.task_id.as_str().into(), dep.depends_on_id.as_str().into()],
+        )?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().and_then(Value::into_string))
+        .collect();
+    if resources.len() > 1 {
+        return Err(Error::invalid(
+            "depends_on_id",
+            format!(
+                "task {} belongs to another resource than task {}",
+                crate::error::echo(&dep.depends_on_id),
+                crate::error::echo(&dep.task_id)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// After a dependency row is deleted: the task is refreshed (a no-op when the task is gone).

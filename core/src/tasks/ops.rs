@@ -13,6 +13,7 @@ use crate::{ids, memory::messages::check_content, memory::threads, Conn, Error, 
 use serde_json::{json, Value as Json};
 
 const CREATE_OPTIONS: &[&str] = &[
+    "resource_id",
     "description",
     "priority",
     "type",
@@ -66,9 +67,10 @@ fn insert_labels(conn: &mut dyn Conn, id: &str, labels: &[String]) -> Result<()>
     Ok(())
 }
 
-/// `task_create(title [, options])` → id. Options: description, priority (0–4, default 2),
-/// type (default task), labels, assignee, parent (adds a parent-child dependency), metadata,
-/// defer_until, id, created_at. O(log n) plus indexing the text.
+/// `task_create(title [, options])` → id. Options: resource_id (whose task it is),
+/// description, priority (0–4, default 2), type (default task), labels, assignee, parent
+/// (adds a parent-child dependency), metadata, defer_until, id, created_at. O(log n) plus
+/// indexing the text.
 pub fn create(conn: &mut dyn Conn, title: Option<&str>, options: Option<&str>) -> Result<String> {
     let title = required("title", title)?;
     check_title("title", title)?;
@@ -110,11 +112,16 @@ pub fn create(conn: &mut dyn Conn, title: Option<&str>, options: Option<&str>) -
     }
     let metadata = o.opt_object("metadata")?.unwrap_or_else(|| "{}".into());
     let defer_until = o.opt_int("defer_until")?;
+    let resource = o.opt_str("resource_id")?;
+    if let Some(r) = &resource {
+        ids::check_id("options.resource_id", r)?;
+    }
     let now = conn.now_ms()?;
     let created_at = o.opt_int("created_at")?.unwrap_or(now);
     conn.execute(
         "INSERT INTO mem_tasks (id, title, description, priority, type, assignee, metadata, defer_until, \
-         created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS @JSON), CAST(?8 AS BIGINT), ?9, ?9)",
+         created_at, updated_at, resource_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS @JSON), CAST(?8 AS BIGINT), ?9, ?9, ?10)",
         &[
             id.as_str().into(),
             title.into(),
@@ -125,6 +132,7 @@ pub fn create(conn: &mut dyn Conn, title: Option<&str>, options: Option<&str>) -
             metadata.into(),
             defer_until.into(),
             Value::Int(created_at),
+            resource.into(),
         ],
     )?;
     insert_labels(conn, &id, &labels)?;

@@ -34,6 +34,7 @@ pub const SEARCH_COLUMNS: [Field; 7] = [
 ];
 
 const READY_OPTIONS: &[&str] = &[
+    "resource_id",
     "limit",
     "labels",
     "assignee",
@@ -43,9 +44,16 @@ const READY_OPTIONS: &[&str] = &[
     "now",
 ];
 const LIST_OPTIONS: &[&str] = &[
-    "limit", "status", "type", "assignee", "labels", "parent", "blocked",
+    "resource_id",
+    "limit",
+    "status",
+    "type",
+    "assignee",
+    "labels",
+    "parent",
+    "blocked",
 ];
-const SEARCH_OPTIONS: &[&str] = &["limit", "status", "now"];
+const SEARCH_OPTIONS: &[&str] = &["resource_id", "limit", "status", "now"];
 
 pub const MAX_READY_LIMIT: i64 = 1000;
 pub const MAX_LIST_LIMIT: i64 = 10_000;
@@ -119,6 +127,10 @@ impl Filter {
     }
 
     fn apply(&mut self, o: &Opts) -> Result<()> {
+        if let Some(r) = o.opt_str("resource_id")? {
+            let p = self.param(r.into());
+            self.sql.push_str(&format!(" AND t.resource_id = {p}"));
+        }
         if let Some(a) = o.opt_str("assignee")? {
             let p = self.param(a.into());
             self.sql.push_str(&format!(" AND t.assignee = {p}"));
@@ -289,13 +301,15 @@ pub fn search_tasks(
         now: o.opt_int("now")?,
         ..SearchParams::default()
     };
-    let allowed = match &status {
-        Some(s) => Allowed::query(
+    let resource = o.opt_str("resource_id")?;
+    let allowed = match (&status, &resource) {
+        (None, None) => Allowed::every(conn, "mem_tasks")?,
+        _ => Allowed::query(
             conn,
-            "SELECT seq FROM mem_tasks WHERE status = ?1",
-            &[s.as_str().into()],
+            "SELECT seq FROM mem_tasks WHERE (CAST(?1 AS TEXT) IS NULL OR status = CAST(?1 AS TEXT)) \
+               AND (CAST(?2 AS TEXT) IS NULL OR resource_id = CAST(?2 AS TEXT))",
+            &[status.clone().into(), resource.into()],
         )?,
-        None => Allowed::every(conn, "mem_tasks")?,
     };
     let result = rows::search_allowed(conn, NS_TASKS, query, &params, &allowed)?;
     let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
@@ -535,22 +549,28 @@ pub fn show(conn: &mut dyn Conn, task_id: Option<&str>) -> Result<String> {
         .ok_or_else(|| Error::not_found("task", task_id))
 }
 
-/// Ready tasks (open, unblocked, not deferred, epics excluded) and blocked non-closed tasks in
-/// the whole database: the counts of the task-query tool. O(ready + blocked) index entries.
-pub fn counts(conn: &mut dyn Conn) -> Result<(i64, i64)> {
+/// Ready tasks (open, unblocked, not deferred, epics excluded) and blocked non-closed tasks,
+/// of a resource or of the whole database: the counts of the task-query tool. O(ready +
+/// blocked) index entries.
+pub fn counts(conn: &mut dyn Conn, resource: Option<&str>) -> Result<(i64, i64)> {
     let now = conn.now_ms()?;
+    let within = "(CAST(?1 AS TEXT) IS NULL OR resource_id = CAST(?1 AS TEXT))";
     let ready = conn
         .query_value(
-            "SELECT count(*) FROM mem_tasks WHERE status = 'open' AND is_blocked = 0 \
-             AND (defer_until IS NULL OR defer_until <= ?1) AND type <> 'epic'",
-            &[Value::Int(now)],
+            &format!(
+                "SELECT count(*) FROM mem_tasks WHERE status = 'open' AND is_blocked = 0 \
+                 AND (defer_until IS NULL OR defer_until <= ?2) AND type <> 'epic' AND {within}"
+            ),
+            &[resource.into(), Value::Int(now)],
         )?
         .and_then(|v| v.as_i64())
         .unwrap_or(0);
     let blocked = conn
         .query_value(
-            "SELECT count(*) FROM mem_tasks WHERE status <> 'closed' AND is_blocked = 1",
-            &[],
+            &format!(
+                "SELECT count(*) FROM mem_tasks WHERE status <> 'closed' AND is_blocked = 1 AND {within}"
+            ),
+            &[resource.into()],
         )?
         .and_then(|v| v.as_i64())
         .unwrap_or(0);

@@ -12,9 +12,9 @@ use crate::tasks::{self, query};
 use crate::{memory::threads, Conn, Error, Value};
 use serde_json::{json, Map, Value as Json};
 
-fn tasks_answer(conn: &mut dyn Conn, ids: &[String]) -> Answer {
+fn tasks_answer(conn: &mut dyn Conn, i: &Input, ids: &[String]) -> Answer {
     let tasks = query::task_objects(conn, ids)?;
-    let (ready, blocked) = query::counts(conn)?;
+    let (ready, blocked) = query::counts(conn, i.scope("resourceId")?.as_deref())?;
     Ok(json!({ "success": true, "tasks": tasks, "readyCount": ready, "blockedCount": blocked }))
 }
 
@@ -43,12 +43,17 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
     match action.as_str() {
         "ready" => {
             let limit = i.limit(5, query::MAX_READY_LIMIT)?;
-            let rows = query::ready(conn, Some(&json!({ "limit": limit }).to_string()))?;
+            let rows = query::ready(conn, Some(&scoped(i, json!({ "limit": limit }))?))?;
             let ids: Vec<String> = rows.into_iter().map(|r| r.id).collect();
-            tasks_answer(conn, &ids)
+            tasks_answer(conn, i, &ids)
         }
         "show" => {
             let id = i.str("id")?;
+            if !within(conn, i, &id)? {
+                return Ok(
+                    json!({ "success": true, "task": null, "isBlocked": false, "blockingTasks": [] }),
+                );
+            }
             Ok(match query::show_value(conn, &id)? {
                 Some(Json::Object(mut m)) => {
                     let mut out = Map::new();
@@ -68,21 +73,53 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
                 opts.insert("status".into(), json!(s));
             }
             opts.insert("limit".into(), json!(i.limit(100, query::MAX_LIST_LIMIT)?));
-            let rows = query::list(conn, Some(&Json::Object(opts).to_string()))?;
-            tasks_answer(conn, &ids_of(rows))
+            let rows = query::list(conn, Some(&scoped(i, Json::Object(opts))?))?;
+            tasks_answer(conn, i, &ids_of(rows))
         }
         _ => {
             let q = i.str("query")?;
             let limit = i.limit(3, query::MAX_READY_LIMIT)?;
             let rows =
-                query::search_tasks(conn, Some(&q), Some(&json!({ "limit": limit }).to_string()))?;
-            let mut out = tasks_answer(conn, &ids_of(rows))?;
+                query::search_tasks(conn, Some(&q), Some(&scoped(i, json!({ "limit": limit }))?))?;
+            let mut out = tasks_answer(conn, i, &ids_of(rows))?;
             if i.bool("includeMessages", false)? {
                 let found = crate::tools::memory_search::results(conn, i, &q, limit)?;
                 out["messages"] = json!(found);
             }
             Ok(out)
         }
+    }
+}
+
+/// A query's or a new task's options, with the context's resource: the tools create tasks in
+/// it and find none outside it.
+fn scoped(i: &Input, mut options: Json) -> std::result::Result<String, Failure> {
+    if let Some(r) = i.scope("resourceId")? {
+        options["resource_id"] = json!(r);
+    }
+    Ok(options.to_string())
+}
+
+/// Whether task `id` may be seen within the call's context: any task without a context
+/// resource, only that resource's tasks with one.
+fn within(conn: &mut dyn Conn, i: &Input, id: &str) -> std::result::Result<bool, Failure> {
+    let Some(r) = i.scope("resourceId")? else {
+        return Ok(true);
+    };
+    Ok(conn
+        .query_value(
+            "SELECT 1 FROM mem_tasks WHERE id = ?1 AND resource_id = ?2",
+            &[id.into(), r.as_str().into()],
+        )?
+        .is_some())
+}
+
+/// [`within`], or the answer for a task that does not exist.
+fn must_be_within(conn: &mut dyn Conn, i: &Input, id: &str) -> std::result::Result<(), Failure> {
+    if within(conn, i, id)? {
+        Ok(())
+    } else {
+        Err(format!("Task not found: {id}").into())
     }
 }
 
@@ -113,11 +150,12 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
                     opts.insert(key.into(), v.clone());
                 }
             }
-            let id = ops::create(conn, Some(&title), Some(&Json::Object(opts).to_string()))?;
+            let id = ops::create(conn, Some(&title), Some(&scoped(i, Json::Object(opts))?))?;
             one_task(conn, &id)
         }
         "claim" => {
             let id = i.str("id")?;
+            must_be_within(conn, i, &id)?;
             let thread = i.context("threadId")?;
             let session = match i.context("sessionId")? {
                 Some(s) => s,
@@ -145,6 +183,7 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
         }
         "close" => {
             let id = i.str("id")?;
+            must_be_within(conn, i, &id)?;
             let reason = i.str("reason")?;
             let summary = i.str("summary")?;
             ops::close(conn, Some(&id), Some(&reason), Some(&summary))?;
@@ -153,6 +192,8 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
         "dep" => {
             let task = i.str("taskId")?;
             let on = i.str("dependsOn")?;
+            must_be_within(conn, i, &task)?;
+            must_be_within(conn, i, &on)?;
             let ty = i.opt_str("type")?.unwrap_or_else(|| "blocks".into());
             if i.bool("add", true)? {
                 ops::dep_add(conn, &ops::Dep::new(Some(&task), Some(&on), Some(&ty))?)?;
@@ -168,6 +209,7 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
         "link" => {
             let task = i.str("taskId")?;
             let message = i.str("messageId")?;
+            must_be_within(conn, i, &task)?;
             let relation = i.opt_str("relation")?;
             ops::link(conn, Some(&task), Some(&message), relation.as_deref())?;
             one_task(conn, &task)
