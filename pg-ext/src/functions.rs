@@ -4,14 +4,15 @@
 use crate::conn::SpiConn;
 use crate::error::ok;
 use agentmem_core::api::{self, Nature};
-use agentmem_core::schema::{self, privilege::DERIVED, PRIVATE_SCHEMA};
+use agentmem_core::schema::{self, privilege::DERIVED, PRIVATE_SCHEMA, RELEASES};
 use agentmem_core::{Conn, Value};
 use pgrx::prelude::*;
 
 /// Runs the migrations inside `CREATE EXTENSION` / `ALTER EXTENSION … UPDATE` up to the
 /// schema the extension version being installed pins (Postgres has already recorded that
 /// version when the script runs), then secures what they made (see [`secure`]) and marks the
-/// tables for pg_dump (so a dump carries the memory, not just the extension).
+/// tables and their identity sequences for pg_dump (so a dump carries the memory, not just
+/// the extension, and a restore goes on numbering rows where they stopped).
 #[pg_extern]
 fn mem__bootstrap() -> i64 {
     let _inside = crate::triggers::internal::Guard::new();
@@ -30,30 +31,38 @@ fn mem__bootstrap() -> i64 {
         home.unwrap_or_else(|| "public".into()),
     );
     let path = format!("{home}, {PRIVATE_SCHEMA}, pg_catalog");
-    // The script's own search path is the extension's schema; the migrations also name
-    // derived tables already moved to the private one.
+    // The script's own search path is the extension's schema; the migrations of an update
+    // also name derived tables already moved to the private one.
     ok(SpiConn.execute_batch(&format!(
-        "CREATE SCHEMA IF NOT EXISTS {PRIVATE_SCHEMA}; \
-         REVOKE ALL ON SCHEMA {PRIVATE_SCHEMA} FROM PUBLIC; \
-         SELECT pg_catalog.set_config('search_path', '{path}', true)"
+        "SELECT pg_catalog.set_config('search_path', '{path}', true)"
     )));
     // First the functions: column defaults call mem_uuid7() and mem_now().
     crate::catalog::create_all();
-    let target = match installing.as_deref() {
-        Some(v) => ok(schema::schema_of(v)),
-        None => schema::latest_version(),
+    let release = match installing.as_deref() {
+        Some(v) => ok(schema::release(v)),
+        None => RELEASES.last().expect("a release"),
     };
-    let version = ok(schema::migrate(&mut SpiConn, Some(target)));
-    secure(&name, &home);
+    let version = ok(schema::migrate(&mut SpiConn, Some(release.schema)));
+    if release.private_derived_data {
+        secure(&name, &home);
+    }
     // One call per statement: each call rewrites the pg_extension row.
     let tables = ok(SpiConn.query(
         "SELECT CAST(c.oid AS regclass)::text FROM pg_class c \
          JOIN pg_depend d ON d.objid = c.oid AND d.deptype = 'e' \
          JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'agentmem' \
-         WHERE c.relkind = 'r' ORDER BY 1",
+         WHERE c.relkind IN ('r', 'S') ORDER BY 1",
         &[],
     ));
-    for t in tables.into_iter().filter_map(|r| r.into_iter().next()) {
+    // Not the schema's version: `CREATE EXTENSION` writes it, before a restore's rows.
+    let tables = tables
+        .into_iter()
+        .filter_map(|r| r.into_iter().next())
+        .filter(|t| {
+            !t.as_str()
+                .is_some_and(|t| t.ends_with("mem_schema_version"))
+        });
+    for t in tables {
         ok(SpiConn.execute(
             "SELECT pg_catalog.pg_extension_config_dump(CAST(?1 AS regclass), '')",
             &[t],
@@ -68,6 +77,10 @@ fn mem__bootstrap() -> i64 {
 /// schemas or temporary tables); the index's maintenance functions and the internal ones are
 /// the owner's alone.
 fn secure(name: &str, home: &str) {
+    ok(SpiConn.execute_batch(&format!(
+        "CREATE SCHEMA IF NOT EXISTS {PRIVATE_SCHEMA}; \
+         REVOKE ALL ON SCHEMA {PRIVATE_SCHEMA} FROM PUBLIC"
+    )));
     for table in DERIVED {
         let here = ok(SpiConn.query_value(
             "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = ?1 AND tablename = ?2",

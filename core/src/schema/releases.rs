@@ -8,11 +8,13 @@
 
 use crate::{Error, Result};
 
-/// One published version and the schema version it installs.
+/// One published version, the schema version it installs, and whether it keeps derived data
+/// private (Postgres: docs/security.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Release {
     pub version: &'static str,
     pub schema: i64,
+    pub private_derived_data: bool,
 }
 
 /// Every release, oldest first; the last is this build.
@@ -20,19 +22,20 @@ pub const RELEASES: &[Release] = &[
     Release {
         version: "0.1.0",
         schema: 14,
+        private_derived_data: false,
     },
     Release {
         version: "0.2.0",
-        schema: 14,
+        schema: 15,
+        private_derived_data: true,
     },
 ];
 
-/// The schema version extension version `version` installs.
-pub fn schema_of(version: &str) -> Result<i64> {
+/// The release `version`.
+pub fn release(version: &str) -> Result<&'static Release> {
     RELEASES
         .iter()
         .find(|r| r.version == version)
-        .map(|r| r.schema)
         .ok_or_else(|| {
             Error::Database(format!(
                 "agentmem {} does not know extension version {}: install a library at least as new as it",
@@ -59,13 +62,18 @@ mod tests {
             let v = |s: &str| -> Vec<u32> { s.split('.').map(|p| p.parse().unwrap()).collect() };
             assert!(v(w[0].version) < v(w[1].version), "{w:?}");
             assert!(w[0].schema <= w[1].schema, "{w:?}");
+            // Security is never given back.
+            assert!(
+                w[0].private_derived_data <= w[1].private_derived_data,
+                "{w:?}"
+            );
         }
     }
 
     #[test]
     fn unknown_versions_are_named() {
-        assert_eq!(schema_of("0.1.0"), Ok(14));
-        let e = schema_of("9.9.9").unwrap_err().to_string();
+        assert_eq!(release("0.1.0").map(|r| r.schema), Ok(14));
+        let e = release("9.9.9").unwrap_err().to_string();
         assert!(
             e.contains("does not know extension version \"9.9.9\""),
             "{e}"
