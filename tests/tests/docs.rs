@@ -11,7 +11,7 @@
 //! with `CREATE EXTENSION` runs on Postgres only, first, from a database without the
 //! extension, and one with `ALTER EXTENSION` runs on Postgres only; a block with `CREATE ROLE`
 //! runs on Postgres only, in a transaction rolled back afterwards (roles belong to the
-//! cluster).
+//! cluster); a block whose first line is a `-- Postgres …` comment runs on Postgres only.
 
 use agentmem_tests::backend::{Backend, Cell, Postgres, Sqlite};
 use std::path::Path;
@@ -21,6 +21,8 @@ struct Statement {
     at: String,
     sql: String,
     expect: Expect,
+    /// Its block starts with a `-- Postgres` comment: Postgres SQL that SQLite has no form of.
+    postgres: bool,
 }
 
 enum Expect {
@@ -118,9 +120,13 @@ fn blocks(file: &Path) -> Vec<Vec<Statement>> {
         let mut block = Vec::new();
         let mut sql = String::new();
         let mut start = 0;
+        let mut postgres = false;
         for (n, line) in lines.by_ref() {
             if line.starts_with("```") {
                 break;
+            }
+            if block.is_empty() && sql.is_empty() && line.starts_with("-- Postgres") {
+                postgres = true;
             }
             if line.starts_with('.') {
                 continue;
@@ -139,6 +145,7 @@ fn blocks(file: &Path) -> Vec<Vec<Statement>> {
                     at: format!("{name}:{start}"),
                     sql: std::mem::take(&mut sql),
                     expect: expectation(comment),
+                    postgres,
                 };
                 let mut found = placeholders(&st.sql);
                 if let Expect::Error(m) = &st.expect {
@@ -206,15 +213,18 @@ fn creates_role(block: &[Statement]) -> bool {
     block.iter().any(|s| s.sql.contains("CREATE ROLE"))
 }
 
+fn postgres_only(block: &[Statement]) -> bool {
+    block.iter().any(|s| s.postgres)
+}
+
 #[test]
 fn sql_blocks_run_on_sqlite() {
     let mut ran = 0;
     for file in files() {
         let mut db = Sqlite::open(":memory:");
-        for block in blocks(&file)
-            .iter()
-            .filter(|b| !creates_extension(b) && !alters_extension(b) && !creates_role(b))
-        {
+        for block in blocks(&file).iter().filter(|b| {
+            !creates_extension(b) && !alters_extension(b) && !creates_role(b) && !postgres_only(b)
+        }) {
             for st in block {
                 run(&mut db, st);
                 ran += 1;

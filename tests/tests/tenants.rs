@@ -1,0 +1,342 @@
+//! Two tenants in one Postgres database, isolated by row-level security (the recipe of
+//! docs/security.md, run as written) with privileges on the documented tables only.
+//!
+//! Each tenant writes through the functions — threads, messages, compactions, tasks with a
+//! dependency and a link, a claim, memories with a vector, a graph, working memory, an
+//! observation cycle — every row carrying a word of its own. Then tenant A calls every public
+//! function of the catalog, aimed at B's rows (B's ids, B's resource, B's words): no answer
+//! and no error carries B's word, counts are A's own, and B's rows are as B left them. The
+//! derived data is out of reach (`permission denied`), the maintenance functions are the
+//! owner's, and a `mem_messages` of the caller's own earlier in its search path changes
+//! nothing.
+
+use agentmem_core::api;
+use agentmem_tests::backend::pg_message;
+use postgres::{Client, NoTls};
+use std::collections::BTreeSet;
+
+const DB: &str = "agentmem_tenants";
+
+/// The server's address without a database name.
+fn server(url: &str) -> String {
+    url.split_whitespace()
+        .filter(|kv| !kv.starts_with("dbname=") && !kv.starts_with("user="))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn connect(url: &str, user: &str) -> Client {
+    Client::connect(&format!("{} dbname={DB} user={user}", server(url)), NoTls)
+        .unwrap_or_else(|e| panic!("connecting as {user}: {e}"))
+}
+
+/// Every row of a statement's answer as text, or its error's message.
+fn answer(c: &mut Client, sql: &str) -> Result<String, String> {
+    let rows = c.simple_query(sql).map_err(|e| pg_message(&e))?;
+    let mut out = String::new();
+    for m in rows {
+        if let postgres::SimpleQueryMessage::Row(r) = m {
+            for i in 0..r.len() {
+                out.push_str(r.get(i).unwrap_or("NULL"));
+                out.push('|');
+            }
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+fn ok(c: &mut Client, sql: &str) -> String {
+    answer(c, sql).unwrap_or_else(|e| panic!("{sql}\n{e}"))
+}
+
+/// What a tenant writes; `w` is its word, `r` its resource (its role's name), `p` the prefix
+/// of its ids.
+fn write_tenant(c: &mut Client, r: &str, p: &str, w: &str) {
+    for sql in [
+        format!("SELECT mem_thread_create('{r}', '{w} thread', NULL, '{{\"id\":\"{p}-thread\",\"agent_id\":\"{p}-agent\"}}')"),
+        format!("SELECT mem_message_add('{p}-thread', 'user', 'the {w} plan for LoginSchema', '{{\"id\":\"{p}-m1\"}}')"),
+        format!("SELECT mem_message_add('{p}-thread', 'assistant', 'the {w} answer about LoginSchema', '{{\"id\":\"{p}-m2\"}}')"),
+        format!("SELECT mem_message_add('{p}-thread', 'tool', 'the {w} tool output', '{{\"id\":\"{p}-m3\"}}')"),
+        format!("SELECT mem_compact('{p}-thread', 0, 0, 'the {w} summary')"),
+        format!("SELECT task_create('the {w} task', '{{\"id\":\"{p}-task\",\"resource_id\":\"{r}\"}}')"),
+        format!("SELECT task_create('the {w} follow-up', '{{\"id\":\"{p}-task2\",\"resource_id\":\"{r}\",\"labels\":[\"{w}\"]}}')"),
+        format!("SELECT task_dep_add('{p}-task2', '{p}-task')"),
+        format!("SELECT task_link('{p}-task', '{p}-m1')"),
+        format!("SELECT task_claim('{p}-task', '{p}-session', '{p}-thread')"),
+        format!("SELECT mem_tool('task_mutate', '{{\"action\":\"create\",\"title\":\"the {w} tool task\"}}', '{{\"resourceId\":\"{r}\"}}')"),
+        format!("SELECT mem_remember('{r}', '{{\"type\":\"gotcha\",\"content\":\"the {w} gotcha\",\"related_files\":[\"{p}.ts\"]}}')"),
+        format!("SELECT mem_embed_set('memory', (SELECT id FROM mem_memories), 'm', mem_vector('[1, 0, 0]'))"),
+        format!("SELECT graph_load('{r}', '{{\"nodes\":[{{\"id\":\"{p}-n1\",\"type\":\"file\",\"label\":\"{w}.ts\",\"file_path\":\"{p}.ts\"}},{{\"id\":\"{p}-n2\",\"type\":\"file\",\"label\":\"{w}2.ts\",\"file_path\":\"{p}2.ts\"}}],\"edges\":[{{\"from\":\"{p}-n2\",\"to\":\"{p}-n1\",\"type\":\"imports\"}}]}}')"),
+        format!("SELECT wm_set('resource:{r}', 'the {w} working memory')"),
+        format!("SELECT om_configure('thread:{p}-thread', '{{\"observation_threshold\":1}}')"),
+    ] {
+        ok(c, &sql);
+    }
+    // An observation cycle, fenced by its lease.
+    let op = ok(
+        c,
+        &format!("SELECT om_acquire_lease('thread:{p}-thread', '{p}-observer')"),
+    );
+    let op = op.trim_end_matches("|\n");
+    ok(
+        c,
+        &format!(
+            "SELECT om_apply_observation('thread:{p}-thread', '{p}-observer', '{op}', \
+             '<observations>* the {w} observation</observations>', '[\"{p}-m1\",\"{p}-m2\"]')"
+        ),
+    );
+    ok(
+        c,
+        &format!("SELECT om_release_lease('thread:{p}-thread', '{p}-observer', '{op}')"),
+    );
+}
+
+/// Tenant B's rows, as B sees them: what A's calls must leave as they were.
+fn snapshot(c: &mut Client) -> String {
+    [
+        "SELECT id, state, message_count, token_count, title FROM mem_threads ORDER BY id",
+        "SELECT id, raw_content, message_index FROM mem_messages ORDER BY id",
+        "SELECT id, status, title, session_id FROM mem_tasks ORDER BY id",
+        "SELECT content, confidence FROM mem_memories ORDER BY id",
+        "SELECT id, label FROM mem_graph_nodes ORDER BY id",
+        "SELECT scope_key, content FROM mem_working_memory ORDER BY 1",
+        "SELECT lookup_key, active_observations, lock_owner_id FROM mem_om_records ORDER BY 1",
+        "SELECT count(*) FROM mem_search('bravo')",
+    ]
+    .iter()
+    .map(|sql| ok(c, sql))
+    .collect()
+}
+
+/// Every public function, called by tenant A at tenant B's rows.
+fn calls_at_b() -> Vec<(&'static str, String)> {
+    let b = "tenant_b";
+    let mut v: Vec<(&'static str, String)> = vec![
+        ("mem_version", "SELECT mem_version()".into()),
+        ("mem_init", "SELECT mem_init()".into()),
+        ("mem_uuid7", "SELECT length(mem_uuid7())".into()),
+        ("mem_now", "SELECT mem_now() > 0".into()),
+        ("mem_tokens", "SELECT mem_tokens('bravo')".into()),
+        ("mem_thread_create", format!("SELECT mem_thread_create('{b}', 'sneaky')")),
+        ("mem_thread_get", "SELECT mem_thread_get('tb-thread')".into()),
+        ("mem_thread_update", "SELECT mem_thread_update('tb-thread', '{\"title\":\"mine\"}')".into()),
+        ("mem_thread_archive", "SELECT mem_thread_archive('tb-thread')".into()),
+        ("mem_thread_delete", "SELECT mem_thread_delete('tb-thread')".into()),
+        ("mem_thread_restore", "SELECT mem_thread_restore('tb-thread')".into()),
+        ("mem_thread_list", format!("SELECT * FROM mem_thread_list('{{\"resource_id\":\"{b}\"}}')")),
+        ("mem_messages_page", "SELECT * FROM mem_messages_page('tb-thread')".into()),
+        ("mem_message_add", "SELECT mem_message_add('tb-thread', 'user', 'sneaky')".into()),
+        ("mem_recall", "SELECT * FROM mem_recall('tb-thread', 'bravo')".into()),
+        ("mem_compact", "SELECT mem_compact('tb-thread', 1, 2, 'sneaky')".into()),
+        ("mem_uncompact", "SELECT mem_uncompact((SELECT id FROM mem_compactions LIMIT 1))".into()),
+        ("mem_search", "SELECT * FROM mem_search('bravo LoginSchema', '{\"limit\":50}')".into()),
+        ("memory_search", format!("SELECT memory_search('{{\"action\":\"search\",\"query\":\"bravo\",\"limit\":50}}', '{{\"resourceId\":\"{b}\"}}')")),
+        ("task_create", "SELECT task_create('sneaky', '{\"parent\":\"tb-task\"}')".into()),
+        ("task_dep_add", "SELECT task_dep_add('ta-task', 'tb-task')".into()),
+        ("task_dep_remove", "SELECT task_dep_remove('tb-task2', 'tb-task')".into()),
+        ("task_claim", "SELECT task_claim('tb-task2', 'sneaky-session')".into()),
+        ("task_close", "SELECT task_close('tb-task2', 'completed', 'sneaky')".into()),
+        ("task_update", "SELECT task_update('tb-task2', '{\"title\":\"sneaky\"}')".into()),
+        ("task_show", "SELECT task_show('tb-task')".into()),
+        ("task_link", "SELECT task_link('ta-task', 'tb-m2')".into()),
+        ("task_compact", "SELECT task_compact('tb-task', 'sneaky', '{\"force\":true}')".into()),
+        ("task_restore", "SELECT task_restore('tb-task')".into()),
+        ("task_query", format!("SELECT task_query('{{\"action\":\"search\",\"query\":\"bravo\",\"includeMessages\":true}}', '{{\"resourceId\":\"{b}\"}}')")),
+        ("task_mutate", format!("SELECT task_mutate('{{\"action\":\"claim\",\"id\":\"tb-task2\"}}', '{{\"resourceId\":\"{b}\",\"sessionId\":\"s\"}}')")),
+        ("task_ready", format!("SELECT * FROM task_ready('{{\"resource_id\":\"{b}\"}}')")),
+        ("task_list", "SELECT * FROM task_list()".into()),
+        ("task_search", "SELECT * FROM task_search('bravo')".into()),
+        ("om_status", "SELECT om_status('tb-thread')".into()),
+        ("om_configure", "SELECT om_configure('thread:tb-thread', '{\"observation_threshold\":2}')".into()),
+        ("om_acquire_lease", "SELECT om_acquire_lease('thread:tb-thread', 'sneaky')".into()),
+        ("om_heartbeat", "SELECT om_heartbeat('thread:tb-thread', 'tb-observer', 'x')".into()),
+        ("om_release_lease", "SELECT om_release_lease('thread:tb-thread', 'tb-observer', 'x')".into()),
+        ("om_observer_input", "SELECT om_observer_input('thread:tb-thread')".into()),
+        ("om_apply_observation", "SELECT om_apply_observation('thread:tb-thread', 'sneaky', 'x', '<observations>* sneaky</observations>', '[\"tb-m1\"]')".into()),
+        ("om_buffer_chunk", "SELECT om_buffer_chunk('thread:tb-thread', 'sneaky', 'x', '<observations>* sneaky</observations>', '[\"tb-m1\"]')".into()),
+        ("om_activate", "SELECT om_activate('thread:tb-thread', 'sneaky', 'x')".into()),
+        ("om_reflector_input", "SELECT om_reflector_input('thread:tb-thread')".into()),
+        ("om_apply_reflection", "SELECT om_apply_reflection('thread:tb-thread', 'sneaky', 'x', '<observations>* sneaky</observations>')".into()),
+        ("om_buffer_reflection", "SELECT om_buffer_reflection('thread:tb-thread', 'sneaky', 'x', '<observations>* sneaky</observations>')".into()),
+        ("om_activate_reflection", "SELECT om_activate_reflection('thread:tb-thread', 'sneaky', 'x')".into()),
+        ("om_context", "SELECT om_context('tb-thread')".into()),
+        ("mem_context", "SELECT mem_context('tb-thread')".into()),
+        ("wm_get", format!("SELECT wm_get('resource:{b}')")),
+        ("wm_set", format!("SELECT wm_set('resource:{b}', 'sneaky')")),
+        ("graph_node_upsert", format!("SELECT graph_node_upsert('{b}', '{{\"type\":\"file\",\"label\":\"x\"}}')")),
+        ("graph_node_remove", "SELECT graph_node_remove('tb-n1')".into()),
+        ("graph_edge_add", "SELECT graph_edge_add('tb-n1', 'tb-n2', 'calls')".into()),
+        ("graph_edge_remove", "SELECT graph_edge_remove((SELECT id FROM mem_graph_edges LIMIT 1))".into()),
+        ("graph_edge_invalidate", "SELECT graph_edge_invalidate((SELECT id FROM mem_graph_edges LIMIT 1))".into()),
+        ("graph_neighbors", "SELECT * FROM graph_neighbors('tb-n2')".into()),
+        ("graph_impact", "SELECT graph_impact('tb-n1')".into()),
+        ("graph_mark_stale", format!("SELECT graph_mark_stale('{b}', 'tb.ts')")),
+        ("graph_file_changed", format!("SELECT graph_file_changed('{b}', 'tb.ts', 'h')")),
+        ("graph_stats", format!("SELECT graph_stats('{b}')")),
+        ("graph_configure", format!("SELECT graph_configure('{b}', '{{\"max_depth\":2}}')")),
+        ("graph_load", format!("SELECT graph_load('{b}', '{{\"nodes\":[],\"edges\":[]}}')")),
+        ("mem_remember", format!("SELECT mem_remember('{b}', '{{\"type\":\"gotcha\",\"content\":\"sneaky\"}}')")),
+        ("mem_memory_update", "SELECT mem_memory_update((SELECT id FROM mem_memories LIMIT 1), '{\"content\":\"sneaky\"}')".into()),
+        ("mem_memory_deprecate", "SELECT mem_memory_deprecate((SELECT id FROM mem_memories LIMIT 1))".into()),
+        ("mem_memory_touch", "SELECT mem_memory_touch((SELECT id FROM mem_memories LIMIT 1))".into()),
+        ("mem_memory_confidence", "SELECT mem_memory_confidence((SELECT id FROM mem_memories LIMIT 1))".into()),
+        ("mem_prune", format!("SELECT mem_prune('{b}')")),
+        ("mem_memory_search", format!("SELECT * FROM mem_memory_search('bravo gotcha', '{{\"resource_id\":\"{b}\"}}')")),
+        ("mem_recall_hybrid", format!("SELECT * FROM mem_recall_hybrid('bravo gotcha', '{{\"resource_id\":\"{b}\",\"kinds\":[\"memory\",\"message\",\"observation\"],\"current_files\":[\"tb.ts\"]}}')")),
+        ("mem_content_hash", "SELECT mem_content_hash('bravo')".into()),
+        ("mem_embed_set", "SELECT mem_embed_set('message', 'tb-m1', 'm', mem_vector('[0, 1, 0]'))".into()),
+        ("mem_vector_search", "SELECT * FROM mem_vector_search('m', mem_vector('[1, 0, 0]'), '{\"k\":10}')".into()),
+        ("mem_vector", "SELECT length(mem_vector('[1, 2]'))".into()),
+        ("mem_stats", "SELECT mem_stats('{\"by\":\"resource\"}')".into()),
+        ("mem_export", "SELECT mem_export('{}')".into()),
+        ("mem_export_rows", format!("SELECT * FROM mem_export_rows('{{\"resource_id\":\"{b}\"}}')")),
+        ("mem_import", format!("SELECT mem_import('{{\"format\":\"agentmem-export\",\"version\":1,\"scope\":{{}},\"tables\":{{\"mem_threads\":[{{\"id\":\"x\",\"resource_id\":\"{b}\",\"title\":null,\"metadata\":{{}},\"created_at\":1,\"updated_at\":1,\"state\":\"active\",\"agent_id\":null,\"user_id\":null}}]}}}}')")),
+        ("mem_forget", format!("SELECT mem_forget('{b}')")),
+        ("mem_tools", "SELECT mem_tools()".into()),
+        ("mem_tool", format!("SELECT mem_tool('memory_recall', '{{\"query\":\"bravo gotcha\"}}', '{{\"resourceId\":\"{b}\"}}')")),
+    ];
+    // Maintenance belongs to the owner: each call must be refused.
+    for name in api::MAINTENANCE {
+        v.push((name, format!("SELECT * FROM {name}()")));
+    }
+    v
+}
+
+#[test]
+fn two_tenants_see_nothing_of_each_other() {
+    let Some(url) = agentmem_tests::pg_url() else {
+        return;
+    };
+    let mut admin = Client::connect(&url, NoTls).unwrap();
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {DB} WITH (FORCE)"),
+        format!("CREATE DATABASE {DB}"),
+    ] {
+        admin.batch_execute(&sql).unwrap();
+    }
+    let mut owner = connect(&url, "postgres");
+    // The recipe, as docs/security.md gives it.
+    let doc = std::fs::read_to_string(agentmem_tests::root().join("docs/security.md")).unwrap();
+    let recipe = doc
+        .split("```sql\n")
+        .find(|b| b.contains("CREATE POLICY"))
+        .and_then(|b| b.split("```").next())
+        .expect("the RLS recipe in docs/security.md");
+    owner
+        .batch_execute(&format!(
+            "DO $$BEGIN \
+               IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'tenant_a') THEN CREATE ROLE tenant_a LOGIN; END IF; \
+               IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'tenant_b') THEN CREATE ROLE tenant_b LOGIN; END IF; \
+             END$$; \
+             CREATE EXTENSION agentmem; {recipe}; \
+             GRANT app TO tenant_a, tenant_b; \
+             CREATE SCHEMA tenant_a AUTHORIZATION tenant_a"
+        ))
+        .unwrap();
+
+    let mut a = connect(&url, "tenant_a");
+    let mut b = connect(&url, "tenant_b");
+    write_tenant(&mut a, "tenant_a", "ta", "alpha");
+    write_tenant(&mut b, "tenant_b", "tb", "bravo");
+    // B's many newer LoginSchema messages fill the index's first places: A's searches must
+    // still find A's own (each candidate checked against A's view, not dropped after).
+    ok(
+        &mut b,
+        "SELECT count(mem_message_add('tb-thread', 'assistant', 'bravo LoginSchema step ' || i)) \
+         FROM generate_series(1, 300) AS i",
+    );
+    let b_before = snapshot(&mut b);
+    let a_stats = ok(&mut a, "SELECT mem_stats()");
+
+    // Every public function, aimed at B's rows.
+    let calls = calls_at_b();
+    let called: BTreeSet<&str> = calls.iter().map(|(n, _)| *n).collect();
+    let public: BTreeSet<&str> = api::functions()
+        .filter(|f| !f.is_internal())
+        .map(|f| f.name)
+        .collect();
+    let missing: Vec<_> = public.difference(&called).collect();
+    assert!(
+        missing.is_empty(),
+        "functions not called by the test: {missing:?}"
+    );
+    for (name, sql) in &calls {
+        // Each call in its own transaction, as an application's would be; a refused call
+        // leaves nothing.
+        let got = answer(&mut a, sql);
+        let text = match &got {
+            Ok(t) => t.clone(),
+            Err(e) => e.clone(),
+        };
+        assert!(
+            !text.contains("bravo"),
+            "{name}: tenant A saw tenant B's words:\n{sql}\n{text}"
+        );
+        if api::MAINTENANCE.contains(name) {
+            assert!(
+                text.contains("permission denied for function"),
+                "{name} is the owner's:\n{text}"
+            );
+        }
+    }
+    // What A counts is A's own, and B's rows are as B left them.
+    assert!(a_stats.contains("\"messages\": 3"), "{a_stats}");
+    assert_eq!(
+        snapshot(&mut b),
+        b_before,
+        "tenant A's calls changed tenant B's rows"
+    );
+    let b_search = ok(&mut b, "SELECT count(*) FROM mem_search('bravo')");
+    assert_eq!(b_search, "10|\n", "B's first ten (the default limit)");
+    let a_search = ok(&mut a, "SELECT count(*) FROM mem_search('LoginSchema')");
+    assert_eq!(a_search, "2|\n", "A finds its own two, not B's");
+    // B's messages, newer, rank first in the index; A's best one is still A's first hit.
+    let a_best = ok(&mut a, "SELECT message_id FROM mem_search('LoginSchema', '{\"limit\":1}')");
+    assert!(a_best.starts_with("ta-m"), "A's top hit: {a_best:?}");
+    let hits = ok(&mut a, "SELECT memory_search('{\"action\":\"search\",\"query\":\"plan answer output observation\",\"limit\":50}')");
+    assert!(hits.contains("alpha") && !hits.contains("bravo"), "{hits}");
+
+    // Derived data is out of reach, directly and by name.
+    let private = agentmem_core::schema::PRIVATE_SCHEMA;
+    for table in agentmem_core::schema::privilege::DERIVED {
+        let e = answer(&mut a, &format!("SELECT count(*) FROM {private}.{table}")).unwrap_err();
+        assert!(e.contains("permission denied"), "{table}: {e}");
+    }
+    // A table of the caller's own, first in its search path, changes nothing.
+    ok(
+        &mut a,
+        "CREATE TABLE tenant_a.mem_messages (LIKE public.mem_messages); \
+         SET search_path = tenant_a, public",
+    );
+    ok(
+        &mut a,
+        "SELECT mem_message_add('ta-thread', 'user', 'after the shadow table')",
+    );
+    assert_eq!(
+        ok(&mut a, "SELECT count(*) FROM tenant_a.mem_messages"),
+        "0|\n"
+    );
+    assert_eq!(
+        ok(&mut a, "SELECT count(*) FROM mem_search('shadow')"),
+        "1|\n"
+    );
+    assert_eq!(
+        ok(
+            &mut a,
+            "SELECT count(*) FROM public.mem_messages WHERE raw_content = 'after the shadow table'"
+        ),
+        "1|\n"
+    );
+    // Both still work: closing a task unblocks its dependent, which can be claimed; an
+    // observation's context.
+    ok(&mut b, "SELECT task_close('tb-task', 'completed', 'the bravo work is done')");
+    ok(&mut b, "SELECT task_claim('tb-task2', 'tb-session')");
+    assert!(ok(&mut b, "SELECT om_context('tb-thread')").contains("bravo observation"));
+    assert!(ok(&mut a, "SELECT om_context('ta-thread')").contains("alpha observation"));
+
+    drop((a, b, owner));
+    admin
+        .batch_execute(&format!("DROP DATABASE {DB} WITH (FORCE)"))
+        .unwrap();
+}
