@@ -254,20 +254,43 @@ pub fn search_with(
     Ok(hits)
 }
 
-/// Observational memory's hits for a request, as rows of `mem_search` (`source`
-/// `reflection`, `message_id` the record's id). Filters on role or task exclude them
-/// (observations have neither).
-fn observation_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
-    let f = &req.filters;
+/// How many messages and observations match `query` within the request's filters, counted
+/// up to `cap` (the engine's top `cap`, without reading the rows).
+pub fn count(conn: &mut dyn Conn, query: &str, req: &Request, cap: usize) -> Result<usize> {
+    let params = SearchParams {
+        limit: cap,
+        ..req.params.clone()
+    };
+    let allowed = req.filters.allowed(conn)?;
+    let messages = rows::search_allowed(conn, NS_MESSAGES, query, &params, &allowed)?;
+    let observations = match observation_scope(&req.filters) {
+        Some(scope) => om::search::hits(conn, query, &params, &scope)?.len(),
+        None => 0,
+    };
+    Ok((messages.hits.len() + observations).min(cap))
+}
+
+/// Which observations a request's filters allow; `None` when they exclude them (a role or a
+/// task: observations have neither).
+fn observation_scope(f: &Filters) -> Option<om::search::Scope> {
     if f.role.is_some() || f.task_id.is_some() {
-        return Ok(Vec::new());
+        return None;
     }
-    let scope = om::search::Scope {
+    Some(om::search::Scope {
         thread_id: f.thread_id.clone(),
         resource_id: f.resource_id.clone(),
         since: f.since,
         until: f.until,
         include_deleted: f.include_deleted,
+    })
+}
+
+/// Observational memory's hits for a request, as rows of `mem_search` (`source`
+/// `reflection`, `message_id` the record's id). Filters on role or task exclude them
+/// (observations have neither).
+fn observation_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
+    let Some(scope) = observation_scope(&req.filters) else {
+        return Ok(Vec::new());
     };
     let hits = om::search::hits(conn, query, &req.params, &scope)?;
     Ok(hits

@@ -18,7 +18,25 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
     let query = i.str("query")?;
     let limit = i.limit(1, MAX_LIMIT)?;
     let results = results(conn, i, &query, limit)?;
-    Ok(json!({ "success": true, "totalHits": results.len(), "results": results }))
+    let request = message_search::Request::parse(Some(&scope(i, limit)?))?;
+    let total = message_search::count(conn, &query, &request, MAX_COUNTED)?;
+    Ok(json!({ "success": true, "totalHits": total, "results": results }))
+}
+
+/// `totalHits` counts the matches up to this many.
+const MAX_COUNTED: usize = 1000;
+
+/// `mem_search` options for the call's context: its resource and thread.
+fn scope(i: &Input, limit: i64) -> Result<String, Failure> {
+    let mut options = Map::new();
+    options.insert("limit".into(), json!(limit));
+    if let Some(r) = i.scope("resourceId")? {
+        options.insert("resource_id".into(), json!(r));
+    }
+    if let Some(t) = i.scope("threadId")? {
+        options.insert("thread_id".into(), json!(t));
+    }
+    Ok(Json::Object(options).to_string())
 }
 
 /// The best `limit` messages and observations for `query` within the call's context, as the
@@ -29,15 +47,7 @@ pub(crate) fn results(
     query: &str,
     limit: i64,
 ) -> Result<Vec<Json>, Failure> {
-    let mut options = Map::new();
-    options.insert("limit".into(), json!(limit));
-    if let Some(r) = i.scope("resourceId")? {
-        options.insert("resource_id".into(), json!(r));
-    }
-    if let Some(t) = i.scope("threadId")? {
-        options.insert("thread_id".into(), json!(t));
-    }
-    let options = Json::Object(options).to_string();
+    let options = scope(i, limit)?;
     let hits = message_search::search_with(conn, Some(query), Some(&options), false)?;
     Ok(hits
         .into_iter()
