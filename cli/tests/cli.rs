@@ -286,19 +286,7 @@ fn sqlite_session() {
 
 /// A new, empty database of the test cluster with the extension; its connection string.
 fn pg_database(url: &str, name: &str) -> String {
-    let server: Vec<&str> = url
-        .split_whitespace()
-        .filter(|kv| !kv.starts_with("dbname="))
-        .collect();
-    let server = server.join(" ");
-    let mut admin = postgres::Client::connect(url, postgres::NoTls).unwrap();
-    for sql in [
-        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        admin.batch_execute(&sql).unwrap();
-    }
-    let dsn = format!("{server} dbname={name}");
+    let dsn = agentmem_tests::pg_database(url, name);
     postgres::Client::connect(&dsn, postgres::NoTls)
         .unwrap()
         .batch_execute("CREATE EXTENSION agentmem")
@@ -347,11 +335,8 @@ fn postgres_session_answers_as_sqlite_does() {
 
     let e = Memory(vec!["--pg".into(), format!("{url} dbname=postgres")]).fails(&["threads"]);
     assert!(e.contains("CREATE EXTENSION agentmem"), "{e}");
-    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     for name in ["agentmem_cli", "agentmem_cli_fresh", "agentmem_cli_mcp"] {
-        admin
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-            .unwrap();
+        agentmem_tests::pg_drop_database(&url, name);
     }
     std::fs::remove_dir_all(&dir).ok();
     std::fs::remove_dir_all(&sdir).ok();

@@ -83,3 +83,32 @@ pub fn sqlite_shells(db: &Path, scripts: Vec<String>) -> Vec<Output> {
         .collect();
     running.into_iter().map(|h| h.join().unwrap()).collect()
 }
+
+/// A new, empty database `name` on the test server (`url` is `$AGENTMEM_PG`), dropped first
+/// when a run before left it; its connection string. For the suites that need a database of
+/// their own: updates, tenants, the CLI.
+pub fn pg_database(url: &str, name: &str) -> String {
+    let server: Vec<&str> = url
+        .split_whitespace()
+        .filter(|kv| !kv.starts_with("dbname="))
+        .collect();
+    let mut admin = postgres::Client::connect(url, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("connecting to Postgres at {url}: {e}"));
+    // One statement per call: several in one string run as one transaction, which DROP
+    // DATABASE and CREATE DATABASE refuse.
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        admin.batch_execute(&sql).unwrap();
+    }
+    format!("{} dbname={name}", server.join(" "))
+}
+
+/// Drops the database `name` of the test server, if it is there.
+pub fn pg_drop_database(url: &str, name: &str) {
+    let mut admin = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .unwrap();
+}

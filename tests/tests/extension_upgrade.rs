@@ -87,19 +87,6 @@ fn catalog(db: &mut Postgres) -> Vec<String> {
         .collect()
 }
 
-/// A connection to a new, empty database `name` of the test cluster.
-fn fresh_database(admin: &mut Postgres, url: &str, name: &str) -> Postgres {
-    // One statement per call: several in one string run as one transaction, which DROP
-    // DATABASE and CREATE DATABASE refuse.
-    for sql in [
-        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        admin.client.batch_execute(&sql).unwrap();
-    }
-    Postgres::connect(&format!("{url} dbname={name}"))
-}
-
 #[test]
 fn every_release_has_its_install_script_and_update_path() {
     for (i, r) in RELEASES.iter().enumerate() {
@@ -171,16 +158,10 @@ fn alter_extension_update_from_every_release() {
     let Some(url) = agentmem_tests::pg_url() else {
         return;
     };
-    // The cluster's address, without the test database's name.
-    let server: String = url
-        .split_whitespace()
-        .filter(|kv| !kv.starts_with("dbname="))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut admin = Postgres::connect(&url);
     let current = agentmem_core::VERSION;
+    let fresh_db = |name: &str| Postgres::connect(&agentmem_tests::pg_database(&url, name));
 
-    let mut fresh = fresh_database(&mut admin, &server, "agentmem_upgrade_fresh");
+    let mut fresh = fresh_db("agentmem_upgrade_fresh");
     fresh
         .client
         .batch_execute("CREATE EXTENSION agentmem")
@@ -190,7 +171,7 @@ fn alter_extension_update_from_every_release() {
 
     for release in RELEASES.iter().filter(|r| r.version != current) {
         let _script = Installed::place(release.version);
-        let mut db = fresh_database(&mut admin, &server, "agentmem_upgrade_old");
+        let mut db = fresh_db("agentmem_upgrade_old");
         // The version comes from the release table, not from a user.
         db.client
             .batch_execute(&format!(
@@ -320,11 +301,7 @@ fn alter_extension_update_from_every_release() {
         );
     }
     for name in ["agentmem_upgrade_old", "agentmem_upgrade_fresh"] {
-        drop(
-            admin
-                .client
-                .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")),
-        );
+        agentmem_tests::pg_drop_database(&url, name);
     }
 }
 

@@ -208,13 +208,7 @@ fn two_tenants_see_nothing_of_each_other() {
     let Some(url) = agentmem_tests::pg_url() else {
         return;
     };
-    let mut admin = Client::connect(&url, NoTls).unwrap();
-    for sql in [
-        format!("DROP DATABASE IF EXISTS {DB} WITH (FORCE)"),
-        format!("CREATE DATABASE {DB}"),
-    ] {
-        admin.batch_execute(&sql).unwrap();
-    }
+    agentmem_tests::pg_database(&url, DB);
     let mut owner = connect(&url, "postgres");
     // The recipe, as docs/security.md gives it.
     let doc = std::fs::read_to_string(agentmem_tests::root().join("docs/security.md")).unwrap();
@@ -292,7 +286,10 @@ fn two_tenants_see_nothing_of_each_other() {
     let a_search = ok(&mut a, "SELECT count(*) FROM mem_search('LoginSchema')");
     assert_eq!(a_search, "2|\n", "A finds its own two, not B's");
     // B's messages, newer, rank first in the index; A's best one is still A's first hit.
-    let a_best = ok(&mut a, "SELECT message_id FROM mem_search('LoginSchema', '{\"limit\":1}')");
+    let a_best = ok(
+        &mut a,
+        "SELECT message_id FROM mem_search('LoginSchema', '{\"limit\":1}')",
+    );
     assert!(a_best.starts_with("ta-m"), "A's top hit: {a_best:?}");
     let hits = ok(&mut a, "SELECT memory_search('{\"action\":\"search\",\"query\":\"plan answer output observation\",\"limit\":50}')");
     assert!(hits.contains("alpha") && !hits.contains("bravo"), "{hits}");
@@ -330,13 +327,14 @@ fn two_tenants_see_nothing_of_each_other() {
     );
     // Both still work: closing a task unblocks its dependent, which can be claimed; an
     // observation's context.
-    ok(&mut b, "SELECT task_close('tb-task', 'completed', 'the bravo work is done')");
+    ok(
+        &mut b,
+        "SELECT task_close('tb-task', 'completed', 'the bravo work is done')",
+    );
     ok(&mut b, "SELECT task_claim('tb-task2', 'tb-session')");
     assert!(ok(&mut b, "SELECT om_context('tb-thread')").contains("bravo observation"));
     assert!(ok(&mut a, "SELECT om_context('ta-thread')").contains("alpha observation"));
 
     drop((a, b, owner));
-    admin
-        .batch_execute(&format!("DROP DATABASE {DB} WITH (FORCE)"))
-        .unwrap();
+    agentmem_tests::pg_drop_database(&url, DB);
 }

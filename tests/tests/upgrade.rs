@@ -126,19 +126,7 @@ fn postgres_upgrades_from_v1() {
     // A database of its own: the migrations run in a schema of their own, and the functions
     // must resolve names through that schema, so their pinned search path is reset here (an
     // install never runs like this; `extension_upgrade.rs` tests the real update route).
-    let server: String = url
-        .split_whitespace()
-        .filter(|kv| !kv.starts_with("dbname="))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut admin = Postgres::connect(&url);
-    for sql in [
-        "DROP DATABASE IF EXISTS agentmem_upgrade_v1 WITH (FORCE)",
-        "CREATE DATABASE agentmem_upgrade_v1",
-    ] {
-        admin.client.batch_execute(sql).unwrap();
-    }
-    let mut db = Postgres::connect(&format!("{server} dbname=agentmem_upgrade_v1"));
+    let mut db = Postgres::connect(&agentmem_tests::pg_database(&url, "agentmem_upgrade_v1"));
     db.client
         .batch_execute(
             "CREATE EXTENSION agentmem; \
@@ -162,8 +150,5 @@ fn postgres_upgrades_from_v1() {
         Dialect::Postgres,
     );
     drop(db);
-    admin
-        .client
-        .batch_execute("DROP DATABASE agentmem_upgrade_v1 WITH (FORCE)")
-        .unwrap();
+    agentmem_tests::pg_drop_database(&url, "agentmem_upgrade_v1");
 }
