@@ -177,6 +177,14 @@ impl Input {
     }
 }
 
+/// A core function's JSON object answer (its text), marked successful: what a tool that
+/// wraps one function answers.
+pub(crate) fn succeeded(answer: &str) -> Json {
+    let mut fields: Map<String, Json> = serde_json::from_str(answer).unwrap_or_default();
+    fields.insert("success".into(), json!(true));
+    Json::Object(fields)
+}
+
 /// The answer's text: the value, or the failure with the call's action when it had one.
 fn answer(action: &str, r: Answer) -> String {
     match r {

@@ -2,7 +2,7 @@
 //! names the target as it knows it — a path, `path:symbol`, or a node id — and the tool finds
 //! the node within the context's resource.
 
-use super::call::{Answer, Failure, Input};
+use super::call::{succeeded, Answer, Failure, Input};
 use crate::graph::{bound, query};
 use crate::{Conn, Value};
 use serde_json::{json, Map, Value as Json};
@@ -20,9 +20,7 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
     }
     let answer = query::impact(conn, Some(&node), Some(&Json::Object(o).to_string()))
         .map_err(|e| Failure::renamed(e, &[("options.max_depth", "maxDepth")]))?;
-    let mut out: Map<String, Json> = serde_json::from_str(&answer).unwrap_or_default();
-    out.insert("success".into(), json!(true));
-    Ok(Json::Object(out))
+    Ok(succeeded(&answer))
 }
 
 /// The node `target` names: its id, else (within the resource) the file node of a path, or

@@ -13,7 +13,7 @@ mod recall;
 mod remember;
 pub mod tasks;
 
-use crate::{Conn, Error, Result};
+use crate::{Conn, Result};
 use call::Run;
 use serde_json::{json, Value as Json};
 
@@ -45,16 +45,7 @@ pub const FORMATS: &[&str] = &["mcp", "openai", "anthropic"];
 /// API takes.
 pub fn definitions(format: Option<&str>) -> Result<String> {
     let format = format.unwrap_or("mcp");
-    if !FORMATS.contains(&format) {
-        return Err(Error::invalid(
-            "format",
-            format!(
-                "must be one of {} (got {})",
-                FORMATS.join(", "),
-                crate::error::echo(format)
-            ),
-        ));
-    }
+    crate::args::check_one_of("format", format, FORMATS)?;
     let defs: Vec<Json> = TOOLS
         .iter()
         .map(|t| {

@@ -2,7 +2,7 @@
 //! `mem_remember`. Secrets are refused (the answer names the kind and where), and a memory
 //! the resource already holds is reinforced instead of repeated.
 
-use super::call::{Answer, Failure, Input};
+use super::call::{succeeded, Answer, Failure, Input};
 use crate::memories::{remember, secrets, TYPES};
 use crate::Conn;
 use serde_json::{json, Map, Value as Json};
@@ -56,9 +56,7 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
             ],
         )
     })?;
-    let mut out: Map<String, Json> = serde_json::from_str(&answer).unwrap_or_default();
-    out.insert("success".into(), json!(true));
-    Ok(Json::Object(out))
+    Ok(succeeded(&answer))
 }
 
 /// The tool as the LLM sees it.

@@ -49,12 +49,12 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
         }
         "show" => {
             let id = i.str("id")?;
-            if !within(conn, i, &id)? {
-                return Ok(
-                    json!({ "success": true, "task": null, "isBlocked": false, "blockingTasks": [] }),
-                );
-            }
-            Ok(match query::show_value(conn, &id)? {
+            let shown = if within(conn, i, &id)? {
+                query::show_value(conn, &id)?
+            } else {
+                None
+            };
+            Ok(match shown {
                 Some(Json::Object(mut m)) => {
                     let mut out = Map::new();
                     out.insert("success".into(), json!(true));
