@@ -17,19 +17,17 @@ use pgrx::prelude::*;
 fn mem__bootstrap() -> i64 {
     let _inside = crate::triggers::internal::Guard::new();
     let ext = ok(SpiConn.query(
-        "SELECT e.extversion, n.nspname::text, quote_ident(n.nspname) \
+        "SELECT e.extversion, quote_ident(n.nspname) \
          FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace \
          WHERE e.extname = 'agentmem'",
         &[],
     ));
     let mut ext = ext.into_iter().next().unwrap_or_default().into_iter();
     let installing = ext.next().and_then(Value::into_string);
-    let name = ext.next().and_then(Value::into_string);
-    let home = ext.next().and_then(Value::into_string);
-    let (name, home) = (
-        name.unwrap_or_else(|| "public".into()),
-        home.unwrap_or_else(|| "public".into()),
-    );
+    let home = ext
+        .next()
+        .and_then(Value::into_string)
+        .unwrap_or_else(|| "public".into());
     let path = format!("{home}, {PRIVATE_SCHEMA}, pg_catalog");
     // The script's own search path is the extension's schema; the migrations of an update
     // also name derived tables already moved to the private one.
@@ -44,25 +42,18 @@ fn mem__bootstrap() -> i64 {
     };
     let version = ok(schema::migrate(&mut SpiConn, Some(release.schema)));
     if release.private_derived_data {
-        secure(&name, &home);
+        secure(&home);
     }
-    // One call per statement: each call rewrites the pg_extension row.
+    // One call per statement: each call rewrites the pg_extension row. Not the schema's
+    // version: CREATE EXTENSION writes it, before a restore's rows.
     let tables = ok(SpiConn.query(
         "SELECT CAST(c.oid AS regclass)::text FROM pg_class c \
          JOIN pg_depend d ON d.objid = c.oid AND d.deptype = 'e' \
          JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'agentmem' \
-         WHERE c.relkind IN ('r', 'S') ORDER BY 1",
+         WHERE c.relkind IN ('r', 'S') AND c.relname <> 'mem_schema_version' ORDER BY 1",
         &[],
     ));
-    // Not the schema's version: `CREATE EXTENSION` writes it, before a restore's rows.
-    let tables = tables
-        .into_iter()
-        .filter_map(|r| r.into_iter().next())
-        .filter(|t| {
-            !t.as_str()
-                .is_some_and(|t| t.ends_with("mem_schema_version"))
-        });
-    for t in tables {
+    for t in tables.into_iter().filter_map(|r| r.into_iter().next()) {
         ok(SpiConn.execute(
             "SELECT pg_catalog.pg_extension_config_dump(CAST(?1 AS regclass), '')",
             &[t],
@@ -76,22 +67,19 @@ fn mem__bootstrap() -> i64 {
 /// pinned search path (the extension's schema, then the private one, never the caller's
 /// schemas or temporary tables); the index's maintenance functions and the internal ones are
 /// the owner's alone.
-fn secure(name: &str, home: &str) {
-    ok(SpiConn.execute_batch(&format!(
+fn secure(home: &str) {
+    let mut moves = format!(
         "CREATE SCHEMA IF NOT EXISTS {PRIVATE_SCHEMA}; \
-         REVOKE ALL ON SCHEMA {PRIVATE_SCHEMA} FROM PUBLIC"
-    )));
+         REVOKE ALL ON SCHEMA {PRIVATE_SCHEMA} FROM PUBLIC;\n"
+    );
+    // Moved when they are still in the extension's schema (an update from a release that
+    // kept them there); already private otherwise.
     for table in DERIVED {
-        let here = ok(SpiConn.query_value(
-            "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = ?1 AND tablename = ?2",
-            &[name.into(), (*table).into()],
+        moves.push_str(&format!(
+            "ALTER TABLE IF EXISTS {home}.{table} SET SCHEMA {PRIVATE_SCHEMA};\n"
         ));
-        if here.is_some() {
-            ok(SpiConn.execute_batch(&format!(
-                "ALTER TABLE {home}.{table} SET SCHEMA {PRIVATE_SCHEMA}"
-            )));
-        }
     }
+    ok(SpiConn.execute_batch(&moves));
     let functions = ok(SpiConn.query(
         "SELECT p.proname::text, CAST(p.oid AS regprocedure)::text FROM pg_catalog.pg_proc p \
          JOIN pg_catalog.pg_depend d ON d.objid = p.oid AND d.deptype = 'e' \
