@@ -36,9 +36,9 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
                 .set("role", a.role)
                 .text();
             let t = db::table(db, "mem_search", &[Some(&a.query), Some(&o)])?;
-            let cols: &[&str] = if style.json {
-                &t.columns
-            } else {
+            Ok(output::table(
+                style,
+                &t,
                 &[
                     "message_id",
                     "role",
@@ -46,9 +46,8 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
                     "created_at",
                     "source",
                     "snippet",
-                ]
-            };
-            Ok(output::table(style, &t, cols))
+                ],
+            ))
         }
         Command::Threads(a) => {
             let o = Options::default()
@@ -60,9 +59,9 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
                 .set("cursor", a.cursor)
                 .text();
             let t = db::table(db, "mem_thread_list", &[Some(&o)])?;
-            let cols: &[&str] = if style.json {
-                &t.columns
-            } else {
+            Ok(output::table(
+                style,
+                &t,
                 &[
                     "id",
                     "resource_id",
@@ -71,9 +70,8 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
                     "message_count",
                     "token_count",
                     "updated_at",
-                ]
-            };
-            Ok(output::table(style, &t, cols))
+                ],
+            ))
         }
         Command::Messages(a) => {
             let o = Options::default()
@@ -83,18 +81,17 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
                 .set("order", a.desc.then_some("desc"))
                 .text();
             let t = db::table(db, "mem_messages_page", &[Some(&a.thread), Some(&o)])?;
-            let cols: &[&str] = if style.json {
-                &t.columns
-            } else {
+            Ok(output::table(
+                style,
+                &t,
                 &[
                     "message_index",
                     "role",
                     "token_count",
                     "created_at",
                     "content",
-                ]
-            };
-            Ok(output::table(style, &t, cols))
+                ],
+            ))
         }
         Command::Recall(a) => {
             let o = Options::default()
@@ -105,12 +102,11 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
                 .set("budget", a.budget)
                 .text();
             let t = db::table(db, "mem_recall_hybrid", &[Some(&a.query), Some(&o)])?;
-            let cols: &[&str] = if style.json {
-                &t.columns
-            } else {
-                &["kind", "id", "score", "tokens", "content"]
-            };
-            Ok(output::table(style, &t, cols))
+            Ok(output::table(
+                style,
+                &t,
+                &["kind", "id", "score", "tokens", "content"],
+            ))
         }
         Command::Tasks(t) => tasks(db, style, t),
         Command::Stats(a) => {
@@ -184,11 +180,7 @@ fn tasks(db: &mut dyn Db, style: Style, command: args::Tasks) -> Result<String> 
         args::Tasks::Ready { limit } => {
             let o = Options::default().set("limit", Some(limit)).text();
             let t = db::table(db, "task_ready", &[Some(&o)])?;
-            Ok(output::table(
-                style,
-                &t,
-                if style.json { &t.columns } else { list_columns },
-            ))
+            Ok(output::table(style, &t, list_columns))
         }
         args::Tasks::List { status, limit } => {
             let o = Options::default()
@@ -196,11 +188,7 @@ fn tasks(db: &mut dyn Db, style: Style, command: args::Tasks) -> Result<String> 
                 .set("limit", Some(limit))
                 .text();
             let t = db::table(db, "task_list", &[Some(&o)])?;
-            Ok(output::table(
-                style,
-                &t,
-                if style.json { &t.columns } else { list_columns },
-            ))
+            Ok(output::table(style, &t, list_columns))
         }
         args::Tasks::Show { id } => Ok(output::json(
             style,

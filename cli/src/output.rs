@@ -13,19 +13,20 @@ pub struct Style {
     pub width: usize,
 }
 
-/// A table function's rows: aligned columns, or a JSON array of objects.
+/// A table function's rows: the `columns` people read, aligned, or — for scripts — a JSON
+/// array of objects with every column.
 pub fn table(style: Style, t: &Table, columns: &[&str]) -> String {
     if style.json {
         let rows: Vec<Json> = t
             .rows
             .iter()
             .map(|r| {
-                let mut o = Map::new();
-                for (name, v) in t.columns.iter().zip(r) {
-                    if columns.contains(name) {
-                        o.insert(name.to_string(), v.clone());
-                    }
-                }
+                let o: Map<String, Json> = t
+                    .columns
+                    .iter()
+                    .zip(r)
+                    .map(|(name, v)| (name.to_string(), v.clone()))
+                    .collect();
                 Json::Object(o)
             })
             .collect();
