@@ -4,7 +4,25 @@
 use crate::{Conn, Result, Row, Value};
 
 /// Keys per `IN (…)` list: far below every backend's parameter limit.
-const KEYS_PER_STATEMENT: usize = 500;
+const KEYS_PER_STATEMENT: usize = 512;
+
+/// `items` in chunks whose lengths are powers of two, at most `max` (the largest first), so
+/// that a statement written for a chunk comes in at most log2(`max`) + 1 shapes. Both
+/// backends keep prepared statements by their text: a list of any other length would be
+/// parsed and planned again on every call.
+pub fn shaped<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
+    debug_assert!(max.is_power_of_two());
+    let mut rest = items;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let n = max.min(1 << rest.len().ilog2());
+        let (chunk, tail) = rest.split_at(n);
+        rest = tail;
+        Some(chunk)
+    })
+}
 
 /// The rows of `sql` for all of `keys`, a few hundred keys per statement: `sql` writes the
 /// list as `IN ({keys})`, and its own parameters `fixed` are `?1…` before the keys.
@@ -15,7 +33,7 @@ pub fn query_in(
     keys: &[Value],
 ) -> Result<Vec<Row>> {
     let mut out = Vec::new();
-    for chunk in keys.chunks(KEYS_PER_STATEMENT) {
+    for chunk in shaped(keys, KEYS_PER_STATEMENT) {
         let marks = values("#", chunk.len(), fixed.len() + 1);
         let mut params = fixed.to_vec();
         params.extend_from_slice(chunk);
@@ -49,6 +67,18 @@ pub fn values(template: &str, rows: usize, first: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shaped_chunks_are_powers_of_two_and_cover_the_items() {
+        for n in 0..300usize {
+            let items: Vec<usize> = (0..n).collect();
+            let chunks: Vec<&[usize]> = super::shaped(&items, 64).collect();
+            assert!(chunks
+                .iter()
+                .all(|c| c.len().is_power_of_two() && c.len() <= 64));
+            assert_eq!(chunks.concat(), items);
+        }
+    }
+
     #[test]
     fn numbers_each_row_on() {
         assert_eq!(

@@ -19,13 +19,15 @@
 use super::bound::{self, Bound};
 use super::path::Path;
 use super::walk::{walk, walk_over, Direction, EdgeFilter, Present};
+use crate::db::batch;
 use crate::db::row::Fields;
 use crate::{Conn, Result, Value};
 use std::collections::BTreeMap;
 
-/// Pairs per lookup statement, rows per insert statement.
-const CHUNK: usize = 400;
-const ROWS_PER_INSERT: usize = 100;
+/// Pairs per lookup statement, rows per insert statement (powers of two: see
+/// [`batch::shaped`]).
+const CHUNK: usize = 256;
+const ROWS_PER_INSERT: usize = 64;
 
 /// The columns a closure row's path is read from, after the key of its other end.
 const PATH_COLUMNS: &str =
@@ -75,7 +77,7 @@ fn stored_pairs(
 ) -> Result<BTreeMap<String, Path>> {
     let depths: Vec<String> = (1..=max_depth).map(|d| d.to_string()).collect();
     let mut out = BTreeMap::new();
-    for chunk in descendants.chunks(CHUNK) {
+    for chunk in batch::shaped(descendants, CHUNK) {
         let sql = format!(
             "SELECT descendant_id, {PATH_COLUMNS} FROM mem_graph_closure \
              WHERE ancestor_id = ?1 AND depth IN ({}) AND descendant_id IN ({})",
@@ -100,8 +102,8 @@ fn marks(first: usize, n: usize) -> String {
 /// Writes each path as its pair's row, many rows per statement. The pairs must have no row
 /// (see [`delete_rows`]).
 fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Path]) -> Result<()> {
-    for chunk in paths.chunks(ROWS_PER_INSERT) {
-        let values = crate::db::batch::values(
+    for chunk in batch::shaped(paths, ROWS_PER_INSERT) {
+        let values = batch::values(
             "(#, #, ?1, #, CAST(# AS @JSON), CAST(# AS @JSON), CAST(# AS @JSON), #)",
             chunk.len(),
             2,
@@ -139,7 +141,7 @@ fn delete_rows(conn: &mut dyn Conn, paths: &[Path]) -> Result<()> {
             .push(p.last());
     }
     for ((a, depth), ds) in keys {
-        for chunk in ds.chunks(CHUNK) {
+        for chunk in batch::shaped(&ds, CHUNK) {
             let sql = format!(
                 "DELETE FROM mem_graph_closure WHERE ancestor_id = ?1 AND depth = ?2 \
                  AND descendant_id IN ({})",

@@ -122,14 +122,14 @@ pub(super) fn check_ends(
 }
 
 /// Edges per insert statement.
-const EDGES_PER_STATEMENT: usize = 100;
+const EDGES_PER_STATEMENT: usize = 64;
 
 /// Writes `edges` (checked, distinct keys) many per statement and returns their ids: new
 /// edges inserted, existing ones (same ends and type) updated and counting again.
 fn write(conn: &mut dyn Conn, edges: &[(String, EdgeIn)]) -> Result<Vec<String>> {
     let now = conn.now_ms()?;
     let mut out = Vec::with_capacity(edges.len());
-    for chunk in edges.chunks(EDGES_PER_STATEMENT) {
+    for chunk in crate::db::batch::shaped(edges, EDGES_PER_STATEMENT) {
         let rows = crate::db::batch::values(
             "(#, #, #, #, #, #, #, #, #, CAST(# AS @JSON), ?1, ?1, CAST(# AS BIGINT))",
             chunk.len(),

@@ -140,13 +140,13 @@ fn by_key(conn: &mut dyn Conn, resource: &str, node: &NodeIn) -> Result<Option<S
 }
 
 /// Nodes per upsert statement.
-const NODES_PER_STATEMENT: usize = 100;
+const NODES_PER_STATEMENT: usize = 64;
 
 /// Writes `nodes` (with the ids they resolved to, distinct) many per statement: inserted, or
 /// their fields set and their staleness cleared.
 fn write(conn: &mut dyn Conn, resource: &str, nodes: &[(String, NodeIn)]) -> Result<()> {
     let now = conn.now_ms()?;
-    for chunk in nodes.chunks(NODES_PER_STATEMENT) {
+    for chunk in crate::db::batch::shaped(nodes, NODES_PER_STATEMENT) {
         let rows = crate::db::batch::values(
             "(#, ?1, #, #, #, #, CAST(# AS BIGINT), CAST(# AS BIGINT), #, #, #, #, \
              CAST(# AS @JSON), ?2, ?2)",
@@ -204,19 +204,18 @@ pub fn upsert(
 
 /// The resource of each of `ids` that is a node, read many per statement.
 pub(crate) fn owners(conn: &mut dyn Conn, ids: &[&str]) -> Result<HashMap<String, String>> {
+    let keys: Vec<Value> = ids.iter().map(|s| Value::from(*s)).collect();
+    let rows = crate::db::batch::query_in(
+        conn,
+        "SELECT id, resource_id FROM mem_graph_nodes WHERE id IN ({keys})",
+        &[],
+        &keys,
+    )?;
     let mut out = HashMap::new();
-    for chunk in ids.chunks(500) {
-        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
-        let sql = format!(
-            "SELECT id, resource_id FROM mem_graph_nodes WHERE id IN ({})",
-            marks.join(", ")
-        );
-        let params: Vec<Value> = chunk.iter().map(|s| Value::from(*s)).collect();
-        for r in conn.query(&sql, &params)? {
-            let mut f = crate::db::row::Fields::new(r);
-            if let (Some(id), Some(res)) = (f.text(), f.text()) {
-                out.insert(id, res);
-            }
+    for r in rows {
+        let mut f = crate::db::row::Fields::new(r);
+        if let (Some(id), Some(res)) = (f.text(), f.text()) {
+            out.insert(id, res);
         }
     }
     Ok(out)

@@ -222,21 +222,20 @@ fn from_closure(conn: &mut dyn Conn, node: &str, dir: Direction, a: &Ask) -> Res
 
 /// type, label, file_path, stale_at of the nodes `ids`, by id.
 fn node_rows(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<(String, Row)>> {
+    let keys: Vec<Value> = ids.iter().map(|s| s.as_str().into()).collect();
+    let rows = crate::db::batch::query_in(
+        conn,
+        "SELECT id, type, label, file_path, stale_at FROM mem_graph_nodes WHERE id IN ({keys})",
+        &[],
+        &keys,
+    )?;
     let mut out = Vec::new();
-    for chunk in ids.chunks(500) {
-        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
-        let sql = format!(
-            "SELECT id, type, label, file_path, stale_at FROM mem_graph_nodes WHERE id IN ({})",
-            marks.join(", ")
-        );
-        let params: Vec<Value> = chunk.iter().map(|s| s.as_str().into()).collect();
-        for mut r in conn.query(&sql, &params)? {
-            if let Some(id) = (!r.is_empty())
-                .then(|| r.remove(0))
-                .and_then(Value::into_string)
-            {
-                out.push((id, r));
-            }
+    for mut r in rows {
+        if let Some(id) = (!r.is_empty())
+            .then(|| r.remove(0))
+            .and_then(Value::into_string)
+        {
+            out.push((id, r));
         }
     }
     Ok(out)

@@ -35,9 +35,6 @@ impl EdgeFilter {
     }
 }
 
-/// Frontier nodes per lookup statement.
-const CHUNK: usize = 500;
-
 /// A hop a walk may take: (at, other end, type, weight).
 type Step = (String, String, String, f64);
 
@@ -62,38 +59,31 @@ impl Edges for Table<'_> {
             Direction::In => ("to_id", "from_id"),
         };
         let filter = self.filter;
+        let time = match filter.as_of {
+            None => "invalid_at IS NULL",
+            Some(_) => {
+                "(valid_at IS NULL OR valid_at <= ?1) AND (invalid_at IS NULL OR invalid_at > ?1)"
+            }
+        };
+        let stale = if filter.include_stale {
+            ""
+        } else {
+            " AND stale_at IS NULL"
+        };
+        let sql = format!(
+            "SELECT {at}, {other}, type, weight FROM mem_graph_edges \
+             WHERE {at} IN ({{keys}}) AND {time}{stale}"
+        );
+        let fixed: Vec<Value> = filter.as_of.map(Value::Int).into_iter().collect();
+        let keys: Vec<Value> = nodes.iter().map(|n| Value::from(n.as_str())).collect();
         let mut out = Vec::new();
-        for chunk in nodes.chunks(CHUNK) {
-            let first = if filter.as_of.is_some() { 2 } else { 1 };
-            let marks: Vec<String> = (first..chunk.len() + first)
-                .map(|i| format!("?{i}"))
-                .collect();
-            let time = match filter.as_of {
-                None => "invalid_at IS NULL",
-                Some(_) => {
-                    "(valid_at IS NULL OR valid_at <= ?1) AND (invalid_at IS NULL OR invalid_at > ?1)"
-                }
-            };
-            let stale = if filter.include_stale {
-                ""
-            } else {
-                " AND stale_at IS NULL"
-            };
-            let sql = format!(
-                "SELECT {at}, {other}, type, weight FROM mem_graph_edges \
-                 WHERE {at} IN ({}) AND {time}{stale}",
-                marks.join(", ")
-            );
-            let mut params: Vec<Value> = filter.as_of.map(Value::Int).into_iter().collect();
-            params.extend(chunk.iter().map(|n| Value::from(n.as_str())));
-            for r in self.conn.query(&sql, &params)? {
-                let mut f = crate::db::row::Fields::new(r);
-                let (a, b, ty) = (f.text(), f.text(), f.text());
-                let w = f.value().as_f64();
-                if let (Some(a), Some(b), Some(ty), Some(w)) = (a, b, ty, w) {
-                    if filter.types.as_ref().is_none_or(|t| t.contains(&ty)) {
-                        out.push((a, b, ty, w));
-                    }
+        for r in crate::db::batch::query_in(self.conn, &sql, &fixed, &keys)? {
+            let mut f = crate::db::row::Fields::new(r);
+            let (a, b, ty) = (f.text(), f.text(), f.text());
+            let w = f.value().as_f64();
+            if let (Some(a), Some(b), Some(ty), Some(w)) = (a, b, ty, w) {
+                if filter.types.as_ref().is_none_or(|t| t.contains(&ty)) {
+                    out.push((a, b, ty, w));
                 }
             }
         }
