@@ -19,14 +19,16 @@ def sqlite_file(name):
 
 
 def fresh_sqlite(name, ext, vec=False):
-    """A new database file under /tmp/<name> in WAL mode, agentmem loaded (and sqlite-vec when
-    `vec`) and its schema created."""
+    """A new database file under /tmp/<name> in WAL mode with statement journals in memory (the
+    pragmas docs/install.md recommends, as the Rust benches set them), agentmem loaded (and
+    sqlite-vec when `vec`) and its schema created."""
     d = os.path.join("/tmp", name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     c = sqlite3.connect(sqlite_file(name), isolation_level=None)
     c.execute("PRAGMA journal_mode=WAL")
     c.execute("PRAGMA synchronous=NORMAL")
+    c.execute("PRAGMA temp_store=MEMORY")
     c.enable_load_extension(True)
     c.load_extension(ext)
     if vec:

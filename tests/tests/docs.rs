@@ -11,7 +11,8 @@
 //! with `CREATE EXTENSION` runs on Postgres only, first, from a database without the
 //! extension, and one with `ALTER EXTENSION` runs on Postgres only; a block with `CREATE ROLE`
 //! runs on Postgres only, in a transaction rolled back afterwards (roles belong to the
-//! cluster); a block whose first line is a `-- Postgres …` comment runs on Postgres only.
+//! cluster); a block whose first line is a `-- Postgres …` (`-- SQLite …`) comment runs on
+//! Postgres (SQLite) only.
 
 use agentmem_tests::backend::{Backend, Cell, Postgres, Sqlite};
 use std::path::Path;
@@ -21,8 +22,9 @@ struct Statement {
     at: String,
     sql: String,
     expect: Expect,
-    /// Its block starts with a `-- Postgres` comment: Postgres SQL that SQLite has no form of.
-    postgres: bool,
+    /// The one backend its block is for, when the block starts with a `-- Postgres` or
+    /// `-- SQLite` comment (SQL the other database has no form of, such as a pragma).
+    only: Option<&'static str>,
 }
 
 enum Expect {
@@ -120,13 +122,15 @@ fn blocks(file: &Path) -> Vec<Vec<Statement>> {
         let mut block = Vec::new();
         let mut sql = String::new();
         let mut start = 0;
-        let mut postgres = false;
+        let mut only = None;
         for (n, line) in lines.by_ref() {
             if line.starts_with("```") {
                 break;
             }
-            if block.is_empty() && sql.is_empty() && line.starts_with("-- Postgres") {
-                postgres = true;
+            if block.is_empty() && sql.is_empty() {
+                only = only.or(["Postgres", "SQLite"]
+                    .into_iter()
+                    .find(|b| line.starts_with(&format!("-- {b}"))));
             }
             if line.starts_with('.') {
                 continue;
@@ -145,7 +149,7 @@ fn blocks(file: &Path) -> Vec<Vec<Statement>> {
                     at: format!("{name}:{start}"),
                     sql: std::mem::take(&mut sql),
                     expect: expectation(comment),
-                    postgres,
+                    only,
                 };
                 let mut found = placeholders(&st.sql);
                 if let Expect::Error(m) = &st.expect {
@@ -213,8 +217,9 @@ fn creates_role(block: &[Statement]) -> bool {
     block.iter().any(|s| s.sql.contains("CREATE ROLE"))
 }
 
-fn postgres_only(block: &[Statement]) -> bool {
-    block.iter().any(|s| s.postgres)
+/// Whether the block is for `backend` only ("Postgres" or "SQLite").
+fn only(block: &[Statement], backend: &str) -> bool {
+    block.iter().any(|s| s.only == Some(backend))
 }
 
 #[test]
@@ -223,7 +228,10 @@ fn sql_blocks_run_on_sqlite() {
     for file in files() {
         let mut db = Sqlite::open(":memory:");
         for block in blocks(&file).iter().filter(|b| {
-            !creates_extension(b) && !alters_extension(b) && !creates_role(b) && !postgres_only(b)
+            !creates_extension(b)
+                && !alters_extension(b)
+                && !creates_role(b)
+                && !only(b, "Postgres")
         }) {
             for st in block {
                 run(&mut db, st);
@@ -253,7 +261,7 @@ fn sql_blocks_run_on_postgres() {
         }
         // A fresh database for the file's other blocks, which run in order.
         db.reset().unwrap();
-        for block in rest {
+        for block in rest.into_iter().filter(|b| !only(b, "SQLite")) {
             let role = creates_role(&block);
             if role {
                 db.query("BEGIN", &[]).unwrap();

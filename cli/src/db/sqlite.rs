@@ -47,6 +47,10 @@ impl Sqlite {
         // Writers queue instead of failing while another process writes.
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(|e| e.to_string())?;
+        // Writes that run through triggers (an edge and its closure rows, a message and its
+        // index) keep a statement journal; in memory it costs no file writes (docs/install.md).
+        conn.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(|e| e.to_string())?;
         conn.query_row("SELECT mem_init()", [], |_| Ok(()))
             .map_err(|e| format!("{path}: {e}"))?;
         Ok(Sqlite { conn })
