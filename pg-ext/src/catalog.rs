@@ -9,7 +9,7 @@
 //! catalog types, runs the core and returns a scalar or materialises the rows.
 
 use crate::conn::SpiConn;
-use crate::error::{json, ok};
+use crate::error::{jsonb, ok};
 use agentmem_core::api::{self, Call, Function, Nature, Returns, Type};
 use agentmem_core::{Conn, Error, Value};
 use pgrx::{pg_sys, FromDatum, IntoDatum};
@@ -176,7 +176,7 @@ unsafe fn datum(v: Value, ty: Type) -> Option<pg_sys::Datum> {
             other => wrong(&other),
         },
         Type::Json => match v {
-            Value::Text(s) => json(s).into_datum(),
+            Value::Text(s) => jsonb(s),
             other => wrong(&other),
         },
         Type::Blob => match v {

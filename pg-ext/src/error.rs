@@ -22,11 +22,15 @@ pub fn ok<T>(r: agentmem_core::Result<T>) -> T {
 
 /// JSON made by the core, as `jsonb`: Postgres users get operators (`->>`) and indexing, and
 /// `->>` on the result reads the same as SQLite's `->>` on its text.
-pub fn json(text: String) -> pgrx::JsonB {
-    match serde_json::from_str(&text) {
-        Ok(v) => pgrx::JsonB(v),
-        Err(e) => ok(Err(Error::internal(format!(
-            "core produced invalid JSON: {e}"
-        )))),
+/// The text is parsed once, by Postgres' own `jsonb_in` (which raises an ERROR if the core
+/// ever produced invalid JSON): a row of a large result pays one parse per JSON column.
+pub fn jsonb(text: String) -> Option<pg_sys::Datum> {
+    let text = match std::ffi::CString::new(text) {
+        Ok(t) => t,
+        Err(_) => ok(Err(Error::internal("core produced JSON with a NUL byte"))),
+    };
+    // SAFETY: jsonb_in reads a NUL-terminated string that outlives the call.
+    unsafe {
+        pgrx::fcinfo::direct_function_call_as_datum(pg_sys::jsonb_in, &[Some(text.as_ptr().into())])
     }
 }
