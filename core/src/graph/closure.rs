@@ -21,7 +21,7 @@ use super::path::Path;
 use super::walk::{walk, walk_over, Direction, EdgeFilter, Present};
 use crate::db::batch;
 use crate::db::row::Fields;
-use crate::{Conn, Result, Value};
+use crate::{Conn, Dialect, Result, Value};
 use std::collections::BTreeMap;
 
 /// Pairs per lookup statement, rows per insert statement (powers of two: see
@@ -68,27 +68,41 @@ pub fn stored(
 
 /// The stored paths from `ancestor` to any of `descendants`, within `max_depth` hops. Every
 /// depth is named, so each pair is a point lookup of the key, not a scan of the ancestor's
-/// rows.
+/// rows (see [`depth_lists`]).
 fn stored_pairs(
     conn: &mut dyn Conn,
     ancestor: &str,
     descendants: &[&String],
     max_depth: usize,
 ) -> Result<BTreeMap<String, Path>> {
-    let depths: Vec<String> = (1..=max_depth).map(|d| d.to_string()).collect();
+    let keys: Vec<Value> = descendants
+        .iter()
+        .map(|d| Value::from(d.as_str()))
+        .collect();
     let mut out = BTreeMap::new();
-    for chunk in batch::shaped(descendants, CHUNK) {
+    for depths in depth_lists(conn.dialect(), max_depth) {
         let sql = format!(
             "SELECT descendant_id, {PATH_COLUMNS} FROM mem_graph_closure \
-             WHERE ancestor_id = ?1 AND depth IN ({}) AND descendant_id IN ({})",
-            depths.join(", "),
-            marks(2, chunk.len())
+             WHERE ancestor_id = ?1 AND depth IN ({depths}) AND descendant_id IN ({{keys}})"
         );
-        let mut params = vec![Value::from(ancestor)];
-        params.extend(chunk.iter().map(|d| Value::from(d.as_str())));
-        read_paths(conn.query(&sql, &params)?, &mut out)?;
+        read_paths(
+            batch::query_in(conn, &sql, &[ancestor.into()], &keys)?,
+            &mut out,
+        )?;
     }
     Ok(out)
+}
+
+/// The depths 1…`max_depth` as the `IN` lists of pair lookups. SQLite probes every (depth,
+/// descendant) key of one statement; Postgres, given several depths, intersects bitmaps of
+/// all the ancestor's rows and all the descendants' instead, so it gets one depth per
+/// statement and seeks the whole key.
+fn depth_lists(dialect: Dialect, max_depth: usize) -> Vec<String> {
+    let depths = (1..=max_depth).map(|d| d.to_string());
+    match dialect {
+        Dialect::Sqlite => vec![depths.collect::<Vec<_>>().join(", ")],
+        Dialect::Postgres => depths.collect(),
+    }
 }
 
 /// `?first, ?first+1, …` for `n` parameters.
