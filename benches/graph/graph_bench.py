@@ -190,7 +190,7 @@ def write_floor(c, pairs):
     return times, (after - before) / max(len(pairs), 1)
 
 
-def bench_sqlite(graph_text, graph, s, args):
+def bench_sqlite(graph_text, s, args):
     c = fresh_sqlite("agentmem-graph-bench", args.ext)
     t = time.perf_counter()
     loaded = json.loads(c.execute("SELECT graph_load('bench', ?)", (graph_text,)).fetchone()[0])
@@ -298,7 +298,7 @@ def main():
     graph_text = open(gpath).read()
     graph = json.loads(graph_text)
     s = sample(graph, args.queries, args.seed)
-    results = {"sqlite": bench_sqlite(graph_text, graph, s, args)}
+    results = {"sqlite": bench_sqlite(graph_text, s, args)}
     print("sqlite done", file=sys.stderr)
     if args.pg:
         results["postgres"] = bench_postgres(graph_text, s, args)

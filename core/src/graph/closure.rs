@@ -24,9 +24,9 @@ use crate::db::row::Fields;
 use crate::{Conn, Dialect, Result, Value};
 use std::collections::BTreeMap;
 
-/// Pairs per lookup statement, rows per insert statement (powers of two: see
-/// [`batch::shaped`]).
-const CHUNK: usize = 256;
+/// Keys per delete statement, rows per insert statement (powers of two: see
+/// [`batch::shaped`]; lookups are cut by [`batch::query_in`]).
+const KEYS_PER_DELETE: usize = 256;
 const ROWS_PER_INSERT: usize = 64;
 
 /// The columns a closure row's path is read from, after the key of its other end.
@@ -105,14 +105,6 @@ fn depth_lists(dialect: Dialect, max_depth: usize) -> Vec<String> {
     }
 }
 
-/// `?first, ?first+1, …` for `n` parameters.
-fn marks(first: usize, n: usize) -> String {
-    (first..first + n)
-        .map(|i| format!("?{i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Writes each path as its pair's row, many rows per statement. The pairs must have no row
 /// (see [`delete_rows`]).
 fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Path]) -> Result<()> {
@@ -155,11 +147,11 @@ fn delete_rows(conn: &mut dyn Conn, paths: &[Path]) -> Result<()> {
             .push(p.last());
     }
     for ((a, depth), ds) in keys {
-        for chunk in batch::shaped(&ds, CHUNK) {
+        for chunk in batch::shaped(&ds, KEYS_PER_DELETE) {
             let sql = format!(
                 "DELETE FROM mem_graph_closure WHERE ancestor_id = ?1 AND depth = ?2 \
                  AND descendant_id IN ({})",
-                marks(3, chunk.len())
+                batch::values("#", chunk.len(), 3)
             );
             let mut params = vec![Value::from(a), Value::Int(depth as i64)];
             params.extend(chunk.iter().map(|d| Value::from(*d)));
