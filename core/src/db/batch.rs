@@ -46,23 +46,24 @@ pub fn query_in(
 /// stands for the row's next parameter, numbered on from `?first` (parameters before `first`
 /// are shared by every row, as `?1` in the template).
 pub fn values(template: &str, rows: usize, first: usize) -> String {
-    let per_row = template.matches('#').count();
-    (0..rows)
-        .map(|r| {
-            let mut n = first + r * per_row;
-            let mut row = String::with_capacity(template.len() + per_row * 4);
-            for c in template.chars() {
-                if c == '#' {
-                    row.push_str(&format!("?{n}"));
+    use std::fmt::Write;
+    let mut out = String::with_capacity(rows * (template.len() + 16));
+    let mut n = first;
+    for r in 0..rows {
+        if r > 0 {
+            out.push_str(", ");
+        }
+        for piece in template.split_inclusive('#') {
+            match piece.strip_suffix('#') {
+                Some(text) => {
+                    let _ = write!(out, "{text}?{n}");
                     n += 1;
-                } else {
-                    row.push(c);
                 }
+                None => out.push_str(piece),
             }
-            row
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! A path of the graph and the order that picks the one the closure keeps.
 
-use serde_json::Value as Json;
 use std::cmp::Ordering;
 
 /// A walk from its first node to its last, with the type and weight of each hop.
@@ -83,12 +82,8 @@ impl Path {
     }
 
     /// The three JSON columns of a closure row: path, edge_types, hop_weights.
-    pub fn to_json(&self) -> (String, String, String) {
-        (
-            Json::from(self.nodes.clone()).to_string(),
-            Json::from(self.types.clone()).to_string(),
-            Json::from(self.weights.clone()).to_string(),
-        )
+    pub fn to_json(&self) -> crate::Result<(String, String, String)> {
+        Ok((json(&self.nodes)?, json(&self.types)?, json(&self.weights)?))
     }
 
     /// A path from the JSON columns of a closure row.
@@ -108,6 +103,12 @@ impl Path {
         }
         Ok(p)
     }
+}
+
+/// A list as JSON text, serialised in place (no copy into a `serde_json::Value` first).
+fn json<T: serde::Serialize>(items: &[T]) -> crate::Result<String> {
+    serde_json::to_string(items)
+        .map_err(|e| crate::Error::internal(format!("a closure path did not serialise: {e}")))
 }
 
 #[cfg(test)]

@@ -135,7 +135,7 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
             continue;
         }
         if let Some(p) = best.remove(&id) {
-            let (path, edge_types, _) = p.to_json();
+            let (path, edge_types, _) = p.to_json()?;
             out.push(Reached {
                 id,
                 depth: p.depth(),
