@@ -8,7 +8,8 @@ edges table (SQLite and Postgres) and against Kùzu, an embedded graph database,
 
 Measures per engine: bulk load time and size (closure rows for agentmem), then p50/p95 over the
 same sampled nodes of: neighbours at depth 1 and 3 (out), impact at depth 3 (in), and for
-agentmem edge add and edge remove (each its own transaction). Every query fetches all its rows.
+agentmem edge add, the same add again (nothing changed) and edge remove (each its own
+transaction). Every query fetches all its rows.
 Needs Debian's python3 (its sqlite3 loads extensions), `kuzu` and `psycopg` from PyPI
 (benches/graph/README.md).
 """
@@ -127,7 +128,7 @@ def measure(run, p, s):
     """The timings of one backend. `run(sql, params)` fetches all rows; `p` holds the backend's
     SQL: `neighbors` and `impact` (agentmem, the start node and the depth as parameters), `same`
     (the same-answer CTE, a direction and then the node and depth), `bare` (the ids-only CTE,
-    by direction), `add`, `remove` and `stats`."""
+    by direction), `add` (timed once new, then again as it was), `remove` and `stats`."""
     outs, ins, pairs = s
     ours = {
         "neighbors depth 1": timed(lambda n: run(p["neighbors"], p["args"](n, 1, "out")), outs),
@@ -147,6 +148,7 @@ def measure(run, p, s):
     ours["edge add"] = timed(lambda e: ids.append(run(p["add"], e)[0][0]), pairs)
     after = run(p["stats"], ())[0][0]
     rows_per_add = (closure_rows(after) - closure_rows(before)) / max(len(pairs), 1)
+    ours["edge add again, unchanged"] = timed(lambda e: run(p["add"], e), pairs)
     ours["edge remove"] = timed(lambda i: run(p["remove"], (i,)), ids)
     return {"ours": ours, "same": same_answer, "bare": bare, "equal": equal,
             "rows_per_add": rows_per_add}
@@ -328,7 +330,8 @@ def main():
         for q in ("neighbors depth 1", "neighbors depth 3", "impact depth 3"):
             lines.append(row(q, r["ours"][q], (r["same"][q], r["bare"][q],
                                                 kz["times"][q] if kz else None)))
-        for q in ("edge add", "edge remove", "textbook closure insert"):
+        for q in ("edge add", "edge add again, unchanged", "edge remove",
+                  "textbook closure insert"):
             if q in r["ours"]:
                 lines.append(row(q, r["ours"][q], (None, None, None)))
         lines += ["", "The same-answer CTE returned exactly graph_neighbors' rows (nodes, depths, "

@@ -191,3 +191,70 @@ fn random_changes_give_the_same_closure_on_both_backends() {
     );
     pg.reset().unwrap();
 }
+
+/// What shows that closure rows were written: SQLite counts every row a statement changes
+/// (the closure's included), Postgres gives a rewritten row a new `xmin`.
+fn closure_writes(db: &mut dyn Backend) -> Rows {
+    let sql = match db.name() {
+        "sqlite" => "SELECT total_changes()",
+        _ => "SELECT xmin::text FROM mem_graph_closure ORDER BY ancestor_id, descendant_id",
+    };
+    db.query(sql, &[]).unwrap()
+}
+
+#[test]
+fn writing_an_edge_again_as_it_was_leaves_the_closure_alone() {
+    // A database of its own: the random test above resets the shared one as it goes.
+    const DB: &str = "agentmem_graph_rewrite";
+    let url = agentmem_tests::pg_url();
+    let mut dbs: Vec<Box<dyn Backend>> = vec![Box::new(Sqlite::open(":memory:"))];
+    if let Some(url) = &url {
+        let mut pg = Postgres::connect(&agentmem_tests::pg_database(url, DB));
+        pg.reset().unwrap();
+        dbs.push(Box::new(pg));
+    }
+    for db in &mut dbs {
+        let db = db.as_mut();
+        nodes(db);
+        for (a, b) in [("n0", "n1"), ("n1", "n2"), ("n2", "n3")] {
+            db.query(
+                "SELECT graph_edge_add($1, $2, 'imports')",
+                &[Param::Text(a.into()), Param::Text(b.into())],
+            )
+            .unwrap();
+        }
+        let before = closure(db);
+        // Each statement below changes one edge row and nothing the closure reads; on SQLite
+        // the only change counted is the edge's own.
+        let unchanged = [
+            "SELECT graph_edge_add('n1', 'n2', 'imports', '{\"weight\": 1, \"confidence\": 0.5}')",
+            "UPDATE mem_graph_edges SET weight = weight, updated_at = updated_at + 1 \
+             WHERE from_id = 'n1'",
+            "UPDATE mem_graph_edges SET invalid_at = NULL, stale_at = NULL WHERE from_id = 'n1'",
+        ];
+        for sql in unchanged {
+            let mark = closure_writes(db);
+            db.query(sql, &[]).unwrap();
+            let after = closure_writes(db);
+            if db.name() == "sqlite" {
+                assert_eq!(int(&after[0][0]), int(&mark[0][0]) + 1, "sqlite: {sql}");
+            } else {
+                assert_eq!(after, mark, "{}: {sql}", db.name());
+            }
+        }
+        assert_eq!(closure(db), before, "{}", db.name());
+        // A new weight is seen: the rows through the edge are written again.
+        let mark = closure_writes(db);
+        db.query(
+            "SELECT graph_edge_add('n1', 'n2', 'imports', '{\"weight\": 2}')",
+            &[],
+        )
+        .unwrap();
+        assert_ne!(closure_writes(db), mark, "{}", db.name());
+        assert_ne!(closure(db), before, "{}", db.name());
+    }
+    drop(dbs);
+    if let Some(url) = &url {
+        agentmem_tests::pg_drop_database(url, DB);
+    }
+}

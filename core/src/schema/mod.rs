@@ -139,6 +139,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "task_resources",
         script: include_str!("../../../sql/migrations/0015_task_resources.sql"),
     },
+    Migration {
+        version: 16,
+        name: "edge_rewrite",
+        script: include_str!("../../../sql/migrations/0016_edge_rewrite.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -26,7 +26,7 @@ pub const RELEASES: &[Release] = &[
     },
     Release {
         version: "0.2.0",
-        schema: 15,
+        schema: 16,
         private_derived_data: true,
     },
 ];
