@@ -12,8 +12,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Default memory bound of the page cache.
 pub const DEFAULT_PAGE_BYTES: usize = 64 * 1024 * 1024;
-/// Default memory bound of the header, deletion and decoded-document caches (together).
-pub const DEFAULT_META_BYTES: usize = 32 * 1024 * 1024;
+/// Default memory bound of the header, deletion and decoded-document caches (together): an
+/// eighth each for headers and deletion sets, the rest for decoded document pages, 20 bytes a
+/// document, so that 2.4M documents fit (a search scores documents scattered over the whole
+/// index, and re-decoding their pages cost a quarter of a warm query at 1M messages when only
+/// 0.8M fitted).
+pub const DEFAULT_META_BYTES: usize = 64 * 1024 * 1024;
 /// Bytes charged per entry beside its data (map entries, the Arc).
 const OVERHEAD: usize = 96;
 
@@ -36,9 +40,9 @@ fn with<T>(f: impl FnOnce(&mut Caches) -> T) -> T {
     let mut g = caches();
     f(g.get_or_insert_with(|| Caches {
         pages: Lru::new(DEFAULT_PAGE_BYTES),
-        headers: Lru::new(DEFAULT_META_BYTES / 4),
-        deads: Lru::new(DEFAULT_META_BYTES / 4),
-        docs: Lru::new(DEFAULT_META_BYTES / 2),
+        headers: Lru::new(DEFAULT_META_BYTES / 8),
+        deads: Lru::new(DEFAULT_META_BYTES / 8),
+        docs: Lru::new(DEFAULT_META_BYTES / 4 * 3),
     }))
 }
 

@@ -15,8 +15,14 @@ pub struct CacheStats {
 }
 
 /// A least-recently-used map with a bound on the bytes its values weigh.
+///
+/// A hit only stamps its entry with the time: searches hit the caches once per page they
+/// touch, so a hit must not reorder anything. The recency order (`order`) is brought up to
+/// date when something is evicted: its oldest record whose entry was used since is moved to
+/// that use, and the first record that is still its entry's last use is the least recently
+/// used entry.
 pub struct Lru<K, V> {
-    map: HashMap<K, (V, usize, u64)>,
+    map: HashMap<K, Slot<V>, foldhash::fast::RandomState>,
     order: BTreeMap<u64, K>,
     bytes: usize,
     limit: usize,
@@ -25,10 +31,18 @@ pub struct Lru<K, V> {
     misses: u64,
 }
 
+/// An entry: its value and weight, its last use, and the time `order` files it under.
+struct Slot<V> {
+    value: V,
+    weight: usize,
+    used: u64,
+    filed: u64,
+}
+
 impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
     pub fn new(limit: usize) -> Self {
         Lru {
-            map: HashMap::new(),
+            map: HashMap::default(),
             order: BTreeMap::new(),
             bytes: 0,
             limit,
@@ -40,14 +54,11 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
 
     pub fn get(&mut self, k: &K) -> Option<V> {
         self.tick += 1;
-        let tick = self.tick;
         match self.map.get_mut(k) {
-            Some((v, _, t)) => {
-                self.order.remove(t);
-                *t = tick;
-                self.order.insert(tick, k.clone());
+            Some(slot) => {
+                slot.used = self.tick;
                 self.hits += 1;
-                Some(v.clone())
+                Some(slot.value.clone())
             }
             None => {
                 self.misses += 1;
@@ -60,9 +71,15 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
     pub fn put(&mut self, k: K, v: V, weight: usize) {
         self.tick += 1;
         let tick = self.tick;
-        if let Some((_, w, t)) = self.map.insert(k.clone(), (v, weight, tick)) {
-            self.order.remove(&t);
-            self.bytes -= w;
+        let slot = Slot {
+            value: v,
+            weight,
+            used: tick,
+            filed: tick,
+        };
+        if let Some(old) = self.map.insert(k.clone(), slot) {
+            self.order.remove(&old.filed);
+            self.bytes -= old.weight;
         }
         self.order.insert(tick, k);
         self.bytes += weight;
@@ -71,11 +88,20 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
 
     fn shrink(&mut self) {
         while self.bytes > self.limit {
-            let Some((_, key)) = self.order.pop_first() else {
+            let Some((filed, key)) = self.order.pop_first() else {
                 break;
             };
-            if let Some((_, w, _)) = self.map.remove(&key) {
-                self.bytes -= w;
+            match self.map.get_mut(&key) {
+                Some(slot) if slot.used != filed => {
+                    slot.filed = slot.used;
+                    self.order.insert(slot.used, key);
+                }
+                Some(_) => {
+                    if let Some(slot) = self.map.remove(&key) {
+                        self.bytes -= slot.weight;
+                    }
+                }
+                None => {}
             }
         }
     }
