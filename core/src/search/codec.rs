@@ -11,7 +11,18 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Reads a varint at `*pos`; `None` when the buffer ends or the varint is too long.
+#[inline]
 pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    // Most values of a postings block (ordinal deltas, frequencies, positions) take one byte.
+    let b = *buf.get(*pos)?;
+    if b < 0x80 {
+        *pos += 1;
+        return Some(u64::from(b));
+    }
+    get_varint_long(buf, pos)
+}
+
+fn get_varint_long(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let mut v: u64 = 0;
     let mut shift = 0;
     loop {

@@ -171,6 +171,18 @@ impl Cursors {
             + self.near.iter().map(|n| n.phrase.bytes_read()).sum::<u64>()
     }
 
+    /// Whether a document whose term clauses contribute `contrib` (recency `rec`) can still
+    /// reach `theta` once its proximity clauses are added at their bounds. When it cannot, its
+    /// positions need not be read: it would not enter the top k whatever they say.
+    fn near_may_reach(&self, contrib: &[f64], rec: f64, theta: Option<f64>) -> bool {
+        let Some(t) = theta else {
+            return true;
+        };
+        let terms: f64 = contrib.iter().sum();
+        let near: f64 = self.near.iter().map(|n| n.phrase.max_ub()).sum();
+        (terms * rec + near) * UB_SLACK >= t
+    }
+
     /// Adds the proximity clauses' contributions at `d` to `contrib`.
     fn score_near(
         &mut self,
@@ -340,6 +352,18 @@ fn seed(
     Ok(())
 }
 
+/// Orders the cursors by their document. Between two steps only the cursors that moved are
+/// out of place, so an insertion sort (stable, like the sort it replaces) does little work.
+fn sort_by_doc(order: &mut [usize], curs: &[(usize, Cur)]) {
+    for i in 1..order.len() {
+        let mut j = i;
+        while j > 0 && curs[order[j - 1]].1.doc() > curs[order[j]].1.doc() {
+            order.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
 fn wand(
     q: &ViewQuery,
     src: &mut dyn PageSource,
@@ -359,7 +383,7 @@ fn wand(
     loop {
         col.tick.tick(|| src.check_interrupt())?;
         col.stats.steps += 1;
-        order.sort_by_key(|&i| cs.curs[i].1.doc());
+        sort_by_doc(&mut order, &cs.curs);
         let theta = col.top.threshold();
         let mut acc = 0.0;
         let mut pivot = None;
@@ -412,19 +436,21 @@ fn wand(
                     let (ci, ref cur) = cs.curs[i];
                     contrib[ci] = cur.contribution(len, sc);
                 }
-                cs.score_near(src, pd, len, sc, &mut contrib)?;
-                let mut bm25 = 0.0;
-                for &c in &contrib {
-                    bm25 += c;
-                }
                 let rec = sc.rec(created);
-                col.stats.scored_docs += 1;
-                col.top.push(Entry {
-                    score: bm25 * rec,
-                    doc: key,
-                    bm25,
-                    rec,
-                });
+                if cs.near_may_reach(&contrib, rec, theta) {
+                    cs.score_near(src, pd, len, sc, &mut contrib)?;
+                    let mut bm25 = 0.0;
+                    for &c in &contrib {
+                        bm25 += c;
+                    }
+                    col.stats.scored_docs += 1;
+                    col.top.push(Entry {
+                        score: bm25 * rec,
+                        doc: key,
+                        bm25,
+                        rec,
+                    });
+                }
             }
             for &i in &order[..=last] {
                 cs.curs[i].1.next(src)?;
