@@ -72,47 +72,53 @@ const PAIRS_PER_LOOKUP: usize = 4096;
 
 /// The stored paths of the (ancestor, descendant) `pairs`, within `max_depth` hops, keyed by
 /// their ends. Every depth is named, so each pair is a point lookup of the key, not a scan of
-/// the ancestor's rows (see [`depth_lists`]).
+/// the ancestor's rows.
 ///
-/// SQLite runs a statement per ancestor, its descendants bound as an `IN` list: binding is
-/// cheaper there than unpacking a JSON list (measured: 10% slower edge adds). Postgres runs a
-/// statement per depth for all pairs, given as one JSON parameter: each statement costs it a
-/// trip through SPI.
+/// SQLite runs a statement per ancestor that probes every depth of its descendants, bound as
+/// an `IN` list: binding is cheaper there than unpacking a JSON list (measured: 10% slower
+/// edge adds). Postgres gets all pairs in one JSON parameter, since each statement costs it a
+/// trip through SPI, and one depth per statement: given several depths, its planner
+/// intersects bitmaps of all the ancestor's rows and all the descendant's instead of seeking
+/// the whole key.
 fn stored_pairs(
     conn: &mut dyn Conn,
     pairs: &[(&str, &str)],
     max_depth: usize,
 ) -> Result<BTreeMap<(String, String), Path>> {
-    let dialect = conn.dialect();
+    let select = format!(
+        "SELECT c.ancestor_id, c.descendant_id, {PATH_COLUMNS} FROM mem_graph_closure AS c"
+    );
     let mut rows = Vec::new();
-    for depths in depth_lists(dialect, max_depth) {
-        let select = format!(
-            "SELECT c.ancestor_id, c.descendant_id, {PATH_COLUMNS} FROM mem_graph_closure AS c"
-        );
-        match dialect {
-            Dialect::Sqlite => {
-                let mut by_ancestor: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-                for (a, d) in pairs {
-                    by_ancestor.entry(a).or_default().push((*d).into());
-                }
-                let sql = format!(
-                    "{select} WHERE c.ancestor_id = ?1 AND c.depth IN ({depths}) \
-                     AND c.descendant_id IN ({{keys}})"
-                );
-                for (a, ds) in by_ancestor {
-                    rows.extend(batch::query_in(conn, &sql, &[a.into()], &ds)?);
-                }
+    match conn.dialect() {
+        Dialect::Sqlite => {
+            let depths: Vec<String> = (1..=max_depth).map(|d| d.to_string()).collect();
+            let sql = format!(
+                "{select} WHERE c.ancestor_id = ?1 AND c.depth IN ({}) \
+                 AND c.descendant_id IN ({{keys}})",
+                depths.join(", ")
+            );
+            let mut by_ancestor: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+            for (a, d) in pairs {
+                by_ancestor.entry(a).or_default().push((*d).into());
             }
-            Dialect::Postgres => {
+            for (a, ds) in by_ancestor {
+                rows.extend(batch::query_in(conn, &sql, &[a.into()], &ds)?);
+            }
+        }
+        Dialect::Postgres => {
+            let keys = pairs
+                .chunks(PAIRS_PER_LOOKUP)
+                .map(serde_json::to_string)
+                .collect::<std::result::Result<Vec<String>, _>>()
+                .map_err(|e| crate::Error::internal(format!("closure pair keys: {e}")))?;
+            for depth in 1..=max_depth {
                 let sql = format!(
                     "{select} CROSS JOIN jsonb_array_elements(CAST(?1 AS jsonb)) AS j(pair) \
-                     WHERE c.ancestor_id = j.pair ->> 0 AND c.depth IN ({depths}) \
+                     WHERE c.ancestor_id = j.pair ->> 0 AND c.depth = {depth} \
                      AND c.descendant_id = j.pair ->> 1"
                 );
-                for chunk in pairs.chunks(PAIRS_PER_LOOKUP) {
-                    let keys = serde_json::to_string(chunk)
-                        .map_err(|e| crate::Error::internal(format!("closure pair keys: {e}")))?;
-                    rows.extend(conn.query(&sql, &[keys.into()])?);
+                for k in &keys {
+                    rows.extend(conn.query(&sql, &[k.as_str().into()])?);
                 }
             }
         }
@@ -127,18 +133,6 @@ fn stored_pairs(
         }
     }
     Ok(out)
-}
-
-/// The depths 1…`max_depth` as the `IN` lists of pair lookups. SQLite probes every depth of
-/// a pair in one statement; Postgres, given several depths, intersects bitmaps of all the
-/// ancestor's rows and all the descendant's instead, so it gets one depth per statement and
-/// seeks the whole key.
-fn depth_lists(dialect: Dialect, max_depth: usize) -> Vec<String> {
-    let depths = (1..=max_depth).map(|d| d.to_string());
-    match dialect {
-        Dialect::Sqlite => vec![depths.collect::<Vec<_>>().join(", ")],
-        Dialect::Postgres => depths.collect(),
-    }
 }
 
 /// Writes each path as its pair's row, many rows per statement. The pairs must have no row

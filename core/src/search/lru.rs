@@ -91,17 +91,15 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
             let Some((filed, key)) = self.order.pop_first() else {
                 break;
             };
-            match self.map.get_mut(&key) {
-                Some(slot) if slot.used != filed => {
-                    slot.filed = slot.used;
-                    self.order.insert(slot.used, key);
-                }
-                Some(_) => {
-                    if let Some(slot) = self.map.remove(&key) {
-                        self.bytes -= slot.weight;
-                    }
-                }
-                None => {}
+            let Some(slot) = self.map.get_mut(&key) else {
+                continue;
+            };
+            if slot.used != filed {
+                slot.filed = slot.used;
+                self.order.insert(slot.used, key);
+            } else {
+                self.bytes -= slot.weight;
+                self.map.remove(&key);
             }
         }
     }

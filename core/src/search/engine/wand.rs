@@ -175,7 +175,7 @@ impl Cursors {
     /// reach `theta` once its proximity clauses are added at their bounds. When it cannot, its
     /// positions need not be read: it would not enter the top k whatever they say.
     fn near_may_reach(&self, contrib: &[f64], rec: f64, theta: Option<f64>) -> bool {
-        let Some(t) = theta else {
+        let Some(t) = theta.filter(|_| !self.near.is_empty()) else {
             return true;
         };
         let terms: f64 = contrib.iter().sum();
