@@ -17,7 +17,7 @@ use super::interrupt::Ticker;
 use super::pages::PageSource;
 use super::postings::{TermPostings, END};
 use super::segment::{Dead, DocIn, Header, Segment, SegmentWriter, TermInfo};
-use super::store::{SegRow, StoredPages};
+use super::store::{Readahead, SegRow, StoredPages};
 use crate::{Conn, Result};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -101,8 +101,8 @@ impl DictStream {
     }
 }
 
-fn reader<'c>(conn: &'c mut dyn Conn, i: &Input) -> StoredPages<'c> {
-    StoredPages::new(conn, i.row.seg_no, i.row.build).sequential(READAHEAD)
+fn reader<'c>(conn: &'c mut dyn Conn, i: &Input, window: &'c mut Readahead) -> StoredPages<'c> {
+    StoredPages::sequential(conn, i.row.seg_no, i.row.build, window, READAHEAD)
 }
 
 /// Merges stored segments into one holding their live documents, written through `sink`.
@@ -116,7 +116,8 @@ pub fn merge(
     // Live documents in key order, and each input's old → new ordinals.
     let mut live: Vec<(i64, usize, u32, u32, i64)> = Vec::new();
     for (ii, input) in inputs.iter().enumerate() {
-        let mut src = reader(conn, input);
+        let mut window = Readahead::default();
+        let mut src = reader(conn, input, &mut window);
         for p in 0..input.seg.header.doc_pages {
             tick.tick(|| src.check_interrupt())?;
             let page = input.seg.doc_page(&mut src, p)?;
@@ -151,6 +152,9 @@ pub fn merge(
         Ok(())
     };
     let mut w = SegmentWriter::new(&docs, &mut collect)?;
+    // One read-ahead window per input for its dictionary and postings, which are read in
+    // order over the whole merge.
+    let mut windows: Vec<Readahead> = inputs.iter().map(|_| Readahead::default()).collect();
     let mut streams: Vec<DictStream> = inputs
         .iter()
         .map(|_| DictStream {
@@ -159,8 +163,8 @@ pub fn merge(
             head: None,
         })
         .collect();
-    for (s, input) in streams.iter_mut().zip(inputs) {
-        let mut src = reader(conn, input);
+    for ((s, input), window) in streams.iter_mut().zip(inputs).zip(&mut windows) {
+        let mut src = reader(conn, input, window);
         s.advance(&input.seg, &mut src)?;
     }
     let mut tp = TermPostings::default();
@@ -182,7 +186,7 @@ pub fn merge(
                 continue;
             }
             from += 1;
-            let mut src = reader(conn, input);
+            let mut src = reader(conn, input, &mut windows[ii]);
             let mut c = input.seg.cursor(&mut src, info)?;
             let map = &maps[ii];
             while c.doc() != END {

@@ -13,6 +13,7 @@ use super::pages::{page_id, Page, PageSource};
 use super::segment::{Dead, Header, Segment};
 use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
+use crate::db::value::ValueRef;
 use crate::{Conn, Error, Result, Row, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -586,17 +587,30 @@ pub fn clear(conn: &mut dyn Conn, ns: &str) -> Result<()> {
     Ok(())
 }
 
+/// Pages a sequential reader fetched ahead of its position and has not passed yet: a merge
+/// keeps one per input for the whole merge, so that the many small postings lists of one
+/// page range cost one read of that range, not one each.
+#[derive(Default)]
+pub struct Readahead {
+    pages: HashMap<u32, Page>,
+}
+
+impl Readahead {
+    /// Forgets the pages of `no`'s area below `no`: a sequential reader does not come back.
+    fn pass(&mut self, no: u32) {
+        let area = no >> 28;
+        self.pages.retain(|&p, _| p >> 28 != area || p >= no);
+    }
+}
+
 /// Pages of a stored segment, through the page cache; counts what it had to read.
 pub struct StoredPages<'c> {
     conn: &'c mut dyn Conn,
     seg_no: i64,
     build: u64,
-    /// Pages read ahead of a multi-page request (merges read whole areas in order).
-    readahead: u32,
-    /// Whether pages read go into the cache (a merge's would only push searches' pages out).
-    fill: bool,
-    /// Pages read ahead and not cached (`fill` off).
-    ahead: std::collections::HashMap<u32, Page>,
+    /// Pages read ahead of a multi-page request, kept out of the cache (a merge's pages would
+    /// only push searches' pages out); `None` for a reader that fills the cache.
+    ahead: Option<(&'c mut Readahead, u32)>,
     /// Pages and bytes read from the database (cache misses).
     pub pages_read: u64,
     pub bytes_read: u64,
@@ -610,20 +624,27 @@ impl<'c> StoredPages<'c> {
             conn,
             seg_no,
             build: build as u64,
-            readahead: 0,
-            fill: true,
-            ahead: std::collections::HashMap::new(),
+            ahead: None,
             pages_read: 0,
             bytes_read: 0,
             hits: 0,
         }
     }
 
-    /// A reader for a merge: reads `readahead` pages at a time, caches nothing.
-    pub fn sequential(mut self, readahead: u32) -> Self {
-        self.readahead = readahead;
-        self.fill = false;
-        self
+    /// A reader that reads `size` pages at a time into `window` and caches nothing (merges,
+    /// checks). The window outlives the reader, so a later reader of the same segment goes
+    /// on where this one stopped.
+    pub fn sequential(
+        conn: &'c mut dyn Conn,
+        seg_no: i64,
+        build: i64,
+        window: &'c mut Readahead,
+        size: u32,
+    ) -> Self {
+        StoredPages {
+            ahead: Some((window, size.max(1))),
+            ..StoredPages::new(conn, seg_no, build)
+        }
     }
 
     fn missing(&self) -> Error {
@@ -631,6 +652,13 @@ impl<'c> StoredPages<'c> {
             "search index segment {} changed while it was read",
             self.seg_no
         ))
+    }
+
+    fn counted(&mut self, data: &[u8]) -> Page {
+        self.pages_read += 1;
+        self.bytes_read += data.len() as u64;
+        cache::note_read(data.len());
+        Page::from(data)
     }
 }
 
@@ -653,60 +681,71 @@ impl PageSource for StoredPages<'_> {
             self.hits += 1;
             return Ok(p);
         }
-        if self.readahead > 1 {
-            self.prefetch(no, no.saturating_add(self.readahead))?;
-            if let Some(p) = self.ahead.remove(&no) {
-                return Ok(p);
+        if let Some((window, size)) = &self.ahead {
+            if let Some(p) = window.pages.get(&no) {
+                return Ok(p.clone());
             }
+            let size = *size;
+            self.prefetch(no, no.saturating_add(size))?;
+            if let Some((window, _)) = &self.ahead {
+                if let Some(p) = window.pages.get(&no) {
+                    return Ok(p.clone());
+                }
+            }
+            return Err(self.missing());
         }
         let v = self.conn.query_value(
             "SELECT data FROM mem_idx_pages WHERE id = ?1",
             &[Value::Int(page_id(self.seg_no, no))],
         )?;
-        let page = Page::from(blob(v.ok_or_else(|| self.missing())?));
-        self.pages_read += 1;
-        self.bytes_read += page.len() as u64;
-        cache::note_read(page.len());
-        if self.fill {
-            cache::put_page(self.build, no, page.clone());
-        }
+        let page = self.counted(&blob(v.ok_or_else(|| self.missing())?));
+        cache::put_page(self.build, no, page.clone());
         Ok(page)
     }
 
     fn prefetch(&mut self, from: u32, to: u32) -> Result<()> {
-        let to = to.max(from.saturating_add(self.readahead));
+        let to = match &self.ahead {
+            Some((_, size)) => to.max(from.saturating_add(*size)),
+            None => to,
+        };
+        let build = self.build;
+        let held = |ahead: &Option<(&mut Readahead, u32)>, no: u32| {
+            cache::page(build, no).is_some()
+                || ahead.as_ref().is_some_and(|(w, _)| w.pages.contains_key(&no))
+        };
         let mut first = from;
-        while first < to
-            && (self.ahead.contains_key(&first) || cache::page(self.build, first).is_some())
-        {
+        while first < to && held(&self.ahead, first) {
             first += 1;
         }
         if first >= to {
             return Ok(());
         }
-        let rows = self.conn.query(
+        if let Some((window, _)) = &mut self.ahead {
+            window.pass(from);
+        }
+        let mut got: Vec<(u32, Page)> = Vec::new();
+        self.conn.for_each_row(
             "SELECT id, data FROM mem_idx_pages WHERE id >= ?1 AND id < ?2",
             &[
                 Value::Int(page_id(self.seg_no, first)),
                 Value::Int(page_id(self.seg_no, to)),
             ],
+            &mut |row| {
+                if let [ValueRef::Int(id), ValueRef::Blob(data)] = row {
+                    got.push(((*id & 0xffff_ffff) as u32, Page::from(*data)));
+                }
+                Ok(())
+            },
         )?;
-        if !self.fill && self.ahead.len() > 4 * self.readahead as usize {
-            // Pages read ahead and skipped over: a sequential reader does not come back.
-            self.ahead.clear();
-        }
-        for r in rows {
-            let mut it = r.into_iter();
-            let id = it.next().map_or(0, |v| int(&v));
-            let page = Page::from(blob(it.next().unwrap_or(Value::Null)));
+        for (no, page) in got {
             self.pages_read += 1;
             self.bytes_read += page.len() as u64;
             cache::note_read(page.len());
-            let no = (id & 0xffff_ffff) as u32;
-            if self.fill {
-                cache::put_page(self.build, no, page);
-            } else {
-                self.ahead.insert(no, page);
+            match &mut self.ahead {
+                Some((window, _)) => {
+                    window.pages.insert(no, page);
+                }
+                None => cache::put_page(self.build, no, page),
             }
         }
         Ok(())
