@@ -7,6 +7,7 @@ pub mod lifecycle;
 pub mod message_page;
 pub mod message_search;
 pub mod messages;
+pub mod o200k_split;
 pub mod recall;
 pub mod thread_context;
 pub mod thread_list;

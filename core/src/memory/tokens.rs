@@ -48,8 +48,7 @@ pub fn count(text: &str, encoding: Encoding) -> i64 {
         let mut memo = memo.borrow_mut();
         let memo = &mut memo[encoding as usize];
         let mut n = 0usize;
-        for piece in tok.split(text) {
-            let b = piece.as_bytes();
+        let mut piece = |b: &[u8]| {
             n += match memo.get(b) {
                 Some(c) => c as usize,
                 None => {
@@ -58,6 +57,11 @@ pub fn count(text: &str, encoding: Encoding) -> i64 {
                     c
                 }
             };
+        };
+        if encoding == Encoding::O200kBase && text.is_ascii() {
+            super::o200k_split::for_each_piece(text.as_bytes(), piece);
+        } else {
+            tok.split(text).for_each(|p| piece(p.as_bytes()));
         }
         n as i64
     })
