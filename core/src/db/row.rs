@@ -49,18 +49,31 @@ pub trait Completed: Stored {
     fn filled(&self) -> Vec<(&'static str, Value)>;
 }
 
-/// Writes a completed row's filled-in columns to the stored row (SQLite's after-triggers).
-/// The statement is made from the row type's own column names, never from data.
-pub fn store<R: Completed>(conn: &mut dyn Conn, row: &R) -> Result<()> {
-    let filled = row.filled();
-    let sets: Vec<String> = filled
+/// Writes the filled-in columns a handler changed (`before` is the row as loaded, `after` as
+/// completed) to the stored row (SQLite's after-triggers). Only changed columns are named: every
+/// index on a named column is rewritten even when its value stays, and a message's `id` or
+/// `task_id` index entry is usually left as it was. The statement is made from the row
+/// type's own column names, never from data.
+pub fn store<R: Completed>(conn: &mut dyn Conn, before: &R, after: &R) -> Result<()> {
+    let old = before.filled();
+    let changed: Vec<(&'static str, Value)> = after
+        .filled()
+        .into_iter()
+        .zip(old)
+        .filter(|((_, new), (_, old))| new != old)
+        .map(|(new, _)| new)
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let sets: Vec<String> = changed
         .iter()
         .enumerate()
         .map(|(i, (name, _))| format!("{name} = ?{}", i + 2))
         .collect();
     let sql = format!("UPDATE {} SET {} WHERE seq = ?1", R::TABLE, sets.join(", "));
-    let mut params = vec![Value::Int(row.seq())];
-    params.extend(filled.into_iter().map(|(_, v)| v));
+    let mut params = vec![Value::Int(after.seq())];
+    params.extend(changed.into_iter().map(|(_, v)| v));
     conn.execute(&sql, &params)?;
     Ok(())
 }

@@ -130,9 +130,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
             messages::settle_replaced(conn, d.seq, &replaced)?;
             let before = d.clone();
             let d = messages::complete_insert(conn, d, Timing::AfterWrite)?;
-            if d != before {
-                row::store(conn, &d)?;
-            }
+            row::store(conn, &before, &d)?;
         }
         "mem__message_conflicts" => {
             let id = text(args, 1).unwrap_or_default();
@@ -162,9 +160,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
                 old_search.as_deref(),
                 d.clone(),
             )?;
-            if updated != d {
-                row::store(conn, &updated)?;
-            }
+            row::store(conn, &d, &updated)?;
         }
         "mem__message_delete" => {
             let row = Booked {
@@ -180,14 +176,16 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
         }
         "mem__task_insert" => {
             let mut row = row::load::<TaskRow>(conn, int(args, 0, "seq")?)?;
+            let before = row.clone();
             if graph::on_task_insert(conn, &mut row)? {
-                row::store(conn, &row)?;
+                row::store(conn, &before, &row)?;
             }
         }
         "mem__task_status" => {
             let mut row = row::load::<TaskRow>(conn, int(args, 0, "seq")?)?;
+            let before = row.clone();
             if graph::on_task_status(conn, &mut row)? {
-                row::store(conn, &row)?;
+                row::store(conn, &before, &row)?;
             }
             graph::after_task_status(conn, &row.id)?;
         }
