@@ -14,6 +14,7 @@ pub mod error;
 pub mod graph;
 pub mod ids;
 pub mod json_opts;
+pub mod memo;
 pub mod memories;
 pub mod memory;
 pub mod om;

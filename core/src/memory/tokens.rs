@@ -41,7 +41,7 @@ impl Encoding {
 /// The text is split by the encoding's pre-tokenizer and each piece is encoded on its own (as
 /// tiktoken does), so a piece's count never depends on its neighbours: short pieces — words,
 /// identifiers, indentation, punctuation, which repeat all through an agent's messages — are
-/// counted once and remembered in a small direct-mapped table per thread.
+/// counted once and remembered in a small direct-mapped memo per thread.
 pub fn count(text: &str, encoding: Encoding) -> i64 {
     let tok = encoding.tokenizer();
     MEMO.with(|memo| {
@@ -49,14 +49,7 @@ pub fn count(text: &str, encoding: Encoding) -> i64 {
         let memo = &mut memo[encoding as usize];
         let mut n = 0usize;
         let mut piece = |b: &[u8]| {
-            n += match memo.get(b) {
-                Some(c) => c as usize,
-                None => {
-                    let c = tok.bpe.count(b);
-                    memo.put(b, c);
-                    c
-                }
-            };
+            n += memo.get_or(b, || tok.bpe.count(b) as u32) as usize;
         };
         if encoding == Encoding::O200kBase && text.is_ascii() {
             super::o200k_split::for_each_piece(text.as_bytes(), piece);
@@ -67,74 +60,15 @@ pub fn count(text: &str, encoding: Encoding) -> i64 {
     })
 }
 
-/// Remembered counts of short pieces: slot `hash(piece) mod SLOTS` holds the last piece that
-/// landed there. A lookup is one hash and one compare; a collision only costs a recount, so no
-/// input can make it slower than counting without it.
-struct Memo {
-    slots: Vec<Slot>,
-    seed: u64,
-}
-
-#[derive(Clone, Copy, Default)]
-struct Slot {
-    len: u8,
-    bytes: [u8; PIECE_BYTES],
-    count: u32,
-}
-
 /// Pieces longer than this are not remembered.
 const PIECE_BYTES: usize = 23;
-/// Slots per encoding and thread (1 MiB, allocated on first use).
+/// Remembered counts per encoding and thread (1 MiB, allocated on first use).
 const SLOTS: usize = 1 << 15;
 
-impl Memo {
-    fn new() -> Self {
-        Memo {
-            slots: Vec::new(),
-            // Per process, so that pieces cannot be chosen to share slots.
-            seed: std::hash::BuildHasher::hash_one(
-                &std::collections::hash_map::RandomState::new(),
-                0u8,
-            ),
-        }
-    }
-
-    fn slot(&self, b: &[u8]) -> usize {
-        let mut h = self.seed ^ b.len() as u64;
-        for chunk in b.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            h = (h ^ u64::from_le_bytes(w)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            h ^= h >> 29;
-        }
-        (h as usize) & (SLOTS - 1)
-    }
-
-    fn get(&self, b: &[u8]) -> Option<u32> {
-        if b.len() > PIECE_BYTES || self.slots.is_empty() {
-            return None;
-        }
-        let s = &self.slots[self.slot(b)];
-        (usize::from(s.len) == b.len() && &s.bytes[..b.len()] == b).then_some(s.count)
-    }
-
-    fn put(&mut self, b: &[u8], count: usize) {
-        if b.len() > PIECE_BYTES || b.is_empty() {
-            return;
-        }
-        if self.slots.is_empty() {
-            self.slots = vec![Slot::default(); SLOTS];
-        }
-        let i = self.slot(b);
-        let s = &mut self.slots[i];
-        s.len = b.len() as u8;
-        s.bytes[..b.len()].copy_from_slice(b);
-        s.count = count as u32;
-    }
-}
+type Memo = crate::memo::Memo<PIECE_BYTES, u32>;
 
 thread_local! {
-    static MEMO: std::cell::RefCell<[Memo; 2]> = std::cell::RefCell::new([Memo::new(), Memo::new()]);
+    static MEMO: std::cell::RefCell<[Memo; 2]> = std::cell::RefCell::new([Memo::new(SLOTS), Memo::new(SLOTS)]);
 }
 
 #[cfg(test)]

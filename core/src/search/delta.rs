@@ -6,6 +6,7 @@
 //! tf × varint position delta`. Term set: `varint n`, then prefix-compressed terms ascending.
 
 use super::codec::{get_varint, put_term, put_varint, Reader};
+use super::term_table::TermTable;
 use super::tokenizer::{scan, tokenize, Kind};
 use std::collections::HashMap;
 
@@ -36,58 +37,35 @@ pub fn analyze(text: &str) -> DocTerms {
 /// [`analyze`] then [`encode`], without building the terms: the path every indexed write
 /// takes. Returns the length and the payload.
 pub fn analyze_encoded(text: &str) -> (u32, Vec<u8>) {
-    SCRATCH.with(|s| {
-        let mut s = s.borrow_mut();
-        let Scratch { arena, tokens } = &mut *s;
-        arena.clear();
-        tokens.clear();
+    TERMS.with(|t| {
+        let mut t = t.borrow_mut();
+        t.clear();
         let mut len = 0u32;
-        scan(text, &mut |t, pos, _, _, kind| {
+        scan(text, &mut |term, pos, _, _, kind| {
             if kind != Kind::Stem {
                 len = len.saturating_add(1);
             }
-            tokens.push((arena.len() as u32, t.len() as u32, pos));
-            arena.extend_from_slice(t.as_bytes());
+            t.add(term.as_bytes(), pos);
         });
-        let term = |&(start, n, _): &(u32, u32, u32)| &arena[start as usize..(start + n) as usize];
-        tokens.sort_unstable_by(|a, b| term(a).cmp(term(b)).then(a.2.cmp(&b.2)));
-        let distinct = tokens
-            .windows(2)
-            .filter(|w| term(&w[0]) != term(&w[1]))
-            .count()
-            + usize::from(!tokens.is_empty());
-        let mut out = Vec::with_capacity(arena.len() + 3 * tokens.len() + 4);
-        put_varint(&mut out, distinct as u64);
-        let mut i = 0;
-        while i < tokens.len() {
-            let t = term(&tokens[i]);
-            let mut j = i;
-            while j < tokens.len() && term(&tokens[j]) == t {
-                j += 1;
-            }
-            put_varint(&mut out, t.len() as u64);
-            out.extend_from_slice(t);
-            put_varint(&mut out, (j - i) as u64);
+        let mut out = Vec::with_capacity(t.term_bytes() + 3 * t.occurrences() + 2 * t.len() + 4);
+        put_varint(&mut out, t.len() as u64);
+        t.for_each_sorted(|term, positions| {
+            put_varint(&mut out, term.len() as u64);
+            out.extend_from_slice(term);
+            put_varint(&mut out, positions.len() as u64);
             let mut last = 0u32;
-            for tok in &tokens[i..j] {
-                put_varint(&mut out, u64::from(tok.2.saturating_sub(last)));
-                last = tok.2;
+            for &p in positions {
+                put_varint(&mut out, u64::from(p.saturating_sub(last)));
+                last = p;
             }
-            i = j;
-        }
+        });
         (len, out)
     })
 }
 
-/// Buffers [`analyze_encoded`] reuses: token texts back to back, and (start, length, position).
-#[derive(Default)]
-struct Scratch {
-    arena: Vec<u8>,
-    tokens: Vec<(u32, u32, u32)>,
-}
-
 thread_local! {
-    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+    /// The table [`analyze_encoded`] reuses from document to document.
+    static TERMS: std::cell::RefCell<TermTable> = std::cell::RefCell::default();
 }
 
 pub fn encode(doc: &DocTerms) -> Vec<u8> {

@@ -36,6 +36,7 @@ pub mod stats;
 pub mod stem;
 pub mod stopwords;
 pub mod store;
+pub mod term_table;
 pub mod tokenizer;
 
 pub use check::check;

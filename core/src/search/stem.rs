@@ -10,7 +10,6 @@
 
 use rust_stemmers::{Algorithm, Stemmer};
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 /// The first character of a stem term.
 pub const STEM_MARK: char = '~';
@@ -18,11 +17,18 @@ pub const STEM_MARK: char = '~';
 const MIN_BYTES: usize = 3;
 const MAX_BYTES: usize = 32;
 /// Words remembered per thread (stemming is a pure function; prose repeats its words).
-const MEMO_WORDS: usize = 1 << 14;
+const MEMO_WORDS: usize = 1 << 13;
+
+/// A remembered stem: its bytes (without the mark); length 0 when the word is its own stem.
+#[derive(Clone, Copy, Default)]
+struct Stemmed {
+    len: u8,
+    bytes: [u8; MAX_BYTES],
+}
 
 thread_local! {
-    static MEMO: RefCell<HashMap<Box<str>, Option<Box<str>>, foldhash::fast::RandomState>> =
-        RefCell::default();
+    static MEMO: RefCell<crate::memo::Memo<MAX_BYTES, Stemmed>> =
+        RefCell::new(crate::memo::Memo::new(MEMO_WORDS));
 }
 
 /// Whether a lower-cased single-atom word is stemmed: 3 to 32 ASCII letters, and not a
@@ -42,30 +48,29 @@ pub fn stem(word: &str) -> Option<String> {
 /// Writes the stem term (`~stem`) of a lower-cased standalone word into `out` and returns
 /// true, when the word is stemmable and its stem differs from it.
 pub fn stem_into(word: &str, out: &mut String) -> bool {
-    if word.len() < MIN_BYTES || word.len() > MAX_BYTES {
+    if !is_stemmable(word) {
         return false;
     }
-    MEMO.with(|m| {
-        let mut m = m.borrow_mut();
-        if !m.contains_key(word) {
-            let s = is_stemmable(word)
-                .then(|| Stemmer::create(Algorithm::English).stem(word).into_owned())
-                .filter(|s| s != word && !s.is_empty())
-                .map(|s| Box::<str>::from(term(&s)));
-            if m.len() >= MEMO_WORDS {
-                m.clear();
+    let s = MEMO.with(|m| {
+        m.borrow_mut().get_or(word.as_bytes(), || {
+            let stem = Stemmer::create(Algorithm::English).stem(word);
+            let mut s = Stemmed::default();
+            // A stem is never longer than its word; an empty one is not indexed.
+            if stem != word && !stem.is_empty() && stem.len() <= MAX_BYTES {
+                s.len = stem.len() as u8;
+                s.bytes[..stem.len()].copy_from_slice(stem.as_bytes());
             }
-            m.insert(word.into(), s);
-        }
-        match m.get(word) {
-            Some(Some(t)) => {
-                out.clear();
-                out.push_str(t);
-                true
-            }
-            _ => false,
-        }
-    })
+            s
+        })
+    });
+    if s.len == 0 {
+        return false;
+    }
+    out.clear();
+    out.push(STEM_MARK);
+    // The stem of ASCII letters is ASCII letters.
+    out.extend(s.bytes[..usize::from(s.len)].iter().map(|&b| char::from(b)));
+    true
 }
 
 /// The index term of a stem.

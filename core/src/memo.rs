@@ -1,0 +1,130 @@
+//! Memos of pure functions of short byte strings, and the seeded hash they and the analysis
+//! tables share.
+//!
+//! Writing a message computes the same small things over and over: the token count of a word
+//! or of an indentation run, the stem of a prose word. A [`Memo`] remembers the last result
+//! per slot (`hash(key) mod slots`): a lookup is one hash and one compare of inline bytes, no
+//! pointer to follow, and a collision only costs computing the value again, so no input can
+//! make it slower than not having it.
+
+/// A hash of `bytes` under a per-process `seed`, so that no input can be written to make
+/// its keys share slots.
+pub fn hash(seed: u64, bytes: &[u8]) -> u64 {
+    let mut h = seed ^ bytes.len() as u64;
+    for chunk in bytes.chunks(8) {
+        let mut w = [0u8; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^= h >> 29;
+    }
+    h
+}
+
+/// A random seed for [`hash`], new in every process.
+pub fn seed() -> u64 {
+    std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0u8) | 1
+}
+
+/// A direct-mapped memo of keys up to `N` bytes; longer keys are never remembered. Its
+/// slots are allocated on first use.
+pub struct Memo<const N: usize, V> {
+    slots: Vec<Slot<N, V>>,
+    count: usize,
+    seed: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Slot<const N: usize, V> {
+    len: u8,
+    key: [u8; N],
+    value: V,
+}
+
+impl<const N: usize, V: Copy + Default> Memo<N, V> {
+    /// A memo of `count` slots (a power of two).
+    pub fn new(count: usize) -> Self {
+        debug_assert!(count.is_power_of_two() && N < 256);
+        Memo {
+            slots: Vec::new(),
+            count,
+            seed: seed(),
+        }
+    }
+
+    fn slot(&self, key: &[u8]) -> usize {
+        hash(self.seed, key) as usize & (self.count - 1)
+    }
+
+    /// The value remembered for `key`.
+    pub fn get(&self, key: &[u8]) -> Option<V> {
+        if key.len() > N || self.slots.is_empty() {
+            return None;
+        }
+        let s = &self.slots[self.slot(key)];
+        (usize::from(s.len) == key.len() && &s.key[..key.len()] == key).then_some(s.value)
+    }
+
+    /// Remembers `value` for `key` (a key of more than `N` bytes, or an empty one, is not).
+    pub fn put(&mut self, key: &[u8], value: V) {
+        if key.len() > N || key.is_empty() {
+            return;
+        }
+        if self.slots.is_empty() {
+            let empty = Slot {
+                len: 0,
+                key: [0; N],
+                value: V::default(),
+            };
+            self.slots = vec![empty; self.count];
+        }
+        let i = self.slot(key);
+        let s = &mut self.slots[i];
+        s.len = key.len() as u8;
+        s.key[..key.len()].copy_from_slice(key);
+        s.value = value;
+    }
+
+    /// The value for `key`, computed by `f` and remembered when it was not.
+    pub fn get_or(&mut self, key: &[u8], f: impl FnOnce() -> V) -> V {
+        match self.get(key) {
+            Some(v) => v,
+            None => {
+                let v = f();
+                self.put(key, v);
+                v
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembers_short_keys_only() {
+        let mut m: Memo<4, u32> = Memo::new(8);
+        assert_eq!(m.get(b"ab"), None);
+        m.put(b"ab", 7);
+        assert_eq!(m.get(b"ab"), Some(7));
+        assert_eq!(m.get(b"abc"), None);
+        m.put(b"abcde", 9);
+        assert_eq!(m.get(b"abcde"), None);
+        let mut calls = 0;
+        for _ in 0..3 {
+            assert_eq!(
+                m.get_or(b"xy", || {
+                    calls += 1;
+                    5
+                }),
+                5
+            );
+        }
+        assert_eq!(calls, 1);
+        // Whatever collides, every answer is the function's.
+        for i in 0..1000u32 {
+            let k = i.to_le_bytes();
+            assert_eq!(m.get_or(&k[..3], || i & 0xff_ffff), i & 0xff_ffff);
+        }
+    }
+}
