@@ -362,6 +362,160 @@ proptest! {
     }
 }
 
+// ---------------------------------------------------------------- held documents
+
+/// Steps of a transaction whose new documents are held until it commits.
+#[derive(Clone, Debug)]
+enum TxOp {
+    /// A document: new keys are held, known ones replaced (held or stored).
+    Put(i64, String, i64),
+    Delete(i64),
+    /// A flush of the stored delta (held documents are written first).
+    Flush,
+    Savepoint,
+    RollbackTo,
+    Release,
+    /// The transaction commits (held documents written) and a new one begins.
+    Commit,
+    Search,
+}
+
+fn tx_op() -> impl Strategy<Value = TxOp> {
+    prop_oneof![
+        12 => (0..40i64, doc_text(), 0..60i64).prop_map(|(k, t, d)| TxOp::Put(k, t, NOW - d * DAY / 2)),
+        3 => (0..40i64).prop_map(TxOp::Delete),
+        1 => Just(TxOp::Flush),
+        2 => Just(TxOp::Savepoint),
+        2 => Just(TxOp::RollbackTo),
+        1 => Just(TxOp::Release),
+        2 => Just(TxOp::Commit),
+        3 => Just(TxOp::Search),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Held documents, written at commit or early, followed through savepoints rolled back
+    /// and released: searches inside the transaction and after it equal the brute force on
+    /// the documents the transaction's state holds, and the stored index checks clean.
+    #[test]
+    fn held_documents_follow_the_transaction(
+        ops in prop::collection::vec(tx_op(), 1..80),
+        queries in prop::collection::vec((query_text(), 1..12usize), 1..4),
+    ) {
+        use agentmem_core::search::held;
+        use agentmem_core::Conn;
+        let mut conn = open();
+        let key = conn.conn_key();
+        let mut oracle = Oracle { docs: BTreeMap::new() };
+        // Open savepoints: their SQL name, held id and the documents when they began.
+        let mut saved: Vec<(u64, BTreeMap<i64, (String, i64)>)> = Vec::new();
+        let mut next_id = 1u64;
+        conn.0.execute_batch("BEGIN").unwrap();
+        for (i, op) in ops.iter().enumerate() {
+            match op {
+                TxOp::Put(k, t, c) => {
+                    match oracle.docs.insert(*k, (t.clone(), *c)) {
+                        None => prop_assert!(search::index_new(&mut conn, NS, *k, t, *c, true).unwrap()),
+                        Some(old) => search::index_doc(&mut conn, NS, *k, t, *c, Some(&old.0)).unwrap(),
+                    }
+                }
+                TxOp::Delete(k) => {
+                    let old = oracle.docs.remove(k);
+                    let removed = search::remove_doc(&mut conn, NS, *k, old.as_ref().map(|o| o.0.as_str())).unwrap();
+                    prop_assert_eq!(removed, old.is_some());
+                }
+                TxOp::Flush => search::flush(&mut conn, NS, true).unwrap(),
+                TxOp::Savepoint => {
+                    let id = next_id;
+                    next_id += 1;
+                    conn.0.execute_batch(&format!("SAVEPOINT s{id}")).unwrap();
+                    held::savepoint(key, id);
+                    saved.push((id, oracle.docs.clone()));
+                }
+                TxOp::RollbackTo => {
+                    if let Some((id, docs)) = saved.last() {
+                        conn.0.execute_batch(&format!("ROLLBACK TO s{id}")).unwrap();
+                        held::rollback_to(key, *id);
+                        oracle.docs = docs.clone();
+                    }
+                }
+                TxOp::Release => {
+                    if let Some((id, _)) = saved.pop() {
+                        conn.0.execute_batch(&format!("RELEASE s{id}")).unwrap();
+                        held::release(key, id);
+                    }
+                }
+                TxOp::Commit => {
+                    search::write_held(&mut conn).unwrap();
+                    prop_assert!(!held::any(key));
+                    conn.0.execute_batch("COMMIT; BEGIN").unwrap();
+                    saved.clear();
+                }
+                TxOp::Search => {
+                    let (q, limit) = &queries[i % queries.len()];
+                    let r = search::search(&mut conn, NS, q, &params(*limit), None).unwrap();
+                    assert_same(&r.hits, &oracle.search(q, &params(*limit), NOW, None), q);
+                }
+            }
+        }
+        search::write_held(&mut conn).unwrap();
+        conn.0.execute_batch("COMMIT").unwrap();
+        for (q, limit) in &queries {
+            let r = search::search(&mut conn, NS, q, &params(*limit), None).unwrap();
+            assert_same(&r.hits, &oracle.search(q, &params(*limit), NOW, None), q);
+        }
+        let problems = search::check(&mut conn, NS, &expected(&oracle)).unwrap();
+        prop_assert!(problems.is_empty(), "{:?}", problems);
+    }
+}
+
+/// Many held documents become one segment at commit, few become delta rows, and a long
+/// transaction writes what it holds as segments before it commits.
+#[test]
+fn held_documents_are_written_as_segments_or_delta_rows() {
+    use agentmem_core::search::held;
+    use agentmem_core::Conn;
+    let mut conn = open();
+    let key = conn.conn_key();
+    let stored = |conn: &mut Sq| -> (i64, i64) {
+        conn.0
+            .query_row(
+                "SELECT (SELECT count(*) FROM mem_idx_segments), (SELECT count(*) FROM mem_idx_delta)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+    };
+    for k in 0..10 {
+        search::index_new(&mut conn, NS, k, &format!("few number{k}"), NOW, true).unwrap();
+    }
+    assert_eq!(stored(&mut conn), (0, 0));
+    search::write_held(&mut conn).unwrap();
+    assert_eq!(stored(&mut conn), (0, 10));
+    for k in 10..1010 {
+        search::index_new(&mut conn, NS, k, &format!("many number{k}"), NOW, true).unwrap();
+    }
+    search::write_held(&mut conn).unwrap();
+    assert_eq!(stored(&mut conn), (1, 10));
+    // A transaction holding more than HELD_BYTES writes segments on its way.
+    let long = "word ".repeat(2000);
+    let mut k = 2000;
+    while stored(&mut conn).0 < 2 {
+        search::index_new(&mut conn, NS, k, &long, NOW, true).unwrap();
+        k += 1;
+        assert!(held::top_bytes(key) <= search::HELD_BYTES);
+    }
+    search::write_held(&mut conn).unwrap();
+    let docs: Vec<(i64, String, i64)> = (0..10)
+        .map(|k| (k, format!("few number{k}"), NOW))
+        .chain((10..1010).map(|k| (k, format!("many number{k}"), NOW)))
+        .chain((2000..k).map(|k| (k, long.clone(), NOW)))
+        .collect();
+    assert_eq!(search::check(&mut conn, NS, &docs).unwrap(), Vec::<String>::new());
+}
+
 // ---------------------------------------------------------------- fixed cases
 
 fn corpus(

@@ -56,6 +56,13 @@ pub trait Conn {
         })
     }
 
+    /// The connection's identity, for state kept per connection between calls (the
+    /// documents a transaction holds back from the index, see [`crate::search::held`]):
+    /// SQLite's handle; one per Postgres backend.
+    fn conn_key(&self) -> usize {
+        0
+    }
+
     /// The first column of the first row, if any.
     fn query_value(&mut self, sql: &str, params: &[Value]) -> Result<Option<Value>> {
         Ok(self

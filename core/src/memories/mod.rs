@@ -140,7 +140,7 @@ impl OldMemory {
 /// however often this runs).
 pub fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
     let (text, created, related) = indexed(conn, seq)?;
-    engine::index_new(conn, NS_MEMORIES, seq, &text, created)?;
+    engine::index_new(conn, NS_MEMORIES, seq, &text, created, false)?;
     files::sync(conn, seq, "[]", &related)
 }
 

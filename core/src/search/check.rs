@@ -99,6 +99,21 @@ pub fn check(
     let delta_rows = store::delta_rows(conn, ns)?;
     let mut live: BTreeMap<i64, Vec<Found>> = BTreeMap::new();
     let mut pending: HashMap<(i64, u32), (u32, u64, i64)> = HashMap::new();
+    let mut n_live: u64 = 0;
+    let mut len_live: u64 = 0;
+    for (doc, n) in super::held::documents(conn.conn_key(), ns) {
+        match delta::decode(&n.terms, n.len) {
+            Some(terms) => live.entry(doc).or_default().push(Found {
+                place: "the transaction's held documents".into(),
+                len: n.len,
+                created: n.created,
+                full: Fingerprint::of(&terms).full.0,
+            }),
+            None => problems.push(format!("document {doc}: corrupt held document")),
+        }
+        n_live += 1;
+        len_live += u64::from(n.len);
+    }
     for d in &delta_rows {
         if let Some(n) = &d.new {
             match delta::decode(&n.terms, n.len) {
@@ -120,8 +135,6 @@ pub fn check(
             }
         }
     }
-    let mut n_live: u64 = 0;
-    let mut len_live: u64 = 0;
     for row in store::segments(conn, ns)? {
         let name = format!("segment {}", row.seg_no);
         match check_segment(conn, &row, &pending, &mut tick) {

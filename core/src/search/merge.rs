@@ -173,8 +173,9 @@ pub fn merge(
         tick.tick(|| conn.check_interrupt())?;
         let Some(term) = streams
             .iter()
-            .filter_map(|s| s.head.as_ref().map(|h| h.0.clone()))
+            .filter_map(|s| s.head.as_ref().map(|h| h.0.as_slice()))
             .min()
+            .map(<[u8]>::to_vec)
         else {
             break;
         };

@@ -22,6 +22,7 @@ pub mod codec;
 pub mod delta;
 pub mod delta_view;
 pub mod engine;
+pub mod held;
 pub mod interrupt;
 pub mod lru;
 pub mod merge;
@@ -76,15 +77,28 @@ fn new_version(text: &str, created: i64) -> NewVersion {
 /// Indexes a document that is not indexed yet; `false` (nothing written) when it is. Row
 /// triggers use it as a booking token: a document is live exactly while its row has been
 /// counted, so a handler run twice books once. A new key (a message's next `seq`) takes one
-/// statement.
+/// statement. With `hold`, which only a caller whose host writes held documents before the
+/// transaction commits may pass (see [`held`]), a new key is kept in memory instead.
 pub fn index_new(
     conn: &mut dyn Conn,
     ns: &str,
     doc: i64,
     text: &str,
     created_at: i64,
+    hold: bool,
 ) -> Result<bool> {
     check_ns(ns)?;
+    let owner = conn.conn_key();
+    if held::holds(owner, ns, doc) {
+        return Ok(false);
+    }
+    if hold && held::total_bytes(owner) < HELD_LIMIT && !store::may_be_indexed(conn, ns, doc)? {
+        held::hold(owner, ns, doc, new_version(text, created_at));
+        if held::top_bytes(owner) >= HELD_BYTES {
+            write_held_top(conn)?;
+        }
+        return Ok(true);
+    }
     let row = DeltaRow {
         doc,
         ver: store::random_id(),
@@ -114,6 +128,74 @@ pub fn index_new(
     }
 }
 
+/// Analysed bytes a connection holds before it writes them as a segment without waiting for
+/// the commit (a transaction that writes a million messages holds at most this much).
+pub const HELD_BYTES: usize = 4 * 1024 * 1024;
+
+/// Analysed bytes a connection holds at most, over all its open savepoints: past it new
+/// documents go straight to the delta. (Each level writes what it holds past [`HELD_BYTES`]
+/// while it is innermost; a loop that wraps every insert in a savepoint of its own leaves
+/// its outer level to grow.)
+const HELD_LIMIT: usize = 16 * HELD_BYTES;
+
+/// Held documents written at commit become one segment from this many documents or this many
+/// analysed bytes on (a segment of a few documents would cost every search a cursor until it
+/// is merged); fewer go to the delta.
+const HELD_SEGMENT_DOCS: usize = 256;
+const HELD_SEGMENT_BYTES: usize = 128 * 1024;
+
+/// Writes everything the connection holds into the index's tables, for a transaction that
+/// is committing: as one new segment per namespace when there are many documents, as delta
+/// rows otherwise.
+pub fn write_held(conn: &mut dyn Conn) -> Result<()> {
+    let docs = held::take_all(conn.conn_key());
+    write_documents(conn, docs)
+}
+
+/// Writes what the connection held since its innermost open savepoint began (see [`held`]),
+/// for a transaction that holds too much or a maintenance call that reads the tables.
+pub fn write_held_top(conn: &mut dyn Conn) -> Result<()> {
+    let docs = held::take_top(conn.conn_key());
+    write_documents(conn, docs)
+}
+
+fn write_documents(conn: &mut dyn Conn, held: Vec<(String, Vec<(i64, NewVersion)>)>) -> Result<()> {
+    for (ns, docs) in held {
+        let bytes: usize = docs.iter().map(|(_, v)| v.terms.len()).sum();
+        if docs.len() >= HELD_SEGMENT_DOCS || bytes >= HELD_SEGMENT_BYTES {
+            let fresh: Vec<delta::Pending<'_>> = docs
+                .iter()
+                .map(|(doc, v)| delta::Pending {
+                    key: *doc,
+                    created: v.created,
+                    len: v.len,
+                    payload: &v.terms,
+                })
+                .collect();
+            store_segment(conn, &ns, &mut |c, sink| {
+                let mut local = |no: u32, b: &[u8]| sink(c, no, b);
+                delta::build(&fresh, &|_| true, &mut local)
+            })?;
+            if store::lock_meta(conn, &ns, Lock::TryExclusive)? {
+                merge_policy(conn, &ns, false)?;
+            }
+            continue;
+        }
+        for (doc, version) in docs {
+            let row = DeltaRow {
+                doc,
+                ver: store::random_id(),
+                new: Some(version),
+                old: None,
+            };
+            let bytes = row.payload_bytes();
+            store::put_delta(conn, &ns, &row)?;
+            maybe_flush(conn, &ns, bytes)?;
+        }
+    }
+    Ok(())
+}
+
 /// Indexes a document, replacing the version it has. `old_text` is the text indexed now; it
 /// is needed only when that version lives in a segment (its terms keep the statistics exact
 /// until the deletion is flushed). Cost: O(tokens) plus a lookup of the old version, and the
@@ -128,6 +210,11 @@ pub fn index_doc(
 ) -> Result<()> {
     check_ns(ns)?;
     let new = new_version(text, created_at);
+    let owner = conn.conn_key();
+    if held::holds(owner, ns, doc) {
+        held::hold(owner, ns, doc, new);
+        return Ok(());
+    }
     let fresh = DeltaRow {
         doc,
         ver: store::random_id(),
@@ -156,6 +243,9 @@ pub fn index_doc(
 /// Removes a document; `false` when it was not indexed. `old_text` as for [`index_doc`].
 pub fn remove_doc(conn: &mut dyn Conn, ns: &str, doc: i64, old_text: Option<&str>) -> Result<bool> {
     check_ns(ns)?;
+    if held::drop_held(conn.conn_key(), ns, doc) {
+        return Ok(true);
+    }
     store::lock_meta(conn, ns, Lock::Shared)?;
     match store::delta_row_of(conn, ns, doc)? {
         Some(mut r) if r.new.is_some() => {
@@ -352,6 +442,17 @@ fn views(
         return Ok(None);
     };
     out.extend(delta);
+    let held = held::documents(conn.conn_key(), ns);
+    let held: Vec<delta::Pending<'_>> = held
+        .iter()
+        .map(|(doc, v)| delta::Pending {
+            key: *doc,
+            created: v.created,
+            len: v.len,
+            payload: &v.terms,
+        })
+        .collect();
+    out.extend(View::in_memory(&held, keep)?);
     Ok(Some(out))
 }
 
@@ -393,6 +494,9 @@ fn store_segment(
 /// false, only if it is free).
 pub fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
     check_ns(ns)?;
+    if force {
+        write_held_top(conn)?;
+    }
     let lock = if force {
         Lock::Exclusive
     } else {
@@ -580,6 +684,8 @@ pub fn documents(conn: &mut dyn Conn, sql: &str) -> Result<Vec<(i64, String, i64
 /// its last entry.
 pub fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]) -> Result<()> {
     check_ns(ns)?;
+    // The documents given include those held: they are stored by this rebuild.
+    held::stored(conn.conn_key(), ns);
     store::lock_meta(conn, ns, Lock::Exclusive)?;
     store::clear(conn, ns)?;
     let mut latest: BTreeMap<i64, usize> = BTreeMap::new();

@@ -307,6 +307,19 @@ pub fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result
     Ok(n > 0)
 }
 
+/// Whether `doc` may be indexed already: it has a delta row, or a segment's key range holds
+/// it (the careful path of [`super::index_new`] then looks closer). One read; a message's
+/// next `seq` finds neither.
+pub fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
+    Ok(conn
+        .query_value(
+            "SELECT 1 WHERE EXISTS (SELECT 1 FROM mem_idx_delta WHERE ns = ?1 AND doc = ?2) \
+             OR EXISTS (SELECT 1 FROM mem_idx_segments WHERE ns = ?1 AND min_key <= ?2 AND max_key >= ?2)",
+            &[ns.into(), Value::Int(doc)],
+        )?
+        .is_some())
+}
+
 /// Writes a document's delta row, replacing the one it has.
 pub fn put_delta(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
     conn.execute(

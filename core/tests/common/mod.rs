@@ -24,6 +24,10 @@ impl Conn for Sq {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
     }
+    fn conn_key(&self) -> usize {
+        // SAFETY: only the handle's address is taken, as the connection's identity.
+        unsafe { self.0.handle() as usize }
+    }
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         use rusqlite::types::ValueRef;
         let sql = Dialect::Sqlite.prepare(sql)?;
