@@ -20,6 +20,9 @@ pub enum RowLock {
     UpdateSkipLocked,
     /// Shared with other `Share` locks, excludes `Update`.
     Share,
+    /// What an update of non-key columns takes: excludes other updates, not the key-share
+    /// locks of foreign-key checks.
+    NoKeyUpdate,
 }
 
 impl Dialect {
@@ -62,6 +65,7 @@ impl Dialect {
             (Dialect::Postgres, RowLock::Update) => " FOR UPDATE",
             (Dialect::Postgres, RowLock::UpdateSkipLocked) => " FOR UPDATE SKIP LOCKED",
             (Dialect::Postgres, RowLock::Share) => " FOR SHARE",
+            (Dialect::Postgres, RowLock::NoKeyUpdate) => " FOR NO KEY UPDATE",
         }
     }
 

@@ -16,7 +16,8 @@
 //! its search document exists, so a handler run twice (or its SQL function called by hand)
 //! finds the booking done and changes nothing.
 
-use crate::db::row::Cells;
+use crate::db::dialect::RowLock;
+use crate::db::row::{Cells, Fields};
 use crate::memory::tokens::{self, Encoding};
 use crate::search::{self, NS_MESSAGES};
 use crate::tasks::link;
@@ -145,7 +146,12 @@ impl crate::db::row::Completed for Draft {
 /// `NEW`), SQLite after (the handler writes the filled columns back).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timing {
+    /// Postgres: filled and booked before the write.
     BeforeWrite,
+    /// Postgres: filled before the write, booked with the other rows of its statement when
+    /// the statement ends ([`book_inserted`]).
+    BeforeStatementEnd,
+    /// SQLite: filled and booked after the write.
     AfterWrite,
 }
 
@@ -242,7 +248,15 @@ pub fn add(
 /// `ON CONFLICT` path, and nothing was counted for it. After the write (SQLite), the search
 /// document is written first and doubles as the booking token: when it exists already the row
 /// was booked before, and nothing happens.
-pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Result<Draft> {
+///
+/// `hold` lets the search document wait in memory until the transaction commits; only a host
+/// that writes held documents before every commit may pass it (see [`search::held`]).
+pub fn complete_insert(
+    conn: &mut dyn Conn,
+    mut d: Draft,
+    timing: Timing,
+    hold: bool,
+) -> Result<Draft> {
     check_role(&d.role)?;
     check_content("raw_content", &d.raw_content)?;
     if let Some(s) = &d.search_text {
@@ -262,7 +276,10 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
         ));
     }
     d.token_count = Some(tokens);
-    if timing == Timing::AfterWrite && !index_new(conn, &d)? {
+    if timing == Timing::BeforeStatementEnd {
+        return fill_for_statement(conn, d);
+    }
+    if timing == Timing::AfterWrite && !index_new(conn, &d, hold)? {
         return Ok(d);
     }
     let conflict_guard = match timing {
@@ -274,7 +291,7 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
               AND NOT EXISTS (SELECT 1 FROM mem_messages \
                 WHERE thread_id = ?1 AND message_index = CAST(?2 AS BIGINT))"
         }
-        Timing::AfterWrite => "",
+        Timing::AfterWrite | Timing::BeforeStatementEnd => "",
     };
     let dialect = conn.dialect();
     let sql = format!(
@@ -303,7 +320,9 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
     let Some(row) = conn.query(&sql, &params)?.into_iter().next() else {
         return match timing {
             Timing::BeforeWrite => fill_only(conn, d),
-            Timing::AfterWrite => Err(Error::not_found("thread", &d.thread_id)),
+            Timing::AfterWrite | Timing::BeforeStatementEnd => {
+                Err(Error::not_found("thread", &d.thread_id))
+            }
         };
     };
     let mut row = row.into_iter();
@@ -315,6 +334,21 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
     let session = row.next().and_then(Value::into_string);
     d.message_index = Some(d.message_index.unwrap_or(next_index - 1));
     d.resource_id = Some(thread_resource(&d, resource)?);
+    link_implicitly(conn, &mut d, active_task, session)?;
+    if timing == Timing::BeforeWrite {
+        index_new(conn, &d, hold)?;
+    }
+    Ok(d)
+}
+
+/// Links a message written without a task to its thread's active task of the session (seed
+/// 000's implicit linking).
+fn link_implicitly(
+    conn: &mut dyn Conn,
+    d: &mut Draft,
+    active_task: Option<String>,
+    session: Option<String>,
+) -> Result<()> {
     if d.task_id.is_none() {
         let m = link::NewMessage {
             id: &d.id,
@@ -323,10 +357,131 @@ pub fn complete_insert(conn: &mut dyn Conn, mut d: Draft, timing: Timing) -> Res
         };
         d.task_id = link::implicit(conn, m, active_task, session)?;
     }
-    if timing == Timing::BeforeWrite {
-        index_new(conn, &d)?;
+    Ok(())
+}
+
+/// Fills a row whose statement books its rows when it ends (Postgres). The thread row is
+/// locked as the counter's update would lock it, so concurrent writers of one thread still
+/// take turns; the next index is past both the thread's counter (which holds every booked
+/// row) and the rows this statement wrote before (which the counter does not hold yet).
+fn fill_for_statement(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
+    let dialect = conn.dialect();
+    let sql = format!(
+        "SELECT t.next_message_index, t.resource_id, t.state, {}, {}, \
+           (SELECT max(m.message_index) FROM mem_messages m WHERE m.thread_id = t.id) \
+         FROM mem_threads t WHERE t.id = ?1{}",
+        dialect.json_text("t.metadata", "active_task_id"),
+        dialect.json_text("t.metadata", "session_id"),
+        dialect.row_lock(RowLock::NoKeyUpdate),
+    );
+    let row = conn
+        .query(&sql, &[d.thread_id.as_str().into()])?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::not_found("thread", &d.thread_id))?;
+    let mut row = Fields::new(row);
+    let counter = row.int().unwrap_or(0);
+    let resource = row.text();
+    lifecycle::check_accepts_messages(&d.thread_id, &row.text().unwrap_or_default())?;
+    let (active_task, session) = (row.text(), row.text());
+    let written = row.int().map_or(0, |top| top + 1);
+    d.message_index = Some(d.message_index.unwrap_or(counter.max(written)));
+    d.resource_id = Some(thread_resource(&d, resource)?);
+    if active_task.is_some() && session.is_some() && !will_conflict(conn, &d)? {
+        link_implicitly(conn, &mut d, active_task, session)?;
     }
     Ok(d)
+}
+
+/// Whether the row will conflict with an existing one on `seq`, `id` or its place in the
+/// thread (the insert then fails or takes its `ON CONFLICT` path).
+fn will_conflict(conn: &mut dyn Conn, d: &Draft) -> Result<bool> {
+    Ok(conn
+        .query_value(
+            "SELECT 1 WHERE EXISTS (SELECT 1 FROM mem_messages WHERE seq = ?1) \
+             OR EXISTS (SELECT 1 FROM mem_messages WHERE id = ?2) \
+             OR EXISTS (SELECT 1 FROM mem_messages WHERE thread_id = ?3 AND message_index = CAST(?4 AS BIGINT))",
+            &[
+                Value::Int(d.seq),
+                d.id.as_str().into(),
+                d.thread_id.as_str().into(),
+                d.message_index.into(),
+            ],
+        )?
+        .is_some())
+}
+
+/// A row a statement inserted, as its end books it.
+#[derive(Clone, Debug)]
+pub struct Inserted {
+    pub seq: i64,
+    pub thread_id: String,
+    pub message_index: i64,
+    pub token_count: i64,
+    pub created_at: i64,
+    /// The text the search index holds (`search_text`, or `raw_content` when that is NULL).
+    pub indexed_text: String,
+}
+
+/// Threads updated per counter statement.
+const THREADS_PER_STATEMENT: usize = 256;
+
+/// Books the rows a statement inserted ([`Timing::BeforeStatementEnd`]): each thread's
+/// counters in one update for all of its rows, and each row's search document (held with
+/// `hold`, see [`search::held`]).
+pub fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) -> Result<()> {
+    // thread → (rows, tokens, highest index, latest created_at)
+    let mut by_thread: std::collections::BTreeMap<&str, (i64, i64, i64, i64)> =
+        std::collections::BTreeMap::new();
+    for r in rows {
+        let e = by_thread
+            .entry(r.thread_id.as_str())
+            .or_insert((0, 0, i64::MIN, i64::MIN));
+        e.0 += 1;
+        e.1 += r.token_count;
+        e.2 = e.2.max(r.message_index);
+        e.3 = e.3.max(r.created_at);
+    }
+    let threads: Vec<_> = by_thread.into_iter().collect();
+    for chunk in crate::db::batch::shaped(&threads, THREADS_PER_STATEMENT) {
+        let sql = format!(
+            "UPDATE mem_threads SET \
+               next_message_index = CASE WHEN c.top + 1 > next_message_index THEN c.top + 1 \
+                 ELSE next_message_index END, \
+               message_count = message_count + c.n, \
+               token_count = token_count + c.tokens, \
+               updated_at = CASE WHEN updated_at < c.latest THEN c.latest ELSE updated_at END \
+             FROM (VALUES {}) AS c (thread, n, tokens, top, latest) \
+             WHERE mem_threads.id = c.thread",
+            crate::db::batch::values(
+                "(#, CAST(# AS BIGINT), CAST(# AS BIGINT), CAST(# AS BIGINT), CAST(# AS BIGINT))",
+                chunk.len(),
+                1
+            )
+        );
+        let mut params = Vec::with_capacity(5 * chunk.len());
+        for (thread, (n, tokens, top, latest)) in chunk {
+            params.extend([
+                Value::from(*thread),
+                Value::Int(*n),
+                Value::Int(*tokens),
+                Value::Int(*top),
+                Value::Int(*latest),
+            ]);
+        }
+        conn.execute(&sql, &params)?;
+    }
+    for r in rows {
+        search::index_new(
+            conn,
+            NS_MESSAGES,
+            r.seq,
+            &r.indexed_text,
+            r.created_at,
+            hold,
+        )?;
+    }
+    Ok(())
 }
 
 /// A row that conflicts with an existing one (Postgres, before the write): the columns NOT
@@ -370,8 +525,15 @@ fn thread_resource(d: &Draft, thread: Option<String>) -> Result<String> {
 
 /// Puts a new message's search text into the search index; `false` when it is indexed
 /// already (see [`search::index_new`]).
-fn index_new(conn: &mut dyn Conn, d: &Draft) -> Result<bool> {
-    search::index_new(conn, NS_MESSAGES, d.seq, d.indexed_text(), d.created_at)
+fn index_new(conn: &mut dyn Conn, d: &Draft, hold: bool) -> Result<bool> {
+    search::index_new(
+        conn,
+        NS_MESSAGES,
+        d.seq,
+        d.indexed_text(),
+        d.created_at,
+        hold,
+    )
 }
 
 /// Which of the watched columns an update changed.

@@ -119,18 +119,25 @@ fn flag(args: &[Value], i: usize) -> bool {
     opt_int(args, i).unwrap_or(1) != 0
 }
 
+/// Completes and books the message row `seq` after its insert (what `mem__message_insert`
+/// does; the table the insert trigger writes to does it with `hold`, see
+/// [`crate::search::held`]).
+pub fn message_inserted(conn: &mut dyn Conn, conn_key: usize, seq: i64, hold: bool) -> Result<()> {
+    let d = row::load::<Draft>(conn, seq)?;
+    let replaced = take_pending(conn_key, &d.id);
+    messages::settle_replaced(conn, d.seq, &replaced)?;
+    let before = d.clone();
+    let d = messages::complete_insert(conn, d, Timing::AfterWrite, hold)?;
+    row::store(conn, &before, &d)
+}
+
 /// Runs the trigger function `name` with its arguments on the connection `conn_key` (an
 /// identity of the SQLite connection, for the state a replacing insert carries from its
 /// before- to its after-insert trigger).
 pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) -> Result<Value> {
     match name {
         "mem__message_insert" => {
-            let d = row::load::<Draft>(conn, int(args, 0, "seq")?)?;
-            let replaced = take_pending(conn_key, &d.id);
-            messages::settle_replaced(conn, d.seq, &replaced)?;
-            let before = d.clone();
-            let d = messages::complete_insert(conn, d, Timing::AfterWrite)?;
-            row::store(conn, &before, &d)?;
+            message_inserted(conn, conn_key, int(args, 0, "seq")?, false)?;
         }
         "mem__message_conflicts" => {
             let id = text(args, 1).unwrap_or_default();
