@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the `sqlite-agentmem` wheel around an already compiled extension.
 
-    build_wheel.py --lib target/dist/libagentmem0.so --cli target/dist/agentmem --version 0.2.0 --out dist/
+    build_wheel.py --lib target/dist/libagentmem0.so --cli target/dist/agentmem --version 0.3.0 --out dist/
 
 No setuptools: a wheel is a zip with three metadata files, and writing them here keeps the
 platform tag honest. The tag is computed from the library itself: its machine (ELF header)

@@ -16,6 +16,7 @@ mod conn;
 mod error;
 mod functions;
 mod graph;
+mod held;
 mod memories;
 mod owner;
 mod tasks;

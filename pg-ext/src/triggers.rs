@@ -92,13 +92,84 @@ fn mem__message_insert<'a>(
 ) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
     let _inside = internal::Guard::new();
     let mut row = new_row(trigger);
+    // With the statement trigger, rows are booked when their statement ends.
+    let timing = if crate::held::has_trigger(trigger, BOOKED_TRIGGER) {
+        Timing::BeforeStatementEnd
+    } else {
+        Timing::BeforeWrite
+    };
+    let hold = crate::held::may_hold(trigger);
     let d = ok(messages::complete_insert(
         &mut crate::conn::SpiConn,
         read::<Draft, _>(&row),
-        Timing::BeforeWrite,
+        timing,
+        hold,
     ));
     write_back(&mut row, &d);
     Ok(Some(row))
+}
+
+/// The statement trigger that books the rows an insert wrote, and the name it gives their
+/// transition table.
+const BOOKED_TRIGGER: &str = "mem__messages_booked_trg";
+const INSERTED: &str = "mem__inserted";
+
+/// Rows read from the transition table at a time.
+const BOOKED_PER_FETCH: i64 = 1024;
+
+/// `AFTER INSERT … FOR EACH STATEMENT`: books the rows the statement inserted (and only
+/// those: a row `ON CONFLICT DO NOTHING` skipped is not in its transition table), a page of
+/// rows at a time.
+#[pg_trigger]
+fn mem__messages_booked<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
+    let _inside = internal::Guard::new();
+    let hold = crate::held::may_hold(trigger);
+    let data = trigger.trigger_data() as *const pg_sys::TriggerData as *mut pg_sys::TriggerData;
+    let sql = format!(
+        "SELECT seq, thread_id, message_index, token_count, created_at, \
+           coalesce(search_text, raw_content) FROM {INSERTED}"
+    );
+    Spi::connect(|client| {
+        // SAFETY: the trigger's data lives for the call; it makes the transition table
+        // visible to this SPI connection.
+        unsafe { pg_sys::SPI_register_trigger_data(data) };
+        let mut cursor = client.open_cursor(sql.as_str(), &[]);
+        loop {
+            let page = cursor
+                .fetch(BOOKED_PER_FETCH)
+                .unwrap_or_else(|e| ok(Err(Error::Database(e.to_string()))));
+            if page.is_empty() {
+                break;
+            }
+            let rows: Vec<messages::Inserted> = page
+                .map(|r| {
+                    let cell = |i: usize| ok(crate::conn::column(&r, i));
+                    messages::Inserted {
+                        seq: cell(1).as_i64().unwrap_or(0),
+                        thread_id: cell(2).into_string().unwrap_or_default(),
+                        message_index: cell(3).as_i64().unwrap_or(0),
+                        token_count: cell(4).as_i64().unwrap_or(0),
+                        created_at: cell(5).as_i64().unwrap_or(0),
+                        indexed_text: cell(6).into_string().unwrap_or_default(),
+                    }
+                })
+                .collect();
+            ok(messages::book_inserted(
+                &mut crate::conn::SpiConn,
+                &rows,
+                hold,
+            ));
+        }
+    });
+    Ok(None)
+}
+
+/// The deferred constraint trigger `mem__message_held_trg`: writes the search documents the
+/// transaction holds (see [`crate::held`]).
+#[pg_trigger]
+fn mem__message_held<'a>(_trigger: &'a PgTrigger<'a>) -> Fired<'a> {
+    crate::held::write();
+    Ok(None)
 }
 
 #[pg_trigger]

@@ -489,6 +489,10 @@ impl Conn for SqliteConn {
         Dialect::Sqlite
     }
 
+    fn conn_key(&self) -> usize {
+        self.key()
+    }
+
     /// `AGENTMEM_FAILPOINT` and `AGENTMEM_FAILPOINT_MARK` from the process environment
     /// (crash tests), read once.
     fn failpoint(&mut self) -> Option<(String, String)> {

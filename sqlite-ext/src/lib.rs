@@ -9,6 +9,7 @@ mod api;
 mod args;
 mod conn;
 mod functions;
+mod inserted;
 mod pin;
 mod table;
 
@@ -48,7 +49,11 @@ pub unsafe extern "C" fn sqlite3_agentmem_linked_init(
     sqlite_loadable::ext::faux_sqlite_extension_init2(p_api);
     api::init(p_api);
     let registered =
-        std::panic::catch_unwind(|| functions::register(db).and_then(|_| table::register(db)));
+        std::panic::catch_unwind(|| {
+        functions::register(db)
+            .and_then(|_| table::register(db))
+            .and_then(|_| inserted::register(db))
+    });
     match registered {
         Ok(Ok(())) => SQLITE_OK,
         Ok(Err(e)) => {

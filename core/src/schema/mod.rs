@@ -144,6 +144,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "edge_rewrite",
         script: include_str!("../../../sql/migrations/0016_edge_rewrite.sql"),
     },
+    Migration {
+        version: 17,
+        name: "held_documents",
+        script: include_str!("../../../sql/migrations/0017_held_documents.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -29,6 +29,11 @@ pub const RELEASES: &[Release] = &[
         schema: 16,
         private_derived_data: true,
     },
+    Release {
+        version: "0.3.0",
+        schema: 17,
+        private_derived_data: true,
+    },
 ];
 
 /// The release `version`.

@@ -1,0 +1,266 @@
+//! `mem__message_inserted`: the table the insert trigger of `mem_messages` writes each new
+//! row's `seq` to, so that the message's bookkeeping runs inside the writing transaction's
+//! hooks.
+//!
+//! SQLite tells a function nothing about the transaction it runs in, but it tells a virtual
+//! table that is written to: `xSync` before the transaction commits, `xRollback`, and each
+//! savepoint's begin, release and rollback (statement-level ones included). That is how FTS5
+//! keeps its pending terms in memory until commit, and how this table lets the core hold a
+//! transaction's new search documents in memory ([`agentmem_core::search::held`]): an insert
+//! here completes the row (as the insert trigger's function did) with the document held, and
+//! `xSync` writes what the transaction holds into the index before it commits. A held
+//! document therefore never outlives its transaction in memory: a rollback of the
+//! transaction, or of a savepoint or statement it came from, forgets it.
+//!
+//! The table is eponymous (it exists on every connection that loaded the extension) and has
+//! one column, `seq`; reading it returns no rows.
+
+use crate::api::call;
+use crate::functions::enter_db;
+use agentmem_core::schema::sqlite_triggers;
+use agentmem_core::search::{self, held};
+use agentmem_core::{Error, Result};
+use sqlite_loadable::ext::{
+    sqlite3, sqlite3_context, sqlite3_index_info, sqlite3_module, sqlite3_value, sqlite3_vtab,
+    sqlite3_vtab_cursor,
+};
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::OnceLock;
+
+const SQLITE_OK: c_int = 0;
+const SQLITE_ERROR: c_int = 1;
+const SQLITE_INTEGER: c_int = 1;
+const SQLITE_NULL: c_int = 5;
+const MODULE_NAME: &[u8] = b"mem__message_inserted\0";
+
+#[repr(C)]
+struct Tab {
+    base: sqlite3_vtab,
+    db: *mut sqlite3,
+}
+
+/// Runs `f` on the table's connection with panics caught; an error becomes the table's error
+/// message and SQLITE_ERROR.
+unsafe fn guarded(vtab: *mut sqlite3_vtab, f: impl FnOnce(*mut sqlite3) -> Result<()>) -> c_int {
+    let tab = vtab as *mut Tab;
+    let db = (*tab).db;
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(db)))
+        .unwrap_or_else(|_| Err(Error::internal("panic in mem__message_inserted")));
+    match outcome {
+        Ok(()) => SQLITE_OK,
+        Err(e) => {
+            let msg = std::ffi::CString::new(e.to_string().replace('\0', "")).unwrap_or_default();
+            if !(*tab).base.zErrMsg.is_null() {
+                call!(free((*tab).base.zErrMsg as *mut c_void));
+            }
+            (*tab).base.zErrMsg = call!(mprintf(c"%s".as_ptr(), msg.as_ptr()));
+            SQLITE_ERROR
+        }
+    }
+}
+
+unsafe extern "C" fn x_connect(
+    db: *mut sqlite3,
+    _aux: *mut c_void,
+    _argc: c_int,
+    _argv: *const *const c_char,
+    pp_vtab: *mut *mut sqlite3_vtab,
+    _err: *mut *mut c_char,
+) -> c_int {
+    let rc = call!(declare_vtab(
+        db,
+        c"CREATE TABLE x(seq INTEGER)".as_ptr()
+    ));
+    if rc != SQLITE_OK {
+        return rc;
+    }
+    let tab = Box::new(Tab {
+        // SAFETY: an all-zero sqlite3_vtab is what SQLite expects from xConnect.
+        base: std::mem::zeroed(),
+        db,
+    });
+    *pp_vtab = Box::into_raw(tab) as *mut sqlite3_vtab;
+    SQLITE_OK
+}
+
+/// Also the connection closing: whatever it still holds goes with it.
+unsafe extern "C" fn x_disconnect(vtab: *mut sqlite3_vtab) -> c_int {
+    let tab = Box::from_raw(vtab as *mut Tab);
+    let _ = std::panic::catch_unwind(|| held::discard(tab.db as usize));
+    if !tab.base.zErrMsg.is_null() {
+        call!(free(tab.base.zErrMsg as *mut c_void));
+    }
+    SQLITE_OK
+}
+
+/// An insert of `(seq)`: completes and books that message row, its search document held.
+unsafe extern "C" fn x_update(
+    vtab: *mut sqlite3_vtab,
+    argc: c_int,
+    argv: *mut *mut sqlite3_value,
+    rowid: *mut i64,
+) -> c_int {
+    guarded(vtab, |db| {
+        let args = std::slice::from_raw_parts(argv, argc.max(0) as usize);
+        // An insert: argv[0] is NULL, argv[1] the new rowid (NULL), argv[2] the seq.
+        let is_insert = argc == 3 && call!(value_type(args[0])) == SQLITE_NULL;
+        if !is_insert || call!(value_type(args[2])) != SQLITE_INTEGER {
+            return Err(Error::invalid(
+                "mem__message_inserted",
+                "takes inserts of a message seq only (the insert trigger of mem_messages writes it)",
+            ));
+        }
+        let seq = call!(value_int64(args[2]));
+        *rowid = seq;
+        enter_db(db, |c| {
+            let key = c.key();
+            sqlite_triggers::message_inserted(c, key, seq, true)
+        })
+    })
+}
+
+unsafe extern "C" fn x_sync(vtab: *mut sqlite3_vtab) -> c_int {
+    guarded(vtab, |db| enter_db(db, |c| search::write_held(c)))
+}
+
+unsafe extern "C" fn x_begin(_vtab: *mut sqlite3_vtab) -> c_int {
+    SQLITE_OK
+}
+
+unsafe extern "C" fn x_commit(vtab: *mut sqlite3_vtab) -> c_int {
+    // Written by xSync; nothing can be left but what a failed sync did not take.
+    held::discard((*(vtab as *mut Tab)).db as usize);
+    SQLITE_OK
+}
+
+unsafe extern "C" fn x_rollback(vtab: *mut sqlite3_vtab) -> c_int {
+    held::discard((*(vtab as *mut Tab)).db as usize);
+    SQLITE_OK
+}
+
+/// A savepoint begins (every statement of a transaction that can fail half-way begins one):
+/// when the level it nests in holds a lot, that is written first, so that a transaction of
+/// many small statements holds a bounded amount.
+unsafe extern "C" fn x_savepoint(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {
+    guarded(vtab, |db| {
+        let key = db as usize;
+        if held::top_bytes(key) >= search::HELD_BYTES {
+            enter_db(db, |c| search::write_held_top(c))?;
+        }
+        held::savepoint(key, i as u64);
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn x_release(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {
+    held::release((*(vtab as *mut Tab)).db as usize, i as u64);
+    SQLITE_OK
+}
+
+unsafe extern "C" fn x_rollback_to(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {
+    held::rollback_to((*(vtab as *mut Tab)).db as usize, i as u64);
+    SQLITE_OK
+}
+
+unsafe extern "C" fn x_best_index(_v: *mut sqlite3_vtab, info: *mut sqlite3_index_info) -> c_int {
+    (*info).estimatedCost = 1.0;
+    SQLITE_OK
+}
+
+unsafe extern "C" fn x_open(_v: *mut sqlite3_vtab, pp: *mut *mut sqlite3_vtab_cursor) -> c_int {
+    // SAFETY: an all-zero cursor; SQLite fills pVtab.
+    *pp = Box::into_raw(Box::new(std::mem::zeroed::<sqlite3_vtab_cursor>()));
+    SQLITE_OK
+}
+
+unsafe extern "C" fn x_close(c: *mut sqlite3_vtab_cursor) -> c_int {
+    drop(Box::from_raw(c));
+    SQLITE_OK
+}
+
+unsafe extern "C" fn x_filter(
+    _c: *mut sqlite3_vtab_cursor,
+    _n: c_int,
+    _s: *const c_char,
+    _argc: c_int,
+    _argv: *mut *mut sqlite3_value,
+) -> c_int {
+    SQLITE_OK
+}
+
+unsafe extern "C" fn x_next(_c: *mut sqlite3_vtab_cursor) -> c_int {
+    SQLITE_OK
+}
+
+unsafe extern "C" fn x_eof(_c: *mut sqlite3_vtab_cursor) -> c_int {
+    1
+}
+
+unsafe extern "C" fn x_column(
+    _c: *mut sqlite3_vtab_cursor,
+    _ctx: *mut sqlite3_context,
+    _i: c_int,
+) -> c_int {
+    SQLITE_OK
+}
+
+unsafe extern "C" fn x_rowid(_c: *mut sqlite3_vtab_cursor, r: *mut i64) -> c_int {
+    *r = 0;
+    SQLITE_OK
+}
+
+fn module() -> *const sqlite3_module {
+    struct M(sqlite3_module);
+    // SAFETY: a table of function pointers, never written after initialisation.
+    unsafe impl Send for M {}
+    unsafe impl Sync for M {}
+    static MODULE: OnceLock<M> = OnceLock::new();
+    &MODULE
+        .get_or_init(|| {
+            // SAFETY: all-zero is a valid sqlite3_module (every callback None). Without
+            // xCreate the table is eponymous only: no CREATE VIRTUAL TABLE makes another.
+            let mut m: sqlite3_module = unsafe { std::mem::zeroed() };
+            m.iVersion = 2;
+            m.xConnect = Some(x_connect);
+            m.xBestIndex = Some(x_best_index);
+            m.xDisconnect = Some(x_disconnect);
+            m.xDestroy = Some(x_disconnect);
+            m.xOpen = Some(x_open);
+            m.xClose = Some(x_close);
+            m.xFilter = Some(x_filter);
+            m.xNext = Some(x_next);
+            m.xEof = Some(x_eof);
+            m.xColumn = Some(x_column);
+            m.xRowid = Some(x_rowid);
+            m.xUpdate = Some(x_update);
+            m.xBegin = Some(x_begin);
+            m.xSync = Some(x_sync);
+            m.xCommit = Some(x_commit);
+            m.xRollback = Some(x_rollback);
+            m.xSavepoint = Some(x_savepoint);
+            m.xRelease = Some(x_release);
+            m.xRollbackTo = Some(x_rollback_to);
+            M(m)
+        })
+        .0
+}
+
+/// Registers the table on `db`.
+pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
+    // SAFETY: db is live; the module table is static.
+    let rc = unsafe {
+        call!(create_module_v2(
+            db,
+            MODULE_NAME.as_ptr() as *const c_char,
+            module(),
+            std::ptr::null_mut(),
+            None
+        ))
+    };
+    if rc != SQLITE_OK {
+        return Err(sqlite_loadable::Error::new_message(
+            "agentmem0: cannot register mem__message_inserted",
+        ));
+    }
+    Ok(())
+}
