@@ -128,10 +128,17 @@ const WORDS: &[&str] = &[
     "yourselves",
 ];
 
-/// Whether a lower-cased term is an English function word.
+/// Whether a lower-cased term is an English function word. Asked of every prose word
+/// indexed, so it is one hash and one compare (a binary search over the list cost 3% of an
+/// insert).
 pub fn is_stopword(term: &str) -> bool {
-    WORDS.binary_search(&term).is_ok()
+    static SET: std::sync::OnceLock<std::collections::HashSet<&'static str, foldhash::fast::FixedState>> =
+        std::sync::OnceLock::new();
+    term.len() <= LONGEST && SET.get_or_init(|| WORDS.iter().copied().collect()).contains(term)
 }
+
+/// Bytes of the longest word in the list.
+const LONGEST: usize = 10;
 
 #[cfg(test)]
 mod tests {
@@ -140,6 +147,8 @@ mod tests {
     #[test]
     fn sorted_and_found() {
         assert!(WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(WORDS.iter().map(|w| w.len()).max(), Some(LONGEST));
+        assert!(WORDS.iter().all(|w| is_stopword(w)));
         assert!(is_stopword("the") && is_stopword("yourselves") && !is_stopword("login"));
     }
 }

@@ -54,6 +54,15 @@ fn is_word(c: char) -> bool {
     c == '_' || c.is_alphanumeric()
 }
 
+/// The character starting at byte `i` of `text` (a character boundary before its end): one
+/// byte read for ASCII, which is most of an agent's text.
+fn char_at(text: &str, i: usize) -> char {
+    match text.as_bytes()[i] {
+        b @ 0..=0x7f => char::from(b),
+        _ => text[i..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER),
+    }
+}
+
 /// Scripts written without spaces: each character is an atom.
 fn is_ideograph(c: char) -> bool {
     matches!(c as u32,
@@ -176,10 +185,7 @@ pub fn scan(text: &str, emit: &mut dyn FnMut(&str, u32, usize, usize, Kind)) {
     let mut buf = String::new();
     let mut stem_buf = String::new();
     while i < bytes {
-        let c = match text[i..].chars().next() {
-            Some(c) => c,
-            None => break,
-        };
+        let c = char_at(text, i);
         if !is_word(c) {
             i += c.len_utf8();
             continue;
@@ -190,10 +196,11 @@ pub fn scan(text: &str, emit: &mut dyn FnMut(&str, u32, usize, usize, Kind)) {
         loop {
             let ps = i;
             while i < bytes {
-                match text[i..].chars().next() {
-                    Some(c) if is_word(c) => i += c.len_utf8(),
-                    _ => break,
+                let c = char_at(text, i);
+                if !is_word(c) {
+                    break;
                 }
+                i += c.len_utf8();
             }
             pieces.push((ps, i));
             let j = joiner_len(&text[i..]);
