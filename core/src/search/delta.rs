@@ -232,17 +232,21 @@ pub fn build(
         })
         .collect();
     // Every (term, ord) pair, grouped by term: terms are numbered as they come, the distinct
-    // ones sorted once, then the pairs by (term rank, ord) with integer compares only.
+    // ones sorted once, and the pairs placed by a counting sort over the term numbers (the
+    // documents come in ord order, so each term's pairs stay in ord order).
     let mut ids: HashMap<&[u8], u32, foldhash::fast::RandomState> = HashMap::default();
     let mut distinct: Vec<&[u8]> = Vec::new();
+    let mut counts: Vec<u32> = Vec::new();
     let mut entries: Vec<(u32, u32, RawTerm<'_>)> = Vec::new();
     for (ord, &i) in order.iter().enumerate() {
         let ok = for_each_raw_term(docs[i].payload, |t| {
             if keep(t.term) {
                 let id = *ids.entry(t.term).or_insert_with(|| {
                     distinct.push(t.term);
+                    counts.push(0);
                     distinct.len() as u32 - 1
                 });
+                counts[id as usize] += 1;
                 entries.push((id, ord as u32, t));
             }
         });
@@ -254,22 +258,26 @@ pub fn build(
         }
     }
     let mut by_term: Vec<u32> = (0..distinct.len() as u32).collect();
-    by_term.sort_unstable_by_key(|&id| distinct[id as usize]);
-    let mut rank = vec![0u32; distinct.len()];
-    for (r, &id) in by_term.iter().enumerate() {
-        rank[id as usize] = r as u32;
+    super::term_table::sort_by_bytes(&mut by_term, |id| distinct[id as usize]);
+    let mut start = Vec::with_capacity(distinct.len());
+    let mut next = 0u32;
+    for &c in &counts {
+        start.push(next);
+        next += c;
     }
-    entries.sort_unstable_by_key(|e| (rank[e.0 as usize], e.1));
+    let mut grouped: Vec<Option<(u32, RawTerm<'_>)>> = (0..entries.len()).map(|_| None).collect();
+    for (id, ord, t) in entries {
+        let at = &mut start[id as usize];
+        grouped[*at as usize] = Some((ord, t));
+        *at += 1;
+    }
     let mut w = SegmentWriter::new(&metas, sink)?;
     let mut tp = TermPostings::default();
-    let mut i = 0;
-    while i < entries.len() {
-        let id = entries[i].0;
+    for id in by_term {
         tp.clear();
-        while i < entries.len() && entries[i].0 == id {
-            let (_, ord, t) = &entries[i];
+        let end = start[id as usize] as usize;
+        for (ord, t) in grouped[end - counts[id as usize] as usize..end].iter().flatten() {
             tp.push_raw(*ord, t.tf, t.positions);
-            i += 1;
         }
         w.add_term(distinct[id as usize], &tp)?;
     }

@@ -15,7 +15,7 @@
 
 use super::interrupt::Ticker;
 use super::pages::PageSource;
-use super::postings::{TermPostings, END};
+use super::postings::{TermCursor, TermPostings, END};
 use super::segment::{Dead, DocIn, Header, Segment, SegmentWriter, TermInfo};
 use super::store::{Readahead, SegRow, StoredPages};
 use crate::{Conn, Result};
@@ -169,6 +169,7 @@ pub fn merge(
     }
     let mut tp = TermPostings::default();
     let mut sorted = TermPostings::default();
+    let mut cursors: Vec<TermCursor> = inputs.iter().map(|_| TermCursor::empty()).collect();
     loop {
         tick.tick(|| conn.check_interrupt())?;
         let Some(term) = streams
@@ -188,7 +189,8 @@ pub fn merge(
             }
             from += 1;
             let mut src = reader(conn, input, &mut windows[ii]);
-            let mut c = input.seg.cursor(&mut src, info)?;
+            let c = &mut cursors[ii];
+            input.seg.cursor_into(&mut src, info, c)?;
             let map = &maps[ii];
             while c.doc() != END {
                 let new = map[c.doc() as usize];

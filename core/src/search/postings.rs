@@ -116,6 +116,14 @@ impl TermPostings {
     }
 }
 
+/// Buffers [`encode_term`] reuses from term to term (a segment build encodes every term of
+/// its documents, most of them in one short block).
+#[derive(Default)]
+pub struct EncodeScratch {
+    metas: Vec<BlockMeta>,
+    data: Vec<u8>,
+}
+
 /// Appends one term's postings (sorted by ordinal) to `out`; `lens` and `created` are indexed
 /// by ordinal. Returns the term's bounds.
 pub fn encode_term(
@@ -123,14 +131,19 @@ pub fn encode_term(
     lens: &[u32],
     created: &[i64],
     out: &mut Vec<u8>,
+    scratch: &mut EncodeScratch,
 ) -> TermBounds {
     let n = tp.len();
-    let mut metas = Vec::with_capacity(n.div_ceil(BLOCK));
-    let mut data = Vec::new();
+    let EncodeScratch { metas, data } = scratch;
+    metas.clear();
+    data.clear();
+    // One block has no skip table: its bytes go straight to `out`.
+    let blocks: &mut Vec<u8> = if n <= BLOCK { out } else { data };
+    let base = blocks.len();
     let mut prev_last = 0u32;
     for from in (0..n).step_by(BLOCK) {
         let to = (from + BLOCK).min(n);
-        let start = data.len();
+        let start = blocks.len() - base;
         let mut meta = BlockMeta {
             last: 0,
             count: (to - from) as u32,
@@ -144,9 +157,9 @@ pub fn encode_term(
         for i in from..to {
             let (o, tf) = (tp.ords[i], tp.tfs[i]);
             let delta = u64::from(o - prev);
-            put_varint(&mut data, (delta << 1) | u64::from(tf == 1));
+            put_varint(blocks, (delta << 1) | u64::from(tf == 1));
             if tf != 1 {
-                put_varint(&mut data, u64::from(tf));
+                put_varint(blocks, u64::from(tf));
             }
             prev = o;
             meta.max_tf = meta.max_tf.max(tf);
@@ -156,10 +169,10 @@ pub fn encode_term(
                 .max(created.get(o as usize).copied().unwrap_or(i64::MAX));
         }
         for i in from..to {
-            data.extend_from_slice(tp.raw(i));
+            blocks.extend_from_slice(tp.raw(i));
         }
         meta.last = prev;
-        meta.len = (data.len() - start) as u32;
+        meta.len = (blocks.len() - base - start) as u32;
         prev_last = prev;
         metas.push(meta);
     }
@@ -176,7 +189,7 @@ pub fn encode_term(
     };
     if metas.len() > 1 {
         let mut prev = 0u32;
-        for m in &metas {
+        for m in metas.iter() {
             put_varint(out, u64::from(m.last - prev));
             prev = m.last;
             for v in [m.count, m.max_tf, m.min_len] {
@@ -185,32 +198,42 @@ pub fn encode_term(
             put_varint(out, zigzag(m.max_created));
             put_varint(out, u64::from(m.len));
         }
+        out.extend_from_slice(data);
     }
-    out.extend_from_slice(&data);
     bounds
 }
 
 /// The skip table of a term whose postings (`post_len` bytes in all) start at `bytes` (enough
 /// of them to hold the table): the blocks and the offset of the first block.
 pub fn read_skip(bytes: &[u8], b: &TermBounds, post_len: u64) -> Result<(Vec<BlockMeta>, usize)> {
+    let mut metas = Vec::with_capacity(b.n_blocks as usize);
+    let table = read_skip_into(bytes, b, post_len, &mut metas)?;
+    Ok((metas, table))
+}
+
+/// [`read_skip`] into `metas` (emptied first), returning the offset of the first block.
+pub fn read_skip_into(
+    bytes: &[u8],
+    b: &TermBounds,
+    post_len: u64,
+    metas: &mut Vec<BlockMeta>,
+) -> Result<usize> {
+    metas.clear();
     if b.n_blocks <= 1 {
         let len = u32::try_from(post_len).map_err(|_| corrupt("postings length"))?;
-        return Ok((
-            vec![BlockMeta {
-                // Known once the block is read (a cursor reads its first block when it opens).
-                last: END,
-                count: b.df,
-                max_tf: b.max_tf,
-                min_len: b.min_len,
-                max_created: b.max_created,
-                off: 0,
-                len,
-            }],
-            0,
-        ));
+        metas.push(BlockMeta {
+            // Known once the block is read (a cursor reads its first block when it opens).
+            last: END,
+            count: b.df,
+            max_tf: b.max_tf,
+            min_len: b.min_len,
+            max_created: b.max_created,
+            off: 0,
+            len,
+        });
+        return Ok(0);
     }
     let mut r = Reader::new(bytes);
-    let mut metas = Vec::with_capacity(b.n_blocks as usize);
     let mut prev = 0u32;
     let mut off = 0u32;
     for _ in 0..b.n_blocks {
@@ -237,7 +260,7 @@ pub fn read_skip(bytes: &[u8], b: &TermBounds, post_len: u64) -> Result<(Vec<Blo
         });
         off = off.checked_add(len).ok_or_else(|| corrupt("skip len"))?;
     }
-    Ok((metas, r.pos))
+    Ok(r.pos)
 }
 
 /// Upper bound of a skip table's size in bytes (6 varints of at most 10 bytes per block).
@@ -321,9 +344,18 @@ impl TermCursor {
         data_start: u64,
         blocks: Vec<BlockMeta>,
     ) -> Result<TermCursor> {
-        let mut c = TermCursor {
-            data_start,
-            blocks,
+        let mut c = TermCursor::empty();
+        c.blocks = blocks;
+        c.start(src, data_start)?;
+        Ok(c)
+    }
+
+    /// A cursor over nothing, whose buffers [`TermCursor::start`] fills: a merge reuses one
+    /// per input for every term.
+    pub fn empty() -> TermCursor {
+        TermCursor {
+            data_start: 0,
+            blocks: Vec::new(),
             bi: 0,
             buf: Vec::new(),
             ords: Vec::with_capacity(BLOCK),
@@ -338,11 +370,18 @@ impl TermCursor {
             raw_loaded: false,
             doc: END,
             bytes_read: 0,
-        };
-        if !c.blocks.is_empty() {
-            c.load(src, 0)?;
         }
-        Ok(c)
+    }
+
+    /// Positions the cursor on the first document of the term whose blocks are in `blocks`
+    /// and start at `data_start`.
+    pub fn start(&mut self, src: &mut dyn PageSource, data_start: u64) -> Result<()> {
+        self.data_start = data_start;
+        self.doc = END;
+        if !self.blocks.is_empty() {
+            self.load(src, 0)?;
+        }
+        Ok(())
     }
 
     fn load(&mut self, src: &mut dyn PageSource, bi: usize) -> Result<()> {
@@ -512,7 +551,7 @@ mod tests {
                 tp.push(i, &ps);
             }
             let mut out = vec![0xAA; 7]; // the term starts mid-area
-            let b = encode_term(&tp, &lens, &created, &mut out);
+            let b = encode_term(&tp, &lens, &created, &mut out, &mut EncodeScratch::default());
             assert_eq!(b.df, n);
             let mut src = paged(&out);
             let post_len = (out.len() - 7) as u64;

@@ -690,14 +690,18 @@ impl PageSource for StoredPages<'_> {
     }
 
     fn page(&mut self, no: u32) -> Result<Page> {
+        // A sequential reader's own window first: its pages were just read, and asking the
+        // shared cache takes its lock.
+        if let Some((window, _)) = &self.ahead {
+            if let Some(p) = window.pages.get(&no) {
+                return Ok(p.clone());
+            }
+        }
         if let Some(p) = cache::page(self.build, no) {
             self.hits += 1;
             return Ok(p);
         }
-        if let Some((window, size)) = &self.ahead {
-            if let Some(p) = window.pages.get(&no) {
-                return Ok(p.clone());
-            }
+        if let Some((_, size)) = &self.ahead {
             let size = *size;
             self.prefetch(no, no.saturating_add(size))?;
             if let Some((window, _)) = &self.ahead {

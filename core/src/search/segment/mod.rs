@@ -18,7 +18,7 @@ pub mod writer;
 
 use super::codec::{corrupt, put_term, put_varint, zigzag, Reader};
 use super::pages::{page_no, read_range, Area, PageSource};
-use super::postings::{read_skip, skip_bytes_max, TermBounds, TermCursor};
+use super::postings::{read_skip_into, skip_bytes_max, TermBounds, TermCursor};
 use crate::Result;
 
 pub use dead::Dead;
@@ -254,17 +254,33 @@ impl Segment {
 
     /// A cursor over a term's postings (its skip table read first).
     pub fn cursor(&self, src: &mut dyn PageSource, info: &TermInfo) -> Result<TermCursor> {
-        let mut skip = Vec::new();
-        let want = (skip_bytes_max(&info.bounds) as u64).min(info.post_len);
-        read_range(
-            src,
-            Area::Postings,
-            info.post_off,
-            info.post_off + want,
-            &mut skip,
-        )?;
-        let (blocks, table) = read_skip(&skip, &info.bounds, info.post_len)?;
-        TermCursor::open(src, info.post_off + table as u64, blocks)
+        let mut c = TermCursor::empty();
+        self.cursor_into(src, info, &mut c)?;
+        Ok(c)
+    }
+
+    /// [`Segment::cursor`] reusing `c`'s buffers.
+    pub fn cursor_into(
+        &self,
+        src: &mut dyn PageSource,
+        info: &TermInfo,
+        c: &mut TermCursor,
+    ) -> Result<()> {
+        let table = if info.bounds.n_blocks > 1 {
+            let mut skip = Vec::new();
+            let want = (skip_bytes_max(&info.bounds) as u64).min(info.post_len);
+            read_range(
+                src,
+                Area::Postings,
+                info.post_off,
+                info.post_off + want,
+                &mut skip,
+            )?;
+            read_skip_into(&skip, &info.bounds, info.post_len, &mut c.blocks)?
+        } else {
+            read_skip_into(&[], &info.bounds, info.post_len, &mut c.blocks)?
+        };
+        c.start(src, info.post_off + table as u64)
     }
 
     /// Document page `p`.

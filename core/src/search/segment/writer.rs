@@ -6,7 +6,7 @@
 use super::{DocIn, Header, DOCS_PER_PAGE};
 use crate::search::codec::{put_term, put_varint, zigzag};
 use crate::search::pages::{page_no, Area, PAGE_SIZE};
-use crate::search::postings::{encode_term, TermPostings};
+use crate::search::postings::{encode_term, EncodeScratch, TermPostings};
 use crate::{Error, Result};
 
 /// Where a writer's pages go: `(page number, bytes)`.
@@ -22,7 +22,10 @@ pub struct SegmentWriter<'a> {
     dict: Vec<u8>,
     dict_prev: Vec<u8>,
     last_term: Vec<u8>,
+    /// Reused per term: its postings, its dictionary entry, the encoder's buffers.
     scratch: Vec<u8>,
+    entry: Vec<u8>,
+    encode: EncodeScratch,
 }
 
 impl<'a> SegmentWriter<'a> {
@@ -72,6 +75,8 @@ impl<'a> SegmentWriter<'a> {
             dict_prev: Vec::new(),
             last_term: Vec::new(),
             scratch: Vec::new(),
+            entry: Vec::new(),
+            encode: EncodeScratch::default(),
         })
     }
 
@@ -87,7 +92,13 @@ impl<'a> SegmentWriter<'a> {
         self.last_term.clear();
         self.last_term.extend_from_slice(term);
         self.scratch.clear();
-        let b = encode_term(postings, &self.lens, &self.created, &mut self.scratch);
+        let b = encode_term(
+            postings,
+            &self.lens,
+            &self.created,
+            &mut self.scratch,
+            &mut self.encode,
+        );
         let off = self.header.post_len;
         self.post.extend_from_slice(&self.scratch);
         self.header.post_len += self.scratch.len() as u64;
@@ -99,33 +110,35 @@ impl<'a> SegmentWriter<'a> {
             self.post.drain(..PAGE_SIZE);
             self.header.post_pages += 1;
         }
-        let mut stats = Vec::with_capacity(32);
-        for v in [b.df, b.n_blocks] {
-            put_varint(&mut stats, u64::from(v));
-        }
-        put_varint(&mut stats, self.scratch.len() as u64);
-        put_varint(&mut stats, u64::from(b.max_tf));
-        put_varint(&mut stats, u64::from(b.min_len));
-        put_varint(&mut stats, zigzag(b.max_created));
-        // A dictionary page starts with the postings offset of its first term, whose text is
-        // written whole; the others share a prefix with the term before them.
-        let mut entry = Vec::with_capacity(term.len() + stats.len() + 12);
+        // The entry: the term (a dictionary page starts with the postings offset of its first
+        // term, whose text is written whole; the others share a prefix with the term before
+        // them), then its statistics.
+        let mut entry = std::mem::take(&mut self.entry);
+        entry.clear();
         if !self.dict.is_empty() {
             put_term(&mut entry, &self.dict_prev, term);
-            if self.dict.len() + entry.len() + stats.len() > PAGE_SIZE {
-                self.flush_dict()?;
-                entry.clear();
-            }
+        }
+        let stats_at = entry.len();
+        for v in [b.df, b.n_blocks] {
+            put_varint(&mut entry, u64::from(v));
+        }
+        put_varint(&mut entry, self.scratch.len() as u64);
+        put_varint(&mut entry, u64::from(b.max_tf));
+        put_varint(&mut entry, u64::from(b.min_len));
+        put_varint(&mut entry, zigzag(b.max_created));
+        if !self.dict.is_empty() && self.dict.len() + entry.len() > PAGE_SIZE {
+            self.flush_dict()?;
         }
         if self.dict.is_empty() {
+            let stats = entry.split_off(stats_at);
+            entry.clear();
             put_varint(&mut entry, off);
             put_term(&mut entry, &[], term);
-        }
-        entry.extend_from_slice(&stats);
-        if self.dict.is_empty() {
+            entry.extend_from_slice(&stats);
             self.header.dict_first.push(term.to_vec());
         }
         self.dict.extend_from_slice(&entry);
+        self.entry = entry;
         self.dict_prev.clear();
         self.dict_prev.extend_from_slice(term);
         self.header.n_terms += 1;
