@@ -59,13 +59,17 @@ fn is_word(c: char) -> bool {
 fn char_at(text: &str, i: usize) -> char {
     match text.as_bytes()[i] {
         b @ 0..=0x7f => char::from(b),
-        _ => text[i..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER),
+        _ => text[i..]
+            .chars()
+            .next()
+            .unwrap_or(char::REPLACEMENT_CHARACTER),
     }
 }
 
 /// Scripts written without spaces: each character is an atom.
 fn is_ideograph(c: char) -> bool {
-    matches!(c as u32,
+    (c as u32) >= 0x3040
+        && matches!(c as u32,
         0x3040..=0x30FF      // Hiragana, Katakana
         | 0x3400..=0x4DBF    // CJK Extension A
         | 0x4E00..=0x9FFF    // CJK Unified Ideographs
@@ -98,9 +102,24 @@ fn cut_at(s: &mut String, max: usize) {
 
 /// Splits one piece (word characters only) into atom byte ranges relative to `text`.
 fn split_atoms(text: &str, base: usize, out: &mut Vec<(usize, usize)>) {
+    // Most pieces are ASCII: their characters are their bytes, with no decoding.
+    if text.is_ascii() {
+        split_chars(text, base, text.bytes().map(char::from).enumerate(), out);
+    } else {
+        split_chars(text, base, text.char_indices(), out);
+    }
+}
+
+/// [`split_atoms`] over the piece's characters with their byte offsets.
+fn split_chars(
+    text: &str,
+    base: usize,
+    chars: impl Iterator<Item = (usize, char)>,
+    out: &mut Vec<(usize, usize)>,
+) {
     let mut start: Option<usize> = None;
     let mut prev = '\0';
-    let mut it = text.char_indices().peekable();
+    let mut it = chars.peekable();
     while let Some((off, c)) = it.next() {
         let next = it.peek().map(|&(_, n)| n);
         if c == '_' {
