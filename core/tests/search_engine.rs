@@ -513,7 +513,10 @@ fn held_documents_are_written_as_segments_or_delta_rows() {
         .chain((10..1010).map(|k| (k, format!("many number{k}"), NOW)))
         .chain((2000..k).map(|k| (k, long.clone(), NOW)))
         .collect();
-    assert_eq!(search::check(&mut conn, NS, &docs).unwrap(), Vec::<String>::new());
+    assert_eq!(
+        search::check(&mut conn, NS, &docs).unwrap(),
+        Vec::<String>::new()
+    );
 }
 
 // ---------------------------------------------------------------- fixed cases

@@ -276,7 +276,10 @@ pub fn build(
     for id in by_term {
         tp.clear();
         let end = start[id as usize] as usize;
-        for (ord, t) in grouped[end - counts[id as usize] as usize..end].iter().flatten() {
+        for (ord, t) in grouped[end - counts[id as usize] as usize..end]
+            .iter()
+            .flatten()
+        {
             tp.push_raw(*ord, t.tf, t.positions);
         }
         w.add_term(distinct[id as usize], &tp)?;

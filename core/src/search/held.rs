@@ -30,7 +30,11 @@ use std::sync::{Mutex, MutexGuard};
 /// One change to the held set.
 enum Entry {
     /// A new version of a document (its first, or one replacing a held one).
-    Put { ns: u8, doc: i64, version: NewVersion },
+    Put {
+        ns: u8,
+        doc: i64,
+        version: NewVersion,
+    },
     /// A held document that was deleted again before it was written.
     Drop { ns: u8, doc: i64 },
     /// A held document now in the index's tables (written, or rebuilt by a reindex).
@@ -79,7 +83,10 @@ impl Held {
     }
 
     fn find_ns(&self, ns: &str) -> Option<u8> {
-        self.namespaces.iter().position(|n| n == ns).map(|i| i as u8)
+        self.namespaces
+            .iter()
+            .position(|n| n == ns)
+            .map(|i| i as u8)
     }
 
     fn push(&mut self, e: Entry) {
@@ -97,7 +104,9 @@ impl Held {
 
     /// Where the innermost open savepoint began (0: none is open), and `pushed` then.
     fn top(&self) -> (usize, usize) {
-        self.marks.last().map_or((0, 0), |&(_, at, pushed)| (at, pushed))
+        self.marks
+            .last()
+            .map_or((0, 0), |&(_, at, pushed)| (at, pushed))
     }
 
     fn reindex(&mut self) {
@@ -177,8 +186,7 @@ pub fn hold(conn: usize, ns: &str, doc: i64, version: NewVersion) {
 /// Whether `doc` is held (a version not yet written).
 pub fn holds(conn: usize, ns: &str, doc: i64) -> bool {
     existing(conn, |h| {
-        h.find_ns(ns)
-            .is_some_and(|n| h.live((n, doc)).is_some())
+        h.find_ns(ns).is_some_and(|n| h.live((n, doc)).is_some())
     })
     .unwrap_or(false)
 }
@@ -231,7 +239,10 @@ pub fn documents(conn: usize, ns: &str) -> Vec<(i64, NewVersion)> {
 
 /// The namespaces the connection holds documents of.
 pub fn namespaces(conn: usize) -> Vec<String> {
-    existing(conn, |h| h.live_from(0).into_iter().map(|(ns, _)| ns).collect()).unwrap_or_default()
+    existing(conn, |h| {
+        h.live_from(0).into_iter().map(|(ns, _)| ns).collect()
+    })
+    .unwrap_or_default()
 }
 
 /// Everything the connection holds, by namespace, each in key order, for the writes of a

@@ -551,7 +551,13 @@ mod tests {
                 tp.push(i, &ps);
             }
             let mut out = vec![0xAA; 7]; // the term starts mid-area
-            let b = encode_term(&tp, &lens, &created, &mut out, &mut EncodeScratch::default());
+            let b = encode_term(
+                &tp,
+                &lens,
+                &created,
+                &mut out,
+                &mut EncodeScratch::default(),
+            );
             assert_eq!(b.df, n);
             let mut src = paged(&out);
             let post_len = (out.len() - 7) as u64;

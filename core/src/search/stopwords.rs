@@ -132,9 +132,13 @@ const WORDS: &[&str] = &[
 /// indexed, so it is one hash and one compare (a binary search over the list cost 3% of an
 /// insert).
 pub fn is_stopword(term: &str) -> bool {
-    static SET: std::sync::OnceLock<std::collections::HashSet<&'static str, foldhash::fast::FixedState>> =
-        std::sync::OnceLock::new();
-    term.len() <= LONGEST && SET.get_or_init(|| WORDS.iter().copied().collect()).contains(term)
+    static SET: std::sync::OnceLock<
+        std::collections::HashSet<&'static str, foldhash::fast::FixedState>,
+    > = std::sync::OnceLock::new();
+    term.len() <= LONGEST
+        && SET
+            .get_or_init(|| WORDS.iter().copied().collect())
+            .contains(term)
 }
 
 /// Bytes of the longest word in the list.

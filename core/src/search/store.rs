@@ -728,7 +728,9 @@ impl PageSource for StoredPages<'_> {
         let build = self.build;
         let held = |ahead: &Option<(&mut Readahead, u32)>, no: u32| {
             cache::page(build, no).is_some()
-                || ahead.as_ref().is_some_and(|(w, _)| w.pages.contains_key(&no))
+                || ahead
+                    .as_ref()
+                    .is_some_and(|(w, _)| w.pages.contains_key(&no))
         };
         let mut first = from;
         while first < to && held(&self.ahead, first) {

@@ -113,7 +113,10 @@ impl TermTable {
             *at += 1;
         }
         for &t in &order {
-            let (end, n) = (self.start[t as usize] as usize, self.terms[t as usize].2 as usize);
+            let (end, n) = (
+                self.start[t as usize] as usize,
+                self.terms[t as usize].2 as usize,
+            );
             f(self.bytes(t as usize), &self.grouped[end - n..end]);
         }
         self.order = order;
@@ -164,8 +167,17 @@ mod tests {
     #[test]
     fn sorts_like_bytes() {
         let words: Vec<&[u8]> = vec![
-            b"b", b"a", b"abcdefghij", b"abcdefgh", b"abcdefghi", b"", b"abcdefgh\x00", b"zz",
-            b"abcdefgz", b"\xff", b"ab",
+            b"b",
+            b"a",
+            b"abcdefghij",
+            b"abcdefgh",
+            b"abcdefghi",
+            b"",
+            b"abcdefgh\x00",
+            b"zz",
+            b"abcdefgz",
+            b"\xff",
+            b"ab",
         ];
         let mut ids: Vec<u32> = (0..words.len() as u32).collect();
         sort_by_bytes(&mut ids, |t| words[t as usize]);
