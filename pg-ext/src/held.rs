@@ -11,7 +11,7 @@
 //! losing search documents.
 
 use crate::error::ok;
-use agentmem_core::search::{self, held};
+use agentmem_core::search::{self, held, store};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::cell::Cell;
@@ -93,7 +93,10 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
         pg_sys::XactEvent::XACT_EVENT_ABORT
         | pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
         | pg_sys::XactEvent::XACT_EVENT_COMMIT
-        | pg_sys::XactEvent::XACT_EVENT_PREPARE => held::discard(KEY),
+        | pg_sys::XactEvent::XACT_EVENT_PREPARE => {
+            held::discard(KEY);
+            store::forget_fresh(KEY);
+        }
         _ => {}
     }
 }

@@ -18,7 +18,7 @@
 use crate::api::call;
 use crate::functions::enter_db;
 use agentmem_core::schema::sqlite_triggers;
-use agentmem_core::search::{self, held};
+use agentmem_core::search::{self, held, store};
 use agentmem_core::{Error, Result};
 use sqlite_loadable::ext::{
     sqlite3, sqlite3_context, sqlite3_index_info, sqlite3_module, sqlite3_value, sqlite3_vtab,
@@ -123,19 +123,27 @@ unsafe extern "C" fn x_sync(vtab: *mut sqlite3_vtab) -> c_int {
     guarded(vtab, |db| enter_db(db, |c| search::write_held(c)))
 }
 
-unsafe extern "C" fn x_begin(_vtab: *mut sqlite3_vtab) -> c_int {
+/// A transaction begins, or ends: what the connection knew of it goes.
+fn transaction_bound(vtab: *mut sqlite3_vtab) -> c_int {
+    // SAFETY: SQLite passes the table it connected.
+    let db = unsafe { (*(vtab as *mut Tab)).db } as usize;
+    held::discard(db);
+    store::forget_fresh(db);
     SQLITE_OK
 }
 
+unsafe extern "C" fn x_begin(vtab: *mut sqlite3_vtab) -> c_int {
+    transaction_bound(vtab)
+}
+
+/// Held documents were written by xSync; nothing can be left but what a failed sync did not
+/// take.
 unsafe extern "C" fn x_commit(vtab: *mut sqlite3_vtab) -> c_int {
-    // Written by xSync; nothing can be left but what a failed sync did not take.
-    held::discard((*(vtab as *mut Tab)).db as usize);
-    SQLITE_OK
+    transaction_bound(vtab)
 }
 
 unsafe extern "C" fn x_rollback(vtab: *mut sqlite3_vtab) -> c_int {
-    held::discard((*(vtab as *mut Tab)).db as usize);
-    SQLITE_OK
+    transaction_bound(vtab)
 }
 
 /// A savepoint begins (every statement of a transaction that can fail half-way begins one):

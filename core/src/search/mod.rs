@@ -176,6 +176,9 @@ fn write_documents(conn: &mut dyn Conn, held: Vec<(String, Vec<(i64, NewVersion)
                 let mut local = |no: u32, b: &[u8]| sink(c, no, b);
                 delta::build(&fresh, &|_| true, &mut local)
             })?;
+            if let Some((last, _)) = docs.last() {
+                store::note_stored(conn.conn_key(), &ns, *last);
+            }
             if store::lock_meta(conn, &ns, Lock::TryExclusive)? {
                 merge_policy(conn, &ns, false)?;
             }
@@ -189,7 +192,7 @@ fn write_documents(conn: &mut dyn Conn, held: Vec<(String, Vec<(i64, NewVersion)
                 old: None,
             };
             let bytes = row.payload_bytes();
-            store::put_delta(conn, &ns, &row)?;
+            store::put_new_version(conn, &ns, &row)?;
             maybe_flush(conn, &ns, bytes)?;
         }
     }
@@ -684,8 +687,10 @@ pub fn documents(conn: &mut dyn Conn, sql: &str) -> Result<Vec<(i64, String, i64
 /// its last entry.
 pub fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]) -> Result<()> {
     check_ns(ns)?;
-    // The documents given include those held: they are stored by this rebuild.
+    // The documents given include those held: they are stored by this rebuild, at keys
+    // this transaction may not have seen stored.
     held::stored(conn.conn_key(), ns);
+    store::forget_fresh(conn.conn_key());
     store::lock_meta(conn, ns, Lock::Exclusive)?;
     store::clear(conn, ns)?;
     let mut latest: BTreeMap<i64, usize> = BTreeMap::new();

@@ -16,7 +16,7 @@ use crate::db::row::Fields;
 use crate::db::value::ValueRef;
 use crate::{Conn, Error, Result, Row, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 fn int(v: &Value) -> i64 {
     v.as_i64().unwrap_or(0)
@@ -289,6 +289,7 @@ pub fn insert_delta_new(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<b
         &format!("{INSERT_DELTA} ON CONFLICT (ns, doc) DO NOTHING"),
         &delta_params(ns, d),
     )?;
+    note_stored(conn.conn_key(), ns, d.doc);
     Ok(n > 0)
 }
 
@@ -304,20 +305,84 @@ pub fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result
          ON CONFLICT (ns, doc) DO NOTHING",
         &delta_params(ns, d),
     )?;
+    note_stored(conn.conn_key(), ns, d.doc);
     Ok(n > 0)
 }
 
+/// Per connection and namespace, within the current transaction: no delta row and no segment
+/// holds a key above this. A message's new `seq` is above it, so the look below is needed once
+/// per transaction, not once per message. Only keys of rows that exist get indexed, so what
+/// other connections write never puts a key of ours above it; this connection's own writes
+/// raise it ([`note_stored`]); the host forgets it when a transaction ends
+/// ([`forget_fresh`]).
+static FRESH_ABOVE: Mutex<Option<HashMap<(usize, String), i64>>> = Mutex::new(None);
+
+fn fresh_above() -> MutexGuard<'static, Option<HashMap<(usize, String), i64>>> {
+    FRESH_ABOVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A key of `ns` was written to the delta or a segment on this connection.
+pub fn note_stored(conn: usize, ns: &str, doc: i64) {
+    if let Some(above) = fresh_above()
+        .as_mut()
+        .and_then(|m| m.get_mut(&(conn, ns.to_owned())))
+    {
+        *above = (*above).max(doc);
+    }
+}
+
+/// Forgets what the connection knew of the keys its index holds (its transaction ended).
+pub fn forget_fresh(conn: usize) {
+    if let Some(m) = fresh_above().as_mut() {
+        m.retain(|(c, _), _| *c != conn);
+    }
+}
+
 /// Whether `doc` may be indexed already: it has a delta row, or a segment's key range holds
-/// it (the careful path of [`super::index_new`] then looks closer). One read; a message's
-/// next `seq` finds neither.
+/// it (the careful path of [`super::index_new`] then looks closer). A key above every stored
+/// one (see [`FRESH_ABOVE`]) needs no look.
 pub fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
-    Ok(conn
-        .query_value(
-            "SELECT 1 WHERE EXISTS (SELECT 1 FROM mem_idx_delta WHERE ns = ?1 AND doc = ?2) \
-             OR EXISTS (SELECT 1 FROM mem_idx_segments WHERE ns = ?1 AND min_key <= ?2 AND max_key >= ?2)",
+    let owner = conn.conn_key();
+    let key = (owner, ns.to_owned());
+    if fresh_above()
+        .as_ref()
+        .and_then(|m| m.get(&key))
+        .is_some_and(|&above| doc > above)
+    {
+        return Ok(false);
+    }
+    let row = conn
+        .query(
+            "SELECT (SELECT 1 WHERE EXISTS (SELECT 1 FROM mem_idx_delta WHERE ns = ?1 AND doc = ?2) \
+               OR EXISTS (SELECT 1 FROM mem_idx_segments WHERE ns = ?1 AND min_key <= ?2 AND max_key >= ?2)), \
+             (SELECT max(doc) FROM mem_idx_delta WHERE ns = ?1), \
+             (SELECT max(max_key) FROM mem_idx_segments WHERE ns = ?1)",
             &[ns.into(), Value::Int(doc)],
         )?
-        .is_some())
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let mut f = Fields::new(row);
+    let found = f.int().is_some();
+    let above = [f.int(), f.int()].into_iter().flatten().max().unwrap_or(i64::MIN);
+    fresh_above()
+        .get_or_insert_with(HashMap::new)
+        .insert(key, above);
+    Ok(found)
+}
+
+/// Writes the delta row of a new version of `doc`, keeping the deletion of an older version
+/// the row may already carry (held documents written at commit).
+pub fn put_new_version(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
+    conn.execute(
+        &format!(
+            "{INSERT_DELTA} ON CONFLICT (ns, doc) DO UPDATE SET ver = excluded.ver, len = excluded.len, \
+             created = excluded.created, terms = excluded.terms"
+        ),
+        &delta_params(ns, d),
+    )?;
+    note_stored(conn.conn_key(), ns, d.doc);
+    Ok(())
 }
 
 /// Writes a document's delta row, replacing the one it has.
@@ -330,6 +395,7 @@ pub fn put_delta(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
         ),
         &delta_params(ns, d),
     )?;
+    note_stored(conn.conn_key(), ns, d.doc);
     Ok(())
 }
 
