@@ -96,6 +96,7 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
         | pg_sys::XactEvent::XACT_EVENT_PREPARE => {
             held::discard(KEY);
             store::forget_fresh(KEY);
+            agentmem_core::memory::messages::forget_prepared(KEY);
         }
         _ => {}
     }

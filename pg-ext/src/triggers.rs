@@ -126,7 +126,7 @@ fn mem__messages_booked<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
     let hold = crate::held::may_hold(trigger);
     let data = trigger.trigger_data() as *const pg_sys::TriggerData as *mut pg_sys::TriggerData;
     let sql = format!(
-        "SELECT seq, thread_id, message_index, token_count, created_at, \
+        "SELECT seq, id, thread_id, message_index, token_count, created_at, \
            coalesce(search_text, raw_content) FROM {INSERTED}"
     );
     Spi::connect(|client| {
@@ -146,11 +146,12 @@ fn mem__messages_booked<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
                     let cell = |i: usize| ok(crate::conn::column(&r, i));
                     messages::Inserted {
                         seq: cell(1).as_i64().unwrap_or(0),
-                        thread_id: cell(2).into_string().unwrap_or_default(),
-                        message_index: cell(3).as_i64().unwrap_or(0),
-                        token_count: cell(4).as_i64().unwrap_or(0),
-                        created_at: cell(5).as_i64().unwrap_or(0),
-                        indexed_text: cell(6).into_string().unwrap_or_default(),
+                        id: cell(2).into_string().unwrap_or_default(),
+                        thread_id: cell(3).into_string().unwrap_or_default(),
+                        message_index: cell(4).as_i64().unwrap_or(0),
+                        token_count: cell(5).as_i64().unwrap_or(0),
+                        created_at: cell(6).as_i64().unwrap_or(0),
+                        indexed_text: cell(7).into_string().unwrap_or_default(),
                     }
                 })
                 .collect();

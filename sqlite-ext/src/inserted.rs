@@ -67,10 +67,7 @@ unsafe extern "C" fn x_connect(
     pp_vtab: *mut *mut sqlite3_vtab,
     _err: *mut *mut c_char,
 ) -> c_int {
-    let rc = call!(declare_vtab(
-        db,
-        c"CREATE TABLE x(seq INTEGER)".as_ptr()
-    ));
+    let rc = call!(declare_vtab(db, c"CREATE TABLE x(seq INTEGER)".as_ptr()));
     if rc != SQLITE_OK {
         return rc;
     }

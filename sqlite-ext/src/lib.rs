@@ -48,8 +48,7 @@ pub unsafe extern "C" fn sqlite3_agentmem_linked_init(
 ) -> c_int {
     sqlite_loadable::ext::faux_sqlite_extension_init2(p_api);
     api::init(p_api);
-    let registered =
-        std::panic::catch_unwind(|| {
+    let registered = std::panic::catch_unwind(|| {
         functions::register(db)
             .and_then(|_| table::register(db))
             .and_then(|_| inserted::register(db))

@@ -21,7 +21,7 @@ use crate::db::row::{Cells, Fields};
 use crate::memory::tokens::{self, Encoding};
 use crate::search::{self, NS_MESSAGES};
 use crate::tasks::link;
-use crate::{ids, json_opts::Opts, memory::lifecycle, memory::threads, Conn, Error, Result, Value};
+use crate::{ids, json_opts::Opts, memory::lifecycle, Conn, Error, Result, Value};
 
 /// The roles a message may have.
 pub const ROLES: &[&str] = &["user", "assistant", "system", "tool"];
@@ -153,6 +153,9 @@ pub enum Timing {
     BeforeStatementEnd,
     /// SQLite: filled and booked after the write.
     AfterWrite,
+    /// `mem_message_add`: filled and booked before it inserts the row whole (no search
+    /// document yet: the insert triggers index it).
+    BeforeAdd,
 }
 
 /// Checks a role against [`ROLES`].
@@ -218,21 +221,100 @@ pub fn add(
     };
     let metadata = opts.opt_object("metadata")?.unwrap_or_else(|| "{}".into());
     let task_id = opts.opt_str("task_id")?;
-    threads::resource_of(conn, thread_id)?;
+    // The row is completed and booked here, as its insert triggers would, and inserted whole;
+    // the triggers recognise it by its id and only index it.
+    let d = Draft {
+        seq: 0,
+        id,
+        thread_id: thread_id.to_owned(),
+        resource_id: None,
+        role: role.to_owned(),
+        raw_content: content.to_owned(),
+        search_text: None,
+        injection_text: None,
+        compaction_level: 0,
+        task_id,
+        message_index: None,
+        token_count: None,
+        created_at,
+        metadata,
+    };
+    let d = complete_insert(conn, d, Timing::BeforeAdd, false)?;
+    let _expected = Prepared::expect(conn.conn_key(), &d.id);
     conn.execute(
-        "INSERT INTO mem_messages (id, thread_id, role, raw_content, created_at, metadata, task_id) \
-         VALUES (?1, ?2, ?3, ?4, ?5, CAST(?6 AS @JSON), ?7)",
+        "INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content, created_at, \
+           metadata, task_id, message_index, token_count) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS @JSON), ?8, CAST(?9 AS BIGINT), CAST(?10 AS BIGINT))",
         &[
-            id.as_str().into(),
-            thread_id.into(),
-            role.into(),
-            content.into(),
-            Value::Int(created_at),
-            metadata.into(),
-            task_id.into(),
+            d.id.as_str().into(),
+            d.thread_id.as_str().into(),
+            d.resource_id.clone().into(),
+            d.role.as_str().into(),
+            d.raw_content.as_str().into(),
+            Value::Int(d.created_at),
+            d.metadata.as_str().into(),
+            d.task_id.clone().into(),
+            d.message_index.into(),
+            d.token_count.into(),
         ],
     )?;
-    Ok(id)
+    Ok(d.id)
+}
+
+/// The row `mem_message_add` completed and booked and is inserting, per connection: its insert
+/// triggers then only index it (and Postgres' statement end skips it). Forgotten when the
+/// insert returns, whether or not a trigger took it.
+struct Prepared(usize);
+
+static PREPARED: std::sync::Mutex<Option<std::collections::HashMap<usize, String>>> =
+    std::sync::Mutex::new(None);
+
+/// Ids of prepared rows their Postgres insert trigger took, for the statement's end to skip.
+static BOOKED_BY_ADD: std::sync::Mutex<Option<std::collections::HashSet<(usize, String)>>> =
+    std::sync::Mutex::new(None);
+
+impl Prepared {
+    fn expect(conn: usize, id: &str) -> Prepared {
+        PREPARED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(Default::default)
+            .insert(conn, id.to_owned());
+        Prepared(conn)
+    }
+
+    /// Whether the row with `id` is the one prepared on this connection (taking it).
+    fn take(conn: usize, id: &str) -> bool {
+        let mut g = PREPARED.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(m) = g.as_mut() else {
+            return false;
+        };
+        if m.get(&conn).is_some_and(|p| p == id) {
+            m.remove(&conn);
+            return true;
+        }
+        false
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        if let Some(m) = PREPARED.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            m.remove(&self.0);
+        }
+    }
+}
+
+/// Forgets the prepared rows a connection's statement ends did not meet (its transaction
+/// ended).
+pub fn forget_prepared(conn: usize) {
+    if let Some(s) = BOOKED_BY_ADD
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()
+    {
+        s.retain(|(c, _)| *c != conn);
+    }
 }
 
 /// Fills what an insert left out and books it on the thread. Called by the insert trigger of
@@ -257,6 +339,18 @@ pub fn complete_insert(
     timing: Timing,
     hold: bool,
 ) -> Result<Draft> {
+    if timing != Timing::BeforeAdd && Prepared::take(conn.conn_key(), &d.id) {
+        // Checked, completed and booked by mem_message_add: only its search document is left.
+        index_new(conn, &d, hold)?;
+        if timing == Timing::BeforeStatementEnd {
+            BOOKED_BY_ADD
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert_with(Default::default)
+                .insert((conn.conn_key(), d.id.clone()));
+        }
+        return Ok(d);
+    }
     check_role(&d.role)?;
     check_content("raw_content", &d.raw_content)?;
     if let Some(s) = &d.search_text {
@@ -291,7 +385,7 @@ pub fn complete_insert(
               AND NOT EXISTS (SELECT 1 FROM mem_messages \
                 WHERE thread_id = ?1 AND message_index = CAST(?2 AS BIGINT))"
         }
-        Timing::AfterWrite | Timing::BeforeStatementEnd => "",
+        Timing::AfterWrite | Timing::BeforeStatementEnd | Timing::BeforeAdd => "",
     };
     let dialect = conn.dialect();
     let sql = format!(
@@ -320,7 +414,7 @@ pub fn complete_insert(
     let Some(row) = conn.query(&sql, &params)?.into_iter().next() else {
         return match timing {
             Timing::BeforeWrite => fill_only(conn, d),
-            Timing::AfterWrite | Timing::BeforeStatementEnd => {
+            Timing::AfterWrite | Timing::BeforeStatementEnd | Timing::BeforeAdd => {
                 Err(Error::not_found("thread", &d.thread_id))
             }
         };
@@ -415,6 +509,7 @@ fn will_conflict(conn: &mut dyn Conn, d: &Draft) -> Result<bool> {
 #[derive(Clone, Debug)]
 pub struct Inserted {
     pub seq: i64,
+    pub id: String,
     pub thread_id: String,
     pub message_index: i64,
     pub token_count: i64,
@@ -430,10 +525,19 @@ const THREADS_PER_STATEMENT: usize = 256;
 /// counters in one update for all of its rows, and each row's search document (held with
 /// `hold`, see [`search::held`]).
 pub fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) -> Result<()> {
+    // Rows mem_message_add booked itself are not booked again.
+    let owner = conn.conn_key();
+    let rows: Vec<&Inserted> = {
+        let mut g = BOOKED_BY_ADD.lock().unwrap_or_else(|e| e.into_inner());
+        let booked = g.get_or_insert_with(Default::default);
+        rows.iter()
+            .filter(|r| booked.is_empty() || !booked.remove(&(owner, r.id.clone())))
+            .collect()
+    };
     // thread → (rows, tokens, highest index, latest created_at)
     let mut by_thread: std::collections::BTreeMap<&str, (i64, i64, i64, i64)> =
         std::collections::BTreeMap::new();
-    for r in rows {
+    for r in &rows {
         let e = by_thread
             .entry(r.thread_id.as_str())
             .or_insert((0, 0, i64::MIN, i64::MIN));
@@ -471,7 +575,7 @@ pub fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) -> Resu
         }
         conn.execute(&sql, &params)?;
     }
-    for r in rows {
+    for r in &rows {
         search::index_new(
             conn,
             NS_MESSAGES,

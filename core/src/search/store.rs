@@ -364,7 +364,11 @@ pub fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
         .unwrap_or_default();
     let mut f = Fields::new(row);
     let found = f.int().is_some();
-    let above = [f.int(), f.int()].into_iter().flatten().max().unwrap_or(i64::MIN);
+    let above = [f.int(), f.int()]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(i64::MIN);
     fresh_above()
         .get_or_insert_with(HashMap::new)
         .insert(key, above);
