@@ -72,7 +72,10 @@ fn bulk(db: &mut dyn Backend) {
         )
         .unwrap();
     }
-    assert_eq!(count(db, "SELECT count(*) FROM mem_search('undone1499')"), 1);
+    assert_eq!(
+        count(db, "SELECT count(*) FROM mem_search('undone1499')"),
+        1
+    );
     // Inside the savepoint, what the savepoint held past the bound was written too.
     assert!(held(db) < holding + 1500, "holds {}", held(db));
     db.query("ROLLBACK TO SAVEPOINT late", &[]).unwrap();
@@ -147,14 +150,20 @@ fn postgres_holds_nothing_without_the_deferred_trigger() {
     )
     .unwrap();
     assert_eq!(count(&mut db, held), 0);
-    assert_eq!(count(&mut db, "SELECT count(*) FROM mem_search('quebec')"), 1);
+    assert_eq!(
+        count(&mut db, "SELECT count(*) FROM mem_search('quebec')"),
+        1
+    );
     db.query("COMMIT", &[]).unwrap();
     db.query(
         "ALTER TABLE mem_messages ENABLE TRIGGER mem__message_held_trg",
         &[],
     )
     .unwrap();
-    assert_eq!(count(&mut db, "SELECT count(*) FROM mem_search('oscar quebec')"), 2);
+    assert_eq!(
+        count(&mut db, "SELECT count(*) FROM mem_search('oscar quebec')"),
+        2
+    );
     check(&mut db, "disabled trigger");
     drop(db);
     agentmem_tests::pg_drop_database(&server, &name);
