@@ -59,18 +59,19 @@ impl SqliteConn {
         Ok(raw)
     }
 
-    /// Prepares `sql` (core dialect) and runs it once, keeping the statement for the caller.
+    /// Prepares `sql` (core dialect; from the statement cache when it holds it) and runs it
+    /// once, keeping the statement for the caller. The run also prepares it again when the
+    /// schema changed since it was cached, while preparing still works.
     pub fn prepare_kept(&mut self, sql: &str) -> Result<Kept> {
-        let kept = Kept {
-            raw: self.prepare_raw(sql)?,
-        };
-        // SAFETY: raw is valid.
-        let rc = unsafe { call!(step(kept.raw)) };
-        unsafe { call!(reset(kept.raw)) };
+        let mut stmt = self.prepare(sql, &[])?;
+        // SAFETY: the statement is valid.
+        let rc = unsafe { call!(step(stmt.raw)) };
+        unsafe { call!(reset(stmt.raw)) };
         if rc != SQLITE_DONE && rc != SQLITE_ROW {
+            stmt.failed = true;
             return Err(self.error());
         }
-        Ok(kept)
+        Ok(Kept { stmt })
     }
 
     /// Whether the connection is inside a transaction (not in autocommit mode).
@@ -150,27 +151,20 @@ impl SqliteConn {
     }
 }
 
-/// A statement prepared for later use within one call (not cached); finalized on drop.
+/// A statement held ready for later use within one call, out of the cache until it drops.
 pub struct Kept {
-    raw: *mut sqlite3_stmt,
+    stmt: Stmt,
 }
 
 impl Kept {
     /// Runs the statement once, ignoring its outcome (it exists for its side effect on the
     /// connection: see `functions::atomic`).
     pub fn step_once(&self) {
-        // SAFETY: raw is a live statement owned by this Kept.
+        // SAFETY: the statement is live and held by this Kept.
         unsafe {
-            call!(step(self.raw));
-            call!(reset(self.raw));
+            call!(step(self.stmt.raw));
+            call!(reset(self.stmt.raw));
         }
-    }
-}
-
-impl Drop for Kept {
-    fn drop(&mut self) {
-        // SAFETY: finalized once, here.
-        unsafe { call!(finalize(self.raw)) };
     }
 }
 

@@ -182,7 +182,7 @@ fn atomic<T>(conn: &mut SqliteConn, run: impl FnOnce(&mut SqliteConn) -> Result<
     } else {
         ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
     };
-    conn.execute_batch(begin)?;
+    conn.execute(begin, &[])?;
     // After `sqlite3_interrupt` SQLite refuses to prepare any statement until the host's
     // statement ends, ROLLBACK included, and an interrupted read-only statement (ROLLBACK is
     // one) rolls nothing back. An interrupted *writing* statement rolls the whole transaction
@@ -194,7 +194,7 @@ fn atomic<T>(conn: &mut SqliteConn, run: impl FnOnce(&mut SqliteConn) -> Result<
             return Err(e);
         }
     };
-    let result = run(conn).and_then(|v| conn.execute_batch(commit).map(|_| v));
+    let result = run(conn).and_then(|v| conn.execute(commit, &[]).map(|_| v));
     if result.is_err() && conn.execute_batch(rollback).is_err() {
         guard.step_once();
     }
