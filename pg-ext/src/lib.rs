@@ -20,6 +20,7 @@ mod held;
 mod memories;
 mod owner;
 mod tasks;
+mod transition;
 mod triggers;
 mod vectors;
 

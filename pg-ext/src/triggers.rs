@@ -109,60 +109,71 @@ fn mem__message_insert<'a>(
     Ok(Some(row))
 }
 
-/// The statement trigger that books the rows an insert wrote, and the name it gives their
-/// transition table.
+/// The statement trigger that books the rows an insert wrote.
 const BOOKED_TRIGGER: &str = "mem__messages_booked_trg";
-const INSERTED: &str = "mem__inserted";
 
-/// Rows read from the transition table at a time.
-const BOOKED_PER_FETCH: i64 = 1024;
+/// Rows booked at a time.
+const BOOKED_PER_PAGE: usize = 1024;
+
+/// The columns of the inserted rows the statement's end reads.
+const INSERTED_COLUMNS: &[&str] = &[
+    "seq",
+    "id",
+    "thread_id",
+    "message_index",
+    "token_count",
+    "created_at",
+    "search_text",
+    "raw_content",
+];
 
 /// `AFTER INSERT … FOR EACH STATEMENT`: books the rows the statement inserted (and only
 /// those: a row `ON CONFLICT DO NOTHING` skipped is not in its transition table), a page of
-/// rows at a time.
+/// rows at a time. Rows `mem_message_add` booked itself are skipped before their text is read.
 #[pg_trigger]
 fn mem__messages_booked<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
     let _inside = internal::Guard::new();
     let hold = crate::held::may_hold(trigger);
-    let data = trigger.trigger_data() as *const pg_sys::TriggerData as *mut pg_sys::TriggerData;
-    let sql = format!(
-        "SELECT seq, id, thread_id, message_index, token_count, created_at, \
-           coalesce(search_text, raw_content) FROM {INSERTED}"
-    );
-    Spi::connect(|client| {
-        // SAFETY: the trigger's data lives for the call; it makes the transition table
-        // visible to this SPI connection.
-        unsafe { pg_sys::SPI_register_trigger_data(data) };
-        let mut cursor = client.open_cursor(sql.as_str(), &[]);
-        loop {
-            let page = cursor
-                .fetch(BOOKED_PER_FETCH)
-                .unwrap_or_else(|e| ok(Err(Error::Database(e.to_string()))));
-            if page.is_empty() {
-                break;
+    let data = trigger.trigger_data() as *const pg_sys::TriggerData;
+    // SAFETY: the trigger's data lives for the call, and so does the cursor.
+    let Some(mut inserted) = (unsafe { crate::transition::NewRows::open(data, INSERTED_COLUMNS) })
+    else {
+        return Ok(None);
+    };
+    let conn = agentmem_core::Conn::conn_key(&crate::conn::SpiConn);
+    let mut page = Vec::new();
+    loop {
+        let more = inserted.advance();
+        if more {
+            let id = inserted.text(1).unwrap_or_default();
+            if messages::booked_by_add(conn, &id) {
+                continue;
             }
-            let rows: Vec<messages::Inserted> = page
-                .map(|r| {
-                    let cell = |i: usize| ok(crate::conn::column(&r, i));
-                    messages::Inserted {
-                        seq: cell(1).as_i64().unwrap_or(0),
-                        id: cell(2).into_string().unwrap_or_default(),
-                        thread_id: cell(3).into_string().unwrap_or_default(),
-                        message_index: cell(4).as_i64().unwrap_or(0),
-                        token_count: cell(5).as_i64().unwrap_or(0),
-                        created_at: cell(6).as_i64().unwrap_or(0),
-                        indexed_text: cell(7).into_string().unwrap_or_default(),
-                    }
-                })
-                .collect();
+            page.push(messages::Inserted {
+                seq: inserted.int(0),
+                id,
+                thread_id: inserted.text(2).unwrap_or_default(),
+                message_index: inserted.int(3),
+                token_count: inserted.int(4),
+                created_at: inserted.int(5),
+                indexed_text: inserted
+                    .text(6)
+                    .or_else(|| inserted.text(7))
+                    .unwrap_or_default(),
+            });
+        }
+        if page.len() == BOOKED_PER_PAGE || (!more && !page.is_empty()) {
             ok(messages::book_inserted(
                 &mut crate::conn::SpiConn,
-                &rows,
+                &page,
                 hold,
             ));
+            page.clear();
         }
-    });
-    Ok(None)
+        if !more {
+            return Ok(None);
+        }
+    }
 }
 
 /// The deferred constraint trigger `mem__message_held_trg`: writes the search documents the

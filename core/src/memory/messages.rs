@@ -521,23 +521,22 @@ pub struct Inserted {
 /// Threads updated per counter statement.
 const THREADS_PER_STATEMENT: usize = 256;
 
-/// Books the rows a statement inserted ([`Timing::BeforeStatementEnd`]): each thread's
-/// counters in one update for all of its rows, and each row's search document (held with
-/// `hold`, see [`search::held`]).
+/// Whether the row `id` a statement inserted on connection `conn` was booked by
+/// `mem_message_add` itself (forgetting it): the statement's end must not book it again.
+pub fn booked_by_add(conn: usize, id: &str) -> bool {
+    let mut g = BOOKED_BY_ADD.lock().unwrap_or_else(|e| e.into_inner());
+    g.as_mut()
+        .is_some_and(|booked| !booked.is_empty() && booked.remove(&(conn, id.to_owned())))
+}
+
+/// Books the rows a statement inserted ([`Timing::BeforeStatementEnd`]) other than those
+/// [`booked_by_add`]: each thread's counters in one update for all of its rows, and each
+/// row's search document (held with `hold`, see [`search::held`]).
 pub fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) -> Result<()> {
-    // Rows mem_message_add booked itself are not booked again.
-    let owner = conn.conn_key();
-    let rows: Vec<&Inserted> = {
-        let mut g = BOOKED_BY_ADD.lock().unwrap_or_else(|e| e.into_inner());
-        let booked = g.get_or_insert_with(Default::default);
-        rows.iter()
-            .filter(|r| booked.is_empty() || !booked.remove(&(owner, r.id.clone())))
-            .collect()
-    };
     // thread → (rows, tokens, highest index, latest created_at)
     let mut by_thread: std::collections::BTreeMap<&str, (i64, i64, i64, i64)> =
         std::collections::BTreeMap::new();
-    for r in &rows {
+    for r in rows {
         let e = by_thread
             .entry(r.thread_id.as_str())
             .or_insert((0, 0, i64::MIN, i64::MIN));
@@ -575,7 +574,7 @@ pub fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) -> Resu
         }
         conn.execute(&sql, &params)?;
     }
-    for r in &rows {
+    for r in rows {
         search::index_new(
             conn,
             NS_MESSAGES,
