@@ -81,7 +81,7 @@ agentmem-bench [options]
   --warmup N              untimed warm-up queries per engine (default 50)
   --backends LIST         sqlite,postgres (default both; postgres needs AGENTMEM_PG)
   --batch N               rows per insert transaction, ours and peers alike (default 1000)
-  --budget-secs S         time budget for one engine's timed queries (default 30)
+  --budget-secs S         time budget for one engine's timed queries (default 25)
   --ingest-budget-secs S  time budget for one engine's ingest (default 300, quick 60); past it
                           only the ingest rate is reported for that engine and size
   --seed N                generator seed (default 42)
@@ -126,7 +126,7 @@ fn parse_args() -> Result<Args, String> {
             batch: 1000,
             optimize: true,
             fts_recency_factor: 1e-7,
-            budget: Duration::from_secs(30),
+            budget: Duration::from_secs(25),
             ingest_budget: Duration::from_secs(300),
             now_ms: generator::BASE_NOW_MS,
             keep_files: false,

@@ -25,6 +25,38 @@ pub fn seed() -> u64 {
     std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0u8) | 1
 }
 
+/// A `BuildHasher` over [`hash`], seeded per map: for maps keyed by long text the program
+/// wrote itself (SQL statements), where SipHash's cost per byte shows.
+#[derive(Clone)]
+pub struct FastState(u64);
+
+impl Default for FastState {
+    fn default() -> Self {
+        FastState(seed())
+    }
+}
+
+impl std::hash::BuildHasher for FastState {
+    type Hasher = FastHasher;
+
+    fn build_hasher(&self) -> FastHasher {
+        FastHasher(self.0)
+    }
+}
+
+/// The hasher of [`FastState`].
+pub struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = hash(self.0, bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// A direct-mapped memo of keys up to `N` bytes; longer keys are never remembered. Its
 /// slots are allocated on first use.
 pub struct Memo<const N: usize, V> {

@@ -222,7 +222,12 @@ impl Stmt {
                 SQLITE_INTEGER => ValueRef::Int(call!(column_int64(stmt, i))),
                 SQLITE_FLOAT => ValueRef::Real(call!(column_double(stmt, i))),
                 SQLITE_TEXT => {
-                    ValueRef::Text(String::from_utf8_lossy(bytes(call!(column_text(stmt, i)))))
+                    let b = bytes(call!(column_text(stmt, i)));
+                    // Checked whole first: valid text (nearly all) is borrowed as it is.
+                    ValueRef::Text(match std::str::from_utf8(b) {
+                        Ok(s) => std::borrow::Cow::Borrowed(s),
+                        Err(_) => String::from_utf8_lossy(b),
+                    })
                 }
                 SQLITE_BLOB => ValueRef::Blob(bytes(call!(column_blob(stmt, i)) as *const u8)),
                 _ => ValueRef::Null,
@@ -248,10 +253,12 @@ impl Stmt {
 /// (a statement firing a trigger that calls back into the extension) prepares its own copy.
 mod cache {
     use crate::api::call;
+    use agentmem_core::memo::FastState;
     use sqlite_loadable::ext::{
         sqlite3, sqlite3_context, sqlite3_index_info, sqlite3_module, sqlite3_stmt, sqlite3_value,
         sqlite3_vtab, sqlite3_vtab_cursor,
     };
+    use std::collections::hash_map::Entry as Slot;
     use std::collections::HashMap;
     use std::ffi::{c_char, c_int, c_void};
     use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -264,7 +271,7 @@ mod cache {
     struct Entry {
         /// False when the disconnect hook could not be installed: nothing is cached.
         enabled: bool,
-        stmts: HashMap<String, *mut sqlite3_stmt>,
+        stmts: HashMap<String, *mut sqlite3_stmt, FastState>,
     }
 
     struct Map(HashMap<usize, Entry>);
@@ -300,7 +307,7 @@ mod cache {
             let enabled = install(db);
             map().0.entry(db as usize).or_insert(Entry {
                 enabled,
-                stmts: HashMap::new(),
+                stmts: HashMap::default(),
             });
         }
         None
@@ -314,12 +321,13 @@ mod cache {
     ) -> Option<*mut sqlite3_stmt> {
         let mut m = map();
         match m.0.get_mut(&(db as usize)) {
-            Some(e)
-                if e.enabled && e.stmts.len() < MAX_STATEMENTS && !e.stmts.contains_key(&key) =>
-            {
-                e.stmts.insert(key, raw);
-                None
-            }
+            Some(e) if e.enabled && e.stmts.len() < MAX_STATEMENTS => match e.stmts.entry(key) {
+                Slot::Vacant(v) => {
+                    v.insert(raw);
+                    None
+                }
+                Slot::Occupied(_) => Some(raw),
+            },
             _ => Some(raw),
         }
     }
