@@ -59,9 +59,17 @@ pub fn read<R: Stored, W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> R {
 }
 
 /// Writes the columns the core fills in (`Completed::filled`) into `NEW`, each as its column's
-/// Postgres type. The row triggers of every table use it.
+/// Postgres type, skipping those that already hold their value: each write forms the row
+/// again, and a row `mem_message_add` completed comes in whole. The row triggers of every
+/// table use it.
 pub fn write_back<R: Completed>(row: &mut PgHeapTuple<'_, AllocatedByRust>, completed: &R) {
-    for (col, v) in completed.filled() {
+    let filled = completed.filled();
+    let names: Vec<&str> = filled.iter().map(|(col, _)| *col).collect();
+    let held = values(row, &names);
+    for ((col, v), now) in filled.into_iter().zip(held) {
+        if v == now {
+            continue;
+        }
         let ty = row.get_attribute_by_name(col).map(|(_, a)| a.atttypid);
         let r = match ty {
             Some(pg_sys::INT8OID) => row.set_by_name(col, v.as_i64()),
