@@ -163,15 +163,8 @@ fn write_documents(conn: &mut dyn Conn, held: Vec<(String, Vec<(i64, NewVersion)
     for (ns, docs) in held {
         let bytes: usize = docs.iter().map(|(_, v)| v.terms.len()).sum();
         if docs.len() >= HELD_SEGMENT_DOCS || bytes >= HELD_SEGMENT_BYTES {
-            let fresh: Vec<delta::Pending<'_>> = docs
-                .iter()
-                .map(|(doc, v)| delta::Pending {
-                    key: *doc,
-                    created: v.created,
-                    len: v.len,
-                    payload: &v.terms,
-                })
-                .collect();
+            let fresh: Vec<delta::Pending<'_>> =
+                docs.iter().map(|(doc, v)| v.pending(*doc)).collect();
             store_segment(conn, &ns, &mut |c, sink| {
                 let mut local = |no: u32, b: &[u8]| sink(c, no, b);
                 delta::build(&fresh, &|_| true, &mut local)
@@ -446,15 +439,7 @@ fn views(
     };
     out.extend(delta);
     let held = held::documents(conn.conn_key(), ns);
-    let held: Vec<delta::Pending<'_>> = held
-        .iter()
-        .map(|(doc, v)| delta::Pending {
-            key: *doc,
-            created: v.created,
-            len: v.len,
-            payload: &v.terms,
-        })
-        .collect();
+    let held: Vec<delta::Pending<'_>> = held.iter().map(|(doc, v)| v.pending(*doc)).collect();
     out.extend(View::in_memory(&held, keep)?);
     Ok(Some(out))
 }
@@ -515,14 +500,7 @@ pub fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
     }
     let fresh: Vec<delta::Pending<'_>> = rows
         .iter()
-        .filter_map(|d| {
-            d.new.as_ref().map(|n| delta::Pending {
-                key: d.doc,
-                created: n.created,
-                len: n.len,
-                payload: &n.terms,
-            })
-        })
+        .filter_map(|d| d.new.as_ref().map(|n| n.pending(d.doc)))
         .collect();
     if !fresh.is_empty() {
         store_segment(conn, ns, &mut |c, sink| {
@@ -705,15 +683,8 @@ pub fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]) -> Re
             tick.ticks(64, || conn.check_interrupt())?;
             versions.push((docs[i].0, new_version(&docs[i].1, docs[i].2)));
         }
-        let fresh: Vec<delta::Pending<'_>> = versions
-            .iter()
-            .map(|(key, n)| delta::Pending {
-                key: *key,
-                created: n.created,
-                len: n.len,
-                payload: &n.terms,
-            })
-            .collect();
+        let fresh: Vec<delta::Pending<'_>> =
+            versions.iter().map(|(key, n)| n.pending(*key)).collect();
         store_segment(conn, ns, &mut |c, sink| {
             let mut local = |no: u32, b: &[u8]| sink(c, no, b);
             delta::build(&fresh, &|_| true, &mut local)

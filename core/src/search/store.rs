@@ -99,6 +99,18 @@ pub struct NewVersion {
     pub terms: Vec<u8>,
 }
 
+impl NewVersion {
+    /// Document `key` in this version, as the segment builder and in-memory views take it.
+    pub fn pending(&self, key: i64) -> super::delta::Pending<'_> {
+        super::delta::Pending {
+            key,
+            created: self.created,
+            len: self.len,
+            payload: &self.terms,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct OldVersion {
     pub seg_no: i64,
