@@ -253,11 +253,9 @@ impl Stmt {
 /// (a statement firing a trigger that calls back into the extension) prepares its own copy.
 mod cache {
     use crate::api::call;
+    use crate::eponymous::{self, Module, Tab};
     use agentmem_core::memo::FastState;
-    use sqlite_loadable::ext::{
-        sqlite3, sqlite3_context, sqlite3_index_info, sqlite3_module, sqlite3_stmt, sqlite3_value,
-        sqlite3_vtab, sqlite3_vtab_cursor,
-    };
+    use sqlite_loadable::ext::{sqlite3, sqlite3_stmt, sqlite3_vtab};
     use std::collections::hash_map::Entry as Slot;
     use std::collections::HashMap;
     use std::ffi::{c_char, c_int, c_void};
@@ -265,7 +263,6 @@ mod cache {
 
     /// Distinct statements kept per connection (the core has a few dozen).
     const MAX_STATEMENTS: usize = 256;
-    const MODULE_NAME: &[u8] = b"mem__stmt_cache\0";
     const PROBE_SQL: &[u8] = b"SELECT 1 FROM mem__stmt_cache\0";
 
     struct Entry {
@@ -343,12 +340,6 @@ mod cache {
         }
     }
 
-    #[repr(C)]
-    struct Tab {
-        base: sqlite3_vtab,
-        db: *mut sqlite3,
-    }
-
     unsafe extern "C" fn x_connect(
         db: *mut sqlite3,
         _aux: *mut c_void,
@@ -357,20 +348,7 @@ mod cache {
         pp_vtab: *mut *mut sqlite3_vtab,
         _err: *mut *mut c_char,
     ) -> c_int {
-        let rc = call!(declare_vtab(
-            db,
-            b"CREATE TABLE x(x)\0".as_ptr() as *const c_char
-        ));
-        if rc != 0 {
-            return rc;
-        }
-        let tab = Box::new(Tab {
-            // SAFETY: an all-zero sqlite3_vtab is what SQLite expects from xConnect.
-            base: std::mem::zeroed(),
-            db,
-        });
-        *pp_vtab = Box::into_raw(tab) as *mut sqlite3_vtab;
-        0
+        eponymous::connect(db, c"CREATE TABLE x(x)", pp_vtab)
     }
 
     unsafe extern "C" fn x_disconnect(vtab: *mut sqlite3_vtab) -> c_int {
@@ -379,97 +357,18 @@ mod cache {
         0
     }
 
-    unsafe extern "C" fn x_best_index(
-        _v: *mut sqlite3_vtab,
-        info: *mut sqlite3_index_info,
-    ) -> c_int {
-        (*info).estimatedCost = 1.0;
-        0
-    }
-
-    unsafe extern "C" fn x_open(_v: *mut sqlite3_vtab, pp: *mut *mut sqlite3_vtab_cursor) -> c_int {
-        // SAFETY: an all-zero cursor; SQLite fills pVtab.
-        *pp = Box::into_raw(Box::new(std::mem::zeroed::<sqlite3_vtab_cursor>()));
-        0
-    }
-
-    unsafe extern "C" fn x_close(c: *mut sqlite3_vtab_cursor) -> c_int {
-        drop(Box::from_raw(c));
-        0
-    }
-
-    unsafe extern "C" fn x_filter(
-        _c: *mut sqlite3_vtab_cursor,
-        _n: c_int,
-        _s: *const c_char,
-        _argc: c_int,
-        _argv: *mut *mut sqlite3_value,
-    ) -> c_int {
-        0
-    }
-
-    unsafe extern "C" fn x_next(_c: *mut sqlite3_vtab_cursor) -> c_int {
-        0
-    }
-
-    unsafe extern "C" fn x_eof(_c: *mut sqlite3_vtab_cursor) -> c_int {
-        1
-    }
-
-    unsafe extern "C" fn x_column(
-        _c: *mut sqlite3_vtab_cursor,
-        _ctx: *mut sqlite3_context,
-        _i: c_int,
-    ) -> c_int {
-        0
-    }
-
-    unsafe extern "C" fn x_rowid(_c: *mut sqlite3_vtab_cursor, r: *mut i64) -> c_int {
-        *r = 0;
-        0
-    }
-
-    fn module() -> *const sqlite3_module {
-        struct M(sqlite3_module);
-        // SAFETY: a table of function pointers, never written after initialisation.
-        unsafe impl Send for M {}
-        unsafe impl Sync for M {}
-        static MODULE: OnceLock<M> = OnceLock::new();
-        &MODULE
-            .get_or_init(|| {
-                // SAFETY: all-zero is a valid sqlite3_module (every callback None).
-                let mut m: sqlite3_module = unsafe { std::mem::zeroed() };
-                m.iVersion = 1;
-                m.xConnect = Some(x_connect);
-                m.xBestIndex = Some(x_best_index);
-                m.xDisconnect = Some(x_disconnect);
-                m.xDestroy = Some(x_disconnect);
-                m.xOpen = Some(x_open);
-                m.xClose = Some(x_close);
-                m.xFilter = Some(x_filter);
-                m.xNext = Some(x_next);
-                m.xEof = Some(x_eof);
-                m.xColumn = Some(x_column);
-                m.xRowid = Some(x_rowid);
-                M(m)
-            })
-            .0
+    fn module() -> &'static Module {
+        static MODULE: OnceLock<Module> = OnceLock::new();
+        MODULE.get_or_init(|| Module(eponymous::module(1, x_connect, x_disconnect)))
     }
 
     /// Registers and connects the eponymous table whose disconnect empties the cache.
     fn install(db: *mut sqlite3) -> bool {
-        // SAFETY: db is live; the module table is static; the probe is finalized here.
+        if eponymous::register(db, c"mem__stmt_cache", module()) != 0 {
+            return false;
+        }
+        // SAFETY: db is live; the probe is finalized here.
         unsafe {
-            let rc = call!(create_module_v2(
-                db,
-                MODULE_NAME.as_ptr() as *const c_char,
-                module(),
-                std::ptr::null_mut(),
-                None
-            ));
-            if rc != 0 {
-                return false;
-            }
             let mut probe: *mut sqlite3_stmt = std::ptr::null_mut();
             let rc = call!(prepare_v2(
                 db,

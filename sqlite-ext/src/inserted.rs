@@ -16,14 +16,12 @@
 //! one column, `seq`; reading it returns no rows.
 
 use crate::api::call;
+use crate::eponymous::{self, Module, Tab};
 use crate::functions::enter_db;
 use agentmem_core::schema::sqlite_triggers;
 use agentmem_core::search::{self, held, store};
 use agentmem_core::{Error, Result};
-use sqlite_loadable::ext::{
-    sqlite3, sqlite3_context, sqlite3_index_info, sqlite3_module, sqlite3_value, sqlite3_vtab,
-    sqlite3_vtab_cursor,
-};
+use sqlite_loadable::ext::{sqlite3, sqlite3_value, sqlite3_vtab};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
@@ -31,13 +29,6 @@ const SQLITE_OK: c_int = 0;
 const SQLITE_ERROR: c_int = 1;
 const SQLITE_INTEGER: c_int = 1;
 const SQLITE_NULL: c_int = 5;
-const MODULE_NAME: &[u8] = b"mem__message_inserted\0";
-
-#[repr(C)]
-struct Tab {
-    base: sqlite3_vtab,
-    db: *mut sqlite3,
-}
 
 /// Runs `f` on the table's connection with panics caught; an error becomes the table's error
 /// message and SQLITE_ERROR.
@@ -67,17 +58,7 @@ unsafe extern "C" fn x_connect(
     pp_vtab: *mut *mut sqlite3_vtab,
     _err: *mut *mut c_char,
 ) -> c_int {
-    let rc = call!(declare_vtab(db, c"CREATE TABLE x(seq INTEGER)".as_ptr()));
-    if rc != SQLITE_OK {
-        return rc;
-    }
-    let tab = Box::new(Tab {
-        // SAFETY: an all-zero sqlite3_vtab is what SQLite expects from xConnect.
-        base: std::mem::zeroed(),
-        db,
-    });
-    *pp_vtab = Box::into_raw(tab) as *mut sqlite3_vtab;
-    SQLITE_OK
+    eponymous::connect(db, c"CREATE TABLE x(seq INTEGER)", pp_vtab)
 }
 
 /// Also the connection closing: whatever it still holds goes with it.
@@ -167,102 +148,25 @@ unsafe extern "C" fn x_rollback_to(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {
     SQLITE_OK
 }
 
-unsafe extern "C" fn x_best_index(_v: *mut sqlite3_vtab, info: *mut sqlite3_index_info) -> c_int {
-    (*info).estimatedCost = 1.0;
-    SQLITE_OK
-}
-
-unsafe extern "C" fn x_open(_v: *mut sqlite3_vtab, pp: *mut *mut sqlite3_vtab_cursor) -> c_int {
-    // SAFETY: an all-zero cursor; SQLite fills pVtab.
-    *pp = Box::into_raw(Box::new(std::mem::zeroed::<sqlite3_vtab_cursor>()));
-    SQLITE_OK
-}
-
-unsafe extern "C" fn x_close(c: *mut sqlite3_vtab_cursor) -> c_int {
-    drop(Box::from_raw(c));
-    SQLITE_OK
-}
-
-unsafe extern "C" fn x_filter(
-    _c: *mut sqlite3_vtab_cursor,
-    _n: c_int,
-    _s: *const c_char,
-    _argc: c_int,
-    _argv: *mut *mut sqlite3_value,
-) -> c_int {
-    SQLITE_OK
-}
-
-unsafe extern "C" fn x_next(_c: *mut sqlite3_vtab_cursor) -> c_int {
-    SQLITE_OK
-}
-
-unsafe extern "C" fn x_eof(_c: *mut sqlite3_vtab_cursor) -> c_int {
-    1
-}
-
-unsafe extern "C" fn x_column(
-    _c: *mut sqlite3_vtab_cursor,
-    _ctx: *mut sqlite3_context,
-    _i: c_int,
-) -> c_int {
-    SQLITE_OK
-}
-
-unsafe extern "C" fn x_rowid(_c: *mut sqlite3_vtab_cursor, r: *mut i64) -> c_int {
-    *r = 0;
-    SQLITE_OK
-}
-
-fn module() -> *const sqlite3_module {
-    struct M(sqlite3_module);
-    // SAFETY: a table of function pointers, never written after initialisation.
-    unsafe impl Send for M {}
-    unsafe impl Sync for M {}
-    static MODULE: OnceLock<M> = OnceLock::new();
-    &MODULE
-        .get_or_init(|| {
-            // SAFETY: all-zero is a valid sqlite3_module (every callback None). Without
-            // xCreate the table is eponymous only: no CREATE VIRTUAL TABLE makes another.
-            let mut m: sqlite3_module = unsafe { std::mem::zeroed() };
-            m.iVersion = 2;
-            m.xConnect = Some(x_connect);
-            m.xBestIndex = Some(x_best_index);
-            m.xDisconnect = Some(x_disconnect);
-            m.xDestroy = Some(x_disconnect);
-            m.xOpen = Some(x_open);
-            m.xClose = Some(x_close);
-            m.xFilter = Some(x_filter);
-            m.xNext = Some(x_next);
-            m.xEof = Some(x_eof);
-            m.xColumn = Some(x_column);
-            m.xRowid = Some(x_rowid);
-            m.xUpdate = Some(x_update);
-            m.xBegin = Some(x_begin);
-            m.xSync = Some(x_sync);
-            m.xCommit = Some(x_commit);
-            m.xRollback = Some(x_rollback);
-            m.xSavepoint = Some(x_savepoint);
-            m.xRelease = Some(x_release);
-            m.xRollbackTo = Some(x_rollback_to);
-            M(m)
-        })
-        .0
+fn module() -> &'static Module {
+    static MODULE: OnceLock<Module> = OnceLock::new();
+    MODULE.get_or_init(|| {
+        let mut m = eponymous::module(2, x_connect, x_disconnect);
+        m.xUpdate = Some(x_update);
+        m.xBegin = Some(x_begin);
+        m.xSync = Some(x_sync);
+        m.xCommit = Some(x_commit);
+        m.xRollback = Some(x_rollback);
+        m.xSavepoint = Some(x_savepoint);
+        m.xRelease = Some(x_release);
+        m.xRollbackTo = Some(x_rollback_to);
+        Module(m)
+    })
 }
 
 /// Registers the table on `db`.
 pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
-    // SAFETY: db is live; the module table is static.
-    let rc = unsafe {
-        call!(create_module_v2(
-            db,
-            MODULE_NAME.as_ptr() as *const c_char,
-            module(),
-            std::ptr::null_mut(),
-            None
-        ))
-    };
-    if rc != SQLITE_OK {
+    if eponymous::register(db, c"mem__message_inserted", module()) != SQLITE_OK {
         return Err(sqlite_loadable::Error::new_message(
             "agentmem0: cannot register mem__message_inserted",
         ));

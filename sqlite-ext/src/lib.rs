@@ -8,6 +8,7 @@
 mod api;
 mod args;
 mod conn;
+mod eponymous;
 mod functions;
 mod inserted;
 mod pin;
