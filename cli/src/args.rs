@@ -263,7 +263,8 @@ pub struct Tools {
 
 #[derive(Args)]
 pub struct Tool {
-    /// memory_search, task_query, task_mutate, memory_recall, memory_remember or graph_impact.
+    /// memory_search, task_query, task_mutate, memory_recall, memory_remember, graph_impact
+    /// or graph_neighbors.
     pub name: String,
     /// The model's arguments, a JSON object.
     pub input: String,

@@ -49,7 +49,7 @@ impl ServerHandler for Server {
             .with_instructions(
                 "agentmem is this project's memory: past conversations (memory_search), tasks \
                  (task_query, task_mutate), long-term memories (memory_recall, \
-                 memory_remember) and the code graph (graph_impact).",
+                 memory_remember) and the code graph (graph_impact, graph_neighbors).",
             )
     }
 

@@ -147,7 +147,7 @@ fn session(m: &Memory, setup: &dyn Fn(&str)) -> Vec<Json> {
     assert_eq!(stats["breakdown"][0]["key"], "agent-7", "{stats}");
     seen.push(json!([stats["tasks"], stats["threads"], stats["tokens"]]));
     let tools = m.json(&["tools", "--format", "anthropic"]);
-    assert_eq!(tools.as_array().unwrap().len(), 6);
+    assert_eq!(tools.as_array().unwrap().len(), 7);
     let answer = m.json(&[
         "tool",
         "memory_search",

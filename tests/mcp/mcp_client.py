@@ -22,6 +22,7 @@ EXPECTED_TOOLS = [
     "memory_recall",
     "memory_remember",
     "graph_impact",
+    "graph_neighbors",
 ]
 
 
@@ -91,6 +92,8 @@ async def session(binary, where):
             assert not err and a["success"], a
             seen.append({"searched": a["totalHits"]})
             err, a = await call("graph_impact", {"target": "src/auth/tokens.ts"})
+            assert err and "no node" in a["error"], a
+            err, a = await call("graph_neighbors", {"target": "src/auth/tokens.ts", "direction": "in"})
             assert err and "no node" in a["error"], a
 
             # Malformed calls: tool errors the model can read, and the server carries on.

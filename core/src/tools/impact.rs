@@ -1,10 +1,10 @@
-//! `graph_impact` as a tool: what breaks if the agent changes a file or a symbol. The LLM
-//! names the target as it knows it — a path, `path:symbol`, or a node id — and the tool finds
-//! the node within the context's resource.
+//! `graph_impact` as a tool: what breaks if the agent changes a file or a symbol, named as
+//! [`target`](super::target) reads it.
 
 use super::call::{succeeded, Answer, Failure, Input};
+use super::target::resolve;
 use crate::graph::{bound, query};
-use crate::{Conn, Value};
+use crate::Conn;
 use serde_json::{json, Map, Value as Json};
 
 fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
@@ -21,68 +21,6 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
     let answer = query::impact(conn, Some(&node), Some(&Json::Object(o).to_string()))
         .map_err(|e| Failure::renamed(e, &[("options.max_depth", "maxDepth")]))?;
     Ok(succeeded(&answer))
-}
-
-/// The node `target` names: its id, else (within the resource) the file node of a path, or
-/// the node labelled `symbol` in the file of `path:symbol`.
-fn resolve(
-    conn: &mut dyn Conn,
-    target: &str,
-    resource: Option<&str>,
-) -> std::result::Result<String, Failure> {
-    let by_id = conn.query_value(
-        "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1",
-        &[target.into()],
-    )?;
-    if let Some(r) = by_id {
-        return match resource {
-            Some(want) if r.as_str() != Some(want) => Err(not_found(target)),
-            _ => Ok(target.to_string()),
-        };
-    }
-    let resource = resource.ok_or_else(|| {
-        Failure::from(
-            "resourceId: finding a node by path needs the resource (pass {\"resourceId\":…} \
-             as the context), or give the node's id",
-        )
-    })?;
-    let (file, label) = match target.rsplit_once(':') {
-        Some((f, l)) if !f.is_empty() && !l.is_empty() => (f, Some(l)),
-        _ => (target, None),
-    };
-    let rows = conn.query(
-        "SELECT id FROM mem_graph_nodes WHERE resource_id = ?1 AND file_path = ?2 \
-           AND (CASE WHEN CAST(?3 AS TEXT) IS NULL THEN type = 'file' ELSE label = ?3 END) \
-         ORDER BY id LIMIT 6",
-        &[resource.into(), file.into(), label.into()],
-    )?;
-    let ids: Vec<String> = rows
-        .into_iter()
-        .filter_map(|r| r.into_iter().next().and_then(Value::into_string))
-        .collect();
-    match ids.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => Err(not_found(target)),
-        many => Err(format!(
-            "target: {} names {} nodes; give one of their ids: {}",
-            crate::error::echo(target),
-            if many.len() > 5 {
-                "more than 5".to_string()
-            } else {
-                many.len().to_string()
-            },
-            many.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
-        )
-        .into()),
-    }
-}
-
-fn not_found(target: &str) -> Failure {
-    format!(
-        "target: no node {} in this project's graph",
-        crate::error::echo(target)
-    )
-    .into()
 }
 
 /// The tool as the LLM sees it.

@@ -1,4 +1,4 @@
-//! The LLM tools: seed 000's tool calls, and recall, remember and impact analysis, answered
+//! The LLM tools: seed 000's tool calls, and recall, remember and the code graph, answered
 //! as JSON and never as SQL errors.
 //!
 //! [`TOOLS`] is the one list: each tool's name, its description and input schema for the
@@ -9,8 +9,10 @@
 mod call;
 mod impact;
 pub mod memory_search;
+mod neighbors;
 mod recall;
 mod remember;
+mod target;
 pub mod tasks;
 
 use crate::{Conn, Result};
@@ -35,6 +37,7 @@ pub const TOOLS: &[Tool] = &[
     recall::TOOL,
     remember::TOOL,
     impact::TOOL,
+    neighbors::TOOL,
 ];
 
 /// The shapes `mem_tools` writes: MCP's `tools/list` entries, OpenAI's function tools,
