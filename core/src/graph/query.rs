@@ -36,16 +36,16 @@ const NEIGHBOR_OPTIONS: &[&str] = &[
 ];
 
 /// A reached node with the best path between it and the start.
-struct Reached {
-    id: String,
-    depth: usize,
-    total_weight: f64,
+pub struct Reached {
+    pub id: String,
+    pub depth: usize,
+    pub total_weight: f64,
     /// The path's node ids and edge types as the closure stores them (JSON arrays).
-    path: String,
-    edge_types: String,
-    ty: String,
-    label: String,
-    file_path: Option<String>,
+    pub path: String,
+    pub edge_types: String,
+    pub ty: String,
+    pub label: String,
+    pub file_path: Option<String>,
 }
 
 /// What a neighbourhood query asks.
@@ -251,18 +251,7 @@ pub fn neighbors(
     node: Option<&str>,
     options: Option<&str>,
 ) -> Result<Vec<Row>> {
-    let node = required("node_id", node)?;
-    let o = Opts::parse("options", options, NEIGHBOR_OPTIONS)?;
-    let dir = o.opt_str("direction")?.unwrap_or_else(|| "out".into());
-    check_one_of("options.direction", &dir, &["out", "in", "both"])?;
-    let dirs = match dir.as_str() {
-        "out" => vec![Direction::Out],
-        "in" => vec![Direction::In],
-        _ => vec![Direction::Out, Direction::In],
-    };
-    let s = start(conn, node)?;
-    let a = ask(&o, Some(1), &s, dirs)?;
-    Ok(reach(conn, node, &s, &a)?
+    Ok(reached(conn, node, options)?
         .into_iter()
         .map(|r| {
             vec![
@@ -277,6 +266,26 @@ pub fn neighbors(
             ]
         })
         .collect())
+}
+
+/// [`neighbors`] as the reached nodes themselves, for callers in the core.
+pub fn reached(
+    conn: &mut dyn Conn,
+    node: Option<&str>,
+    options: Option<&str>,
+) -> Result<Vec<Reached>> {
+    let node = required("node_id", node)?;
+    let o = Opts::parse("options", options, NEIGHBOR_OPTIONS)?;
+    let dir = o.opt_str("direction")?.unwrap_or_else(|| "out".into());
+    check_one_of("options.direction", &dir, &["out", "in", "both"])?;
+    let dirs = match dir.as_str() {
+        "out" => vec![Direction::Out],
+        "in" => vec![Direction::In],
+        _ => vec![Direction::Out, Direction::In],
+    };
+    let s = start(conn, node)?;
+    let a = ask(&o, Some(1), &s, dirs)?;
+    reach(conn, node, &s, &a)
 }
 
 /// What `graph_impact` takes: the neighbourhood options but `direction` (always in).

@@ -2,7 +2,7 @@
 //! [`target`](super::target) reads it.
 
 use super::call::{succeeded, Answer, Failure, Input};
-use super::target::resolve;
+use super::target::{self, resolve};
 use crate::graph::{bound, query};
 use crate::Conn;
 use serde_json::{json, Map, Value as Json};
@@ -26,12 +26,13 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
 /// The tool as the LLM sees it.
 pub(crate) const TOOL: super::Tool = super::Tool {
     name: "graph_impact",
-    description: "What breaks if you change a file or a symbol: everything in the project's \
-        code graph that depends on it (imports it, calls it, …), grouped by distance, with the \
-        files to re-check.\n\n\
-        Name the target as a path (\"src/auth/tokens.ts\"), a symbol in a file \
-        (\"src/auth/tokens.ts:verifyJwt\") or a node id.\n\n\
-        Example: { \"target\": \"src/auth/tokens.ts:verifyJwt\", \"maxDepth\": 3 }",
+    description: concat!(
+        "What breaks if you change a file or a symbol: everything in the project's code graph \
+         that depends on it (imports it, calls it, …), grouped by distance, with the files to \
+         re-check.\n\n",
+        target::naming!(),
+        "Example: { \"target\": \"src/auth/tokens.ts:verifyJwt\", \"maxDepth\": 3 }"
+    ),
     schema,
     run,
 };
@@ -40,10 +41,7 @@ fn schema() -> Json {
     json!({
         "type": "object",
         "properties": {
-            "target": {
-                "type": "string",
-                "description": "A path, path:symbol, or node id"
-            },
+            "target": target::property(),
             "maxDepth": {
                 "type": "integer", "minimum": 1, "maximum": bound::MAX_DEPTH,
                 "description": "How many hops of dependents (default: the project's depth)"

@@ -2,9 +2,10 @@
 //! uses it, nearest first — named as [`target`](super::target) reads it.
 
 use super::call::{Answer, Failure, Input};
-use super::target::resolve;
-use crate::graph::{bound, query};
-use crate::{Conn, Value};
+use super::target::{self, resolve};
+use crate::graph::bound;
+use crate::graph::query::{self, Reached};
+use crate::Conn;
 use serde_json::{json, Map, Value as Json};
 
 /// Neighbours listed when the LLM does not say, and at most.
@@ -33,8 +34,8 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
             o.insert(option.into(), json!(v));
         }
     }
-    let rows =
-        query::neighbors(conn, Some(&node), Some(&Json::Object(o).to_string())).map_err(|e| {
+    let reached =
+        query::reached(conn, Some(&node), Some(&Json::Object(o).to_string())).map_err(|e| {
             Failure::renamed(
                 e,
                 &[
@@ -43,15 +44,12 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
                 ],
             )
         })?;
-    let more = rows.len() as i64 > limit;
+    let more = reached.len() as i64 > limit;
     let mut neighbors = Vec::new();
     let mut files = Vec::new();
-    for row in rows.into_iter().take(limit as usize) {
-        let n = Neighbor::of(row, &node);
-        if let Some(f) = &n.file_path {
-            files.push(f.clone());
-        }
-        neighbors.push(n.to_json());
+    for r in reached.into_iter().take(limit as usize) {
+        neighbors.push(neighbor(&r, &node));
+        files.extend(r.file_path);
     }
     files.sort();
     files.dedup();
@@ -64,76 +62,37 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
     }))
 }
 
-/// One row of `graph_neighbors` as the LLM reads it.
-struct Neighbor {
-    id: String,
-    ty: String,
-    label: String,
-    file_path: Option<String>,
-    depth: i64,
-    /// `out` when the path runs from the target (the target uses it), `in` otherwise.
-    direction: &'static str,
-    via: Json,
-}
-
-impl Neighbor {
-    /// The row's columns: node_id, depth, path, total_weight, edge_types, type, label,
-    /// file_path.
-    fn of(row: Vec<Value>, target: &str) -> Neighbor {
-        let mut c = row.into_iter();
-        let mut next = || c.next().unwrap_or(Value::Null);
-        let id = next().into_string().unwrap_or_default();
-        let depth = next().as_i64().unwrap_or(0);
-        let path = parsed(next());
-        next(); // total_weight: the order already says it
-        let via = parsed(next());
-        let ty = next().into_string().unwrap_or_default();
-        let label = next().into_string().unwrap_or_default();
-        let file_path = next().into_string();
-        let direction = match path.get(0).and_then(Json::as_str) {
-            Some(first) if first == target => "out",
-            _ => "in",
-        };
-        Neighbor {
-            id,
-            ty,
-            label,
-            file_path,
-            depth,
-            direction,
-            via,
-        }
-    }
-
-    fn to_json(&self) -> Json {
-        json!({
-            "id": self.id,
-            "type": self.ty,
-            "label": self.label,
-            "filePath": self.file_path,
-            "depth": self.depth,
-            "direction": self.direction,
-            "via": self.via,
-        })
-    }
-}
-
-/// A JSON text column as JSON (`null` if it is not).
-fn parsed(v: Value) -> Json {
-    v.into_string()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
+/// A reached node as the LLM reads it: `direction` is `out` when its path runs from the
+/// target (the target uses it), `in` otherwise.
+fn neighbor(r: &Reached, target: &str) -> Json {
+    let path: Vec<String> = serde_json::from_str(&r.path).unwrap_or_default();
+    let via: Json = serde_json::from_str(&r.edge_types).unwrap_or_default();
+    let direction = if path.first().is_some_and(|n| n == target) {
+        "out"
+    } else {
+        "in"
+    };
+    json!({
+        "id": r.id,
+        "type": r.ty,
+        "label": r.label,
+        "filePath": r.file_path,
+        "depth": r.depth,
+        "direction": direction,
+        "via": via,
+    })
 }
 
 /// The tool as the LLM sees it.
 pub(crate) const TOOL: super::Tool = super::Tool {
     name: "graph_neighbors",
-    description: "What is around a file or a symbol in the project's code graph: what it uses \
-        (direction \"out\": the files it imports, the functions it calls, …) and what uses it \
-        (\"in\"), nearest first, with the relation (\"via\") and the files to read.\n\n\
-        Name the target as a path (\"src/auth/tokens.ts\"), a symbol in a file \
-        (\"src/auth/tokens.ts:verifyJwt\") or a node id.\n\n\
-        Example: { \"target\": \"src/auth/login.ts\", \"direction\": \"out\", \"maxDepth\": 2 }",
+    description: concat!(
+        "What is around a file or a symbol in the project's code graph: what it uses \
+         (direction \"out\": the files it imports, the functions it calls, …) and what uses it \
+         (\"in\"), nearest first, with the relation (\"via\") and the files to read.\n\n",
+        target::naming!(),
+        "Example: { \"target\": \"src/auth/login.ts\", \"direction\": \"out\", \"maxDepth\": 2 }"
+    ),
     schema,
     run,
 };
@@ -142,10 +101,7 @@ fn schema() -> Json {
     json!({
         "type": "object",
         "properties": {
-            "target": {
-                "type": "string",
-                "description": "A path, path:symbol, or node id"
-            },
+            "target": target::property(),
             "direction": {
                 "type": "string", "enum": ["out", "in", "both"],
                 "description": "out: what the target uses; in: what uses it; both (default)"

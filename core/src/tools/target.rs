@@ -3,6 +3,22 @@
 
 use super::call::Failure;
 use crate::{Conn, Value};
+use serde_json::{json, Value as Json};
+
+/// How a graph tool's description tells the LLM to name its target (a literal, for
+/// `concat!`).
+macro_rules! naming {
+    () => {
+        "Name the target as a path (\"src/auth/tokens.ts\"), a symbol in a file \
+         (\"src/auth/tokens.ts:verifyJwt\") or a node id.\n\n"
+    };
+}
+pub(crate) use naming;
+
+/// The `target` argument in a graph tool's JSON Schema.
+pub(crate) fn property() -> Json {
+    json!({ "type": "string", "description": "A path, path:symbol, or node id" })
+}
 
 /// The node `target` names: its id, else (within the resource) the file node of a path, or
 /// the node labelled `symbol` in the file of `path:symbol`.
