@@ -14,6 +14,7 @@
 //! resource's messages go.
 
 use super::tables;
+use crate::db::access::{self, Act};
 use crate::memories::NS_MEMORIES;
 use crate::om::search::{self as om_search, NS_OBSERVATIONS};
 use crate::search::{self, NS_MESSAGES};
@@ -41,6 +42,9 @@ pub const TABLES: &[&str] = &[
     "mem_graph_hubs",
     "mem_graph_settings",
 ];
+
+/// The derived tables among [`TABLES`]: the graph's, kept by resource.
+const DERIVED: &[&str] = &["mem_graph_closure", "mem_graph_hubs"];
 
 /// The deletes, in order: the graph's edges before its nodes (their triggers take the closure
 /// rows they carried), memories (their triggers take vectors, file rows and index documents),
@@ -86,6 +90,9 @@ const OWN_TASKS: &str = "SELECT id FROM mem_tasks WHERE resource_id = ?1 \
 pub fn forget(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> {
     let r = resource_id.ok_or_else(|| Error::invalid("resource_id", "must not be NULL"))?;
     let rid = [Value::from(r)];
+    // The closure and hubs are the owner's rows: deleted and counted only when the caller
+    // may write the resource's graph, asked before its rows go.
+    let graph = access::may(conn, Act::Write, crate::graph::TABLES, r)?;
     let tasks: Vec<Value> = conn
         .query(OWN_TASKS, &rid)?
         .into_iter()
@@ -95,6 +102,8 @@ pub fn forget(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> 
     for table in TABLES {
         let n = if *table == "mem_tasks" {
             tasks.len() as i64
+        } else if DERIVED.contains(table) && !graph {
+            0
         } else {
             let sql = format!("SELECT count(*) FROM {table} WHERE {}", of_resource(table));
             conn.query_value(&sql, &rid)?
@@ -124,6 +133,9 @@ pub fn forget(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> 
         )?;
     }
     for table in DELETE_ORDER {
+        if DERIVED.contains(table) && !graph {
+            continue;
+        }
         conn.execute(
             &format!("DELETE FROM {table} WHERE {}", of_resource(table)),
             &rid,

@@ -23,6 +23,10 @@ pub enum RowLock {
     /// What an update of non-key columns takes: excludes other updates, not the key-share
     /// locks of foreign-key checks.
     NoKeyUpdate,
+    /// The weakest: excludes only deletes and key changes. Like every row lock in Postgres it
+    /// needs the table's update privilege and passes its update policies, which is what
+    /// [`crate::db::access`] asks it to prove.
+    KeyShare,
 }
 
 impl Dialect {
@@ -66,6 +70,7 @@ impl Dialect {
             (Dialect::Postgres, RowLock::UpdateSkipLocked) => " FOR UPDATE SKIP LOCKED",
             (Dialect::Postgres, RowLock::Share) => " FOR SHARE",
             (Dialect::Postgres, RowLock::NoKeyUpdate) => " FOR NO KEY UPDATE",
+            (Dialect::Postgres, RowLock::KeyShare) => " FOR KEY SHARE",
         }
     }
 

@@ -19,6 +19,7 @@
 use super::bound::{self, Bound};
 use super::path::Path;
 use super::walk::{walk, walk_over, Direction, EdgeFilter, Present};
+use crate::db::access::{self, Act};
 use crate::db::batch;
 use crate::db::row::Fields;
 use crate::{Conn, Dialect, Result, Value};
@@ -358,8 +359,13 @@ pub fn recheck_hub(conn: &mut dyn Conn, resource: &str, node: &str, b: &mut Boun
 /// Rebuilds the closure of a resource from its edges and settings: the hubs are recounted,
 /// the present edges read once, then one bounded walk (in memory) per node with an outgoing
 /// edge, its rows written many per statement. The bulk path (`graph_load`), a change of
-/// settings and repairs use it. Memory: the resource's present edges.
+/// settings and repairs use it. Memory: the resource's present edges. A caller that may not
+/// write the resource ([`access::may`]) rebuilds nothing: its view of the resource is empty,
+/// and the closure built from it would replace the one its owner sees.
 pub fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<i64> {
+    if !access::may(conn, Act::Write, super::TABLES, resource)? {
+        return Ok(0);
+    }
     let (_, hub_in_degree) = bound::settings(conn, resource)?;
     bound::recount(conn, resource, hub_in_degree)?;
     let b = Bound::of(conn, resource)?;

@@ -21,6 +21,10 @@ use crate::{Conn, Error, Result, Value};
 use bound::Bound;
 use closure::Hop;
 
+/// The documented tables that hold a resource's graph: a caller that reaches none of its rows
+/// there may not touch or count its derived rows ([`crate::db::access`]).
+pub(crate) const TABLES: &[&str] = &["mem_graph_nodes", "mem_graph_edges", "mem_graph_settings"];
+
 /// An edge row as the triggers read it.
 struct EdgeRow {
     hop: Hop,

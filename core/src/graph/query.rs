@@ -7,6 +7,7 @@ use super::path::Path;
 use super::walk::{walk, Direction, EdgeFilter};
 use crate::api::{int, json, real, text, Field};
 use crate::args::{check_one_of, required};
+use crate::db::access::{self, Act};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::{Conn, Error, Result, Row, Value};
@@ -344,6 +345,9 @@ pub fn impact(conn: &mut dyn Conn, node: Option<&str>, options: Option<&str>) ->
 /// valid), closure rows, and the depth bound.
 pub fn stats(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> {
     let r = required("resource_id", resource_id)?;
+    // Derived rows are counted only for a resource the caller sees: every figure of the
+    // answer comes from the caller's view.
+    let seen = access::may(conn, Act::See, super::TABLES, r)?;
     let mut count = |sql: &str| -> Result<i64> {
         Ok(conn
             .query_value(sql, &[r.into()])?
@@ -361,8 +365,14 @@ pub fn stats(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> {
     let invalid_edges = count(
         "SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1 AND invalid_at IS NOT NULL",
     )?;
-    let closure_rows = count("SELECT count(*) FROM mem_graph_closure WHERE resource_id = ?1")?;
-    let hubs = count("SELECT count(*) FROM mem_graph_hubs WHERE resource_id = ?1")?;
+    let (closure_rows, hubs) = if seen {
+        (
+            count("SELECT count(*) FROM mem_graph_closure WHERE resource_id = ?1")?,
+            count("SELECT count(*) FROM mem_graph_hubs WHERE resource_id = ?1")?,
+        )
+    } else {
+        (0, 0)
+    };
     let (depth, hub_in_degree) = bound::settings(conn, r)?;
     Ok(json!({
         "nodes": nodes,
