@@ -111,6 +111,12 @@ fn squared_l2(q: &[f32], v: &[f32]) -> f64 {
     squared_l2_lanes(q, v)
 }
 
+/// `v · v`, summed as every distance sums it (8 float32 lanes): what decides whether the
+/// distances of `v` can be computed at all (see [`super::check_norm`]).
+pub fn squared_norm(v: &[f32]) -> f64 {
+    dot_and_norm(v, v).1
+}
+
 /// A query, prepared once for many distances.
 pub struct Query {
     pub v: Vec<f32>,

@@ -21,7 +21,8 @@ pub const KINDS: &[&str] = &["memory", "message"];
 /// The most dimensions a vector may have.
 pub const MAX_DIMS: usize = 8192;
 
-/// A vector from its stored form: float32 little-endian, 1 to [`MAX_DIMS`] of them, finite.
+/// A vector from its stored form: float32 little-endian, 1 to [`MAX_DIMS`] of them, finite,
+/// with a norm distances can use ([`check_norm`]).
 pub fn from_blob(arg: &str, bytes: &[u8]) -> Result<Vec<f32>> {
     if bytes.is_empty() || bytes.len() % 4 != 0 || bytes.len() / 4 > MAX_DIMS {
         return Err(Error::invalid(
@@ -38,7 +39,34 @@ pub fn from_blob(arg: &str, bytes: &[u8]) -> Result<Vec<f32>> {
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
     check_finite(arg, &v)?;
+    check_norm(arg, &v)?;
     Ok(v)
+}
+
+/// The largest squared norm a vector may have: a quarter of float32's largest value, so that
+/// `q · v` and `|q − v|²` of any two vectors, summed in float32 lanes, stay finite.
+pub const MAX_SQUARED_NORM: f64 = f32::MAX as f64 / 4.0;
+
+/// A vector every distance is defined for: not zero (it has no direction, so its cosine
+/// distance to anything is undefined), and short enough that no sum of a distance overflows.
+pub fn check_norm(arg: &str, v: &[f32]) -> Result<()> {
+    let nn = math::squared_norm(v);
+    if nn == 0.0 {
+        return Err(Error::invalid(
+            arg,
+            "is a zero vector (or too close to one for float32): it has no direction",
+        ));
+    }
+    if !(nn <= MAX_SQUARED_NORM) {
+        return Err(Error::invalid(
+            arg,
+            format!(
+                "is too long: its norm must be at most {:.1e} for float32 distances",
+                MAX_SQUARED_NORM.sqrt()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The stored form of a vector.

@@ -5,6 +5,7 @@
 
 use super::cache::{self, Chunk};
 use super::math::{Metric, Query};
+use super::store::{self, Shelf};
 use super::{from_blob, KINDS};
 use crate::api::{real, text, Field};
 use crate::args::{check_one_of, required};
@@ -195,7 +196,7 @@ fn scan(q: &Query, seqs: &[i64], floats: &[f32], allowed: Option<&HashSet<i64>>,
 /// [`cache`]); the few unpacked rows are read each time.
 fn scan_model(
     conn: &mut dyn Conn,
-    model: &str,
+    shelf: Shelf,
     q: &Query,
     k: usize,
     allowed: Option<&HashSet<i64>>,
@@ -205,16 +206,18 @@ fn scan_model(
         heap: BinaryHeap::new(),
     };
     if k > 0 {
+        let (model, dims) = (shelf.model, Value::Int(shelf.dims));
         let chunks = conn.query(
-            "SELECT chunk, upto, build FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk",
-            &[model.into()],
+            "SELECT chunk, upto, build FROM mem_vec_chunks WHERE model = ?1 AND dims = ?2 \
+             ORDER BY chunk",
+            &[model.into(), dims.clone()],
         )?;
         // The last chunk's upto: every vector at or below it is in a chunk.
         let mut upto = 0;
         for r in chunks {
             let mut f = Fields::new(r);
             let chunk = f.int().unwrap_or(0);
-            upto = f.int().unwrap_or(0);
+            upto = upto.max(f.int().unwrap_or(0));
             let build = f.int();
             let decoded = match build.and_then(cache::get) {
                 Some(c) => c,
@@ -240,8 +243,9 @@ fn scan_model(
             scan(q, &decoded.seqs, &decoded.floats, allowed, &mut top);
         }
         for r in conn.query(
-            "SELECT seq, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL AND seq > ?2",
-            &[model.into(), Value::Int(upto)],
+            "SELECT seq, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL AND seq > ?2 \
+             AND dims = ?3",
+            &[model.into(), Value::Int(upto), dims],
         )? {
             let mut f = Fields::new(r);
             let seq = f.int().unwrap_or(0);
@@ -267,8 +271,8 @@ pub struct Found {
 }
 
 /// The `k` vectors of `model` closest to `query` whose owners pass, closest first (ties: the
-/// earlier vector first). `None` when the model has no vectors; an error when `query` has
-/// another number of dimensions.
+/// earlier vector first). Empty when the caller sees no vector of the model; an error when
+/// the vectors it sees have another number of dimensions.
 pub fn nearest(
     conn: &mut dyn Conn,
     model: &str,
@@ -277,10 +281,12 @@ pub fn nearest(
     k: usize,
     owners: &Owners,
 ) -> Result<Vec<Found>> {
-    let Some(dims) = super::store::model_dims(conn, model, 0)? else {
+    let Some(dims) = store::model_dims(conn, model, 0)? else {
         return Ok(Vec::new());
     };
-    if dims as usize != query.len() {
+    let width = query.len() as i64;
+    // A caller that sees several widths (the owner, across tenants) searches the query's.
+    if dims != width && !store::has_width(conn, model, width)? {
         return Err(Error::invalid(
             "query_vector",
             format!(
@@ -292,10 +298,11 @@ pub fn nearest(
     }
     let q = Query::new(query, metric);
     let allowed = owners.allowed(conn, model)?;
+    let shelf = Shelf { model, dims: width };
     let found = allowed.first_passing(
         conn,
         k,
-        &mut |conn, n, keys| scan_model(conn, model, &q, n, keys),
+        &mut |conn, n, keys| scan_model(conn, shelf, &q, n, keys),
         |f| f.1,
     )?;
     let seqs: Vec<i64> = found.iter().map(|f| f.1).collect();

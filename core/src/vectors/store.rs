@@ -5,13 +5,22 @@
 //! rows are copied into chunks — their seqs and floats, contiguous — [`CHUNK`] per chunk, in
 //! one write each, so packing costs each vector one copy, not a rewrite per insert. A packed
 //! vector that changes or goes is taken out of its chunk (one chunk rewrite); one that changed
-//! goes into the model's loose chunk ([`LOOSE`]). So every row at or below the last pack's
+//! goes into its shelf's loose chunk ([`Shelf::loose`]). So every row at or below the last pack's
 //! `upto` is in a chunk, and a search reads every chunk plus the unpacked rows above `upto` —
 //! a key range that never meets the dead index entries (chunk NULL, seq below `upto`) a long
 //! Postgres transaction's packing leaves behind.
+//!
+//! A model's vectors are packed by width: chunks of one model and one number of dimensions,
+//! each width with its own `upto`, so vectors of another width (another tenant's, under
+//! row-level security) never share, or hide, a chunk.
+//!
+//! Packing reads the caller's view of the rows. A caller that row-level security limits packs
+//! the rows it sees (and may update) but never moves `upto`: rows it cannot see may lie below
+//! the seqs it packed, and a search must still find them above `upto`.
 
 use super::{from_blob, KINDS};
 use crate::args::{check_one_of, required};
+use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
 use crate::search::store::random_id;
 use crate::{Conn, Error, Result, Value};
@@ -19,16 +28,31 @@ use crate::{Conn, Error, Result, Value};
 /// Vectors per chunk.
 pub const CHUNK: usize = 256;
 
-/// The chunk number of a model's loose chunk: vectors at or below the last pack that changed
-/// since (regular chunks are numbered from 1). It becomes a regular chunk when full.
-pub const LOOSE: i64 = 0;
+/// A model's vectors of one width: what a chunk holds and a search scans.
+#[derive(Clone, Copy, Debug)]
+pub struct Shelf<'a> {
+    pub model: &'a str,
+    pub dims: i64,
+}
 
-/// The number of `model`'s last chunk and that chunk's `upto` ((0, 0) when it has none).
-pub fn last_pack(conn: &mut dyn Conn, model: &str) -> Result<(i64, i64)> {
+impl Shelf<'_> {
+    /// The chunk number of the shelf's loose chunk: vectors at or below the last pack that
+    /// changed since. Regular chunks are numbered from 1 across the model's widths; a loose
+    /// chunk is numbered by its width, negated, so each width has its own. It becomes a
+    /// regular chunk when full.
+    pub fn loose(&self) -> i64 {
+        -self.dims
+    }
+}
+
+/// The number of the shelf's last regular chunk and that chunk's `upto` ((0, 0) when it has
+/// none).
+pub fn last_pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<(i64, i64)> {
     Ok(conn
         .query(
-            "SELECT chunk, upto FROM mem_vec_chunks WHERE model = ?1 ORDER BY chunk DESC LIMIT 1",
-            &[model.into()],
+            "SELECT chunk, upto FROM mem_vec_chunks WHERE model = ?1 AND dims = ?2 AND chunk > 0 \
+             ORDER BY chunk DESC LIMIT 1",
+            &[shelf.model.into(), Value::Int(shelf.dims)],
         )?
         .into_iter()
         .next()
@@ -39,8 +63,8 @@ pub fn last_pack(conn: &mut dyn Conn, model: &str) -> Result<(i64, i64)> {
         .unwrap_or((0, 0)))
 }
 
-/// The dims of `model`'s vectors (of any row but `except`; 0 excepts none, seqs start at 1),
-/// if it has any.
+/// The dims of `model`'s vectors the caller sees (of any row but `except`; 0 excepts none,
+/// seqs start at 1), if it sees any.
 pub(super) fn model_dims(conn: &mut dyn Conn, model: &str, except: i64) -> Result<Option<i64>> {
     Ok(conn
         .query_value(
@@ -48,6 +72,16 @@ pub(super) fn model_dims(conn: &mut dyn Conn, model: &str, except: i64) -> Resul
             &[model.into(), Value::Int(except)],
         )?
         .and_then(|v| v.as_i64()))
+}
+
+/// Whether the caller sees a vector of `model` with `dims` dimensions.
+pub(super) fn has_width(conn: &mut dyn Conn, model: &str, dims: i64) -> Result<bool> {
+    Ok(conn
+        .query_value(
+            "SELECT 1 FROM mem_embeddings WHERE model = ?1 AND dims = ?2 LIMIT 1",
+            &[model.into(), Value::Int(dims)],
+        )?
+        .is_some())
 }
 
 /// `mem_embed_set(kind, id, model, vector)` → the vector's dimensions. `vector` is float32
@@ -72,11 +106,7 @@ pub fn embed_set(
         "vector",
         vector.ok_or_else(|| Error::invalid("vector", "is required"))?,
     )?;
-    let owner = match kind {
-        "memory" => "SELECT 1 FROM mem_memories WHERE id = ?1",
-        _ => "SELECT 1 FROM mem_messages WHERE id = ?1",
-    };
-    if conn.query_value(owner, &[id.into()])?.is_none() {
+    if conn.query_value(owner_sql(kind), &[id.into()])?.is_none() {
         return Err(Error::invalid(
             "id",
             format!("no {kind} {}", crate::error::echo(id)),
@@ -99,12 +129,27 @@ pub fn embed_set(
     Ok(dims)
 }
 
-/// Checks a written row (its blob and dims agree, finite floats, its model's dims), as
-/// `mem_embed_set` checks them, for rows written by plain SQL; returns its model and chunk.
-fn check_row(conn: &mut dyn Conn, seq: i64) -> Result<(String, Option<i64>)> {
+/// The query that finds the owner of an embedding of `kind`.
+fn owner_sql(kind: &str) -> &'static str {
+    match kind {
+        "memory" => "SELECT 1 FROM mem_memories WHERE id = ?1",
+        _ => "SELECT 1 FROM mem_messages WHERE id = ?1",
+    }
+}
+
+/// A written row as the triggers read it: its model, width and chunk.
+struct Written {
+    model: String,
+    dims: i64,
+    chunk: Option<i64>,
+}
+
+/// Checks a written row (its owner exists, its blob and dims agree, finite floats, its
+/// model's dims), as `mem_embed_set` checks them, for rows written by plain SQL.
+fn check_row(conn: &mut dyn Conn, seq: i64) -> Result<Written> {
     let row = conn
         .query(
-            "SELECT model, dims, vector, chunk FROM mem_embeddings WHERE seq = ?1",
+            "SELECT model, dims, vector, chunk, kind, owner_id FROM mem_embeddings WHERE seq = ?1",
             &[Value::Int(seq)],
         )?
         .into_iter()
@@ -118,6 +163,16 @@ fn check_row(conn: &mut dyn Conn, seq: i64) -> Result<(String, Option<i64>)> {
         _ => return Err(Error::invalid("mem_embeddings.vector", "must be a blob")),
     };
     let chunk = f.int();
+    let (kind, owner) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
+    if conn
+        .query_value(owner_sql(&kind), &[owner.as_str().into()])?
+        .is_none()
+    {
+        return Err(Error::invalid(
+            "mem_embeddings.owner_id",
+            format!("no {kind} {}", crate::error::echo(&owner)),
+        ));
+    }
     let v = from_blob("mem_embeddings.vector", &bytes)?;
     if v.len() as i64 != dims {
         return Err(Error::invalid(
@@ -136,24 +191,29 @@ fn check_row(conn: &mut dyn Conn, seq: i64) -> Result<(String, Option<i64>)> {
             ));
         }
     }
-    Ok((model, chunk))
+    Ok(Written { model, dims, chunk })
 }
 
 /// After an embedding row is inserted: checked, unpacked, and its model packed when it has a
 /// chunk's worth of unpacked vectors.
 pub fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
-    let (model, chunk) = check_row(conn, seq)?;
+    let w = check_row(conn, seq)?;
+    let shelf = Shelf {
+        model: &w.model,
+        dims: w.dims,
+    };
     // A chunk written by hand is no chunk; a seq written by hand may be an old one.
-    if chunk.is_some() || seq <= last_pack(conn, &model)?.1 {
-        place(conn, &model, seq)?;
+    if w.chunk.is_some() || seq <= last_pack(conn, shelf)?.1 {
+        place(conn, shelf, seq)?;
     }
-    pack(conn, &model)
+    pack(conn, shelf)
 }
 
 /// Puts row `seq` (in no chunk) where a search finds it: in the loose chunk when its seq is at
 /// or below the last pack's `upto`, unpacked above it.
-fn place(conn: &mut dyn Conn, model: &str, seq: i64) -> Result<()> {
-    if seq > last_pack(conn, model)?.1 {
+fn place(conn: &mut dyn Conn, shelf: Shelf, seq: i64) -> Result<()> {
+    let (model, loose) = (shelf.model, shelf.loose());
+    if seq > last_pack(conn, shelf)?.1 {
         conn.execute(
             "UPDATE mem_embeddings SET chunk = NULL WHERE seq = ?1",
             &[Value::Int(seq)],
@@ -171,14 +231,14 @@ fn place(conn: &mut dyn Conn, model: &str, seq: i64) -> Result<()> {
             ))
         }
     };
-    let loose = conn
+    let stored = conn
         .query(
             "SELECT seqs, vectors FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
-            &[model.into(), Value::Int(LOOSE)],
+            &[model.into(), Value::Int(loose)],
         )?
         .into_iter()
         .next();
-    let (mut seqs, mut floats) = match loose {
+    let (mut seqs, mut floats) = match stored {
         Some(r) => {
             let mut f = Fields::new(r);
             match (f.value(), f.value()) {
@@ -198,14 +258,14 @@ fn place(conn: &mut dyn Conn, model: &str, seq: i64) -> Result<()> {
     let count = seqs.len() / 8;
     conn.execute(
         "DELETE FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
-        &[model.into(), Value::Int(LOOSE)],
+        &[model.into(), Value::Int(loose)],
     )?;
     conn.execute(
         "INSERT INTO mem_vec_chunks (model, chunk, dims, upto, seqs, vectors, build) \
          VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
         &[
             model.into(),
-            Value::Int(LOOSE),
+            Value::Int(loose),
             Value::Int(dims),
             Value::Blob(seqs),
             Value::Blob(floats),
@@ -214,18 +274,18 @@ fn place(conn: &mut dyn Conn, model: &str, seq: i64) -> Result<()> {
     )?;
     conn.execute(
         "UPDATE mem_embeddings SET chunk = ?2 WHERE seq = ?1",
-        &[Value::Int(seq), Value::Int(LOOSE)],
+        &[Value::Int(seq), Value::Int(loose)],
     )?;
     if count >= CHUNK {
-        // Full: a regular chunk after the last, with the last's upto (which stays the model's).
-        let (last, upto) = last_pack(conn, model)?;
-        let next = last.max(LOOSE) + 1;
+        // Full: a regular chunk after the model's last, with the shelf's upto (which stays).
+        let upto = last_pack(conn, shelf)?.1;
+        let next = last_chunk(conn, model)? + 1;
         conn.execute(
             "UPDATE mem_vec_chunks SET chunk = ?3, upto = ?4, build = ?5 \
              WHERE model = ?1 AND chunk = ?2",
             &[
                 model.into(),
-                Value::Int(LOOSE),
+                Value::Int(loose),
                 Value::Int(next),
                 Value::Int(upto),
                 Value::Int(random_id()),
@@ -233,7 +293,7 @@ fn place(conn: &mut dyn Conn, model: &str, seq: i64) -> Result<()> {
         )?;
         conn.execute(
             "UPDATE mem_embeddings SET chunk = ?3 WHERE model = ?1 AND chunk = ?2",
-            &[model.into(), Value::Int(LOOSE), Value::Int(next)],
+            &[model.into(), Value::Int(loose), Value::Int(next)],
         )?;
     }
     Ok(())
@@ -247,14 +307,18 @@ pub fn on_update(
     old_model: &str,
     old_chunk: Option<i64>,
 ) -> Result<()> {
-    let (model, _) = check_row(conn, seq)?;
+    let w = check_row(conn, seq)?;
+    let shelf = Shelf {
+        model: &w.model,
+        dims: w.dims,
+    };
     if let Some(c) = old_chunk {
         take_out(conn, old_model, c, seq)?;
     }
-    if old_chunk.is_some() || model != old_model {
-        place(conn, &model, seq)?;
+    if old_chunk.is_some() || w.model != old_model {
+        place(conn, shelf, seq)?;
     }
-    pack(conn, &model)
+    pack(conn, shelf)
 }
 
 /// After an embedding row is gone: out of its chunk.
@@ -274,44 +338,71 @@ pub fn forget(conn: &mut dyn Conn, kind: &str, owner: &str) -> Result<()> {
     Ok(())
 }
 
-/// Packs every unpacked vector of `model`, [`CHUNK`] per chunk, once it has [`CHUNK`] new ones
-/// (above the last pack's `upto`). New rows are counted by seq, not by `chunk IS NULL`: in a
-/// long Postgres transaction every packed row leaves a dead index entry with a NULL chunk,
-/// which a count per insert would visit again and again.
-fn pack(conn: &mut dyn Conn, model: &str) -> Result<()> {
-    let (mut chunk, upto) = last_pack(conn, model)?;
+/// The number of `model`'s last regular chunk, of any width (0 when it has none).
+fn last_chunk(conn: &mut dyn Conn, model: &str) -> Result<i64> {
+    Ok(conn
+        .query_value(
+            "SELECT max(chunk) FROM mem_vec_chunks WHERE model = ?1",
+            &[model.into()],
+        )?
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0)
+        .max(0))
+}
+
+/// Packs every unpacked vector of the shelf the caller sees, [`CHUNK`] per chunk, once it
+/// has [`CHUNK`] new ones (above the last pack's `upto`). New rows are counted by seq, not by
+/// `chunk IS NULL`: in a long Postgres transaction every packed row leaves a dead index entry
+/// with a NULL chunk, which a count per insert would visit again and again. A caller under
+/// row-level security packs only rows it may also update (`FOR KEY SHARE` passes the update
+/// policies), and leaves `upto` where it was (see the module's comment).
+fn pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<()> {
+    let model = shelf.model;
+    let upto = last_pack(conn, shelf)?.1;
     let recent = conn
         .query_value(
             "SELECT count(*) FROM (SELECT 1 FROM mem_embeddings WHERE model = ?1 AND seq > ?2 \
-             AND chunk IS NULL LIMIT ?3) AS t",
-            &[model.into(), Value::Int(upto), Value::Int(CHUNK as i64)],
+             AND chunk IS NULL AND dims = ?4 LIMIT ?3) AS t",
+            &[
+                model.into(),
+                Value::Int(upto),
+                Value::Int(CHUNK as i64),
+                Value::Int(shelf.dims),
+            ],
         )?
         .and_then(|v| v.as_i64())
         .unwrap_or(0);
     if recent < CHUNK as i64 {
         return Ok(());
     }
+    let restricted = conn.row_security("mem_embeddings")?;
+    let lock = if restricted {
+        conn.dialect().row_lock(RowLock::KeyShare)
+    } else {
+        ""
+    };
     let rows = conn.query(
-        "SELECT seq, dims, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL \
-         AND seq > ?2 ORDER BY seq",
-        &[model.into(), Value::Int(upto)],
+        &format!(
+            "SELECT seq, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL \
+             AND seq > ?2 AND dims = ?3 ORDER BY seq{lock}"
+        ),
+        &[model.into(), Value::Int(upto), Value::Int(shelf.dims)],
     )?;
-    let now_upto = rows
-        .last()
-        .and_then(|r| r.first())
-        .and_then(Value::as_i64)
-        .unwrap_or(upto);
+    let now_upto = match rows.last().and_then(|r| r.first()).and_then(Value::as_i64) {
+        Some(last) if !restricted => last,
+        _ => upto,
+    };
+    let mut chunk = last_chunk(conn, model)?;
     for group in rows.chunks(CHUNK) {
         let mut seqs = Vec::with_capacity(group.len() * 8);
         let mut floats = Vec::new();
-        let (mut dims, mut first, mut last) = (0, None, 0);
+        let (mut first, mut last) = (None, 0);
         for r in group {
             // Read in place: the rows hold every unpacked vector, not worth a copy each.
             last = r[0].as_i64().unwrap_or(0);
             first.get_or_insert(last);
-            dims = r[1].as_i64().unwrap_or(0);
             seqs.extend_from_slice(&last.to_le_bytes());
-            if let Value::Blob(b) = &r[2] {
+            if let Value::Blob(b) = &r[1] {
                 floats.extend_from_slice(b);
             }
         }
@@ -322,7 +413,7 @@ fn pack(conn: &mut dyn Conn, model: &str) -> Result<()> {
             &[
                 model.into(),
                 Value::Int(chunk),
-                Value::Int(dims),
+                Value::Int(shelf.dims),
                 Value::Int(now_upto),
                 Value::Blob(seqs),
                 Value::Blob(floats),
@@ -331,12 +422,13 @@ fn pack(conn: &mut dyn Conn, model: &str) -> Result<()> {
         )?;
         conn.execute(
             "UPDATE mem_embeddings SET chunk = ?2 WHERE model = ?1 AND chunk IS NULL \
-             AND seq >= ?3 AND seq <= ?4",
+             AND seq >= ?3 AND seq <= ?4 AND dims = ?5",
             &[
                 model.into(),
                 Value::Int(chunk),
                 Value::Int(first.unwrap_or(last)),
                 Value::Int(last),
+                Value::Int(shelf.dims),
             ],
         )?;
     }
@@ -367,8 +459,12 @@ fn take_out(conn: &mut dyn Conn, model: &str, chunk: i64, seq: i64) -> Result<()
     else {
         return Ok(());
     };
-    // The last regular chunk stays, empty, when its last vector goes: its upto is the model's.
-    let last = chunk != LOOSE && last_pack(conn, model)?.0 == chunk;
+    // The last regular chunk stays, empty, when its last vector goes: its upto is the shelf's.
+    let shelf = Shelf {
+        model,
+        dims: dims as i64,
+    };
+    let last = chunk > 0 && last_pack(conn, shelf)?.0 == chunk;
     if seqs.len() == 8 && !last {
         conn.execute(
             "DELETE FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
