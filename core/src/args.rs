@@ -22,3 +22,21 @@ pub fn check_one_of(arg: &str, v: &str, allowed: &[&str]) -> Result<()> {
         ))
     }
 }
+
+/// Refuses text holding U+0000: Postgres' `text` and `jsonb` cannot hold it (a C string ends
+/// there, so the rest would be lost), and both databases must give the same answer, so no
+/// text with it is taken anywhere. The error names the argument and the character.
+pub fn no_nul(arg: &str, v: &str) -> Result<()> {
+    match v.find('\0') {
+        None => Ok(()),
+        Some(at) => Err(nul_error(arg, v[..at].chars().count())),
+    }
+}
+
+/// The error for U+0000 at character `at` (0-based) of argument `arg`.
+pub fn nul_error(arg: &str, at: usize) -> Error {
+    Error::invalid(
+        arg,
+        format!("contains U+0000 (NUL) at character {at}; text cannot hold it"),
+    )
+}

@@ -18,11 +18,10 @@ impl Opts {
     pub fn parse(arg: &'static str, text: Option<&str>, allowed: &[&str]) -> Result<Self> {
         let map = match text.map(str::trim) {
             None | Some("") => Map::new(),
-            Some(t) => match serde_json::from_str::<Json>(t) {
-                Ok(Json::Object(m)) => m,
-                Ok(Json::Null) => Map::new(),
-                Ok(_) => return Err(Error::invalid(arg, "must be a JSON object")),
-                Err(e) => return Err(Error::invalid(arg, format!("malformed JSON: {e}"))),
+            Some(t) => match crate::json_input::parse(arg, t)? {
+                Json::Object(m) => m,
+                Json::Null => Map::new(),
+                _ => return Err(Error::invalid(arg, "must be a JSON object")),
             },
         };
         if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -49,6 +48,11 @@ impl Opts {
     /// The key is present (possibly `null`): for updates, where `null` clears a field.
     pub fn has(&self, key: &str) -> bool {
         self.map.contains_key(key)
+    }
+
+    /// The key is present and `null`.
+    pub fn is_null(&self, key: &str) -> bool {
+        self.has(key) && self.get(key).is_none()
     }
 
     /// The key's full name for messages, e.g. `options.limit`.
@@ -144,10 +148,9 @@ impl Opts {
 pub fn object_text(arg: &str, text: Option<&str>) -> Result<String> {
     match text.map(str::trim) {
         None | Some("") => Ok("{}".into()),
-        Some(t) => match serde_json::from_str::<Json>(t) {
-            Ok(v @ Json::Object(_)) => Ok(v.to_string()),
-            Ok(_) => Err(Error::invalid(arg, "must be a JSON object")),
-            Err(e) => Err(Error::invalid(arg, format!("malformed JSON: {e}"))),
+        Some(t) => match crate::json_input::parse(arg, t)? {
+            v @ Json::Object(_) => Ok(v.to_string()),
+            _ => Err(Error::invalid(arg, "must be a JSON object")),
         },
     }
 }

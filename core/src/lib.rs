@@ -13,6 +13,7 @@ pub mod db;
 pub mod error;
 pub mod graph;
 pub mod ids;
+pub mod json_input;
 pub mod json_opts;
 pub mod memo;
 pub mod memories;

@@ -6,6 +6,7 @@
 use agentmem_core::schema::privilege::Privilege;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 use pgrx::datum::DatumWithOid;
+use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
 use pgrx::prelude::*;
 use pgrx::spi::SpiHeapTupleData;
 
@@ -112,6 +113,7 @@ fn with_plan<T>(
     f: impl FnOnce(pgrx::spi::SpiTupleTable<'_>) -> Result<T>,
 ) -> Result<T> {
     let privilege = agentmem_core::schema::privilege::of(sql)?;
+    agentmem_core::db::value::check_params(params)?;
     let args: Vec<DatumWithOid> = params.iter().map(param).collect();
     let oids: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();
     let run = || {
@@ -145,9 +147,82 @@ fn run(sql: &str, params: &[Value]) -> Result<Vec<Row>> {
     })
 }
 
+/// A caught error's message, as a core error (what an attempt answers with).
+fn caught_error(e: CaughtError) -> Error {
+    match e {
+        CaughtError::PostgresError(r) | CaughtError::ErrorReport(r) => {
+            Error::Database(r.message().to_string())
+        }
+        CaughtError::RustPanic { ereport, .. } => Error::internal(ereport.message().to_string()),
+    }
+}
+
+/// Raises a caught Postgres error again, its message named by `context`, its SQLSTATE, detail
+/// and hint kept; a Rust panic goes on as it was.
+fn raise_in_context(e: CaughtError, context: &str) -> ! {
+    let report = match e {
+        CaughtError::PostgresError(r) | CaughtError::ErrorReport(r) => r,
+        other => other.rethrow(),
+    };
+    let mut again = ErrorReport::new(
+        report.sql_error_code(),
+        format!("{context}: {}", report.message()),
+        "agentmem",
+    );
+    if let Some(d) = report.detail() {
+        again = again.set_detail(d);
+    }
+    if let Some(h) = report.hint() {
+        again = again.set_hint(h);
+    }
+    again.report(PgLogLevel::ERROR);
+    unreachable!("an ERROR does not return")
+}
+
 impl Conn for SpiConn {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
+    }
+
+    /// A subtransaction, as PL/pgSQL's `BEGIN … EXCEPTION` block runs one: released when
+    /// `f` succeeds, rolled back (with what `f` wrote) when it fails, an error Postgres raised
+    /// inside it included, which is caught and answered as a value.
+    fn attempt(&mut self, f: &mut agentmem_core::db::conn::Work<'_>) -> Result<Result<()>> {
+        // SAFETY: the memory context and resource owner are restored after the
+        // subtransaction ends, either way, as PL/pgSQL does around its exception blocks.
+        let (context, owner) =
+            unsafe { (pg_sys::CurrentMemoryContext, pg_sys::CurrentResourceOwner) };
+        unsafe {
+            pg_sys::BeginInternalSubTransaction(std::ptr::null());
+            pg_sys::MemoryContextSwitchTo(context);
+        }
+        let outcome = PgTryBuilder::new(std::panic::AssertUnwindSafe(|| f(&mut SpiConn)))
+            .catch_others(|e| Err(caught_error(e)))
+            .execute();
+        // SAFETY: ends the subtransaction begun above, then puts back what it changed.
+        unsafe {
+            if outcome.is_ok() {
+                pg_sys::ReleaseCurrentSubTransaction();
+            } else {
+                pg_sys::RollbackAndReleaseCurrentSubTransaction();
+            }
+            pg_sys::MemoryContextSwitchTo(context);
+            pg_sys::CurrentResourceOwner = owner;
+        }
+        Ok(outcome)
+    }
+
+    /// Errors of the core get the context as values; errors Postgres raised are caught and
+    /// raised again with it (the statement fails either way, so nothing runs in between).
+    fn in_context(
+        &mut self,
+        context: &str,
+        f: &mut agentmem_core::db::conn::Work<'_>,
+    ) -> Result<()> {
+        PgTryBuilder::new(std::panic::AssertUnwindSafe(|| f(&mut SpiConn)))
+            .catch_others(|e| raise_in_context(e, context))
+            .execute()
+            .map_err(|e| e.in_context(context))
     }
 
     /// The session settings `agentmem.failpoint` and `agentmem.failpoint_mark` (crash tests).

@@ -45,18 +45,39 @@ fn nul_characters_are_refused() {
         &format!("SELECT mem_message_add('{t}', 'user', 'a' || char(0) || 'b')"),
     );
     assert!(
-        e.contains("content: must not contain NUL characters"),
+        e.contains("content: contains U+0000 (NUL) at character 1"),
         "{e}"
     );
-    let e = db
-        .conn
-        .execute(&format!("INSERT INTO mem_messages (thread_id, role, raw_content) VALUES ('{t}', 'user', 'a' || char(0))"), [])
-        .unwrap_err()
-        .to_string();
+    let e = error_of(&db, "SELECT mem_thread_create('r' || char(0))");
     assert!(
-        e.contains("raw_content: must not contain NUL characters"),
+        e.contains("resource_id: contains U+0000 (NUL) at character 1"),
         "{e}"
     );
+    // Plain SQL: the column and the character (or, in JSON, the path) are named.
+    let plain = |sql: String| db.conn.execute(&sql, []).unwrap_err().to_string();
+    let e = plain(format!(
+        "INSERT INTO mem_messages (thread_id, role, raw_content) VALUES ('{t}', 'user', 'ab' || char(0))"
+    ));
+    assert!(
+        e.contains("mem_messages.raw_content: contains U+0000 (NUL) at character 2"),
+        "{e}"
+    );
+    let e = plain(format!(
+        "UPDATE mem_threads SET metadata = '{{\"a\":[\"x\\u0000\"]}}' WHERE id = '{t}'"
+    ));
+    assert!(
+        e.contains("mem_threads.metadata.a[0]: contains U+0000 (NUL) at character 1"),
+        "{e}"
+    );
+    // An escaped backslash before `u0000` is six characters of text, not a NUL.
+    db.conn
+        .execute(
+            &format!(
+                "UPDATE mem_threads SET metadata = '{{\"a\":\"\\\\u0000\"}}' WHERE id = '{t}'"
+            ),
+            [],
+        )
+        .unwrap();
 }
 
 #[test]

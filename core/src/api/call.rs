@@ -47,17 +47,19 @@ impl<'f> Call<'f> {
     }
 
     /// Argument `i` as text; NULL or absent gives `None`. Numbers are taken in their
-    /// decimal form; bytes must be valid UTF-8.
+    /// decimal form; bytes must be valid UTF-8; no text may hold U+0000
+    /// ([`crate::args::no_nul`]).
     pub fn text(&self, i: usize) -> Result<Option<String>> {
-        match self.value(i) {
-            Value::Null => Ok(None),
-            Value::Int(v) => Ok(Some(v.to_string())),
-            Value::Real(v) => Ok(Some(v.to_string())),
-            Value::Text(s) => Ok(Some(s.clone())),
+        let s = match self.value(i) {
+            Value::Null => return Ok(None),
+            Value::Int(v) => v.to_string(),
+            Value::Real(v) => v.to_string(),
+            Value::Text(s) => s.clone(),
             Value::Blob(b) => String::from_utf8(b.clone())
-                .map(Some)
-                .map_err(|_| Error::invalid(self.name(i), "must be valid UTF-8 text")),
-        }
+                .map_err(|_| Error::invalid(self.name(i), "must be valid UTF-8 text"))?,
+        };
+        crate::args::no_nul(self.name(i), &s)?;
+        Ok(Some(s))
     }
 
     /// Every text argument at once (see [`Texts`]), checked as [`Call::text`] checks one.

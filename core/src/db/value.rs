@@ -138,3 +138,15 @@ impl<T: Into<Value>> From<Option<T>> for Value {
         v.map_or(Value::Null, Into::into)
     }
 }
+
+/// Refuses statement parameters holding U+0000 in text: the last guard behind the checks of
+/// every argument and JSON input ([`crate::args::no_nul`]), for the database that would cut
+/// the text there (Postgres) instead of storing what it was given.
+pub fn check_params(params: &[Value]) -> crate::Result<()> {
+    for (i, p) in params.iter().enumerate() {
+        if let Value::Text(s) = p {
+            crate::args::no_nul(&format!("statement parameter {}", i + 1), s)?;
+        }
+    }
+    Ok(())
+}

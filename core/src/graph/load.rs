@@ -49,8 +49,7 @@ fn text_of(v: &Json) -> Option<String> {
 /// `graph_node_upsert` and edges as for `graph_edge_add`. All or nothing.
 pub fn load(conn: &mut dyn Conn, resource_id: Option<&str>, graph: Option<&str>) -> Result<String> {
     let resource = required("resource_id", resource_id)?;
-    let g: Json = serde_json::from_str(required("graph", graph)?)
-        .map_err(|e| Error::invalid("graph", format!("malformed JSON: {e}")))?;
+    let g = crate::json_input::parse("graph", required("graph", graph)?)?;
     let Json::Object(g) = g else {
         return Err(Error::invalid("graph", "must be a JSON object"));
     };

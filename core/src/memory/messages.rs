@@ -185,10 +185,7 @@ pub fn check_content(arg: &str, text: &str) -> Result<()> {
             ),
         ));
     }
-    if text.contains('\0') {
-        return Err(Error::invalid(arg, "must not contain NUL characters"));
-    }
-    Ok(())
+    crate::args::no_nul(arg, text)
 }
 
 /// Options `mem_message_add` understands.
@@ -352,6 +349,12 @@ pub fn complete_insert(
         return Ok(d);
     }
     check_role(&d.role)?;
+    if let Some(i) = d.message_index.filter(|i| *i < 0) {
+        return Err(Error::invalid(
+            "message_index",
+            format!("must be 0 or more (got {i})"),
+        ));
+    }
     check_content("raw_content", &d.raw_content)?;
     if let Some(s) = &d.search_text {
         check_content("search_text", s)?;
@@ -799,7 +802,7 @@ mod tests {
         assert!(check_content("content", "fine").is_ok());
         assert_eq!(
             check_content("content", "a\0b").unwrap_err().to_string(),
-            "content: must not contain NUL characters"
+            "content: contains U+0000 (NUL) at character 1; text cannot hold it"
         );
         assert!(check_content("content", &"x".repeat(MAX_CONTENT_BYTES + 1)).is_err());
     }

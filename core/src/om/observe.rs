@@ -107,6 +107,9 @@ fn parse_ids(text: Option<&str>) -> Result<Vec<String>> {
     let text = text.ok_or_else(|| Error::invalid("message_ids", "must not be NULL"))?;
     let ids: Vec<String> = serde_json::from_str(text)
         .map_err(|_| Error::invalid("message_ids", "must be a JSON array of message ids"))?;
+    for (i, id) in ids.iter().enumerate() {
+        crate::args::no_nul(&format!("message_ids[{i}]"), id)?;
+    }
     if ids.is_empty() {
         return Err(Error::invalid("message_ids", "must not be empty"));
     }

@@ -32,9 +32,7 @@ const BLOCKS: [&str; 3] = ["observations", "current-task", "suggested-response"]
 /// Parses an answer; every error names `arg` and nothing of a refused answer is used.
 pub fn parse(arg: &str, text: &str) -> Result<Parsed> {
     let bad = |rule: String| Error::invalid(arg, format!("{rule} (nothing was applied)"));
-    if text.contains('\0') {
-        return Err(bad("must not contain NUL characters".into()));
-    }
+    crate::args::no_nul(arg, text)?;
     if text.len() > crate::memory::messages::MAX_CONTENT_BYTES {
         return Err(bad(format!(
             "is {} bytes; the limit is {} bytes",

@@ -215,6 +215,11 @@ fn render_types(spec: &str, dialect: Dialect) -> String {
         };
         let (cond, rule) = match kind {
             "int" => (format!("typeof(NEW.{col}) = 'integer'"), "an integer"),
+            "real" => (
+                format!("typeof(NEW.{col}) IN ('real', 'integer')"),
+                "a number",
+            ),
+            "blob" => (format!("typeof(NEW.{col}) = 'blob'"), "a blob"),
             "text" => (format!("typeof(NEW.{col}) = 'text'"), "text"),
             "object" => (
                 format!(
@@ -247,10 +252,35 @@ fn render_types(spec: &str, dialect: Dialect) -> String {
     }
     match dialect {
         Dialect::Sqlite => {
-            let all: Vec<&str> = checks.iter().map(|c| c.2.as_str()).collect();
+            // Text that holds U+0000, or JSON text that may (a `\u0000` escape), is refused by
+            // `mem__refuse_nul` with the column and the character (or JSON path): text the
+            // other database could not hold is held by neither.
+            let nul: Vec<(String, String)> = checks
+                .iter()
+                .filter_map(|(col, kind, ..)| {
+                    let needle = match *kind {
+                        "text" => "char(0)",
+                        "object" | "array" => "'\\u0000'",
+                        _ => return None,
+                    };
+                    Some((
+                        format!("instr(NEW.{col}, {needle}) > 0"),
+                        format!("SELECT mem__refuse_nul('{table}.{col}', NEW.{col}) WHERE instr(NEW.{col}, {needle}) > 0; "),
+                    ))
+                })
+                .collect();
+            let all: Vec<String> = checks
+                .iter()
+                .map(|c| c.2.clone())
+                .chain(
+                    nul.iter()
+                        .map(|(found, _)| format!("NOT coalesce({found}, 0)")),
+                )
+                .collect();
             let body: String = checks
                 .iter()
                 .map(|(_, _, cond, msg)| format!("SELECT RAISE(ABORT, '{msg}') WHERE NOT {cond}; "))
+                .chain(nul.iter().map(|(_, call)| call.clone()))
                 .collect();
             ["insert", "update"]
                 .iter()

@@ -39,9 +39,11 @@ pub const NAMES: &[&str] = &[
     "mem__memory_insert",
     "mem__memory_update",
     "mem__memory_delete",
+    "mem__memory_secrets",
     "mem__embedding_insert",
     "mem__embedding_update",
     "mem__embedding_delete",
+    "mem__refuse_nul",
 ];
 
 /// The rows an `INSERT OR REPLACE` may remove, seen by the before-insert trigger of the row
@@ -112,6 +114,20 @@ fn text(args: &[Value], i: usize) -> Option<String> {
         Some(Value::Int(v)) => Some(v.to_string()),
         Some(Value::Blob(b)) => String::from_utf8(b.clone()).ok(),
         _ => None,
+    }
+}
+
+/// `mem__refuse_nul(column, value)`, which the schema's type checks call for text that holds
+/// U+0000 or JSON text that may (`\u0000`): fails with the rule's error, naming the column and
+/// the character (or the JSON path); passes JSON whose `\u0000` was an escaped backslash.
+fn refuse_nul(column: &str, value: Option<&Value>) -> Result<()> {
+    let Some(Value::Text(s)) = value else {
+        return Ok(());
+    };
+    crate::args::no_nul(column, s)?;
+    match serde_json::from_str::<serde_json::Value>(s) {
+        Ok(v) => crate::json_input::check(column, &v),
+        Err(_) => Ok(()),
     }
 }
 
@@ -246,6 +262,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
         "mem__memory_delete" => {
             crate::memories::on_delete(conn, int(args, 0, "seq")?, &old_memory(args, 1))?;
         }
+        "mem__memory_secrets" => crate::memories::check_secrets(conn, int(args, 0, "seq")?)?,
         "mem__embedding_insert" => crate::vectors::store::on_insert(conn, int(args, 0, "seq")?)?,
         "mem__embedding_update" => crate::vectors::store::on_update(
             conn,
@@ -259,6 +276,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
             &text(args, 1).unwrap_or_default(),
             opt_int(args, 2),
         )?,
+        "mem__refuse_nul" => refuse_nul(&text(args, 0).unwrap_or_default(), args.get(1))?,
         other => return Err(Error::internal(format!("no trigger function {other}"))),
     }
     Ok(Value::Null)
