@@ -36,6 +36,16 @@ impl Error {
         Error::Internal(msg.into())
     }
 
+    /// This error, said of a part of a larger argument (`context`, such as the row of an
+    /// import document): `"<context>: <message>"`, an invalid argument whatever it was (a
+    /// database's refusal of that part included), except a bug, which stays one.
+    pub fn in_context(self, context: &str) -> Error {
+        match self {
+            Error::Internal(m) => Error::Internal(format!("{context}: {m}")),
+            other => Error::invalid(context, other.to_string()),
+        }
+    }
+
     /// Turns a caught panic payload into an error, so no panic crosses FFI.
     pub fn from_panic(payload: Box<dyn std::any::Any + Send>) -> Self {
         let msg = payload

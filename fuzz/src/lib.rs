@@ -171,6 +171,16 @@ impl Conn for NoDatabase {
     fn execute_batch(&mut self, _: &str) -> Result<()> {
         Err(Error::Database("no database".into()))
     }
+    fn attempt(&mut self, f: &mut agentmem_core::db::conn::Work<'_>) -> Result<Result<()>> {
+        Ok(f(self))
+    }
+    fn in_context(
+        &mut self,
+        context: &str,
+        f: &mut agentmem_core::db::conn::Work<'_>,
+    ) -> Result<()> {
+        agentmem_core::db::attempt::naming_errors(self, context, f)
+    }
 }
 
 /// The options target: option parsers refuse or accept, never panic; the tools answer JSON
@@ -206,6 +216,7 @@ pub fn options(data: &[u8]) {
         Some(input),
         context,
     )]) {
+        let out = out.expect("a tool answers, even when every statement fails");
         let v: serde_json::Value = serde_json::from_str(&out).expect("a tool answers JSON");
         assert!(v.get("success").is_some_and(|s| s.is_boolean()), "{out}");
     }

@@ -394,6 +394,18 @@ impl Conn for SqliteConn {
         self.key()
     }
 
+    fn attempt(&mut self, f: &mut agentmem_core::db::conn::Work<'_>) -> Result<Result<()>> {
+        agentmem_core::db::attempt::with_savepoint(self, f)
+    }
+
+    fn in_context(
+        &mut self,
+        context: &str,
+        f: &mut agentmem_core::db::conn::Work<'_>,
+    ) -> Result<()> {
+        agentmem_core::db::attempt::naming_errors(self, context, f)
+    }
+
     /// `AGENTMEM_FAILPOINT` and `AGENTMEM_FAILPOINT_MARK` from the process environment
     /// (crash tests), read once.
     fn failpoint(&mut self) -> Option<(String, String)> {

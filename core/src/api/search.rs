@@ -78,7 +78,7 @@ pub const FUNCTIONS: &[Function] = &[
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
             Ok(
-                memory_search::memory_search(c, a.bytes(0).as_deref(), a.bytes(1).as_deref())
+                memory_search::memory_search(c, a.bytes(0).as_deref(), a.bytes(1).as_deref())?
                     .into(),
             )
         }),

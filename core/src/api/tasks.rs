@@ -117,7 +117,7 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("input"), text("context")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(tools::tasks::task_query(c, a.bytes(0).as_deref(), a.bytes(1).as_deref()).into())
+            Ok(tools::tasks::task_query(c, a.bytes(0).as_deref(), a.bytes(1).as_deref())?.into())
         }),
         nature: Nature::Reader,
     },
@@ -126,7 +126,7 @@ pub const FUNCTIONS: &[Function] = &[
         args: &[text("input"), text("context")],
         required: 1,
         returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(tools::tasks::task_mutate(c, a.bytes(0).as_deref(), a.bytes(1).as_deref()).into())
+            Ok(tools::tasks::task_mutate(c, a.bytes(0).as_deref(), a.bytes(1).as_deref())?.into())
         }),
         nature: Nature::Writer,
     },

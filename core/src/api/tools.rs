@@ -24,7 +24,7 @@ pub const FUNCTIONS: &[Function] = &[
                 a.bytes(0).as_deref(),
                 a.bytes(1).as_deref(),
                 a.bytes(2).as_deref(),
-            )
+            )?
             .into())
         }),
         nature: Nature::Writer,

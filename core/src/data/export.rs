@@ -176,8 +176,7 @@ pub fn export_rows(
 /// an archived thread takes its messages and an active task in the metadata links none.
 pub fn import(conn: &mut dyn Conn, text: Option<&str>) -> Result<String> {
     let text = text.ok_or_else(|| Error::invalid("json", "must not be NULL"))?;
-    let doc: Json = serde_json::from_str(text)
-        .map_err(|e| Error::invalid("json", format!("malformed JSON: {e}")))?;
+    let doc = crate::json_input::parse("json", text)?;
     if doc["format"] != FORMAT {
         return Err(Error::invalid(
             "json.format",
@@ -197,7 +196,7 @@ pub fn import(conn: &mut dyn Conn, text: Option<&str>) -> Result<String> {
         ));
     }
     let mut counts = Map::new();
-    let mut threads_after: Vec<(Json, Json, Json)> = Vec::new();
+    let mut threads_after: Vec<ThreadAfter> = Vec::new();
     for t in TABLES {
         let Some(rows) = given.get(t.name) else {
             continue;
@@ -212,32 +211,53 @@ pub fn import(conn: &mut dyn Conn, text: Option<&str>) -> Result<String> {
                 .cloned()
                 .ok_or_else(|| Error::invalid(arg.clone(), "must be an object"))?;
             if t.name == "mem_threads" {
-                threads_after.push((
-                    obj.get("id").cloned().unwrap_or(Json::Null),
-                    obj.insert("metadata".into(), json!({}))
+                threads_after.push(ThreadAfter {
+                    id: obj.get("id").cloned().unwrap_or(Json::Null),
+                    metadata: obj
+                        .insert("metadata".into(), json!({}))
                         .unwrap_or(json!({})),
-                    obj.insert("state".into(), json!("active"))
+                    state: obj
+                        .insert("state".into(), json!("active"))
                         .unwrap_or(json!("active")),
-                ));
+                    updated_at: obj.get("updated_at").cloned().unwrap_or(Json::Null),
+                });
             }
             insert(conn, t, &arg, &obj)?;
             if t.name == "mem_om_records" {
-                index_record(conn, &obj)?;
+                conn.in_context(&arg, &mut |c| index_record(c, &obj))?;
             }
         }
         counts.insert(t.name.to_owned(), json!(rows.len()));
     }
-    for (id, metadata, state) in threads_after {
-        conn.execute(
-            "UPDATE mem_threads SET metadata = CAST(?2 AS @JSON), state = ?3 WHERE id = ?1",
-            &[
-                id.as_str().into(),
-                metadata.to_string().into(),
-                state.as_str().into(),
-            ],
-        )?;
+    for (i, t) in threads_after.into_iter().enumerate() {
+        let arg = format!("json.tables.mem_threads[{i}]");
+        let (updated_at, _) = from_json(&format!("{arg}.updated_at"), Kind::Int, &t.updated_at)?;
+        let params = [
+            t.id.as_str().into(),
+            t.metadata.to_string().into(),
+            t.state.as_str().into(),
+            updated_at,
+        ];
+        conn.in_context(&arg, &mut |c| {
+            c.execute(
+                "UPDATE mem_threads SET metadata = CAST(?2 AS @JSON), state = ?3, \
+                 updated_at = coalesce(CAST(?4 AS BIGINT), updated_at) WHERE id = ?1",
+                &params,
+            )
+            .map(|_| ())
+        })?;
     }
     Ok(Json::Object(counts).to_string())
+}
+
+/// What a thread row gets after its messages are in: its metadata and state (written active
+/// and empty first, so that an archived thread takes its messages and an active task in the
+/// metadata links none) and its time of update, which its messages moved.
+struct ThreadAfter {
+    id: Json,
+    metadata: Json,
+    state: Json,
+    updated_at: Json,
 }
 
 /// One row through a plain `INSERT` of the columns it gives (unknown columns refused).
@@ -266,16 +286,14 @@ fn insert(conn: &mut dyn Conn, t: &Table, arg: &str, obj: &Map<String, Json>) ->
         cols.push(*name);
         marks.push(mark.replace('?', &format!("?{}", params.len())));
     }
-    conn.execute(
-        &format!(
-            "INSERT INTO {} ({}) VALUES ({})",
-            t.name,
-            cols.join(", "),
-            marks.join(", ")
-        ),
-        &params,
-    )?;
-    Ok(())
+    let sql = format!(
+        "INSERT INTO {} ({}) VALUES ({})",
+        t.name,
+        cols.join(", "),
+        marks.join(", ")
+    );
+    // What the table's checks and triggers refuse is named by the row.
+    conn.in_context(arg, &mut |c| c.execute(&sql, &params).map(|_| ()))
 }
 
 /// A JSON value as a statement parameter, with the placeholder its column needs.

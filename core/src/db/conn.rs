@@ -8,6 +8,9 @@ use super::dialect::Dialect;
 use super::value::ValueRef;
 use crate::{Result, Row, Value};
 
+/// Work a connection runs on the core's behalf ([`Conn::attempt`], [`Conn::in_context`]).
+pub type Work<'a> = dyn FnMut(&mut dyn Conn) -> Result<()> + 'a;
+
 /// A connection inside the current transaction.
 pub trait Conn {
     fn dialect(&self) -> Dialect;
@@ -55,6 +58,21 @@ pub trait Conn {
             f(&blobs)
         })
     }
+
+    /// Runs `f` so that its failure — the core's error or the database's (a row policy, a
+    /// constraint, a trigger) — comes back as a value, with everything `f` wrote undone: a
+    /// savepoint in SQLite ([`super::attempt::with_savepoint`]), a subtransaction in
+    /// Postgres. This is what lets a tool answer `success:false` instead of ending the
+    /// caller's transaction. The outer error says the failure could not be undone on its own
+    /// (SQLite inside a writing statement, which opens no savepoint): the call then fails
+    /// whole, and the statement's failure undoes it.
+    fn attempt(&mut self, f: &mut Work<'_>) -> Result<Result<()>>;
+
+    /// Runs `f`, putting `context` before the message of any error it raises
+    /// ([`crate::Error::in_context`]), the database's included: Postgres raises those past
+    /// the core, so its adapter catches them and raises them again, named. An import names
+    /// the row of its document that a trigger refused.
+    fn in_context(&mut self, context: &str, f: &mut Work<'_>) -> Result<()>;
 
     /// The connection's identity, for state kept per connection between calls (the
     /// documents a transaction holds back from the index, see [`crate::search::held`]):

@@ -60,10 +60,11 @@ impl From<&str> for Failure {
 
 /// A tool argument's text. Tools answer every bad call with `{"success":false,…}` instead
 /// of an SQL error, so their arguments arrive as bytes and are checked here.
-fn tool_text<'a>(arg: &str, bytes: Option<&'a [u8]>) -> Result<Option<&'a str>, String> {
-    bytes
-        .map(|b| std::str::from_utf8(b).map_err(|_| format!("{arg} must be valid UTF-8 text")))
-        .transpose()
+fn tool_text<'a>(arg: &str, bytes: Option<&'a [u8]>) -> Result<Option<&'a str>, Failure> {
+    let Some(b) = bytes else { return Ok(None) };
+    let text = std::str::from_utf8(b).map_err(|_| format!("{arg} must be valid UTF-8 text"))?;
+    crate::args::no_nul(arg, text)?;
+    Ok(Some(text))
 }
 
 /// A parsed call: the input object and the context object.
@@ -84,6 +85,7 @@ impl Input {
             Ok(_) => return Err("input must be a JSON object".into()),
             Err(e) => return Err(format!("input must be JSON: {e}").into()),
         };
+        crate::json_input::check_object("input", &map)?;
         let ctx = match context.map(str::trim) {
             None | Some("") => Map::new(),
             Some(c) => match serde_json::from_str::<Json>(c) {
@@ -92,6 +94,7 @@ impl Input {
                 _ => return Err("context must be a JSON object".into()),
             },
         };
+        crate::json_input::check_object("context", &ctx)?;
         Ok(Input { map, ctx })
     }
 
@@ -228,19 +231,37 @@ pub(crate) fn known(i: &Input, actions: &[&str]) -> std::result::Result<String, 
 /// A tool's body: the checked call in, the answer out.
 pub(crate) type Run = fn(&mut dyn Conn, &Input) -> Answer;
 
-/// Parses a tool call, runs it and answers JSON whatever happens.
+/// Parses a tool call, runs it and answers JSON whatever happens: a call that fails — by
+/// its own checks or the database's (a row policy, a constraint) — leaves nothing it wrote
+/// ([`Conn::attempt`]) and answers `success:false`. Only a failure the host cannot undo on
+/// its own (SQLite inside a writing statement) fails the SQL call instead.
 pub(crate) fn tool_call(
     conn: &mut dyn Conn,
     input: Option<&[u8]>,
     context: Option<&[u8]>,
     run: Run,
-) -> String {
-    let parsed = Input::parse(input, context);
-    let action = parsed
-        .as_ref()
-        .ok()
-        .and_then(Input::action)
-        .unwrap_or_default();
-    let r = parsed.and_then(|i| run(conn, &i));
-    answer(&action, r)
+) -> Result<String, Error> {
+    let parsed = match Input::parse(input, context) {
+        Ok(i) => i,
+        Err(f) => return Ok(answer("", Err(f))),
+    };
+    let action = parsed.action().unwrap_or_default();
+    let mut answered: Option<Answer> = None;
+    let outcome = conn.attempt(&mut |c| {
+        let a = run(c, &parsed);
+        let failed = a.is_err();
+        answered = Some(a);
+        if failed {
+            // Undo what the call wrote before it failed; the answer says why.
+            Err(Error::internal("the tool call failed"))
+        } else {
+            Ok(())
+        }
+    })?;
+    let r = match (outcome, answered) {
+        (Ok(()), Some(a)) | (Err(_), Some(a @ Err(_))) => a,
+        (Err(e), _) => Err(e.into()),
+        (Ok(()), None) => Err(Error::internal("the tool call answered nothing").into()),
+    };
+    Ok(answer(&action, r))
 }

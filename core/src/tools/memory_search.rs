@@ -8,8 +8,13 @@ use crate::memory::message_search::{self, MAX_LIMIT};
 use crate::Conn;
 use serde_json::{json, Map, Value as Json};
 
-/// Runs the tool. Never fails: a bad call answers `{"success":false,"error":…}`.
-pub fn memory_search(conn: &mut dyn Conn, input: Option<&[u8]>, context: Option<&[u8]>) -> String {
+/// Runs the tool: a bad call answers `{"success":false,"error":…}` (see
+/// [`super::call::tool_call`]).
+pub fn memory_search(
+    conn: &mut dyn Conn,
+    input: Option<&[u8]>,
+    context: Option<&[u8]>,
+) -> crate::Result<String> {
     tool_call(conn, input, context, run)
 }
 

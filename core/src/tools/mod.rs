@@ -68,20 +68,20 @@ pub fn definitions(format: Option<&str>) -> Result<String> {
     Ok(Json::Array(defs).to_string())
 }
 
-/// `mem_tool(name, input [, context])`: runs the tool called `name`. Never fails: an unknown
-/// tool, like a bad call, answers `{"success":false,"error":…}`.
+/// `mem_tool(name, input [, context])`: runs the tool called `name`. An unknown tool, like a
+/// bad call, answers `{"success":false,"error":…}` (see [`call::tool_call`]).
 pub fn call(
     conn: &mut dyn Conn,
     name: Option<&[u8]>,
     input: Option<&[u8]>,
     context: Option<&[u8]>,
-) -> String {
+) -> Result<String> {
     let name = name.map(String::from_utf8_lossy).unwrap_or_default();
     match TOOLS.iter().find(|t| t.name == name) {
         Some(t) => call::tool_call(conn, input, context, t.run),
         None => {
             let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
-            json!({
+            Ok(json!({
                 "success": false,
                 "error": format!(
                     "unknown tool {} (expected one of {})",
@@ -89,7 +89,7 @@ pub fn call(
                     names.join(", ")
                 ),
             })
-            .to_string()
+            .to_string())
         }
     }
 }

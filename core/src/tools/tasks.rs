@@ -34,7 +34,11 @@ fn ids_of(rows: Vec<crate::Row>) -> Vec<String> {
 
 /// `task_query(input [, context])`: actions ready (limit, default 5), show (id), list
 /// (status, limit), search (query, limit default 3, includeMessages).
-pub fn task_query(conn: &mut dyn Conn, input: Option<&[u8]>, context: Option<&[u8]>) -> String {
+pub fn task_query(
+    conn: &mut dyn Conn,
+    input: Option<&[u8]>,
+    context: Option<&[u8]>,
+) -> crate::Result<String> {
     tool_call(conn, input, context, run_query)
 }
 
@@ -124,7 +128,11 @@ fn must_be_within(conn: &mut dyn Conn, i: &Input, id: &str) -> std::result::Resu
 }
 
 /// `task_mutate(input [, context])`: actions create, claim, close, dep, link, update_context.
-pub fn task_mutate(conn: &mut dyn Conn, input: Option<&[u8]>, context: Option<&[u8]>) -> String {
+pub fn task_mutate(
+    conn: &mut dyn Conn,
+    input: Option<&[u8]>,
+    context: Option<&[u8]>,
+) -> crate::Result<String> {
     tool_call(conn, input, context, run_mutate)
 }
 
@@ -149,6 +157,14 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
                 if let Some(v) = i.map.get(key).filter(|v| !v.is_null()) {
                     opts.insert(key.into(), v.clone());
                 }
+            }
+            // The context's resource, else the one the call names (a tenant's tasks must
+            // carry its resource for its row policies to let them in).
+            if let Some(r) = i.opt_str("resourceId")? {
+                if i.scope("resourceId")?.is_some_and(|c| c != r) {
+                    return Err("resourceId: outside the context's resource".into());
+                }
+                opts.insert("resource_id".into(), json!(r));
             }
             let id = ops::create(conn, Some(&title), Some(&scoped(i, Json::Object(opts))?))?;
             one_task(conn, &id)
@@ -379,6 +395,10 @@ fn mutate_schema() -> Json {
             },
             "labels": { "type": "array", "items": { "type": "string" }, "description": "create: labels" },
             "parent": { "type": "string", "description": "create: the epic it belongs to" },
+            "resourceId": {
+                "type": "string",
+                "description": "create: the project the task belongs to, when the agent set none"
+            },
             "id": { "type": "string", "description": "claim, close: the task's id" },
             "reason": {
                 "type": "string", "enum": tasks::CLOSE_REASONS,
