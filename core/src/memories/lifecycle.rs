@@ -10,10 +10,10 @@
 //!   deprecated for 30 days is deleted. Pinned and user-verified memories are never pruned.
 
 use super::remember::{
-    bounded, confidence, flag, half_life, one_of, relations, strings, supersede, target_node,
-    Secrets, MAX_CITATION, MAX_CONTENT, MEMORY_KEYS,
+    bounded, confidence, flag, half_life, one_of, relations, supersede, target_node, Secrets,
+    MAX_CITATION, MAX_CONTENT, MEMORY_KEYS,
 };
-use super::{content_hash, MS_PER_DAY, SCOPES, SOURCES, TYPES};
+use super::{content_hash, default_half_life, MS_PER_DAY, SCOPES, SOURCES, TYPES};
 use crate::args::required;
 use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
@@ -84,6 +84,22 @@ pub fn current_confidence(
 
 const UPDATE_OPTIONS: &[&str] = &["secrets", "now"];
 
+/// The fields a patch may not clear: their columns are `NOT NULL`.
+const NOT_NULL: &[&str] = &[
+    "type",
+    "content",
+    "confidence",
+    "tags",
+    "related_files",
+    "related_modules",
+    "scope",
+    "source",
+    "relations",
+    "needs_review",
+    "user_verified",
+    "pinned",
+];
+
 /// `mem_memory_update(id, patch_json [, options])` → 1 when the memory was updated, 0 for an
 /// unknown id. The patch sets the fields it names (`null` clears a nullable one); tags and
 /// files are replaced, not merged. A new content is scanned for secrets (options.secrets as
@@ -98,9 +114,13 @@ pub fn update(
     let p = Opts::parse("patch", Some(required("patch", patch)?), MEMORY_KEYS)?;
     let o = Opts::parse("options", options, UPDATE_OPTIONS)?;
     let policy = Secrets::from_options(&o)?;
+    if let Some(key) = NOT_NULL.iter().find(|k| p.is_null(k)) {
+        return Err(Error::invalid(p.name(key), "cannot be null"));
+    }
     let Some(row) = conn
         .query(
-            "SELECT resource_id, scope, content FROM mem_memories WHERE id = ?1",
+            "SELECT resource_id, scope, content, type, decay_half_life_days \
+             FROM mem_memories WHERE id = ?1",
             &[id.into()],
         )?
         .into_iter()
@@ -110,19 +130,18 @@ pub fn update(
     };
     let mut f = Fields::new(row);
     let (resource, old_scope) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
+    let old_content = f.text().unwrap_or_default();
+    let (old_type, old_half_life) = (f.text().unwrap_or_default(), f.value().as_f64());
     let now = now_or(conn, o.opt_int("now")?)?;
     let mut sets: Vec<(&str, Value, &str)> = Vec::new();
     let mut set = |col: &'static str, v: Value, cast: &'static str| sets.push((col, v, cast));
     let content = match bounded(&p, "content", MAX_CONTENT)? {
         Some(c) => Some(policy.apply("patch.content", c)?.0),
-        None if p.has("content") => return Err(Error::invalid("patch.content", "cannot be null")),
         None => None,
     };
     let scope = one_of(&p, "scope", SCOPES)?;
     if content.is_some() || scope.is_some() {
-        let text = content
-            .clone()
-            .unwrap_or_else(|| f.text().unwrap_or_default());
+        let text = content.clone().unwrap_or_else(|| old_content.clone());
         let scope = scope.clone().unwrap_or(old_scope);
         let clash = conn.query_value(
             "SELECT id FROM mem_memories WHERE resource_id = ?1 AND scope = ?2 \
@@ -148,21 +167,21 @@ pub fn update(
     if let Some(s) = scope {
         set("scope", s.into(), "");
     }
-    if let Some(t) = one_of(&p, "type", TYPES)? {
-        set("type", t.into(), "");
+    let new_type = one_of(&p, "type", TYPES)?;
+    if let Some(t) = &new_type {
+        set("type", t.as_str().into(), "");
     }
     if let Some(s) = one_of(&p, "source", SOURCES)? {
         set("source", s.into(), "");
     }
-    match confidence(&p)? {
-        Some(c) => set("confidence", Value::Real(c), ""),
-        None if p.has("confidence") => {
-            return Err(Error::invalid("patch.confidence", "cannot be null"))
-        }
-        None => {}
+    if let Some(c) = confidence(&p)? {
+        set("confidence", Value::Real(c), "");
     }
+    // Every text a patch writes is scanned as the content is (its redactions are not
+    // reported: an update answers a count).
+    let mut redacted = Vec::new();
     for key in ["tags", "related_files", "related_modules"] {
-        if let Some(v) = strings(&p, key)? {
+        if let Some(v) = policy.strings(&p, key, &mut redacted)? {
             set(key, v.into(), "@JSON");
         }
     }
@@ -173,7 +192,7 @@ pub fn update(
     }
     for key in ["session_id", "commit_sha"] {
         if p.has(key) {
-            set(key, p.opt_str(key)?.into(), "");
+            set(key, policy.text(&p, key, &mut redacted)?.into(), "");
         }
     }
     if p.has("citation_text") {
@@ -183,7 +202,16 @@ pub fn update(
         };
         set("citation_text", c.into(), "");
     }
-    if let Some(h) = half_life(&p)? {
+    // A new type brings its own half-life, unless the memory had one of its own (one that
+    // is not its old type's default) or the patch names one.
+    let half_life = match (half_life(&p)?, &new_type) {
+        (Some(h), _) => Some(h),
+        (None, Some(t)) if old_half_life == default_half_life(&old_type) => {
+            Some(default_half_life(t))
+        }
+        (None, _) => None,
+    };
+    if let Some(h) = half_life {
         set(
             "decay_half_life_days",
             h.map(Value::Real).unwrap_or(Value::Null),
@@ -198,7 +226,7 @@ pub fn update(
         );
     }
     let mut supersedes = Vec::new();
-    if let Some((rel, sup)) = relations(conn, &p, &resource)? {
+    if let Some((rel, sup)) = relations(conn, &p, &resource, policy, &mut redacted)? {
         set("relations", rel.into(), "@JSON");
         supersedes = sup;
     }

@@ -152,6 +152,84 @@ pub fn on_update(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
     files::sync(conn, seq, &old.related_files, &related)
 }
 
+/// The text columns of a memory scanned for secrets whoever writes them, and whether each
+/// holds JSON (whose strings are scanned one by one).
+const SCANNED: &[(&str, bool)] = &[
+    ("content", false),
+    ("tags", true),
+    ("related_files", true),
+    ("related_modules", true),
+    ("session_id", false),
+    ("commit_sha", false),
+    ("citation_text", false),
+    ("relations", true),
+];
+
+/// After a memory row is written, by plain SQL as by agentmem: refused when any of its text
+/// holds a secret, as `mem_remember` refuses one (plain SQL cannot ask for redaction). The
+/// error names the column (and the string of a JSON column), the kind and where it starts.
+pub fn check_secrets(conn: &mut dyn Conn, seq: i64) -> Result<()> {
+    let cols: Vec<String> = SCANNED
+        .iter()
+        .map(|(c, json)| {
+            if *json {
+                format!("CAST({c} AS TEXT)")
+            } else {
+                (*c).to_string()
+            }
+        })
+        .collect();
+    let sql = format!(
+        "SELECT {} FROM mem_memories WHERE seq = ?1",
+        cols.join(", ")
+    );
+    let Some(row) = conn.query(&sql, &[Value::Int(seq)])?.into_iter().next() else {
+        return Ok(());
+    };
+    for ((col, json), v) in SCANNED.iter().zip(row) {
+        let Some(text) = v.into_string() else {
+            continue;
+        };
+        let mut texts = vec![(format!("mem_memories.{col}"), text)];
+        if *json {
+            if let Ok(j) = serde_json::from_str::<serde_json::Value>(&texts[0].1) {
+                texts = strings_of(&texts[0].0, &j);
+            }
+        }
+        for (at, t) in texts {
+            if let Some(f) = secrets::scan(&t).first() {
+                return Err(Error::invalid(
+                    at,
+                    format!(
+                        "contains a secret ({}) at character {}; refused (mem_remember with \
+                         options.secrets = \"redact\" stores it redacted)",
+                        f.kind,
+                        secrets::char_offset(&t, f.start)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every string of a JSON value, with its path under `at`.
+fn strings_of(at: &str, v: &serde_json::Value) -> Vec<(String, String)> {
+    match v {
+        serde_json::Value::String(s) => vec![(at.to_string(), s.clone())],
+        serde_json::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .flat_map(|(i, x)| strings_of(&format!("{at}[{i}]"), x))
+            .collect(),
+        serde_json::Value::Object(m) => m
+            .iter()
+            .flat_map(|(k, x)| strings_of(&format!("{at}.{k}"), x))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// After a memory row is gone: it leaves the index and its files.
 pub fn on_delete(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
     engine::remove_doc(conn, NS_MEMORIES, seq, Some(&old.text()))?;

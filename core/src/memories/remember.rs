@@ -84,6 +84,42 @@ impl Secrets {
             )),
         }
     }
+
+    /// The text field `key` of `o` as it may be stored ([`Secrets::apply`]); the kinds
+    /// redacted from it are added to `redacted`.
+    pub(crate) fn text(
+        self,
+        o: &Opts,
+        key: &str,
+        redacted: &mut Vec<&'static str>,
+    ) -> Result<Option<String>> {
+        let Some(v) = o.opt_str(key)? else {
+            return Ok(None);
+        };
+        let (v, kinds) = self.apply(&o.name(key), v)?;
+        redacted.extend(kinds);
+        Ok(Some(v))
+    }
+
+    /// The array of strings `key` of `o` as the stored JSON text, each string as it may be
+    /// stored ([`Secrets::apply`], naming the element: `memory.tags[2]`).
+    pub(crate) fn strings(
+        self,
+        o: &Opts,
+        key: &str,
+        redacted: &mut Vec<&'static str>,
+    ) -> Result<Option<String>> {
+        let Some(list) = o.opt_strings(key)? else {
+            return Ok(None);
+        };
+        let mut out = Vec::with_capacity(list.len());
+        for (i, s) in list.into_iter().enumerate() {
+            let (s, kinds) = self.apply(&format!("{}[{i}]", o.name(key)), s)?;
+            redacted.extend(kinds);
+            out.push(s);
+        }
+        Ok(Some(Json::from(out).to_string()))
+    }
 }
 
 /// A text field of at most `max` characters (at least one).
@@ -124,11 +160,6 @@ pub(crate) fn one_of(o: &Opts, key: &str, allowed: &[&str]) -> Result<Option<Str
     Ok(v)
 }
 
-/// An array of strings as the JSON text stored.
-pub(crate) fn strings(o: &Opts, key: &str) -> Result<Option<String>> {
-    Ok(o.opt_strings(key)?.map(|v| Json::from(v).to_string()))
-}
-
 /// A flag as 0 or 1.
 pub(crate) fn flag(o: &Opts, key: &str) -> Result<Option<i64>> {
     Ok(o.opt_bool(key)?.map(i64::from))
@@ -149,13 +180,21 @@ pub(crate) fn half_life(o: &Opts) -> Result<Option<Option<f64>>> {
     }
 }
 
-/// The relations, checked (types known, targets memories of `resource`), as stored JSON,
-/// and the memories they supersede.
+/// A memory a call's relations supersede, with the relation's place in the call (for errors).
+pub(crate) struct Superseded {
+    pub arg: String,
+    pub id: String,
+}
+
+/// The relations, checked (types known, targets memories of `resource`, file paths scanned
+/// for secrets by `policy`), as stored JSON, and the memories they supersede.
 pub(crate) fn relations(
     conn: &mut dyn Conn,
     o: &Opts,
     resource: &str,
-) -> Result<Option<(String, Vec<String>)>> {
+    policy: Secrets,
+    redacted: &mut Vec<&'static str>,
+) -> Result<Option<(String, Vec<Superseded>)>> {
     let Some(list) = o.opt_array("relations")? else {
         return Ok(None);
     };
@@ -192,7 +231,14 @@ pub(crate) fn relations(
             .ok_or_else(|| Error::invalid(format!("{arg}.relation_type"), "is required"))?;
         check_one_of(&format!("{arg}.relation_type"), &ty, RELATIONS)?;
         let target = text("target_memory_id")?;
-        let file = text("target_file_path")?;
+        let file = match text("target_file_path")? {
+            Some(f) => {
+                let (f, kinds) = policy.apply(&format!("{arg}.target_file_path"), f)?;
+                redacted.extend(kinds);
+                Some(f)
+            }
+            None => None,
+        };
         if target.is_none() && file.is_none() {
             return Err(Error::invalid(
                 arg,
@@ -211,7 +257,10 @@ pub(crate) fn relations(
                 ));
             }
             if ty == "supersedes" {
-                supersedes.push(t.clone());
+                supersedes.push(Superseded {
+                    arg: format!("{arg}.target_memory_id"),
+                    id: t.clone(),
+                });
             }
         }
         let conf = match m.get("confidence") {
@@ -262,15 +311,65 @@ pub(crate) fn target_node(conn: &mut dyn Conn, o: &Opts, resource: &str) -> Resu
     Ok(Some(id))
 }
 
-/// Marks `targets` as superseded by `by` (kept, excluded from recall by default).
-pub(crate) fn supersede(conn: &mut dyn Conn, by: &str, targets: &[String], now: i64) -> Result<()> {
-    for t in targets.iter().filter(|t| t.as_str() != by) {
+/// Marks `targets` as superseded by `by` (kept, excluded from recall by default). A memory
+/// cannot supersede itself, nor one that already supersedes it, directly or through others:
+/// the cycle would hide every memory on it.
+pub(crate) fn supersede(
+    conn: &mut dyn Conn,
+    by: &str,
+    targets: &[Superseded],
+    now: i64,
+) -> Result<()> {
+    for t in targets {
+        if t.id == by {
+            return Err(Error::invalid(
+                &t.arg,
+                format!(
+                    "is this memory itself ({}): a memory cannot supersede itself",
+                    crate::error::echo(by)
+                ),
+            ));
+        }
+        let chain = superseded_chain(conn, by)?;
+        if let Some(at) = chain.iter().position(|c| *c == t.id) {
+            let mut path = vec![by.to_string()];
+            path.extend(chain[..=at].iter().cloned());
+            return Err(Error::invalid(
+                &t.arg,
+                format!(
+                    "already supersedes this memory ({}): superseding it would close a cycle",
+                    crate::error::echo_list(&path, " → ")
+                ),
+            ));
+        }
         conn.execute(
             "UPDATE mem_memories SET superseded_by = ?2, updated_at = ?3 WHERE id = ?1",
-            &[t.as_str().into(), by.into(), Value::Int(now)],
+            &[t.id.as_str().into(), by.into(), Value::Int(now)],
         )?;
     }
     Ok(())
+}
+
+/// The memories that supersede `id`, nearest first: its `superseded_by`, then that one's, …
+/// (stopping at a memory seen before, should stored rows already hold a cycle).
+fn superseded_chain(conn: &mut dyn Conn, id: &str) -> Result<Vec<String>> {
+    let mut chain: Vec<String> = Vec::new();
+    let mut at = id.to_string();
+    loop {
+        let next = conn
+            .query_value(
+                "SELECT superseded_by FROM mem_memories WHERE id = ?1",
+                &[at.as_str().into()],
+            )?
+            .and_then(Value::into_string);
+        match next {
+            Some(n) if n != id && !chain.contains(&n) => {
+                chain.push(n.clone());
+                at = n;
+            }
+            _ => return Ok(chain),
+        }
+    }
 }
 
 /// The union of two JSON string arrays, first-seen order.
@@ -343,7 +442,8 @@ fn reinforce(
 }
 
 /// `mem_remember(resource_id, memory_json [, options])` → JSON `{id, created, superseded,
-/// redacted}`. `memory_json` holds the memory's fields (`type` and `content` required).
+/// superseded_by, redacted}` (`superseded_by`: the memory that replaced this one, when the
+/// content was remembered again after it was superseded). `memory_json` holds the memory's fields (`type` and `content` required).
 /// Options: `after_external_tool` (the trust gate: needs review, confidence × 0.7),
 /// `secrets` (`refuse`, the default, or `redact`), `now`.
 pub fn remember(
@@ -369,6 +469,8 @@ pub fn remember(
         }
         None => None,
     };
+    let session = policy.text(&m, "session_id", &mut redacted)?;
+    let commit = policy.text(&m, "commit_sha", &mut redacted)?;
     let tainted = o.opt_bool("after_external_tool")?.unwrap_or(false);
     let mut confidence = confidence(&m)?.unwrap_or(0.8);
     let mut needs_review = flag(&m, "needs_review")?.unwrap_or(0);
@@ -378,11 +480,18 @@ pub fn remember(
     }
     let scope = one_of(&m, "scope", SCOPES)?.unwrap_or_else(|| "global".into());
     let source = one_of(&m, "source", SOURCES)?.unwrap_or_else(|| "agent_explicit".into());
-    let tags = strings(&m, "tags")?.unwrap_or_else(|| "[]".into());
-    let files = strings(&m, "related_files")?.unwrap_or_else(|| "[]".into());
-    let modules = strings(&m, "related_modules")?.unwrap_or_else(|| "[]".into());
-    let (relations, supersedes) =
-        relations(conn, &m, resource)?.unwrap_or_else(|| ("[]".into(), Vec::new()));
+    let mut list = |key| -> Result<String> {
+        Ok(policy
+            .strings(&m, key, &mut redacted)?
+            .unwrap_or_else(|| "[]".into()))
+    };
+    let (tags, files, modules) = (
+        list("tags")?,
+        list("related_files")?,
+        list("related_modules")?,
+    );
+    let (relations, supersedes) = relations(conn, &m, resource, policy, &mut redacted)?
+        .unwrap_or_else(|| ("[]".into(), Vec::new()));
     let half_life = half_life(&m)?.unwrap_or_else(|| default_half_life(&ty));
     let node = target_node(conn, &m, resource)?;
     let now = match o.opt_int("now")? {
@@ -422,8 +531,8 @@ pub fn remember(
                     modules.as_str().into(),
                     scope.as_str().into(),
                     source.into(),
-                    m.opt_str("session_id")?.into(),
-                    m.opt_str("commit_sha")?.into(),
+                    session.clone().into(),
+                    commit.clone().into(),
                     relations.into(),
                     half_life.map(Value::Real).unwrap_or(Value::Null),
                     Value::Int(needs_review),
@@ -446,10 +555,19 @@ pub fn remember(
     };
     supersede(conn, &id, &supersedes, now)?;
     redacted.dedup();
+    // Content remembered again may belong to a memory a later one replaced: the answer says
+    // so, since that memory stays out of recall.
+    let superseded_by = conn
+        .query_value(
+            "SELECT superseded_by FROM mem_memories WHERE id = ?1",
+            &[id.as_str().into()],
+        )?
+        .and_then(Value::into_string);
     Ok(json!({
         "id": id,
         "created": created,
-        "superseded": supersedes,
+        "superseded": supersedes.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+        "superseded_by": superseded_by,
         "redacted": redacted,
     })
     .to_string())

@@ -78,6 +78,9 @@ const NEIGHBORHOOD_BOOST: f64 = 0.3;
 const MAX_LIMIT: i64 = 1000;
 const MAX_BUDGET: i64 = 1_000_000;
 
+/// Largest `rrf_k` accepted: beyond it every rank fuses to the same score.
+const MAX_RRF_K: f64 = 1e6;
+
 /// What a call asks, checked.
 struct Ask {
     filter: Filter,
@@ -143,8 +146,11 @@ impl Ask {
         };
         let lengths = list_lengths(o.opt_object("candidates")?.as_deref())?;
         let rrf_k = o.opt_f64("rrf_k")?.unwrap_or(fuse::RRF_K);
-        if !(rrf_k.is_finite() && rrf_k > 0.0 && rrf_k <= 1e6) {
-            return Err(Error::invalid("options.rrf_k", "must be a number above 0"));
+        if !(rrf_k.is_finite() && rrf_k > 0.0 && rrf_k <= MAX_RRF_K) {
+            return Err(Error::invalid(
+                "options.rrf_k",
+                format!("must be a number above 0 and at most {MAX_RRF_K}"),
+            ));
         }
         let boost = o
             .opt_f64("neighborhood_boost")?
@@ -153,6 +159,27 @@ impl Ask {
             return Err(Error::invalid(
                 "options.neighborhood_boost",
                 "must be a number between 0 and 10",
+            ));
+        }
+        let current_files = o.opt_strings("current_files")?.unwrap_or_default();
+        // The lists a call ranks with must weigh something, or every score is 0 / 0.
+        let in_play = [
+            ("bm25", weights.bm25, !query.trim().is_empty()),
+            ("dense", weights.dense, vector.is_some()),
+            (
+                "graph",
+                weights.graph,
+                !current_files.is_empty() && kinds.contains(&Kind::Memory),
+            ),
+        ];
+        let playing: Vec<&str> = in_play.iter().filter(|l| l.2).map(|l| l.0).collect();
+        if !playing.is_empty() && in_play.iter().all(|l| !l.2 || l.1 == 0.0) {
+            return Err(Error::invalid(
+                "options.weights",
+                format!(
+                    "every list this call ranks with ({}) weighs 0: nothing could rank",
+                    playing.join(", ")
+                ),
             ));
         }
         let phase = o.opt_str("phase")?;
@@ -165,7 +192,7 @@ impl Ask {
             filter,
             kinds,
             vector,
-            current_files: o.opt_strings("current_files")?.unwrap_or_default(),
+            current_files,
             query_type,
             weights,
             lengths,
