@@ -49,6 +49,16 @@ fn mem__memory_update<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
     Ok(None)
 }
 
+/// AFTER INSERT, or UPDATE of a text column, on mem_memories: no secret is stored.
+#[pg_trigger]
+fn mem__memory_secrets<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
+    let _inside = internal::Guard::new();
+    if let Some(new) = trigger.new() {
+        ok(memories::check_secrets(&mut SpiConn, seq(&new)));
+    }
+    Ok(None)
+}
+
 /// AFTER DELETE on mem_memories.
 #[pg_trigger]
 fn mem__memory_delete<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {

@@ -149,6 +149,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "held_documents",
         script: include_str!("../../../sql/migrations/0017_held_documents.sql"),
     },
+    Migration {
+        version: 18,
+        name: "tenancy",
+        script: include_str!("../../../sql/migrations/0018_tenancy.sql"),
+    },
 ];
 
 /// The schema version this build creates.

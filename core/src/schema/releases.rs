@@ -34,6 +34,11 @@ pub const RELEASES: &[Release] = &[
         schema: 17,
         private_derived_data: true,
     },
+    Release {
+        version: "0.4.0",
+        schema: 18,
+        private_derived_data: true,
+    },
 ];
 
 /// The release `version`.
