@@ -7,6 +7,7 @@ pub mod cases;
 pub mod graph_oracle;
 pub mod invariants;
 pub mod sample;
+pub mod tenants;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -11,86 +11,11 @@
 //! nothing.
 
 use agentmem_core::api;
-use agentmem_tests::backend::pg_message;
-use postgres::{Client, NoTls};
+use agentmem_tests::tenants::{self, answer, ok, A, B};
+use postgres::Client;
 use std::collections::BTreeSet;
 
 const DB: &str = "agentmem_tenants";
-
-/// The server's address without a database name.
-fn server(url: &str) -> String {
-    url.split_whitespace()
-        .filter(|kv| !kv.starts_with("dbname=") && !kv.starts_with("user="))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn connect(url: &str, user: &str) -> Client {
-    Client::connect(&format!("{} dbname={DB} user={user}", server(url)), NoTls)
-        .unwrap_or_else(|e| panic!("connecting as {user}: {e}"))
-}
-
-/// Every row of a statement's answer as text, or its error's message.
-fn answer(c: &mut Client, sql: &str) -> Result<String, String> {
-    let rows = c.simple_query(sql).map_err(|e| pg_message(&e))?;
-    let mut out = String::new();
-    for m in rows {
-        if let postgres::SimpleQueryMessage::Row(r) = m {
-            for i in 0..r.len() {
-                out.push_str(r.get(i).unwrap_or("NULL"));
-                out.push('|');
-            }
-            out.push('\n');
-        }
-    }
-    Ok(out)
-}
-
-fn ok(c: &mut Client, sql: &str) -> String {
-    answer(c, sql).unwrap_or_else(|e| panic!("{sql}\n{e}"))
-}
-
-/// What a tenant writes; `w` is its word, `r` its resource (its role's name), `p` the prefix
-/// of its ids.
-fn write_tenant(c: &mut Client, r: &str, p: &str, w: &str) {
-    for sql in [
-        format!("SELECT mem_thread_create('{r}', '{w} thread', NULL, '{{\"id\":\"{p}-thread\",\"agent_id\":\"{p}-agent\"}}')"),
-        format!("SELECT mem_message_add('{p}-thread', 'user', 'the {w} plan for LoginSchema', '{{\"id\":\"{p}-m1\"}}')"),
-        format!("SELECT mem_message_add('{p}-thread', 'assistant', 'the {w} answer about LoginSchema', '{{\"id\":\"{p}-m2\"}}')"),
-        format!("SELECT mem_message_add('{p}-thread', 'tool', 'the {w} tool output', '{{\"id\":\"{p}-m3\"}}')"),
-        format!("SELECT mem_compact('{p}-thread', 0, 0, 'the {w} summary')"),
-        format!("SELECT task_create('the {w} task', '{{\"id\":\"{p}-task\",\"resource_id\":\"{r}\"}}')"),
-        format!("SELECT task_create('the {w} follow-up', '{{\"id\":\"{p}-task2\",\"resource_id\":\"{r}\",\"labels\":[\"{w}\"]}}')"),
-        format!("SELECT task_dep_add('{p}-task2', '{p}-task')"),
-        format!("SELECT task_link('{p}-task', '{p}-m1')"),
-        format!("SELECT task_claim('{p}-task', '{p}-session', '{p}-thread')"),
-        format!("SELECT mem_tool('task_mutate', '{{\"action\":\"create\",\"title\":\"the {w} tool task\"}}', '{{\"resourceId\":\"{r}\"}}')"),
-        format!("SELECT mem_remember('{r}', '{{\"type\":\"gotcha\",\"content\":\"the {w} gotcha\",\"related_files\":[\"{p}.ts\"]}}')"),
-        format!("SELECT mem_embed_set('memory', (SELECT id FROM mem_memories), 'm', mem_vector('[1, 0, 0]'))"),
-        format!("SELECT graph_load('{r}', '{{\"nodes\":[{{\"id\":\"{p}-n1\",\"type\":\"file\",\"label\":\"{w}.ts\",\"file_path\":\"{p}.ts\"}},{{\"id\":\"{p}-n2\",\"type\":\"file\",\"label\":\"{w}2.ts\",\"file_path\":\"{p}2.ts\"}}],\"edges\":[{{\"from\":\"{p}-n2\",\"to\":\"{p}-n1\",\"type\":\"imports\"}}]}}')"),
-        format!("SELECT wm_set('resource:{r}', 'the {w} working memory')"),
-        format!("SELECT om_configure('thread:{p}-thread', '{{\"observation_threshold\":1}}')"),
-    ] {
-        ok(c, &sql);
-    }
-    // An observation cycle, fenced by its lease.
-    let op = ok(
-        c,
-        &format!("SELECT om_acquire_lease('thread:{p}-thread', '{p}-observer')"),
-    );
-    let op = op.trim_end_matches("|\n");
-    ok(
-        c,
-        &format!(
-            "SELECT om_apply_observation('thread:{p}-thread', '{p}-observer', '{op}', \
-             '<observations>* the {w} observation</observations>', '[\"{p}-m1\",\"{p}-m2\"]')"
-        ),
-    );
-    ok(
-        c,
-        &format!("SELECT om_release_lease('thread:{p}-thread', '{p}-observer', '{op}')"),
-    );
-}
 
 /// Tenant B's rows, as B sees them: what A's calls must leave as they were.
 fn snapshot(c: &mut Client) -> String {
@@ -208,31 +133,14 @@ fn two_tenants_see_nothing_of_each_other() {
     let Some(url) = agentmem_tests::pg_url() else {
         return;
     };
-    agentmem_tests::pg_database(&url, DB);
-    let mut owner = connect(&url, "postgres");
-    // The recipe, as docs/security.md gives it.
-    let doc = std::fs::read_to_string(agentmem_tests::root().join("docs/security.md")).unwrap();
-    let recipe = doc
-        .split("```sql\n")
-        .find(|b| b.contains("CREATE POLICY"))
-        .and_then(|b| b.split("```").next())
-        .expect("the RLS recipe in docs/security.md");
+    let mut owner = tenants::database(&url, DB);
     owner
-        .batch_execute(&format!(
-            "DO $$BEGIN \
-               IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'tenant_a') THEN CREATE ROLE tenant_a LOGIN; END IF; \
-               IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'tenant_b') THEN CREATE ROLE tenant_b LOGIN; END IF; \
-             END$$; \
-             CREATE EXTENSION agentmem; {recipe}; \
-             GRANT app TO tenant_a, tenant_b; \
-             CREATE SCHEMA tenant_a AUTHORIZATION tenant_a"
-        ))
+        .batch_execute("CREATE SCHEMA tenant_a AUTHORIZATION tenant_a")
         .unwrap();
-
-    let mut a = connect(&url, "tenant_a");
-    let mut b = connect(&url, "tenant_b");
-    write_tenant(&mut a, "tenant_a", "ta", "alpha");
-    write_tenant(&mut b, "tenant_b", "tb", "bravo");
+    let mut a = tenants::connect(&url, DB, "tenant_a");
+    let mut b = tenants::connect(&url, DB, "tenant_b");
+    tenants::write(&mut a, A);
+    tenants::write(&mut b, B);
     // B's many newer LoginSchema messages fill the index's first places: A's searches must
     // still find A's own (each candidate checked against A's view, not dropped after).
     ok(
