@@ -1,6 +1,7 @@
 """A session with `agentmem mcp` through the official MCP Python SDK, as a coding agent's
 client would hold it: initialize, list the tools, call each one, and check that malformed
-calls come back as tool errors while the server keeps answering.
+calls come back as tool errors, and a request for a method the server does not serve as a
+JSON-RPC error, while the server keeps answering.
 
     mcp_client.py AGENTMEM_BINARY --db FILE | --pg CONNINFO
 
@@ -12,7 +13,7 @@ import asyncio
 import json
 import sys
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 EXPECTED_TOOLS = [
@@ -108,6 +109,15 @@ async def session(binary, where):
                 err, a = await call(name, arguments)
                 assert err and a["success"] is False and words in a["error"], (name, a)
                 seen.append({"refused": name, "error": a["error"]})
+
+            # A method the server does not serve: a JSON-RPC error, not a hang or a dead server.
+            try:
+                await s.list_prompts()
+            except MCPError as e:
+                assert e.code == -32601, e
+                seen.append({"unserved": "prompts/list", "code": e.code})
+            else:
+                raise AssertionError("prompts/list answered")
 
             # Still alive, and nothing was half written by the refused calls.
             err, a = await call("task_query", {"action": "list"})

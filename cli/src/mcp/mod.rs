@@ -4,7 +4,11 @@
 //! database and `tools/call` runs `mem_tool(name, arguments, context)`, with the scope given
 //! on the command line as the context. So the tools, their schemas and their answers are the
 //! ones every other client gets, on SQLite and Postgres alike. A bad call is a tool error
-//! the model reads (`isError`), never a dead server.
+//! the model reads (`isError`), never a dead server; a malformed message gets JSON-RPC's
+//! error, with its id (frames.rs).
+
+mod frames;
+mod stdio;
 
 use crate::args::Scope;
 use crate::db::{self, Db};
@@ -114,7 +118,7 @@ pub fn serve(db: Box<dyn Db>, scope: &Scope) -> db::Result<()> {
     };
     runtime.block_on(async move {
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(stdio::Stdio::open())
             .await
             .map_err(|e| format!("MCP: {e}"))?;
         running.waiting().await.map_err(|e| format!("MCP: {e}"))?;
