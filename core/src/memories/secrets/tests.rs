@@ -260,6 +260,27 @@ fn offsets_are_in_the_original_text() {
     );
 }
 
+proptest::proptest! {
+    /// Any text, with the pieces normalisation and the rules react to mixed in: no panic,
+    /// and findings are ordered, disjoint ranges on character boundaries of the original.
+    #[test]
+    fn findings_are_ranges_of_the_original(parts in proptest::collection::vec(proptest::prop_oneof![
+        proptest::strategy::Just("sk-".to_string()), proptest::strategy::Just("ghp_".to_string()),
+        proptest::strategy::Just("\\u0073".to_string()), proptest::strategy::Just("\\ud83d\\ude00".to_string()),
+        proptest::strategy::Just("\u{200B}".to_string()), proptest::strategy::Just("ｓ".to_string()),
+        proptest::strategy::Just("password=".to_string()), proptest::strategy::Just("'".to_string()),
+        proptest::strategy::Just("\n".to_string()), proptest::strategy::Just("-----BEGIN PRIVATE KEY-----".to_string()),
+        "[A-Za-z0-9+/=]{0,48}", "\\PC{0,12}"], 0..16)) {
+        let t: String = parts.concat();
+        let mut at = 0;
+        for f in scan(&t) {
+            proptest::prop_assert!(at <= f.start && f.start < f.end && f.end <= t.len());
+            proptest::prop_assert!(t.is_char_boundary(f.start) && t.is_char_boundary(f.end));
+            at = f.end;
+        }
+    }
+}
+
 /// Every line of the corpus: `secret: true` found, `secret: false` not.
 #[test]
 fn the_public_corpus() {
