@@ -84,6 +84,16 @@ const KEY_OF: &[&str] = &[
     "cipher", "hmac", "jwt", "webhook", "openai", "anthropic", "stripe", "aws", "azure", "gcp",
 ];
 
+/// Lower-case words that, given bare to a password key, are the variable holding it or say
+/// something about it (`password: expired`).
+#[rustfmt::skip]
+const NOT_PASSWORDS: &[&str] = &[
+    "input", "hashed", "plaintext", "string", "config", "params", "prompt", "buffer", "entered",
+    "stored", "encrypted", "encoded", "decoded", "provided", "supplied", "credentials",
+    "invalid", "incorrect", "expired", "changed", "protected", "missing", "hidden", "masked",
+    "redacted", "unset", "disabled", "enabled", "wrong", "empty", "unknown", "correct",
+];
+
 /// The key's words, lower case: split at `_ - . $` and at lower-to-upper case changes.
 fn words(key: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -141,18 +151,25 @@ fn classify(key: &str) -> Option<Class> {
 
 /// Whether `v`, given to a key of class `c`, looks like the secret itself.
 fn credible(v: &str, c: Class, quoted: bool) -> bool {
+    // A bare name is a variable or a type (`password: SecretString`), except a lower-case
+    // word given as a password (`password: swordfish`).
     let name = v.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_');
+    let word = c == Class::Password
+        && v.len() >= 6
+        && v.bytes().all(|b| b.is_ascii_lowercase())
+        && !NOT_PASSWORDS.contains(&v);
     if !v.bytes().any(|b| b.is_ascii_alphanumeric())
         || shape::placeholder(v)
         || shape::code(v)
-        || (name && !quoted)
+        || (name && !quoted && !word)
     {
         return false;
     }
     match c {
         Class::Password => {
-            let word = v.bytes().all(|b| b.is_ascii_alphanumeric());
-            v.chars().count() >= 4 && (quoted || shape::mixed(v) || (word && v.len() >= 12))
+            let alnum = v.bytes().all(|b| b.is_ascii_alphanumeric());
+            v.chars().count() >= 4
+                && (quoted || word || shape::mixed(v) || (alnum && v.len() >= 12))
         }
         Class::Secret | Class::AwsSecret => {
             let letters = v.bytes().any(|b| b.is_ascii_alphabetic());

@@ -65,6 +65,7 @@ fn finds_secret_named_keys_in_every_form() {
         (format!("WEBHOOK_SECRET='{v}'"), "secret", v.clone()),
         (format!("export DEPLOY_TOKEN={v}"), "secret", v.clone()),
         ("password: hunter2!".into(), "password", "hunter2!".into()),
+        ("password: swordfish".into(), "password", "swordfish".into()),
         (format!("  api_key: {v}"), "secret", v.clone()),
         (
             r#"{"password": "correct horse battery staple"}"#.into(),
@@ -217,6 +218,7 @@ fn leaves_ordinary_text_alone() {
         "let token = tokens.next()?; let password = prompt_password()?;",
         "pub struct Config { pub api_key: Option<String>, password_len: usize }",
         "password_min_length = 12",
+        "password: expired",
         "DB_PASSWORD=${DB_PASSWORD}",
         "the password is stored in the keychain",
         "a bearer token is sent in the Authorization header",
