@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg test-core test-integration test-pgrx test-packages fmt docs bench-graph bench-vectors bench-recall bench-stats clean
+        deps-sqlite deps-pg test-core test-integration test-pgrx test-packages fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -130,6 +130,15 @@ bench-stats: deps-sqlite deps-pg sqlite-release pg-install-release $(VECTOR_VENV
 bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release
 	@$(WITH_BENCH_PG) AGENTMEM_PG="$$BENCH_PG dbname=agentmem_test" \
 	  cargo run --release -p agentmem-bench -- --quick $(BENCH_ARGS)
+
+## The secret scanner's recall and false positives against detect-secrets (benches/secrets/).
+SECRETS_VENV := target/secrets-venv
+bench-secrets: deps-sqlite
+	@test -x $(SECRETS_VENV)/bin/python || /usr/bin/python3 -m venv $(SECRETS_VENV)
+	@$(SECRETS_VENV)/bin/python -c "import detect_secrets" 2>/dev/null || \
+	  $(SECRETS_VENV)/bin/pip install -q detect-secrets
+	$(SECRETS_VENV)/bin/python benches/secrets/secret_bench.py --n 200000 --ds-messages 10000 \
+	  --out benches/results/secrets-$$(date +%F).md $(BENCH_SECRETS_ARGS)
 
 fmt:
 	cargo fmt --all

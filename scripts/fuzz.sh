@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the core with AFL++ (cargo afl, stable Rust), then the random
-# plain-SQL sequences on both backends, for a set time. Findings are left in
+# plain-SQL sequences on both backends and the two-tenant property, for a set time. Findings are left in
 # target/fuzz/<target>/default/crashes; turn each into a corpus file (fuzz/corpus/<target>/)
 # so that `make test` replays it from then on.
 #
@@ -48,6 +48,14 @@ unset CARGO_TARGET_DIR
 AGENTMEM_PG="host=127.0.0.1 port=$(cat "${PG_DIR:-/tmp/agentmem-test-pg}/port") user=postgres dbname=agentmem_test" \
 AGENTMEM_PG_REQUIRED=1 FUZZ_SECONDS=$seconds \
   cargo test -p agentmem-tests --test fuzz_sql -- --nocapture 2>&1 | grep -E "fuzz_sql|test result|panicked" | tee -a target/fuzz/sql.log
+
+# The two-tenant property (tests/tests/tenant_property.rs) at a new seed, about as long.
+seed=$(date +%s)
+echo "fuzz: two tenants, seed $seed, $((seconds * 4)) steps"
+AGENTMEM_PG="host=127.0.0.1 port=$(cat "${PG_DIR:-/tmp/agentmem-test-pg}/port") user=postgres dbname=agentmem_test" \
+AGENTMEM_PG_REQUIRED=1 AGENTMEM_TENANT_SEED=$seed AGENTMEM_TENANT_STEPS=$((seconds * 4)) \
+  cargo test -p agentmem-tests --test tenant_property -- --nocapture 2>&1 \
+  | grep -E "tenant property|test result|panicked|seed" | tee -a target/fuzz/tenants.log
 
 cat "$report"
 if [ "$found" -gt 0 ]; then

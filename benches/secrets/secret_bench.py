@@ -29,7 +29,6 @@ import collections
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -100,8 +99,6 @@ def upstream_gitleaks(repo):
 
 def build_scanner():
     cmd = ["cargo", "build", "--release", "-q", "-p", "agentmem-core", "--example", "secret_scan"]
-    if shutil.which("flock"):
-        cmd = ["flock", "/tmp/agentmem-cargo.lock"] + cmd
     subprocess.run(cmd, cwd=ROOT, check=True, env={**os.environ, "CARGO_TARGET_DIR": str(TARGET)})
     return TARGET / "release" / "examples" / "secret_scan"
 

@@ -917,18 +917,8 @@ fn long_work_stops_when_the_host_cancels() {
         fn execute_batch(&mut self, sql: &str) -> agentmem_core::Result<()> {
             self.0.execute_batch(sql)
         }
-        fn attempt(
-            &mut self,
-            f: &mut agentmem_core::db::conn::Work<'_>,
-        ) -> agentmem_core::Result<agentmem_core::Result<()>> {
-            agentmem_core::db::attempt::with_savepoint(self, f)
-        }
-        fn in_context(
-            &mut self,
-            context: &str,
-            f: &mut agentmem_core::db::conn::Work<'_>,
-        ) -> agentmem_core::Result<()> {
-            agentmem_core::db::attempt::naming_errors(self, context, f)
+        fn as_conn(&mut self) -> &mut dyn agentmem_core::Conn {
+            self
         }
         fn check_interrupt(&mut self) -> agentmem_core::Result<()> {
             self.1 += 1;

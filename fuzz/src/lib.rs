@@ -174,12 +174,8 @@ impl Conn for NoDatabase {
     fn attempt(&mut self, f: &mut agentmem_core::db::conn::Work<'_>) -> Result<Result<()>> {
         Ok(f(self))
     }
-    fn in_context(
-        &mut self,
-        context: &str,
-        f: &mut agentmem_core::db::conn::Work<'_>,
-    ) -> Result<()> {
-        agentmem_core::db::attempt::naming_errors(self, context, f)
+    fn as_conn(&mut self) -> &mut dyn Conn {
+        self
     }
 }
 

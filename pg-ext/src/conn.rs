@@ -184,6 +184,10 @@ impl Conn for SpiConn {
         Dialect::Postgres
     }
 
+    fn as_conn(&mut self) -> &mut dyn Conn {
+        self
+    }
+
     /// A subtransaction, as PL/pgSQL's `BEGIN … EXCEPTION` block runs one: released when
     /// `f` succeeds, rolled back (with what `f` wrote) when it fails, an error Postgres raised
     /// inside it included, which is caught and answered as a value.

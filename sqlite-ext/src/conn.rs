@@ -394,16 +394,8 @@ impl Conn for SqliteConn {
         self.key()
     }
 
-    fn attempt(&mut self, f: &mut agentmem_core::db::conn::Work<'_>) -> Result<Result<()>> {
-        agentmem_core::db::attempt::with_savepoint(self, f)
-    }
-
-    fn in_context(
-        &mut self,
-        context: &str,
-        f: &mut agentmem_core::db::conn::Work<'_>,
-    ) -> Result<()> {
-        agentmem_core::db::attempt::naming_errors(self, context, f)
+    fn as_conn(&mut self) -> &mut dyn Conn {
+        self
     }
 
     /// `AGENTMEM_FAILPOINT` and `AGENTMEM_FAILPOINT_MARK` from the process environment

@@ -20,6 +20,7 @@
 //! and both sides.
 
 use agentmem_core::api::{self, Returns, Type};
+use agentmem_core::data::tables::TABLES;
 use agentmem_tests::tenants::{self, answer, ok, Tenant, A, B};
 use agentmem_tests::Rng;
 use postgres::Client;
@@ -409,25 +410,10 @@ fn bulk_vectors(n: u64, model: &str, vector: &str) -> String {
 fn snapshot(a: &mut Client) -> Vec<(String, String)> {
     let t = A;
     let (r, p, w) = (t.role, t.prefix, t.word);
-    let mut sql: Vec<String> = [
-        "mem_threads",
-        "mem_messages",
-        "mem_compactions",
-        "mem_tasks",
-        "mem_task_deps",
-        "mem_task_labels",
-        "mem_task_messages",
-        "mem_om_records",
-        "mem_working_memory",
-        "mem_memories",
-        "mem_embeddings",
-        "mem_graph_nodes",
-        "mem_graph_edges",
-        "mem_graph_settings",
-    ]
-    .iter()
-    .map(|table| format!("SELECT * FROM {table} ORDER BY 1, 2"))
-    .collect();
+    let mut sql: Vec<String> = TABLES
+        .iter()
+        .map(|t| format!("SELECT * FROM {} ORDER BY {}", t.name, t.order))
+        .collect();
     sql.extend([
         format!("SELECT mem_thread_get('{p}-thread')"),
         format!("SELECT * FROM mem_messages_page('{p}-thread')"),

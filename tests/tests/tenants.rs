@@ -233,6 +233,36 @@ fn two_tenants_see_nothing_of_each_other() {
         ),
         "1|\n"
     );
+    // A tool the database refuses answers success:false, writes nothing, and leaves the
+    // caller's transaction usable; a tenant's tool task takes its resource from the call.
+    let refused = [
+        "SELECT mem_tool('memory_remember', '{\"type\":\"gotcha\",\"content\":\"sneaky\"}', '{\"resourceId\":\"tenant_b\"}')",
+        "SELECT mem_tool('task_mutate', '{\"action\":\"update_context\",\"content\":\"sneaky\",\"scope\":\"resource\"}', '{\"resourceId\":\"tenant_b\"}')",
+        "SELECT mem_tool('task_mutate', '{\"action\":\"create\",\"title\":\"sneaky\"}')",
+    ];
+    ok(&mut a, "BEGIN");
+    for sql in refused {
+        let got = ok(&mut a, sql);
+        assert!(got.contains("\"success\": false"), "{sql}\n{got}");
+        assert!(!got.contains("bravo"), "{sql}\n{got}");
+    }
+    ok(&mut a, "COMMIT");
+    let made = ok(
+        &mut a,
+        "SELECT mem_tool('task_mutate', '{\"action\":\"create\",\"title\":\"alpha via the call\",\"resourceId\":\"tenant_a\"}') ->> 'success'",
+    );
+    assert_eq!(made, "true|\n");
+    let e = ok(
+        &mut a,
+        "SELECT mem_tool('task_mutate', '{\"action\":\"create\",\"title\":\"x\",\"resourceId\":\"tenant_b\"}', '{\"resourceId\":\"tenant_a\"}') ->> 'error'",
+    );
+    assert!(e.contains("outside the context's resource"), "{e}");
+    assert_eq!(
+        snapshot(&mut b),
+        b_before,
+        "tenant A's refused tool calls changed tenant B's rows"
+    );
+
     // Both still work: closing a task unblocks its dependent, which can be claimed; an
     // observation's context.
     ok(

@@ -61,18 +61,42 @@ pub trait Conn {
 
     /// Runs `f` so that its failure — the core's error or the database's (a row policy, a
     /// constraint, a trigger) — comes back as a value, with everything `f` wrote undone: a
-    /// savepoint in SQLite ([`super::attempt::with_savepoint`]), a subtransaction in
-    /// Postgres. This is what lets a tool answer `success:false` instead of ending the
+    /// savepoint (the default, for hosts whose errors reach the core as values), a
+    /// subtransaction in Postgres. This is what lets a tool answer `success:false` instead of ending the
     /// caller's transaction. The outer error says the failure could not be undone on its own
     /// (SQLite inside a writing statement, which opens no savepoint): the call then fails
     /// whole, and the statement's failure undoes it.
-    fn attempt(&mut self, f: &mut Work<'_>) -> Result<Result<()>>;
+    fn attempt(&mut self, f: &mut Work<'_>) -> Result<Result<()>> {
+        // Inside a writing statement SQLite opens no savepoint ("SQL statements in
+        // progress"): `f` then runs as part of the statement, and its failure is the outer
+        // error, which fails the statement and undoes it.
+        if self.execute("SAVEPOINT agentmem_attempt", &[]).is_err() {
+            return f(self.as_conn()).map(Ok);
+        }
+        match f(self.as_conn()) {
+            Ok(()) => {
+                self.execute("RELEASE agentmem_attempt", &[])?;
+                Ok(Ok(()))
+            }
+            Err(e) => {
+                self.execute_batch("ROLLBACK TO agentmem_attempt; RELEASE agentmem_attempt")?;
+                Ok(Err(e))
+            }
+        }
+    }
 
     /// Runs `f`, putting `context` before the message of any error it raises
     /// ([`crate::Error::in_context`]), the database's included: Postgres raises those past
     /// the core, so its adapter catches them and raises them again, named. An import names
     /// the row of its document that a trigger refused.
-    fn in_context(&mut self, context: &str, f: &mut Work<'_>) -> Result<()>;
+    fn in_context(&mut self, context: &str, f: &mut Work<'_>) -> Result<()> {
+        f(self.as_conn()).map_err(|e| e.in_context(context))
+    }
+
+    /// This connection as the core's work takes it (`self`): what the default [`Conn::attempt`]
+    /// and [`Conn::in_context`], which suit a host whose errors reach the core as values, pass
+    /// on.
+    fn as_conn(&mut self) -> &mut dyn Conn;
 
     /// The connection's identity, for state kept per connection between calls (the
     /// documents a transaction holds back from the index, see [`crate::search::held`]):

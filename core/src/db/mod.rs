@@ -2,7 +2,6 @@
 //! reading of trigger rows, and fault injection for crash tests.
 
 pub mod access;
-pub mod attempt;
 pub mod batch;
 pub mod conn;
 pub mod dialect;

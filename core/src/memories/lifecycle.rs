@@ -84,20 +84,13 @@ pub fn current_confidence(
 
 const UPDATE_OPTIONS: &[&str] = &["secrets", "now"];
 
-/// The fields a patch may not clear: their columns are `NOT NULL`.
-const NOT_NULL: &[&str] = &[
-    "type",
-    "content",
-    "confidence",
-    "tags",
-    "related_files",
-    "related_modules",
-    "scope",
-    "source",
-    "relations",
-    "needs_review",
-    "user_verified",
-    "pinned",
+/// The fields a patch may clear (`null`); the others' columns are `NOT NULL`.
+const NULLABLE: &[&str] = &[
+    "session_id",
+    "commit_sha",
+    "citation_text",
+    "decay_half_life_days",
+    "target_node_id",
 ];
 
 /// `mem_memory_update(id, patch_json [, options])` → 1 when the memory was updated, 0 for an
@@ -114,7 +107,8 @@ pub fn update(
     let p = Opts::parse("patch", Some(required("patch", patch)?), MEMORY_KEYS)?;
     let o = Opts::parse("options", options, UPDATE_OPTIONS)?;
     let policy = Secrets::from_options(&o)?;
-    if let Some(key) = NOT_NULL.iter().find(|k| p.is_null(k)) {
+    let required = MEMORY_KEYS.iter().filter(|k| !NULLABLE.contains(k));
+    if let Some(key) = required.into_iter().find(|k| p.is_null(k)) {
         return Err(Error::invalid(p.name(key), "cannot be null"));
     }
     let Some(row) = conn

@@ -62,15 +62,8 @@ impl Conn for Sq {
     fn execute_batch(&mut self, sql: &str) -> Result<()> {
         self.0.execute_batch(sql).map_err(db)
     }
-    fn attempt(&mut self, f: &mut agentmem_core::db::conn::Work<'_>) -> Result<Result<()>> {
-        agentmem_core::db::attempt::with_savepoint(self, f)
-    }
-    fn in_context(
-        &mut self,
-        context: &str,
-        f: &mut agentmem_core::db::conn::Work<'_>,
-    ) -> Result<()> {
-        agentmem_core::db::attempt::naming_errors(self, context, f)
+    fn as_conn(&mut self) -> &mut dyn Conn {
+        self
     }
 }
 
