@@ -87,7 +87,7 @@ fn open(c: &Corpus) -> (Sq, std::path::PathBuf) {
          CREATE INDEX res_resource ON res (resource);",
     )
     .unwrap();
-    let mut conn = Sq(db);
+    let mut conn = Sq::new(db);
     agentmem_core::schema::migrate(&mut conn, None).unwrap();
     conn.0.execute_batch("BEGIN").unwrap();
     for (i, (r, _, _)) in c.messages.iter().enumerate() {

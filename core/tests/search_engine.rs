@@ -407,7 +407,6 @@ proptest! {
         use agentmem_core::search::held;
         use agentmem_core::Conn;
         let mut conn = open();
-        let key = conn.conn_key();
         let mut oracle = Oracle { docs: BTreeMap::new() };
         // Open savepoints: their SQL name, held id and the documents when they began.
         let mut saved: Vec<(u64, BTreeMap<i64, (String, i64)>)> = Vec::new();
@@ -431,25 +430,25 @@ proptest! {
                     let id = next_id;
                     next_id += 1;
                     conn.0.execute_batch(&format!("SAVEPOINT s{id}")).unwrap();
-                    held::savepoint(key, id);
+                    conn.session().savepoint(id);
                     saved.push((id, oracle.docs.clone()));
                 }
                 TxOp::RollbackTo => {
                     if let Some((id, docs)) = saved.last() {
                         conn.0.execute_batch(&format!("ROLLBACK TO s{id}")).unwrap();
-                        held::rollback_to(key, *id);
+                        conn.session().rollback_to(*id);
                         oracle.docs = docs.clone();
                     }
                 }
                 TxOp::Release => {
                     if let Some((id, _)) = saved.pop() {
                         conn.0.execute_batch(&format!("RELEASE s{id}")).unwrap();
-                        held::release(key, id);
+                        conn.session().release(id);
                     }
                 }
                 TxOp::Commit => {
                     search::write_held(&mut conn).unwrap();
-                    prop_assert!(!held::any(key));
+                    prop_assert!(!held::of(&mut conn).any());
                     conn.0.execute_batch("COMMIT; BEGIN").unwrap();
                     saved.clear();
                 }
@@ -476,9 +475,7 @@ proptest! {
 #[test]
 fn held_documents_are_written_as_segments_or_delta_rows() {
     use agentmem_core::search::held;
-    use agentmem_core::Conn;
     let mut conn = open();
-    let key = conn.conn_key();
     let stored = |conn: &mut Sq| -> (i64, i64) {
         conn.0
             .query_row(
@@ -505,7 +502,7 @@ fn held_documents_are_written_as_segments_or_delta_rows() {
     while stored(&mut conn).0 < 2 {
         search::index_new(&mut conn, NS, k, &long, NOW, true).unwrap();
         k += 1;
-        assert!(held::top_bytes(key) <= search::HELD_BYTES);
+        assert!(held::of(&mut conn).top_bytes() <= search::HELD_BYTES);
     }
     search::write_held(&mut conn).unwrap();
     let docs: Vec<(i64, String, i64)> = (0..10)
@@ -919,6 +916,9 @@ fn long_work_stops_when_the_host_cancels() {
         }
         fn as_conn(&mut self) -> &mut dyn agentmem_core::Conn {
             self
+        }
+        fn session(&mut self) -> &mut agentmem_core::db::session::Session {
+            self.0.session()
         }
         fn check_interrupt(&mut self) -> agentmem_core::Result<()> {
             self.1 += 1;

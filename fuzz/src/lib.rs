@@ -69,8 +69,15 @@ pub fn query(data: &[u8]) {
         now: Some(10_000),
         ..SearchParams::default()
     };
-    let r = engine::execute(&mut NoDatabase, &mut views, &parsed, &params, 10_000, None)
-        .expect("a search over pages in memory succeeds");
+    let r = engine::execute(
+        &mut NoDatabase::default(),
+        &mut views,
+        &parsed,
+        &params,
+        10_000,
+        None,
+    )
+    .expect("a search over pages in memory succeeds");
     assert!(r.hits.len() <= params.limit);
     for w in r.hits.windows(2) {
         assert!(w[0].score >= w[1].score, "hits not in score order");
@@ -156,7 +163,8 @@ pub fn answer(data: &[u8]) {
 }
 
 /// A connection where every statement fails: the tools must still answer JSON.
-struct NoDatabase;
+#[derive(Default)]
+struct NoDatabase(agentmem_core::db::session::Session);
 
 impl Conn for NoDatabase {
     fn dialect(&self) -> Dialect {
@@ -176,6 +184,9 @@ impl Conn for NoDatabase {
     }
     fn as_conn(&mut self) -> &mut dyn Conn {
         self
+    }
+    fn session(&mut self) -> &mut agentmem_core::db::session::Session {
+        &mut self.0
     }
 }
 
@@ -200,14 +211,14 @@ pub fn options(data: &[u8]) {
         .map(|o| (o.opt_strings("labels"), o.opt_int("priority")));
     let tools = agentmem_core::tools::TOOLS.iter().map(|t| {
         agentmem_core::tools::call(
-            &mut NoDatabase,
+            &mut NoDatabase::default(),
             Some(t.name.as_bytes()),
             Some(input),
             context,
         )
     });
     for out in tools.chain([agentmem_core::tools::call(
-        &mut NoDatabase,
+        &mut NoDatabase::default(),
         Some(input),
         Some(input),
         context,

@@ -3,6 +3,7 @@
 //! Statement errors raised by Postgres unwind through the core as pgrx error reports and
 //! abort the statement like any other SQL error; the core never catches them.
 
+use agentmem_core::db::session::Session;
 use agentmem_core::schema::privilege::Privilege;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 use pgrx::datum::DatumWithOid;
@@ -11,6 +12,10 @@ use pgrx::prelude::*;
 use pgrx::spi::SpiHeapTupleData;
 
 pub struct SpiConn;
+
+thread_local! {
+    static SESSION: std::cell::UnsafeCell<Session> = std::cell::UnsafeCell::new(Session::default());
+}
 
 /// A parameter as SPI wants it: a datum with its type. NULL travels as text; core statements
 /// cast nullable non-text parameters explicitly.
@@ -186,6 +191,16 @@ impl Conn for SpiConn {
 
     fn as_conn(&mut self) -> &mut dyn Conn {
         self
+    }
+
+    /// The backend's session: a Postgres backend is one connection, run by one thread one
+    /// statement at a time. Its transactions end it (see [`crate::held`]).
+    fn session(&mut self) -> &mut Session {
+        crate::held::watch_transactions();
+        let session = SESSION.with(|s| s.get());
+        // SAFETY: the backend's one thread owns the session for its life, and the core
+        // borrows it only between the statements it runs, so no two borrows are alive at once.
+        unsafe { &mut *session }
     }
 
     /// A subtransaction, as PL/pgSQL's `BEGIN … EXCEPTION` block runs one: released when

@@ -2,25 +2,24 @@
 //! [`agentmem_core::search::held`]), on Postgres.
 //!
 //! The insert trigger of `mem_messages` holds a new message's document in this backend's
-//! memory when the table also has the deferred constraint trigger `mem__message_held_trg`.
+//! session when the table also has the deferred constraint trigger `mem__message_held_trg`.
 //! Postgres fires that trigger when the transaction commits (or at the end of the statement
 //! under `SET CONSTRAINTS … IMMEDIATE`), and its first firing writes everything held. The
-//! transaction callbacks here keep memory in step with the transaction: an aborted
-//! subtransaction forgets what it held, an aborted transaction forgets everything, and a
-//! commit that would leave something held (the deferred trigger was disabled) fails instead of
-//! losing search documents.
+//! transaction callbacks here keep the session in step with the transaction (every part of it,
+//! not only what is held): an aborted subtransaction rolls back to where it began, an aborted
+//! transaction forgets everything, and a commit that would leave something held (the deferred
+//! trigger was disabled) fails instead of losing search documents.
 
+use crate::conn::SpiConn;
 use crate::error::ok;
-use agentmem_core::search::{self, held, store};
+use agentmem_core::search::{self, held};
+use agentmem_core::Conn;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::cell::Cell;
 
 /// The deferred trigger that writes what is held.
 const TRIGGER: &str = "mem__message_held_trg";
-
-/// One backend, one transaction at a time: all it holds goes under one key.
-pub const KEY: usize = 0;
 
 /// Whether the relation of this trigger call has the enabled trigger `name`: the message
 /// triggers change what they do by the triggers their table has, so that a newer library
@@ -45,18 +44,14 @@ pub fn has_trigger(trigger: &PgTrigger<'_>, name: &str) -> bool {
 /// Whether the message triggers may hold search documents: `mem_messages` has the deferred
 /// trigger that writes them.
 pub fn may_hold(trigger: &PgTrigger<'_>) -> bool {
-    let hold = has_trigger(trigger, TRIGGER);
-    if hold {
-        watch_transactions();
-    }
-    hold
+    has_trigger(trigger, TRIGGER)
 }
 
 /// Writes what the transaction holds (the deferred trigger's work; its first firing of a
 /// transaction finds everything, later ones nothing).
 pub fn write() {
-    if held::any(KEY) {
-        ok(search::write_held(&mut crate::conn::SpiConn));
+    if held::of(&mut SpiConn).any() {
+        ok(search::write_held(&mut SpiConn));
     }
 }
 
@@ -64,8 +59,8 @@ thread_local! {
     static REGISTERED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Registers the transaction callbacks once per backend, before the first document is held.
-fn watch_transactions() {
+/// Registers the transaction callbacks once per backend, before its session is first used.
+pub fn watch_transactions() {
     if REGISTERED.with(Cell::get) {
         return;
     }
@@ -81,22 +76,20 @@ fn watch_transactions() {
 unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
     match event {
         pg_sys::XactEvent::XACT_EVENT_PRE_COMMIT | pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE
-            if held::any(KEY) =>
+            if held::of(&mut SpiConn).any() =>
         {
-            held::discard(KEY);
+            SpiConn.session().rollback();
             error!(
                 "agentmem: this transaction wrote messages whose search documents were not \
                  written: the deferred trigger {TRIGGER} on mem_messages did not run (is it \
                  disabled?)"
             );
         }
-        pg_sys::XactEvent::XACT_EVENT_ABORT
-        | pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
-        | pg_sys::XactEvent::XACT_EVENT_COMMIT
-        | pg_sys::XactEvent::XACT_EVENT_PREPARE => {
-            held::discard(KEY);
-            store::forget_fresh(KEY);
-            agentmem_core::memory::messages::forget_prepared(KEY);
+        pg_sys::XactEvent::XACT_EVENT_ABORT | pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT => {
+            SpiConn.session().rollback();
+        }
+        pg_sys::XactEvent::XACT_EVENT_COMMIT | pg_sys::XactEvent::XACT_EVENT_PREPARE => {
+            SpiConn.session().commit();
         }
         _ => {}
     }
@@ -111,11 +104,13 @@ unsafe extern "C-unwind" fn on_subxact(
 ) {
     let id = u64::from(my);
     match event {
-        pg_sys::SubXactEvent::SUBXACT_EVENT_START_SUB => held::savepoint(KEY, id),
-        pg_sys::SubXactEvent::SUBXACT_EVENT_COMMIT_SUB => held::release(KEY, id),
+        pg_sys::SubXactEvent::SUBXACT_EVENT_START_SUB => SpiConn.session().savepoint(id),
+        pg_sys::SubXactEvent::SUBXACT_EVENT_COMMIT_SUB => SpiConn.session().release(id),
         pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB => {
-            held::rollback_to(KEY, id);
-            held::release(KEY, id);
+            let mut conn = SpiConn;
+            let session = conn.session();
+            session.rollback_to(id);
+            session.release(id);
         }
         _ => {}
     }

@@ -148,13 +148,12 @@ fn mem__messages_booked<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
     else {
         return Ok(None);
     };
-    let conn = agentmem_core::Conn::conn_key(&crate::conn::SpiConn);
     let mut page = Vec::new();
     loop {
         let more = inserted.advance();
         if more {
             let id = inserted.text(1).unwrap_or_default();
-            if messages::booked_by_add(conn, &id) {
+            if messages::booked_by_add(&mut crate::conn::SpiConn, &id) {
                 continue;
             }
             page.push(messages::Inserted {

@@ -1,6 +1,8 @@
 //! [`Conn`] over the connection that called a function, through the host's C API.
 
 use crate::api::call;
+use crate::state::{Shared, State};
+use agentmem_core::db::session::Session;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value, ValueRef};
 use sqlite_loadable::ext::{sqlite3, sqlite3_stmt};
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -20,19 +22,22 @@ fn transient() -> Option<unsafe extern "C" fn(*mut c_void)> {
     Some(unsafe { std::mem::transmute::<isize, unsafe extern "C" fn(*mut c_void)>(-1) })
 }
 
-/// A borrowed connection handle (the caller's; never closed here).
+/// A borrowed connection handle (the caller's; never closed here) and its state.
 pub struct SqliteConn {
     db: *mut sqlite3,
+    state: Shared,
 }
 
 impl SqliteConn {
-    pub fn new(db: *mut sqlite3) -> Self {
-        SqliteConn { db }
+    pub fn new(db: *mut sqlite3, state: Shared) -> Self {
+        SqliteConn { db, state }
     }
 
-    /// The connection's identity (its handle's address), for per-connection state.
-    pub fn key(&self) -> usize {
-        self.db as usize
+    /// The connection's state.
+    pub fn state(&mut self) -> &mut State {
+        // SAFETY: the connection is open while a call runs on it, and `&mut self` keeps
+        // this borrow the only one (see `Shared::get`).
+        unsafe { self.state.get() }
     }
 
     /// Compiles `sql` (core dialect); the caller owns the statement and finalizes it.
@@ -108,11 +113,11 @@ impl SqliteConn {
     /// it holds one, prepared otherwise. Dropping the [`Stmt`] resets it and returns it to the
     /// cache (or finalizes it).
     fn prepare(&mut self, sql: &str, params: &[Value]) -> Result<Stmt> {
-        let stmt = match cache::take(self.db, sql) {
+        let stmt = match cache::take(self.db, self.state, sql) {
             Some(s) => s,
             None => Stmt {
                 raw: self.prepare_raw(sql)?,
-                db: self.db,
+                state: self.state,
                 key: Some(sql.to_owned()),
                 failed: false,
             },
@@ -173,7 +178,7 @@ impl Kept {
 /// when the cache is gone.
 struct Stmt {
     raw: *mut sqlite3_stmt,
-    db: *mut sqlite3,
+    state: Shared,
     /// The core SQL text it was prepared from (the cache key).
     key: Option<String>,
     /// Set on any error: the statement is finalized, never reused.
@@ -189,7 +194,7 @@ impl Drop for Stmt {
         }
         let raw = std::mem::replace(&mut self.raw, std::ptr::null_mut());
         let leftover = match (self.failed, self.key.take()) {
-            (false, Some(key)) => cache::give_back(self.db, key, raw),
+            (false, Some(key)) => cache::give_back(self.state, key, raw),
             _ => Some(raw),
         };
         if let Some(raw) = leftover {
@@ -242,119 +247,95 @@ impl Stmt {
 ///
 /// Lifetime: `sqlite3_close` refuses to close a connection with unfinalized statements, and
 /// SQLite has no close hook that runs before that check, except that it disconnects every
-/// virtual table first (FTS5 keeps its statements the same way). So the first use on a
-/// connection registers a tiny eponymous virtual table `mem__stmt_cache` and connects it;
-/// its `xDisconnect`, run by `sqlite3_close`/`sqlite3_close_v2` before the busy check,
-/// finalizes the connection's statements and forgets the connection, so a new connection at
-/// the same address starts empty. If SQLite disconnects it earlier for any reason, the
-/// statements are just finalized early and the next use registers it again.
+/// virtual table first (FTS5 keeps its statements the same way). So the extension registers
+/// a tiny eponymous virtual table `mem__stmt_cache` on every connection, whose module owns
+/// the connection's [`State`] (freed when SQLite destroys the connection's modules), and the
+/// first use connects it; its `xDisconnect`, run by `sqlite3_close`/`sqlite3_close_v2` before
+/// the busy check, finalizes the connection's statements. If SQLite disconnects it earlier
+/// for any reason, the statements are just finalized early and the next use connects it
+/// again.
 ///
 /// A statement is taken out of the cache while it runs, so a nested use of the same SQL
 /// (a statement firing a trigger that calls back into the extension) prepares its own copy.
 mod cache {
     use crate::api::call;
     use crate::eponymous::{self, Module, Tab};
-    use agentmem_core::memo::FastState;
+    use crate::state::Shared;
     use sqlite_loadable::ext::{sqlite3, sqlite3_stmt, sqlite3_vtab};
     use std::collections::hash_map::Entry as Slot;
-    use std::collections::HashMap;
     use std::ffi::{c_char, c_int, c_void};
-    use std::sync::{Mutex, MutexGuard, OnceLock};
+    use std::sync::OnceLock;
 
     /// Distinct statements kept per connection (the core has a few dozen).
     const MAX_STATEMENTS: usize = 256;
     const PROBE_SQL: &[u8] = b"SELECT 1 FROM mem__stmt_cache\0";
 
-    struct Entry {
-        /// False when the disconnect hook could not be installed: nothing is cached.
-        enabled: bool,
-        stmts: HashMap<String, *mut sqlite3_stmt, FastState>,
-    }
-
-    struct Map(HashMap<usize, Entry>);
-    // SAFETY: the raw pointers are only used by the thread that holds the connection's mutex
-    // (SQLite serialises calls on one connection); the map itself is behind a Mutex.
-    unsafe impl Send for Map {}
-
-    fn map() -> MutexGuard<'static, Map> {
-        static MAP: OnceLock<Mutex<Map>> = OnceLock::new();
-        MAP.get_or_init(|| Mutex::new(Map(HashMap::new())))
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Takes the cached statement for `sql`, installing the connection's cache on first use.
-    pub(super) fn take(db: *mut sqlite3, sql: &str) -> Option<super::Stmt> {
-        let known = {
-            let mut m = map();
-            match m.0.get_mut(&(db as usize)) {
-                Some(e) => {
-                    let (key, raw) = e.stmts.remove_entry(sql)?;
-                    return Some(super::Stmt {
-                        raw,
-                        db,
-                        key: Some(key),
-                        failed: false,
-                    });
-                }
-                None => false,
-            }
-        };
-        if !known {
-            let enabled = install(db);
-            map().0.entry(db as usize).or_insert(Entry {
-                enabled,
-                stmts: HashMap::default(),
-            });
+    /// Takes the cached statement for `sql`, connecting the cache's table on first use.
+    pub(super) fn take(db: *mut sqlite3, state: Shared, sql: &str) -> Option<super::Stmt> {
+        // SAFETY: the caller's connection is open and holds no other borrow of its state.
+        let st = unsafe { state.get() };
+        if !st.caching {
+            st.caching = connect(db);
+            return None;
         }
-        None
+        let (key, raw) = st.statements.remove_entry(sql)?;
+        Some(super::Stmt {
+            raw,
+            state,
+            key: Some(key),
+            failed: false,
+        })
     }
 
     /// Returns a reset statement to the cache; gives it back when it cannot be kept.
     pub(super) fn give_back(
-        db: *mut sqlite3,
+        state: Shared,
         key: String,
         raw: *mut sqlite3_stmt,
     ) -> Option<*mut sqlite3_stmt> {
-        let mut m = map();
-        match m.0.get_mut(&(db as usize)) {
-            Some(e) if e.enabled && e.stmts.len() < MAX_STATEMENTS => match e.stmts.entry(key) {
-                Slot::Vacant(v) => {
-                    v.insert(raw);
-                    None
-                }
-                Slot::Occupied(_) => Some(raw),
-            },
-            _ => Some(raw),
+        // SAFETY: as in `take`.
+        let st = unsafe { state.get() };
+        if !st.caching || st.statements.len() >= MAX_STATEMENTS {
+            return Some(raw);
         }
-    }
-
-    /// Finalizes and forgets the connection's statements.
-    fn forget(db: *mut sqlite3) {
-        let entry = map().0.remove(&(db as usize));
-        if let Some(e) = entry {
-            for raw in e.stmts.into_values() {
-                // SAFETY: each cached statement is owned by the cache alone, finalized once.
-                unsafe { call!(finalize(raw)) };
+        match st.statements.entry(key) {
+            Slot::Vacant(v) => {
+                v.insert(raw);
+                None
             }
+            Slot::Occupied(_) => Some(raw),
         }
     }
 
     unsafe extern "C" fn x_connect(
         db: *mut sqlite3,
-        _aux: *mut c_void,
+        aux: *mut c_void,
         _argc: c_int,
         _argv: *const *const c_char,
         pp_vtab: *mut *mut sqlite3_vtab,
         _err: *mut *mut c_char,
     ) -> c_int {
-        eponymous::connect(db, c"CREATE TABLE x(x)", pp_vtab)
+        eponymous::connect(db, aux, c"CREATE TABLE x(x)", pp_vtab)
     }
 
+    /// Finalizes and forgets the connection's statements (`sqlite3_close` disconnects its
+    /// virtual tables before it checks for busy statements).
     unsafe extern "C" fn x_disconnect(vtab: *mut sqlite3_vtab) -> c_int {
         let tab = Box::from_raw(vtab as *mut Tab);
-        let _ = std::panic::catch_unwind(|| forget(tab.db));
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let st = tab.state.get();
+            st.caching = false;
+            for (_, raw) in st.statements.drain() {
+                // SAFETY: each cached statement is owned by the cache alone, finalized once.
+                call!(finalize(raw));
+            }
+        }));
         0
+    }
+
+    /// The module's destructor: the connection closed, its state goes.
+    unsafe extern "C" fn free(aux: *mut c_void) {
+        let _ = std::panic::catch_unwind(|| Shared(aux as *mut crate::state::State).free());
     }
 
     fn module() -> &'static Module {
@@ -362,11 +343,19 @@ mod cache {
         MODULE.get_or_init(|| Module(eponymous::module(1, x_connect, x_disconnect)))
     }
 
-    /// Registers and connects the eponymous table whose disconnect empties the cache.
-    fn install(db: *mut sqlite3) -> bool {
-        if eponymous::register(db, c"mem__stmt_cache", module()) != 0 {
-            return false;
-        }
+    /// Registers the cache's table on `db`, which owns `state` from now on.
+    pub(crate) fn register(db: *mut sqlite3, state: Shared) -> c_int {
+        eponymous::register_owning(
+            db,
+            c"mem__stmt_cache",
+            module(),
+            state.0 as *mut c_void,
+            free,
+        )
+    }
+
+    /// Connects the table, so that its disconnect runs when the connection closes.
+    fn connect(db: *mut sqlite3) -> bool {
         // SAFETY: db is live; the probe is finalized here.
         unsafe {
             let mut probe: *mut sqlite3_stmt = std::ptr::null_mut();
@@ -385,13 +374,15 @@ mod cache {
     }
 }
 
+pub(crate) use cache::register as register_state;
+
 impl Conn for SqliteConn {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
     }
 
-    fn conn_key(&self) -> usize {
-        self.key()
+    fn session(&mut self) -> &mut Session {
+        &mut self.state().session
     }
 
     fn as_conn(&mut self) -> &mut dyn Conn {

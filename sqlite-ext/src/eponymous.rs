@@ -4,6 +4,7 @@
 //! is here: the table's connection, and a scan that returns no rows.
 
 use crate::api::call;
+use crate::state::Shared;
 use sqlite_loadable::ext::{
     sqlite3, sqlite3_context, sqlite3_index_info, sqlite3_module, sqlite3_value, sqlite3_vtab,
     sqlite3_vtab_cursor,
@@ -12,11 +13,13 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 const SQLITE_OK: c_int = 0;
 
-/// A connected table: SQLite's base struct and the connection it lives on.
+/// A connected table: SQLite's base struct, the connection it lives on and the connection's
+/// state (the client data its module was registered with).
 #[repr(C)]
 pub struct Tab {
     pub base: sqlite3_vtab,
     pub db: *mut sqlite3,
+    pub state: Shared,
 }
 
 /// A module table, shareable between threads (function pointers, never written after it is
@@ -59,11 +62,17 @@ pub fn module(
     m
 }
 
-/// The body of an `xConnect`: declares `schema` and makes the [`Tab`] for `db`.
+/// The body of an `xConnect`: declares `schema` and makes the [`Tab`] for `db`, whose state is
+/// the module's client data `aux`.
 ///
 /// # Safety
 /// The arguments are those SQLite passed to `xConnect`.
-pub unsafe fn connect(db: *mut sqlite3, schema: &CStr, pp_vtab: *mut *mut sqlite3_vtab) -> c_int {
+pub unsafe fn connect(
+    db: *mut sqlite3,
+    aux: *mut c_void,
+    schema: &CStr,
+    pp_vtab: *mut *mut sqlite3_vtab,
+) -> c_int {
     let rc = call!(declare_vtab(db, schema.as_ptr()));
     if rc != SQLITE_OK {
         return rc;
@@ -72,20 +81,45 @@ pub unsafe fn connect(db: *mut sqlite3, schema: &CStr, pp_vtab: *mut *mut sqlite
         // SAFETY: an all-zero sqlite3_vtab is what SQLite expects from xConnect.
         base: std::mem::zeroed(),
         db,
+        state: Shared(aux as *mut crate::state::State),
     });
     *pp_vtab = Box::into_raw(tab) as *mut sqlite3_vtab;
     SQLITE_OK
 }
 
-/// Registers `module` as `name` on `db`; SQLite's result code.
-pub fn register(db: *mut sqlite3, name: &CStr, module: &'static Module) -> c_int {
+/// Registers `module` as `name` on `db` with `aux` as its client data (what `xConnect`
+/// receives), which SQLite hands to `destroy` when the connection drops the module (it closes,
+/// or the module is registered again); SQLite's result code.
+pub fn register_owning(
+    db: *mut sqlite3,
+    name: &CStr,
+    module: &'static Module,
+    aux: *mut c_void,
+    destroy: unsafe extern "C" fn(*mut c_void),
+) -> c_int {
+    // SAFETY: db is live; the module table is static; SQLite calls destroy once, even when
+    // the registration fails.
+    unsafe {
+        call!(create_module_v2(
+            db,
+            name.as_ptr(),
+            &module.0,
+            aux,
+            Some(destroy)
+        ))
+    }
+}
+
+/// Registers `module` as `name` on `db` with the connection's state as its client data (the
+/// state's owner is the statement cache's module); SQLite's result code.
+pub fn register(db: *mut sqlite3, name: &CStr, module: &'static Module, state: Shared) -> c_int {
     // SAFETY: db is live; the module table is static.
     unsafe {
         call!(create_module_v2(
             db,
             name.as_ptr(),
             &module.0,
-            std::ptr::null_mut(),
+            state.0 as *mut c_void,
             None
         ))
     }

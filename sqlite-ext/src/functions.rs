@@ -1,5 +1,6 @@
 //! The scalar SQL functions: every scalar entry of the core's catalog, registered as it says.
 
+use crate::state::Shared;
 use crate::{args, conn::SqliteConn};
 use agentmem_core::api::{self, Call, Function, Nature, Returns};
 use agentmem_core::{error::catch_panic, schema::sqlite_triggers, Error, Result, Value};
@@ -25,9 +26,9 @@ pub fn sql_error(e: &Error) -> sqlite_loadable::Error {
     sqlite_loadable::Error::new_message(e.to_string().replace('\0', ""))
 }
 
-/// Registers every scalar function on `db`: the public ones, SQLite's row-trigger functions
-/// (`core::sqlite_triggers`) and `mem__internal()`.
-pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
+/// Registers every scalar function on `db`, with the connection's `state`: the public ones,
+/// SQLite's row-trigger functions (`core::sqlite_triggers`) and `mem__internal()`.
+pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> {
     for f in api::functions() {
         let Returns::Scalar(_, run) = f.returns else {
             continue;
@@ -36,53 +37,53 @@ pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
         if f.nature == Nature::Pure {
             flags |= FunctionFlags::DETERMINISTIC | FunctionFlags::INNOCUOUS;
         }
-        sqlite_loadable::define_scalar_function(
+        sqlite_loadable::define_scalar_function_with_aux(
             db,
             f.name,
             -1,
-            move |ctx, values| {
+            move |ctx, values, state: &Shared| {
                 let call = Call::new(f, args::values(values)).map_err(|e| sql_error(&e))?;
-                let result = enter(ctx, |c| run_as(f, c, |c| run(c, &call)));
+                let result = enter(ctx, *state, |c| run_as(f, c, |c| run(c, &call)));
                 match result {
                     Ok(v) => set_result(ctx, &v),
                     Err(e) => Err(sql_error(&e)),
                 }
             },
             flags,
+            state,
         )?;
     }
     for &name in sqlite_triggers::NAMES {
-        sqlite_loadable::define_scalar_function(
+        sqlite_loadable::define_scalar_function_with_aux(
             db,
             name,
             -1,
-            move |ctx, values| {
+            move |ctx, values, state: &Shared| {
                 let args = args::values(values);
                 // Trigger functions run inside the writing statement, whose failure undoes
                 // them: no transaction of their own.
-                let result = enter(ctx, |c| {
-                    let key = c.key();
-                    sqlite_triggers::call(c, key, name, &args)
-                });
+                let result = enter(ctx, *state, |c| sqlite_triggers::call(c, name, &args));
                 match result {
                     Ok(v) => set_result(ctx, &v),
                     Err(e) => Err(sql_error(&e)),
                 }
             },
             FunctionFlags::UTF8,
+            state,
         )?;
     }
-    sqlite_loadable::define_scalar_function(
+    sqlite_loadable::define_scalar_function_with_aux(
         db,
         "mem__internal",
         0,
-        |ctx, _| {
-            // SAFETY: ctx is the live context of this call.
-            let db = unsafe { sqlite3ext_context_db_handle(ctx) };
-            sqlite_api::result_int64(ctx, i64::from(depth::inside(db)));
+        |ctx, _, state: &Shared| {
+            // SAFETY: the connection of this call is open; the depth is read and let go.
+            let depth = unsafe { state.get() }.depth;
+            sqlite_api::result_int64(ctx, i64::from(depth > 0));
             Ok(())
         },
         FunctionFlags::UTF8,
+        state,
     )?;
     Ok(())
 }
@@ -91,60 +92,27 @@ pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
 /// inside agentmem for `mem__internal()`.
 fn enter(
     ctx: *mut sqlite3_context,
+    state: Shared,
     run: impl FnOnce(&mut SqliteConn) -> Result<Value>,
 ) -> Result<Value> {
     // SAFETY: ctx is the live context of this call.
-    enter_db(unsafe { sqlite3ext_context_db_handle(ctx) }, run)
+    enter_db(unsafe { sqlite3ext_context_db_handle(ctx) }, state, run)
 }
 
-/// [`enter`], given the connection.
-pub fn enter_db<T>(db: *mut sqlite3, run: impl FnOnce(&mut SqliteConn) -> Result<T>) -> Result<T> {
-    let _inside = depth::Guard::new(db);
-    let mut conn = SqliteConn::new(db);
-    catch_panic(|| run(&mut conn))
-}
-
-/// How deep each connection is inside agentmem's own calls. The schema's guards on derived
-/// columns (`@derived` in core::schema) let writes through only while it is above zero, so
-/// the counters and the blocked state are written by agentmem alone.
-mod depth {
-    use sqlite_loadable::ext::sqlite3;
-    use std::cell::RefCell;
-    use std::collections::HashMap;
-
-    thread_local! {
-        // A connection is used by one thread at a time, and a call enters and leaves on the
-        // same thread.
-        static DEPTH: RefCell<HashMap<usize, u32>> = RefCell::new(HashMap::new());
-    }
-
-    pub fn inside(db: *mut sqlite3) -> bool {
-        DEPTH.with(|d| d.borrow().get(&(db as usize)).is_some_and(|&n| n > 0))
-    }
-
-    pub struct Guard(usize);
-
-    impl Guard {
-        pub fn new(db: *mut sqlite3) -> Guard {
-            let key = db as usize;
-            DEPTH.with(|d| *d.borrow_mut().entry(key).or_insert(0) += 1);
-            Guard(key)
-        }
-    }
-
-    impl Drop for Guard {
-        fn drop(&mut self) {
-            DEPTH.with(|d| {
-                let mut d = d.borrow_mut();
-                if let Some(n) = d.get_mut(&self.0) {
-                    *n -= 1;
-                    if *n == 0 {
-                        d.remove(&self.0);
-                    }
-                }
-            });
-        }
-    }
+/// [`enter`], given the connection. While a call runs, the connection's depth inside
+/// agentmem is above zero: the schema's guards on derived columns (`@derived` in
+/// core::schema) let writes through only then, so the counters and the blocked state are
+/// written by agentmem alone.
+pub fn enter_db<T>(
+    db: *mut sqlite3,
+    state: Shared,
+    run: impl FnOnce(&mut SqliteConn) -> Result<T>,
+) -> Result<T> {
+    let mut conn = SqliteConn::new(db, state);
+    conn.state().depth += 1;
+    let result = catch_panic(|| run(&mut conn));
+    conn.state().depth -= 1;
+    result
 }
 
 /// Runs a call as its nature asks: a writer all-or-nothing, anything else as it is.

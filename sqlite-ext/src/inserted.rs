@@ -16,11 +16,13 @@
 //! one column, `seq`; reading it returns no rows.
 
 use crate::api::call;
+use crate::conn::SqliteConn;
 use crate::eponymous::{self, Module, Tab};
 use crate::functions::enter_db;
+use crate::state::Shared;
 use agentmem_core::schema::sqlite_triggers;
 use agentmem_core::search::{self, held, store};
-use agentmem_core::{Error, Result};
+use agentmem_core::{Conn, Error, Result};
 use sqlite_loadable::ext::{sqlite3, sqlite3_value, sqlite3_vtab};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
@@ -32,10 +34,10 @@ const SQLITE_NULL: c_int = 5;
 
 /// Runs `f` on the table's connection with panics caught; an error becomes the table's error
 /// message and SQLITE_ERROR.
-unsafe fn guarded(vtab: *mut sqlite3_vtab, f: impl FnOnce(*mut sqlite3) -> Result<()>) -> c_int {
+unsafe fn guarded(vtab: *mut sqlite3_vtab, f: impl FnOnce(&mut SqliteConn) -> Result<()>) -> c_int {
     let tab = vtab as *mut Tab;
-    let db = (*tab).db;
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(db)))
+    let (db, state) = ((*tab).db, (*tab).state);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| enter_db(db, state, f)))
         .unwrap_or_else(|_| Err(Error::internal("panic in mem__message_inserted")));
     match outcome {
         Ok(()) => SQLITE_OK,
@@ -52,19 +54,18 @@ unsafe fn guarded(vtab: *mut sqlite3_vtab, f: impl FnOnce(*mut sqlite3) -> Resul
 
 unsafe extern "C" fn x_connect(
     db: *mut sqlite3,
-    _aux: *mut c_void,
+    aux: *mut c_void,
     _argc: c_int,
     _argv: *const *const c_char,
     pp_vtab: *mut *mut sqlite3_vtab,
     _err: *mut *mut c_char,
 ) -> c_int {
-    eponymous::connect(db, c"CREATE TABLE x(seq INTEGER)", pp_vtab)
+    eponymous::connect(db, aux, c"CREATE TABLE x(seq INTEGER)", pp_vtab)
 }
 
-/// Also the connection closing: whatever it still holds goes with it.
+/// What the connection still holds goes with the connection's state, when it closes.
 unsafe extern "C" fn x_disconnect(vtab: *mut sqlite3_vtab) -> c_int {
     let tab = Box::from_raw(vtab as *mut Tab);
-    let _ = std::panic::catch_unwind(|| held::discard(tab.db as usize));
     if !tab.base.zErrMsg.is_null() {
         call!(free(tab.base.zErrMsg as *mut c_void));
     }
@@ -78,7 +79,7 @@ unsafe extern "C" fn x_update(
     argv: *mut *mut sqlite3_value,
     rowid: *mut i64,
 ) -> c_int {
-    guarded(vtab, |db| {
+    guarded(vtab, |c| {
         let args = std::slice::from_raw_parts(argv, argc.max(0) as usize);
         // An insert: argv[0] is NULL, argv[1] the new rowid (NULL), argv[2] the seq.
         let is_insert = argc == 3 && call!(value_type(args[0])) == SQLITE_NULL;
@@ -90,62 +91,65 @@ unsafe extern "C" fn x_update(
         }
         let seq = call!(value_int64(args[2]));
         *rowid = seq;
-        enter_db(db, |c| {
-            let key = c.key();
-            sqlite_triggers::message_inserted(c, key, seq, true)
-        })
+        sqlite_triggers::message_inserted(c, seq, true)
     })
 }
 
 unsafe extern "C" fn x_sync(vtab: *mut sqlite3_vtab) -> c_int {
-    guarded(vtab, |db| enter_db(db, |c| search::write_held(c)))
+    guarded(vtab, |c| search::write_held(c))
 }
 
-/// A transaction begins, or ends: what the connection knew of it goes.
-fn transaction_bound(vtab: *mut sqlite3_vtab) -> c_int {
-    // SAFETY: SQLite passes the table it connected.
-    let db = unsafe { (*(vtab as *mut Tab)).db } as usize;
-    held::discard(db);
-    store::forget_fresh(db);
-    SQLITE_OK
-}
-
+/// A transaction begins: what the connection held of an earlier one that ended without this
+/// table (its documents, the keys it stored) goes.
 unsafe extern "C" fn x_begin(vtab: *mut sqlite3_vtab) -> c_int {
-    transaction_bound(vtab)
+    guarded(vtab, |c| {
+        *held::of(c) = Default::default();
+        store::forget_fresh(c);
+        Ok(())
+    })
 }
 
-/// Held documents were written by xSync; nothing can be left but what a failed sync did not
-/// take.
+/// Held documents were written by xSync; what a failed sync did not take goes, with the rest
+/// of what the session kept for the transaction.
 unsafe extern "C" fn x_commit(vtab: *mut sqlite3_vtab) -> c_int {
-    transaction_bound(vtab)
+    guarded(vtab, |c| {
+        c.session().commit();
+        Ok(())
+    })
 }
 
 unsafe extern "C" fn x_rollback(vtab: *mut sqlite3_vtab) -> c_int {
-    transaction_bound(vtab)
+    guarded(vtab, |c| {
+        c.session().rollback();
+        Ok(())
+    })
 }
 
 /// A savepoint begins (every statement of a transaction that can fail half-way begins one):
 /// when the level it nests in holds a lot, that is written first, so that a transaction of
 /// many small statements holds a bounded amount.
 unsafe extern "C" fn x_savepoint(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {
-    guarded(vtab, |db| {
-        let key = db as usize;
-        if held::top_bytes(key) >= search::HELD_BYTES {
-            enter_db(db, |c| search::write_held_top(c))?;
+    guarded(vtab, |c| {
+        if held::of(c).top_bytes() >= search::HELD_BYTES {
+            search::write_held_top(c)?;
         }
-        held::savepoint(key, i as u64);
+        c.session().savepoint(i as u64);
         Ok(())
     })
 }
 
 unsafe extern "C" fn x_release(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {
-    held::release((*(vtab as *mut Tab)).db as usize, i as u64);
-    SQLITE_OK
+    guarded(vtab, |c| {
+        c.session().release(i as u64);
+        Ok(())
+    })
 }
 
 unsafe extern "C" fn x_rollback_to(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {
-    held::rollback_to((*(vtab as *mut Tab)).db as usize, i as u64);
-    SQLITE_OK
+    guarded(vtab, |c| {
+        c.session().rollback_to(i as u64);
+        Ok(())
+    })
 }
 
 fn module() -> &'static Module {
@@ -164,9 +168,9 @@ fn module() -> &'static Module {
     })
 }
 
-/// Registers the table on `db`.
-pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
-    if eponymous::register(db, c"mem__message_inserted", module()) != SQLITE_OK {
+/// Registers the table on `db`, with the connection's `state`.
+pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> {
+    if eponymous::register(db, c"mem__message_inserted", module(), state) != SQLITE_OK {
         return Err(sqlite_loadable::Error::new_message(
             "agentmem0: cannot register mem__message_inserted",
         ));

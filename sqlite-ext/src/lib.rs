@@ -12,6 +12,7 @@ mod eponymous;
 mod functions;
 mod inserted;
 mod pin;
+mod state;
 mod table;
 
 use sqlite_loadable::ext::{sqlite3, sqlite3_api_routines};
@@ -49,11 +50,18 @@ pub unsafe extern "C" fn sqlite3_agentmem_linked_init(
 ) -> c_int {
     sqlite_loadable::ext::faux_sqlite_extension_init2(p_api);
     api::init(p_api);
-    let registered = std::panic::catch_unwind(|| {
-        functions::register(db)
-            .and_then(|_| table::register(db))
-            .and_then(|_| inserted::register(db))
-    });
+    // The connection's state, owned (and freed when the connection closes) by the
+    // statement cache's module, registered first.
+    let state = state::Shared::new();
+    if conn::register_state(db, state) != SQLITE_OK {
+        report(pz_err_msg, "agentmem0: cannot register mem__stmt_cache");
+        return SQLITE_ERROR;
+    }
+    let registered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        functions::register(db, state)
+            .and_then(|_| table::register(db, state))
+            .and_then(|_| inserted::register(db, state))
+    }));
     match registered {
         Ok(Ok(())) => SQLITE_OK,
         Ok(Err(e)) => {

@@ -5,6 +5,7 @@
 //! arguments, and `xFilter` runs the core function and hands back the materialised rows
 //! (every table function has a bounded result: a `limit` or a window).
 
+use crate::state::Shared;
 use crate::{args, functions};
 use agentmem_core::api::{Call, Field, Function, Returns};
 use agentmem_core::{Error, Row, Value};
@@ -23,10 +24,12 @@ pub struct Table {
     base: sqlite3_vtab,
     db: *mut sqlite3,
     spec: &'static Function,
+    state: Shared,
 }
 
 impl<'vtab> VTab<'vtab> for Table {
-    type Aux = &'static Function;
+    /// The function, and the connection's state.
+    type Aux = (&'static Function, Shared);
     type Cursor = Cursor;
 
     fn connect(
@@ -34,8 +37,8 @@ impl<'vtab> VTab<'vtab> for Table {
         aux: Option<&Self::Aux>,
         _args: VTabArguments,
     ) -> sqlite_loadable::Result<(String, Self)> {
-        let spec =
-            *aux.ok_or_else(|| sqlite_loadable::Error::new_message("table function without spec"))?;
+        let &(spec, state) =
+            aux.ok_or_else(|| sqlite_loadable::Error::new_message("table function without spec"))?;
         let cols: Vec<String> = columns(spec)
             .iter()
             .map(|c| c.name.to_string())
@@ -44,7 +47,15 @@ impl<'vtab> VTab<'vtab> for Table {
         let sql = format!("CREATE TABLE x({})", cols.join(", "));
         // SAFETY: an all-zero sqlite3_vtab is its documented initial state.
         let base = unsafe { std::mem::zeroed() };
-        Ok((sql, Table { base, db, spec }))
+        Ok((
+            sql,
+            Table {
+                base,
+                db,
+                spec,
+                state,
+            },
+        ))
     }
 
     fn best_index(&self, mut info: IndexInfo) -> std::result::Result<(), BestIndexError> {
@@ -97,6 +108,7 @@ impl<'vtab> VTab<'vtab> for Table {
             base,
             db: self.db,
             spec: self.spec,
+            state: self.state,
             rows: Vec::new(),
             pos: 0,
         })
@@ -108,6 +120,7 @@ pub struct Cursor {
     base: sqlite3_vtab_cursor,
     db: *mut sqlite3,
     spec: &'static Function,
+    state: Shared,
     rows: Vec<Row>,
     pos: usize,
 }
@@ -134,7 +147,7 @@ impl VTabCursor for Cursor {
                 null
             });
         }
-        let result = functions::enter_db(self.db, |c| {
+        let result = functions::enter_db(self.db, self.state, |c| {
             if let Some(i) = (0..spec.required).find(|&i| idx_num & (1 << i) == 0) {
                 return Err(Error::invalid(
                     spec.args[i].name,
@@ -177,11 +190,11 @@ fn columns(f: &Function) -> &'static [Field] {
     }
 }
 
-/// Registers every table function of the catalog on `db`.
-pub fn register(db: *mut sqlite3) -> sqlite_loadable::Result<()> {
+/// Registers every table function of the catalog on `db`, with the connection's `state`.
+pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> {
     for f in agentmem_core::api::functions() {
         if let Returns::Table(..) = f.returns {
-            sqlite_loadable::define_table_function::<Table>(db, f.name, Some(f))?;
+            sqlite_loadable::define_table_function::<Table>(db, f.name, Some((f, state)))?;
         }
     }
     Ok(())

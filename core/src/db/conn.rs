@@ -5,6 +5,7 @@
 //! transaction (the SQL function's own statement), so a rollback undoes everything the core did.
 
 use super::dialect::Dialect;
+use super::session::Session;
 use super::value::ValueRef;
 use crate::{Result, Row, Value};
 
@@ -98,12 +99,9 @@ pub trait Conn {
     /// on.
     fn as_conn(&mut self) -> &mut dyn Conn;
 
-    /// The connection's identity, for state kept per connection between calls (the
-    /// documents a transaction holds back from the index, see [`crate::search::held`]):
-    /// SQLite's handle; one per Postgres backend.
-    fn conn_key(&self) -> usize {
-        0
-    }
+    /// What this connection keeps between statements and calls (see [`Session`]): one per
+    /// connection, owned by the adapter, which tells it when transactions end.
+    fn session(&mut self) -> &mut Session;
 
     /// The first column of the first row, if any.
     fn query_value(&mut self, sql: &str, params: &[Value]) -> Result<Option<Value>> {

@@ -1,5 +1,6 @@
-//! Database access: who may act on a resource, the connection the adapters implement, the values crossing it, typed
-//! reading of trigger rows, and fault injection for crash tests.
+//! Database access: the connection the adapters implement and the session each keeps, the
+//! values crossing it, typed reading of trigger rows, who may act on a resource, and fault
+//! injection for crash tests.
 
 pub mod access;
 pub mod batch;
@@ -7,4 +8,5 @@ pub mod conn;
 pub mod dialect;
 pub mod failpoint;
 pub mod row;
+pub mod session;
 pub mod value;

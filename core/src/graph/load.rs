@@ -9,35 +9,25 @@ use super::closure;
 use super::edges::{self, EdgeIn};
 use super::nodes::{self, NodeIn};
 use crate::args::required;
+use crate::db::session::Part;
 use crate::{Conn, Error, Result};
 use serde_json::{json, Value as Json};
-use std::cell::Cell;
 
-thread_local! {
-    /// Set while a load writes its rows: the edge triggers (which run on the loading thread,
-    /// in SQLite and in Postgres alike) leave the closure to the load.
-    static BULK: Cell<bool> = const { Cell::new(false) };
-}
+/// Set while a load writes its rows, in the connection's session: the edge triggers (which
+/// run on the loading connection, in SQLite and in Postgres alike) leave the closure to the
+/// load. A load that fails part-way rolls back, and the flag with it.
+#[derive(Default)]
+struct Bulk(bool);
 
-/// Whether a load is writing rows on this thread.
-pub fn in_bulk() -> bool {
-    BULK.with(Cell::get)
-}
-
-/// Clears the flag however the load ends (an error or a panic included).
-struct Bulk;
-
-impl Bulk {
-    fn start() -> Bulk {
-        BULK.with(|b| b.set(true));
-        Bulk
+impl Part for Bulk {
+    fn rollback(&mut self) {
+        self.0 = false;
     }
 }
 
-impl Drop for Bulk {
-    fn drop(&mut self) {
-        BULK.with(|b| b.set(false));
-    }
+/// Whether a load is writing rows on this connection.
+pub fn in_bulk(conn: &mut dyn Conn) -> bool {
+    conn.session().part::<Bulk>().0
 }
 
 fn text_of(v: &Json) -> Option<String> {
@@ -95,9 +85,11 @@ pub fn load(conn: &mut dyn Conn, resource_id: Option<&str>, graph: Option<&str>)
             .map_err(at)?,
         );
     }
-    let _bulk = Bulk::start();
-    let nodes = nodes::upsert_many(conn, resource, parsed_nodes)?;
-    let edges = edges::edge_add_many(conn, parsed_edges)?;
+    conn.session().part::<Bulk>().0 = true;
+    let written = nodes::upsert_many(conn, resource, parsed_nodes)
+        .and_then(|nodes| Ok((nodes, edges::edge_add_many(conn, parsed_edges)?)));
+    conn.session().part::<Bulk>().0 = false;
+    let (nodes, edges) = written?;
     let rows = closure::rebuild(conn, resource)?;
     Ok(json!({"nodes": nodes, "edges": edges, "closureRows": rows}).to_string())
 }

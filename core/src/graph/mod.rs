@@ -85,7 +85,7 @@ fn stop_counting(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
 
 /// After an edge row is inserted.
 pub fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
-    if load::in_bulk() {
+    if load::in_bulk(conn) {
         return Ok(());
     }
     let e = edge_row(conn, seq)?;
@@ -120,7 +120,7 @@ impl OldEdge {
 /// After an edge row changed in a way the closure sees (ends, type, weight, staleness,
 /// validity): the old hop stops counting, the new one starts.
 pub fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()> {
-    if load::in_bulk() {
+    if load::in_bulk(conn) {
         return Ok(());
     }
     let e = edge_row(conn, seq)?;

@@ -18,6 +18,7 @@
 
 use crate::db::dialect::RowLock;
 use crate::db::row::{Cells, Fields};
+use crate::db::session::Part;
 use crate::memory::tokens::{self, Encoding};
 use crate::search::{self, NS_MESSAGES};
 use crate::tasks::link;
@@ -237,8 +238,8 @@ pub fn add(
         metadata,
     };
     let d = complete_insert(conn, d, Timing::BeforeAdd, false)?;
-    let _expected = Prepared::expect(conn.conn_key(), &d.id);
-    conn.execute(
+    conn.session().part::<Adding>().prepared = Some(d.id.clone());
+    let inserted = conn.execute(
         "INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content, created_at, \
            metadata, task_id, message_index, token_count) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS @JSON), ?8, CAST(?9 AS BIGINT), CAST(?10 AS BIGINT))",
@@ -254,63 +255,40 @@ pub fn add(
             d.message_index.into(),
             d.token_count.into(),
         ],
-    )?;
+    );
+    conn.session().part::<Adding>().prepared = None;
+    inserted?;
     Ok(d.id)
 }
 
-/// The row `mem_message_add` completed and booked and is inserting, per connection: its insert
-/// triggers then only index it (and Postgres' statement end skips it). Forgotten when the
-/// insert returns, whether or not a trigger took it.
-struct Prepared(usize);
+/// What `mem_message_add` is inserting, a part of the connection's session: the row it
+/// completed and booked (`prepared`), whose insert triggers then only index it, and the rows
+/// its Postgres insert trigger took, for the statement's end to skip (`booked`). Forgotten
+/// when the insert returns, and when the transaction ends.
+#[derive(Default)]
+struct Adding {
+    prepared: Option<String>,
+    booked: std::collections::HashSet<String>,
+}
 
-static PREPARED: std::sync::Mutex<Option<std::collections::HashMap<usize, String>>> =
-    std::sync::Mutex::new(None);
-
-/// Ids of prepared rows their Postgres insert trigger took, for the statement's end to skip.
-static BOOKED_BY_ADD: std::sync::Mutex<Option<std::collections::HashSet<(usize, String)>>> =
-    std::sync::Mutex::new(None);
-
-impl Prepared {
-    fn expect(conn: usize, id: &str) -> Prepared {
-        PREPARED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert_with(Default::default)
-            .insert(conn, id.to_owned());
-        Prepared(conn)
+impl Part for Adding {
+    fn commit(&mut self) {
+        *self = Adding::default();
     }
 
+    fn rollback(&mut self) {
+        *self = Adding::default();
+    }
+}
+
+impl Adding {
     /// Whether the row with `id` is the one prepared on this connection (taking it).
-    fn take(conn: usize, id: &str) -> bool {
-        let mut g = PREPARED.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(m) = g.as_mut() else {
-            return false;
-        };
-        if m.get(&conn).is_some_and(|p| p == id) {
-            m.remove(&conn);
+    fn take(&mut self, id: &str) -> bool {
+        if self.prepared.as_deref() == Some(id) {
+            self.prepared = None;
             return true;
         }
         false
-    }
-}
-
-impl Drop for Prepared {
-    fn drop(&mut self) {
-        if let Some(m) = PREPARED.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-            m.remove(&self.0);
-        }
-    }
-}
-
-/// Forgets the prepared rows a connection's statement ends did not meet (its transaction
-/// ended).
-pub fn forget_prepared(conn: usize) {
-    if let Some(s) = BOOKED_BY_ADD
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_mut()
-    {
-        s.retain(|(c, _)| *c != conn);
     }
 }
 
@@ -336,15 +314,11 @@ pub fn complete_insert(
     timing: Timing,
     hold: bool,
 ) -> Result<Draft> {
-    if timing != Timing::BeforeAdd && Prepared::take(conn.conn_key(), &d.id) {
+    if timing != Timing::BeforeAdd && conn.session().part::<Adding>().take(&d.id) {
         // Checked, completed and booked by mem_message_add: only its search document is left.
         index_new(conn, &d, hold)?;
         if timing == Timing::BeforeStatementEnd {
-            BOOKED_BY_ADD
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get_or_insert_with(Default::default)
-                .insert((conn.conn_key(), d.id.clone()));
+            conn.session().part::<Adding>().booked.insert(d.id.clone());
         }
         return Ok(d);
     }
@@ -524,12 +498,10 @@ pub struct Inserted {
 /// Threads updated per counter statement.
 const THREADS_PER_STATEMENT: usize = 256;
 
-/// Whether the row `id` a statement inserted on connection `conn` was booked by
-/// `mem_message_add` itself (forgetting it): the statement's end must not book it again.
-pub fn booked_by_add(conn: usize, id: &str) -> bool {
-    let mut g = BOOKED_BY_ADD.lock().unwrap_or_else(|e| e.into_inner());
-    g.as_mut()
-        .is_some_and(|booked| !booked.is_empty() && booked.remove(&(conn, id.to_owned())))
+/// Whether the row `id` a statement inserted was booked by `mem_message_add` itself
+/// (forgetting it): the statement's end must not book it again.
+pub fn booked_by_add(conn: &mut dyn Conn, id: &str) -> bool {
+    conn.session().part::<Adding>().booked.remove(id)
 }
 
 /// Books the rows a statement inserted ([`Timing::BeforeStatementEnd`]) other than those

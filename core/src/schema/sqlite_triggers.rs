@@ -10,11 +10,10 @@
 //! that still exists where it expects it gone, or recounts instead of counting.
 
 use crate::db::row;
+use crate::db::session::Part;
 use crate::memory::messages::{self, Booked, Changed, Draft, Timing};
 use crate::tasks::graph::{self, DepRow, TaskRow};
 use crate::{memory::threads, Conn, Error, Result, Value};
-use std::collections::HashMap;
-use std::sync::Mutex;
 
 /// The trigger functions, by SQL name.
 pub const NAMES: &[&str] = &[
@@ -47,35 +46,27 @@ pub const NAMES: &[&str] = &[
 ];
 
 /// The rows an `INSERT OR REPLACE` may remove, seen by the before-insert trigger of the row
-/// with this id, kept per connection until that row's after-insert handler runs. A stale
-/// entry (its insert was ignored) is harmless: settling books nothing for rows still there.
-struct Pending {
-    id: String,
-    rows: Vec<Booked>,
+/// with this id, kept in the connection's session until that row's after-insert handler runs
+/// (or the transaction ends). A stale entry (its insert was ignored) is harmless: settling
+/// books nothing for rows still there.
+#[derive(Default)]
+struct Pending(Option<(String, Vec<Booked>)>);
+
+impl Part for Pending {
+    fn commit(&mut self) {
+        self.0 = None;
+    }
+
+    fn rollback(&mut self) {
+        self.0 = None;
+    }
 }
 
-static PENDING: Mutex<Option<HashMap<usize, Pending>>> = Mutex::new(None);
-
-/// Connections with a pending entry kept at most (entries of closed connections are dropped
-/// beyond it; see [`Pending`]).
-const MAX_PENDING: usize = 4096;
-
-fn take_pending(conn_key: usize, id: &str) -> Vec<Booked> {
-    let mut p = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-    let map = p.get_or_insert_with(HashMap::new);
-    match map.remove(&conn_key) {
-        Some(e) if e.id == id => e.rows,
+fn take_pending(conn: &mut dyn Conn, id: &str) -> Vec<Booked> {
+    match conn.session().part::<Pending>().0.take() {
+        Some((pending, rows)) if pending == id => rows,
         _ => Vec::new(),
     }
-}
-
-fn put_pending(conn_key: usize, id: String, rows: Vec<Booked>) {
-    let mut p = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-    let map = p.get_or_insert_with(HashMap::new);
-    if map.len() >= MAX_PENDING {
-        map.clear();
-    }
-    map.insert(conn_key, Pending { id, rows });
 }
 
 fn int(args: &[Value], i: usize, name: &str) -> Result<i64> {
@@ -138,22 +129,20 @@ fn flag(args: &[Value], i: usize) -> bool {
 /// Completes and books the message row `seq` after its insert (what `mem__message_insert`
 /// does; the table the insert trigger writes to does it with `hold`, see
 /// [`crate::search::held`]).
-pub fn message_inserted(conn: &mut dyn Conn, conn_key: usize, seq: i64, hold: bool) -> Result<()> {
+pub fn message_inserted(conn: &mut dyn Conn, seq: i64, hold: bool) -> Result<()> {
     let d = row::load::<Draft>(conn, seq)?;
-    let replaced = take_pending(conn_key, &d.id);
+    let replaced = take_pending(conn, &d.id);
     messages::settle_replaced(conn, d.seq, &replaced)?;
     let before = d.clone();
     let d = messages::complete_insert(conn, d, Timing::AfterWrite, hold)?;
     row::store(conn, &before, &d)
 }
 
-/// Runs the trigger function `name` with its arguments on the connection `conn_key` (an
-/// identity of the SQLite connection, for the state a replacing insert carries from its
-/// before- to its after-insert trigger).
-pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) -> Result<Value> {
+/// Runs the trigger function `name` with its arguments.
+pub fn call(conn: &mut dyn Conn, name: &str, args: &[Value]) -> Result<Value> {
     match name {
         "mem__message_insert" => {
-            message_inserted(conn, conn_key, int(args, 0, "seq")?, false)?;
+            message_inserted(conn, int(args, 0, "seq")?, false)?;
         }
         "mem__message_conflicts" => {
             let id = text(args, 1).unwrap_or_default();
@@ -164,7 +153,7 @@ pub fn call(conn: &mut dyn Conn, conn_key: usize, name: &str, args: &[Value]) ->
                 text(args, 2).as_deref(),
                 opt_int(args, 3),
             )?;
-            put_pending(conn_key, id, rows);
+            conn.session().part::<Pending>().0 = Some((id, rows));
         }
         "mem__message_update" => {
             let d = row::load::<Draft>(conn, int(args, 0, "seq")?)?;

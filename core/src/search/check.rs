@@ -101,7 +101,7 @@ pub fn check(
     let mut pending: HashMap<(i64, u32), (u32, u64, i64)> = HashMap::new();
     let mut n_live: u64 = 0;
     let mut len_live: u64 = 0;
-    for (doc, n) in super::held::documents(conn.conn_key(), ns) {
+    for (doc, n) in super::held::of(conn).documents(ns) {
         match delta::decode(&n.terms, n.len) {
             Some(terms) => live.entry(doc).or_default().push(Found {
                 place: "the transaction's held documents".into(),

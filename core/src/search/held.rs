@@ -24,8 +24,9 @@
 //! its outer entry is not written a second time.
 
 use super::store::NewVersion;
+use crate::db::session::Part;
+use crate::Conn;
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
 
 /// One change to the held set.
 enum Entry {
@@ -59,9 +60,11 @@ impl Entry {
 }
 
 /// What one connection holds: the log of changes in order, where each document's last change
-/// is, and where each open savepoint began (its id, the log's length and `pushed` then).
+/// is, and where each open savepoint began (its id, the log's length and `pushed` then). A
+/// part of the connection's session, which drops it when the transaction ends and follows its
+/// savepoints.
 #[derive(Default)]
-struct Held {
+pub struct Held {
     namespaces: Vec<String>,
     log: Vec<Entry>,
     last: HashMap<(u8, i64), usize>,
@@ -164,162 +167,132 @@ impl Held {
     }
 }
 
-static HELD: Mutex<Option<HashMap<usize, Held>>> = Mutex::new(None);
-
-fn all() -> MutexGuard<'static, Option<HashMap<usize, Held>>> {
-    HELD.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Runs `f` on what the connection holds, if anything.
-fn existing<T>(conn: usize, f: impl FnOnce(&mut Held) -> T) -> Option<T> {
-    all().as_mut().and_then(|m| m.get_mut(&conn)).map(f)
-}
-
-/// Holds a new version of `doc` (replacing a held one).
-pub fn hold(conn: usize, ns: &str, doc: i64, version: NewVersion) {
-    let mut g = all();
-    let h = g.get_or_insert_with(HashMap::new).entry(conn).or_default();
-    let ns = h.ns_id(ns);
-    h.push(Entry::Put { ns, doc, version });
-}
-
-/// Whether `doc` is held (a version not yet written).
-pub fn holds(conn: usize, ns: &str, doc: i64) -> bool {
-    existing(conn, |h| {
-        h.find_ns(ns).is_some_and(|n| h.live((n, doc)).is_some())
-    })
-    .unwrap_or(false)
-}
-
-/// Drops a held document; `false` when it was not held.
-pub fn drop_held(conn: usize, ns: &str, doc: i64) -> bool {
-    existing(conn, |h| {
-        let Some(n) = h.find_ns(ns).filter(|&n| h.live((n, doc)).is_some()) else {
-            return false;
-        };
-        h.push(Entry::Drop { ns: n, doc });
-        true
-    })
-    .unwrap_or(false)
-}
-
-/// Analysed bytes held since the innermost open savepoint began, versions replaced since
-/// included: about what [`take_top`] would write.
-pub fn top_bytes(conn: usize) -> usize {
-    existing(conn, |h| h.pushed - h.top().1).unwrap_or(0)
-}
-
-/// Analysed bytes the connection holds, over all its savepoint levels, versions replaced
-/// since included.
-pub fn total_bytes(conn: usize) -> usize {
-    existing(conn, |h| h.pushed).unwrap_or(0)
-}
-
-/// Whether the connection holds any document.
-pub fn any(conn: usize) -> bool {
-    existing(conn, |h| {
-        h.last
-            .values()
-            .any(|&i| matches!(h.log[i], Entry::Put { .. }))
-    })
-    .unwrap_or(false)
-}
-
-/// The documents held in `ns`, in key order: (doc, version).
-pub fn documents(conn: usize, ns: &str) -> Vec<(i64, NewVersion)> {
-    existing(conn, |h| {
-        h.live_from(0)
-            .into_iter()
-            .find(|(n, _)| n == ns)
-            .map(|(_, docs)| docs)
-            .unwrap_or_default()
-    })
-    .unwrap_or_default()
-}
-
-/// The namespaces the connection holds documents of.
-pub fn namespaces(conn: usize) -> Vec<String> {
-    existing(conn, |h| {
-        h.live_from(0).into_iter().map(|(ns, _)| ns).collect()
-    })
-    .unwrap_or_default()
-}
-
-/// Everything the connection holds, by namespace, each in key order, for the writes of a
-/// committing transaction; nothing is held afterwards.
-pub fn take_all(conn: usize) -> Vec<(String, Vec<(i64, NewVersion)>)> {
-    let held = all().as_mut().and_then(|m| m.remove(&conn));
-    held.map(|h| h.live_from(0)).unwrap_or_default()
-}
-
-/// What the connection held since the innermost open savepoint began, for a write before
-/// the commit (see the module's documentation); it leaves the held set.
-pub fn take_top(conn: usize) -> Vec<(String, Vec<(i64, NewVersion)>)> {
-    existing(conn, |h| {
-        let (top, _) = h.top();
-        let docs = h.live_from(top);
-        h.compact_from(top);
-        docs
-    })
-    .unwrap_or_default()
-}
-
-/// Every held document of `ns` is now in the index's tables (a reindex rebuilt them from
-/// the table rows, which hold them too).
-pub fn stored(conn: usize, ns: &str) {
-    existing(conn, |h| {
-        let Some(n) = h.find_ns(ns) else {
-            return;
-        };
-        let live: Vec<i64> = h
-            .last
-            .iter()
-            .filter(|&(&(ns, _), &i)| ns == n && matches!(h.log[i], Entry::Put { .. }))
-            .map(|(&(_, doc), _)| doc)
-            .collect();
-        for doc in live {
-            h.push(Entry::Stored { ns: n, doc });
-        }
-    });
-}
-
-/// Forgets everything the connection holds (its transaction ended, or it closed).
-pub fn discard(conn: usize) {
-    if let Some(m) = all().as_mut() {
-        m.remove(&conn);
+impl Part for Held {
+    /// A committed transaction wrote what it held first (the host's job); nothing is left.
+    fn commit(&mut self) {
+        *self = Held::default();
     }
-}
 
-/// Savepoint `id` begins (ids grow with nesting; one that begins again ends those after it).
-pub fn savepoint(conn: usize, id: u64) {
-    existing(conn, |h| {
-        h.marks.retain(|&(m, _, _)| m < id);
-        let mark = (id, h.log.len(), h.pushed);
-        h.marks.push(mark);
-    });
-}
+    fn rollback(&mut self) {
+        *self = Held::default();
+    }
 
-/// Rolls back to where savepoint `id` began; the savepoint stays open.
-pub fn rollback_to(conn: usize, id: u64) {
-    existing(conn, |h| {
+    fn savepoint(&mut self, id: u64) {
+        self.marks.retain(|&(m, _, _)| m < id);
+        let mark = (id, self.log.len(), self.pushed);
+        self.marks.push(mark);
+    }
+
+    fn release(&mut self, id: u64) {
+        self.marks.retain(|&(m, _, _)| m < id);
+    }
+
+    fn rollback_to(&mut self, id: u64) {
         // A savepoint without a mark began while nothing was held: everything came after it.
-        let (at, pushed) = h
+        let (at, pushed) = self
             .marks
             .iter()
             .find(|&&(m, _, _)| m == id)
             .map_or((0, 0), |&(_, at, pushed)| (at, pushed));
-        if at < h.log.len() {
-            h.log.truncate(at);
-            h.pushed = pushed;
-            h.reindex();
+        if at < self.log.len() {
+            self.log.truncate(at);
+            self.pushed = pushed;
+            self.reindex();
         }
-        h.marks.retain(|&(m, _, _)| m <= id);
-    });
+        self.marks.retain(|&(m, _, _)| m <= id);
+    }
 }
 
-/// Ends savepoint `id` (and those nested in it), keeping what they held.
-pub fn release(conn: usize, id: u64) {
-    existing(conn, |h| h.marks.retain(|&(m, _, _)| m < id));
+/// What the connection holds.
+pub fn of(conn: &mut dyn Conn) -> &mut Held {
+    conn.session().part::<Held>()
+}
+
+impl Held {
+    /// Holds a new version of `doc` (replacing a held one).
+    pub fn hold(&mut self, ns: &str, doc: i64, version: NewVersion) {
+        let ns = self.ns_id(ns);
+        self.push(Entry::Put { ns, doc, version });
+    }
+
+    /// Whether `doc` is held (a version not yet written).
+    pub fn holds(&self, ns: &str, doc: i64) -> bool {
+        self.find_ns(ns)
+            .is_some_and(|n| self.live((n, doc)).is_some())
+    }
+
+    /// Drops a held document; `false` when it was not held.
+    pub fn drop_held(&mut self, ns: &str, doc: i64) -> bool {
+        let Some(n) = self.find_ns(ns).filter(|&n| self.live((n, doc)).is_some()) else {
+            return false;
+        };
+        self.push(Entry::Drop { ns: n, doc });
+        true
+    }
+
+    /// Analysed bytes held since the innermost open savepoint began, versions replaced since
+    /// included: about what [`Held::take_top`] would write.
+    pub fn top_bytes(&self) -> usize {
+        self.pushed - self.top().1
+    }
+
+    /// Analysed bytes held over all savepoint levels, versions replaced since included.
+    pub fn total_bytes(&self) -> usize {
+        self.pushed
+    }
+
+    /// Whether any document is held.
+    pub fn any(&self) -> bool {
+        self.last
+            .values()
+            .any(|&i| matches!(self.log[i], Entry::Put { .. }))
+    }
+
+    /// The documents held in `ns`, in key order: (doc, version).
+    pub fn documents(&self, ns: &str) -> Vec<(i64, NewVersion)> {
+        self.live_from(0)
+            .into_iter()
+            .find(|(n, _)| n == ns)
+            .map(|(_, docs)| docs)
+            .unwrap_or_default()
+    }
+
+    /// The namespaces documents are held of.
+    pub fn namespaces(&self) -> Vec<String> {
+        self.live_from(0).into_iter().map(|(ns, _)| ns).collect()
+    }
+
+    /// Everything held, by namespace, each in key order, for the writes of a committing
+    /// transaction; nothing is held afterwards.
+    pub fn take_all(&mut self) -> Vec<(String, Vec<(i64, NewVersion)>)> {
+        std::mem::take(self).live_from(0)
+    }
+
+    /// What was held since the innermost open savepoint began, for a write before the commit
+    /// (see the module's documentation); it leaves the held set.
+    pub fn take_top(&mut self) -> Vec<(String, Vec<(i64, NewVersion)>)> {
+        let (top, _) = self.top();
+        let docs = self.live_from(top);
+        self.compact_from(top);
+        docs
+    }
+
+    /// Every held document of `ns` is now in the index's tables (a reindex rebuilt them from
+    /// the table rows, which hold them too).
+    pub fn stored(&mut self, ns: &str) {
+        let Some(n) = self.find_ns(ns) else {
+            return;
+        };
+        let live: Vec<i64> = self
+            .last
+            .iter()
+            .filter(|&(&(ns, _), &i)| ns == n && matches!(self.log[i], Entry::Put { .. }))
+            .map(|(&(_, doc), _)| doc)
+            .collect();
+        for doc in live {
+            self.push(Entry::Stored { ns: n, doc });
+        }
+    }
 }
 
 #[cfg(test)]
@@ -334,8 +307,8 @@ mod tests {
         }
     }
 
-    fn docs(conn: usize) -> Vec<(i64, u32)> {
-        documents(conn, "msg")
+    fn docs(h: &Held) -> Vec<(i64, u32)> {
+        h.documents("msg")
             .into_iter()
             .map(|(d, v)| (d, v.len))
             .collect()
@@ -351,73 +324,73 @@ mod tests {
 
     #[test]
     fn savepoints_cut_the_log_back() {
-        let c = 0x5eed_0001;
-        hold(c, "msg", 1, v(1));
-        savepoint(c, 1);
-        hold(c, "msg", 2, v(2));
-        assert!(drop_held(c, "msg", 1));
-        savepoint(c, 2);
-        hold(c, "msg", 3, v(3));
-        hold(c, "msg", 2, v(4));
-        assert_eq!(docs(c), [(2, 4), (3, 3)]);
-        rollback_to(c, 2);
-        assert_eq!(docs(c), [(2, 2)]);
-        assert!(!holds(c, "msg", 1) && holds(c, "msg", 2));
-        rollback_to(c, 1);
-        assert_eq!(docs(c), [(1, 1)]);
-        hold(c, "msg", 5, v(5));
-        release(c, 1);
-        rollback_to(c, 1); // no longer open: back to the start
-        assert_eq!(docs(c), []);
-        hold(c, "msg", 6, v(6));
-        assert_eq!(lens(take_all(c)), [(6, 6)]);
-        assert!(!any(c));
+        let mut h = Held::default();
+        h.hold("msg", 1, v(1));
+        h.savepoint(1);
+        h.hold("msg", 2, v(2));
+        assert!(h.drop_held("msg", 1));
+        h.savepoint(2);
+        h.hold("msg", 3, v(3));
+        h.hold("msg", 2, v(4));
+        assert_eq!(docs(&h), [(2, 4), (3, 3)]);
+        h.rollback_to(2);
+        assert_eq!(docs(&h), [(2, 2)]);
+        assert!(!h.holds("msg", 1) && h.holds("msg", 2));
+        h.rollback_to(1);
+        assert_eq!(docs(&h), [(1, 1)]);
+        h.hold("msg", 5, v(5));
+        h.release(1);
+        h.rollback_to(1); // no longer open: back to the start
+        assert_eq!(docs(&h), []);
+        h.hold("msg", 6, v(6));
+        assert_eq!(lens(h.take_all()), [(6, 6)]);
+        assert!(!h.any());
     }
 
     #[test]
     fn an_early_write_takes_the_innermost_level_only() {
-        let c = 0x5eed_0004;
-        hold(c, "msg", 1, v(1));
-        hold(c, "msg", 2, v(2));
-        savepoint(c, 7);
-        hold(c, "msg", 1, v(10)); // replaces an outer one
-        hold(c, "msg", 3, v(3));
-        assert!(drop_held(c, "msg", 2));
-        assert_eq!(top_bytes(c), 13);
-        assert_eq!(total_bytes(c), 16);
-        assert_eq!(lens(take_top(c)), [(1, 10), (3, 3)]);
+        let mut h = Held::default();
+        h.hold("msg", 1, v(1));
+        h.hold("msg", 2, v(2));
+        h.savepoint(7);
+        h.hold("msg", 1, v(10)); // replaces an outer one
+        h.hold("msg", 3, v(3));
+        assert!(h.drop_held("msg", 2));
+        assert_eq!(h.top_bytes(), 13);
+        assert_eq!(h.total_bytes(), 16);
+        assert_eq!(lens(h.take_top()), [(1, 10), (3, 3)]);
         // 1 is stored now, 2 dropped: neither is written again; nothing else is held.
-        assert_eq!(docs(c), []);
-        assert!(!holds(c, "msg", 1) && !holds(c, "msg", 2));
+        assert_eq!(docs(&h), []);
+        assert!(!h.holds("msg", 1) && !h.holds("msg", 2));
         // Rolling back the savepoint undoes the write in the database and brings the outer
         // level back.
-        rollback_to(c, 7);
-        assert_eq!(docs(c), [(1, 1), (2, 2)]);
-        release(c, 7);
-        assert_eq!(lens(take_top(c)), [(1, 1), (2, 2)]);
-        assert!(!any(c));
-        discard(c);
+        h.rollback_to(7);
+        assert_eq!(docs(&h), [(1, 1), (2, 2)]);
+        h.release(7);
+        assert_eq!(lens(h.take_top()), [(1, 1), (2, 2)]);
+        assert!(!h.any());
     }
 
     #[test]
     fn a_reindex_stores_what_is_held() {
-        let c = 0x5eed_0005;
-        hold(c, "msg", 1, v(1));
-        savepoint(c, 1);
-        stored(c, "msg");
-        assert!(!holds(c, "msg", 1));
-        rollback_to(c, 1);
-        assert!(holds(c, "msg", 1));
-        discard(c);
+        let mut h = Held::default();
+        h.hold("msg", 1, v(1));
+        h.savepoint(1);
+        h.stored("msg");
+        assert!(!h.holds("msg", 1));
+        h.rollback_to(1);
+        assert!(h.holds("msg", 1));
     }
 
     #[test]
-    fn connections_are_apart() {
-        let (a, b) = (0x5eed_0002, 0x5eed_0003);
-        hold(a, "msg", 1, v(1));
-        assert!(holds(a, "msg", 1) && !holds(b, "msg", 1));
-        assert!(!drop_held(b, "msg", 1));
-        discard(a);
-        assert!(!any(a));
+    fn the_transaction_end_drops_everything() {
+        let mut h = Held::default();
+        h.hold("msg", 1, v(1));
+        h.commit();
+        assert!(!h.any());
+        h.hold("msg", 2, v(2));
+        h.savepoint(3);
+        h.rollback();
+        assert!(!h.any() && h.marks.is_empty());
     }
 }

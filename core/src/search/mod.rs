@@ -88,13 +88,13 @@ pub fn index_new(
     hold: bool,
 ) -> Result<bool> {
     check_ns(ns)?;
-    let owner = conn.conn_key();
-    if held::holds(owner, ns, doc) {
+    if held::of(conn).holds(ns, doc) {
         return Ok(false);
     }
-    if hold && held::total_bytes(owner) < HELD_LIMIT && !store::may_be_indexed(conn, ns, doc)? {
-        held::hold(owner, ns, doc, new_version(text, created_at));
-        if held::top_bytes(owner) >= HELD_BYTES {
+    if hold && held::of(conn).total_bytes() < HELD_LIMIT && !store::may_be_indexed(conn, ns, doc)? {
+        let held = held::of(conn);
+        held.hold(ns, doc, new_version(text, created_at));
+        if held.top_bytes() >= HELD_BYTES {
             write_held_top(conn)?;
         }
         return Ok(true);
@@ -148,14 +148,14 @@ const HELD_SEGMENT_BYTES: usize = 128 * 1024;
 /// is committing: as one new segment per namespace when there are many documents, as delta
 /// rows otherwise.
 pub fn write_held(conn: &mut dyn Conn) -> Result<()> {
-    let docs = held::take_all(conn.conn_key());
+    let docs = held::of(conn).take_all();
     write_documents(conn, docs)
 }
 
 /// Writes what the connection held since its innermost open savepoint began (see [`held`]),
 /// for a transaction that holds too much or a maintenance call that reads the tables.
 pub fn write_held_top(conn: &mut dyn Conn) -> Result<()> {
-    let docs = held::take_top(conn.conn_key());
+    let docs = held::of(conn).take_top();
     write_documents(conn, docs)
 }
 
@@ -170,7 +170,7 @@ fn write_documents(conn: &mut dyn Conn, held: Vec<(String, Vec<(i64, NewVersion)
                 delta::build(&fresh, &|_| true, &mut local)
             })?;
             if let Some((last, _)) = docs.last() {
-                store::note_stored(conn.conn_key(), &ns, *last);
+                store::note_stored(conn, &ns, *last);
             }
             if store::lock_meta(conn, &ns, Lock::TryExclusive)? {
                 merge_policy(conn, &ns, false)?;
@@ -206,9 +206,9 @@ pub fn index_doc(
 ) -> Result<()> {
     check_ns(ns)?;
     let new = new_version(text, created_at);
-    let owner = conn.conn_key();
-    if held::holds(owner, ns, doc) {
-        held::hold(owner, ns, doc, new);
+    let held = held::of(conn);
+    if held.holds(ns, doc) {
+        held.hold(ns, doc, new);
         return Ok(());
     }
     let fresh = DeltaRow {
@@ -239,7 +239,7 @@ pub fn index_doc(
 /// Removes a document; `false` when it was not indexed. `old_text` as for [`index_doc`].
 pub fn remove_doc(conn: &mut dyn Conn, ns: &str, doc: i64, old_text: Option<&str>) -> Result<bool> {
     check_ns(ns)?;
-    if held::drop_held(conn.conn_key(), ns, doc) {
+    if held::of(conn).drop_held(ns, doc) {
         return Ok(true);
     }
     store::lock_meta(conn, ns, Lock::Shared)?;
@@ -438,7 +438,7 @@ fn views(
         return Ok(None);
     };
     out.extend(delta);
-    let held = held::documents(conn.conn_key(), ns);
+    let held = held::of(conn).documents(ns);
     let held: Vec<delta::Pending<'_>> = held.iter().map(|(doc, v)| v.pending(*doc)).collect();
     out.extend(View::in_memory(&held, keep)?);
     Ok(Some(out))
@@ -667,8 +667,8 @@ pub fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]) -> Re
     check_ns(ns)?;
     // The documents given include those held: they are stored by this rebuild, at keys
     // this transaction may not have seen stored.
-    held::stored(conn.conn_key(), ns);
-    store::forget_fresh(conn.conn_key());
+    held::of(conn).stored(ns);
+    store::forget_fresh(conn);
     store::lock_meta(conn, ns, Lock::Exclusive)?;
     store::clear(conn, ns)?;
     let mut latest: BTreeMap<i64, usize> = BTreeMap::new();

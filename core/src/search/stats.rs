@@ -89,13 +89,12 @@ pub fn index_stats(conn: &mut dyn Conn) -> Result<String> {
         e.delta_rows = int(r.get(1));
         e.delta_bytes = int(r.get(2));
     }
-    let owner = conn.conn_key();
-    for ns in super::held::namespaces(owner) {
+    for ns in super::held::of(conn).namespaces() {
         all.entry(ns).or_default();
     }
     let mut out = Map::new();
     for (ns, e) in all {
-        let held = super::held::documents(owner, &ns).len();
+        let held = super::held::of(conn).documents(&ns).len();
         let [postings, dictionary, documents] = [
             e.areas[Area::Postings as usize],
             e.areas[Area::Dict as usize],

@@ -13,10 +13,11 @@ use super::pages::{page_id, Page, PageSource};
 use super::segment::{Dead, Header, Segment};
 use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
+use crate::db::session::Part;
 use crate::db::value::ValueRef;
 use crate::{Conn, Error, Result, Row, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 fn int(v: &Value) -> i64 {
     v.as_i64().unwrap_or(0)
@@ -301,7 +302,7 @@ pub fn insert_delta_new(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<b
         &format!("{INSERT_DELTA} ON CONFLICT (ns, doc) DO NOTHING"),
         &delta_params(ns, d),
     )?;
-    note_stored(conn.conn_key(), ns, d.doc);
+    note_stored(conn, ns, d.doc);
     Ok(n > 0)
 }
 
@@ -317,50 +318,46 @@ pub fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result
          ON CONFLICT (ns, doc) DO NOTHING",
         &delta_params(ns, d),
     )?;
-    note_stored(conn.conn_key(), ns, d.doc);
+    note_stored(conn, ns, d.doc);
     Ok(n > 0)
 }
 
-/// Per connection and namespace, within the current transaction: no delta row and no segment
-/// holds a key above this. A message's new `seq` is above it, so the look below is needed once
-/// per transaction, not once per message. Only keys of rows that exist get indexed, so what
-/// other connections write never puts a key of ours above it; this connection's own writes
-/// raise it ([`note_stored`]); the host forgets it when a transaction ends
-/// ([`forget_fresh`]).
-static FRESH_ABOVE: Mutex<Option<HashMap<(usize, String), i64>>> = Mutex::new(None);
+/// Per namespace, within the current transaction: no delta row and no segment holds a key
+/// above this. A message's new `seq` is above it, so the look below is needed once per
+/// transaction, not once per message. Only keys of rows that exist get indexed, so what other
+/// connections write never puts a key of ours above it; this connection's own writes raise it
+/// ([`note_stored`]). A part of the connection's session, forgotten when a transaction ends.
+#[derive(Default)]
+pub struct FreshAbove(HashMap<String, i64>);
 
-fn fresh_above() -> MutexGuard<'static, Option<HashMap<(usize, String), i64>>> {
-    FRESH_ABOVE.lock().unwrap_or_else(|e| e.into_inner())
+impl Part for FreshAbove {
+    fn commit(&mut self) {
+        self.0.clear();
+    }
+
+    fn rollback(&mut self) {
+        self.0.clear();
+    }
 }
 
 /// A key of `ns` was written to the delta or a segment on this connection.
-pub fn note_stored(conn: usize, ns: &str, doc: i64) {
-    if let Some(above) = fresh_above()
-        .as_mut()
-        .and_then(|m| m.get_mut(&(conn, ns.to_owned())))
-    {
+pub fn note_stored(conn: &mut dyn Conn, ns: &str, doc: i64) {
+    if let Some(above) = conn.session().part::<FreshAbove>().0.get_mut(ns) {
         *above = (*above).max(doc);
     }
 }
 
-/// Forgets what the connection knew of the keys its index holds (its transaction ended).
-pub fn forget_fresh(conn: usize) {
-    if let Some(m) = fresh_above().as_mut() {
-        m.retain(|(c, _), _| *c != conn);
-    }
+/// Forgets what the connection knew of the keys its index holds (a reindex rebuilt it).
+pub fn forget_fresh(conn: &mut dyn Conn) {
+    conn.session().part::<FreshAbove>().0.clear();
 }
 
 /// Whether `doc` may be indexed already: it has a delta row, or a segment's key range holds
 /// it (the careful path of [`super::index_new`] then looks closer). A key above every stored
-/// one (see [`FRESH_ABOVE`]) needs no look.
+/// one (see [`FreshAbove`]) needs no look.
 pub fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
-    let owner = conn.conn_key();
-    let key = (owner, ns.to_owned());
-    if fresh_above()
-        .as_ref()
-        .and_then(|m| m.get(&key))
-        .is_some_and(|&above| doc > above)
-    {
+    let fresh = conn.session().part::<FreshAbove>();
+    if fresh.0.get(ns).is_some_and(|&above| doc > above) {
         return Ok(false);
     }
     let row = conn
@@ -381,9 +378,10 @@ pub fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
         .flatten()
         .max()
         .unwrap_or(i64::MIN);
-    fresh_above()
-        .get_or_insert_with(HashMap::new)
-        .insert(key, above);
+    conn.session()
+        .part::<FreshAbove>()
+        .0
+        .insert(ns.to_owned(), above);
     Ok(found)
 }
 
@@ -397,7 +395,7 @@ pub fn put_new_version(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()
         ),
         &delta_params(ns, d),
     )?;
-    note_stored(conn.conn_key(), ns, d.doc);
+    note_stored(conn, ns, d.doc);
     Ok(())
 }
 
@@ -411,7 +409,7 @@ pub fn put_delta(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
         ),
         &delta_params(ns, d),
     )?;
-    note_stored(conn.conn_key(), ns, d.doc);
+    note_stored(conn, ns, d.doc);
     Ok(())
 }
 

@@ -1,9 +1,22 @@
 //! A test-only [`Conn`] over rusqlite (system libsqlite3), shared by the core's integration
 //! tests that run the core against a real SQLite database.
 
+use agentmem_core::db::session::Session;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 
-pub struct Sq(pub rusqlite::Connection);
+pub struct Sq(pub rusqlite::Connection, Shared);
+
+/// The session of a test connection, shared with the trigger functions that run on it.
+#[derive(Clone, Default)]
+pub struct Shared(std::rc::Rc<std::cell::UnsafeCell<Session>>);
+
+impl Sq {
+    /// A connection with a session of its own.
+    #[allow(dead_code)]
+    pub fn new(conn: rusqlite::Connection) -> Sq {
+        Sq(conn, Shared::default())
+    }
+}
 
 pub fn db(e: rusqlite::Error) -> Error {
     Error::Database(e.to_string())
@@ -24,9 +37,10 @@ impl Conn for Sq {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
     }
-    fn conn_key(&self) -> usize {
-        // SAFETY: only the handle's address is taken, as the connection's identity.
-        unsafe { self.0.handle() as usize }
+    fn session(&mut self) -> &mut Session {
+        // SAFETY: one thread drives a test connection, and the core holds the session only
+        // between its statements, so no two of these borrows are alive at once.
+        unsafe { &mut *(self.1).0.get() }
     }
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         use rusqlite::types::ValueRef;
@@ -93,7 +107,7 @@ pub fn open_with_triggers() -> Sq {
 }
 
 mod triggers {
-    use super::{db, Sq};
+    use super::{db, Shared, Sq};
     use agentmem_core::{schema::sqlite_triggers, Conn, Error, Result, Value};
     use rusqlite::ffi;
     use std::cell::Cell;
@@ -132,7 +146,7 @@ mod triggers {
         }
     }
 
-    fn handler(name: &str, c: &mut Sq, key: usize, a: &[Value]) -> Result<Value> {
+    fn handler(name: &str, c: &mut Sq, a: &[Value]) -> Result<Value> {
         match name {
             "mem_uuid7" => Ok(agentmem_core::ids::new_id().into()),
             "mem_now" => Ok(Value::Int(c.now_ms()?)),
@@ -140,7 +154,7 @@ mod triggers {
             "mem_content_hash" => Ok(agentmem_core::memories::content_hash(a[0].as_str()).into()),
             other => {
                 DEPTH.with(|d| d.set(d.get() + 1));
-                let r = sqlite_triggers::call(c, key, other, a);
+                let r = sqlite_triggers::call(c, other, a);
                 DEPTH.with(|d| d.set(d.get() - 1));
                 r
             }
@@ -152,13 +166,13 @@ mod triggers {
         argc: c_int,
         argv: *mut *mut ffi::sqlite3_value,
     ) {
-        let which = ffi::sqlite3_user_data(ctx) as usize;
+        let (which, shared) = &*(ffi::sqlite3_user_data(ctx) as *const (usize, Shared));
         let handle = ffi::sqlite3_context_db_handle(ctx);
         let args: Vec<Value> = (0..argc as usize).map(|i| arg(*argv.add(i))).collect();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let conn = rusqlite::Connection::from_handle(handle).map_err(db)?;
-            let mut c = Sq(conn);
-            handler(names()[which], &mut c, handle as usize, &args)
+            let mut c = Sq(conn, shared.clone());
+            handler(names()[*which], &mut c, &args)
         }))
         .unwrap_or_else(|_| Err(Error::internal("panic")));
         match result {
@@ -177,8 +191,13 @@ mod triggers {
         }
     }
 
+    unsafe extern "C" fn forget(p: *mut c_void) {
+        drop(Box::from_raw(p as *mut (usize, Shared)));
+    }
+
     pub fn open() -> Sq {
         let c = rusqlite::Connection::open_in_memory().unwrap();
+        let shared = Shared::default();
         for (i, name) in names().iter().enumerate() {
             let cname = CString::new(*name).unwrap();
             // SAFETY: a live connection; the callback only reads its arguments.
@@ -193,16 +212,16 @@ mod triggers {
                     } else {
                         ffi::SQLITE_UTF8
                     },
-                    i as *mut c_void,
+                    Box::into_raw(Box::new((i, shared.clone()))) as *mut c_void,
                     Some(dispatch),
                     None,
                     None,
-                    None,
+                    Some(forget),
                 )
             };
             assert_eq!(rc, ffi::SQLITE_OK);
         }
-        let mut sq = Sq(c);
+        let mut sq = Sq(c, shared);
         agentmem_core::schema::migrate(&mut sq, None).unwrap();
         sq
     }
