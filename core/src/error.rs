@@ -12,6 +12,9 @@ pub enum Error {
     NotFound { kind: &'static str, id: String },
     /// The database refused a statement.
     Database(String),
+    /// The schema refuses the change (a plain-SQL write its rules forbid): the message says
+    /// which column and why.
+    Refused(String),
     /// A bug in agentmem (including a caught panic).
     Internal(String),
 }
@@ -62,7 +65,7 @@ impl fmt::Display for Error {
         let text = match self {
             Error::InvalidArgument { arg, rule } => format!("{arg}: {rule}"),
             Error::NotFound { kind, id } => format!("{kind} not found: {id}"),
-            Error::Database(m) | Error::Internal(m) => m.clone(),
+            Error::Database(m) | Error::Refused(m) | Error::Internal(m) => m.clone(),
         };
         // The last line of defence: whatever a message quotes, it stays one readable line
         // of bounded length.

@@ -23,6 +23,7 @@ pub mod schema;
 pub mod search;
 pub mod tasks;
 pub mod tools;
+pub mod triggers;
 pub mod vectors;
 
 pub use db::conn::Conn;

@@ -13,10 +13,6 @@ use pgrx::spi::SpiHeapTupleData;
 
 pub struct SpiConn;
 
-thread_local! {
-    static SESSION: std::cell::UnsafeCell<Session> = std::cell::UnsafeCell::new(Session::default());
-}
-
 /// A parameter as SPI wants it: a datum with its type. NULL travels as text; core statements
 /// cast nullable non-text parameters explicitly.
 fn param(v: &Value) -> DatumWithOid<'_> {
@@ -193,14 +189,9 @@ impl Conn for SpiConn {
         self
     }
 
-    /// The backend's session: a Postgres backend is one connection, run by one thread one
-    /// statement at a time. Its transactions end it (see [`crate::held`]).
+    /// The backend's session (see [`crate::session`]).
     fn session(&mut self) -> &mut Session {
-        crate::held::watch_transactions();
-        let session = SESSION.with(|s| s.get());
-        // SAFETY: the backend's one thread owns the session for its life, and the core
-        // borrows it only between the statements it runs, so no two borrows are alive at once.
-        unsafe { &mut *session }
+        crate::session::get()
     }
 
     /// A subtransaction, as PL/pgSQL's `BEGIN … EXCEPTION` block runs one: released when

@@ -13,6 +13,7 @@ pub fn ok<T>(r: agentmem_core::Result<T>) -> T {
                 Error::InvalidArgument { .. } => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
                 Error::NotFound { .. } => PgSqlErrorCode::ERRCODE_NO_DATA_FOUND,
                 Error::Database(_) => PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
+                Error::Refused(_) => PgSqlErrorCode::ERRCODE_RESTRICT_VIOLATION,
                 Error::Internal(_) => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
             };
             ereport!(ERROR, code, e.to_string());

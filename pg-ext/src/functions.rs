@@ -34,12 +34,16 @@ fn mem__bootstrap() -> i64 {
     ok(SpiConn.execute_batch(&format!(
         "SELECT pg_catalog.set_config('search_path', '{path}', true)"
     )));
-    // First the functions: column defaults call mem_uuid7() and mem_now().
+    // First the functions: column defaults call mem_uuid7() and mem_now(), and the triggers
+    // the migrations create call the trigger functions.
     crate::catalog::create_all();
     let release = match installing.as_deref() {
         Some(v) => ok(schema::release(v)),
         None => RELEASES.last().expect("a release"),
     };
+    if release.trigger_catalog {
+        ok(SpiConn.execute_batch(&agentmem_core::triggers::render::postgres_functions()));
+    }
     let version = ok(schema::migrate(&mut SpiConn, Some(release.schema)));
     if release.private_derived_data {
         secure(&home);

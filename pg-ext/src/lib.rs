@@ -15,14 +15,10 @@ mod catalog;
 mod conn;
 mod error;
 mod functions;
-mod graph;
-mod held;
-mod memories;
 mod owner;
-mod tasks;
+mod session;
 mod transition;
 mod triggers;
-mod vectors;
 
 pgrx::pg_module_magic!();
 

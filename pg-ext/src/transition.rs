@@ -71,6 +71,19 @@ impl NewRows {
         }
     }
 
+    /// Requested column `i` of the current row as a core value (`bigint` as an integer, the
+    /// rest as text); NULL when NULL.
+    pub fn value(&self, i: usize) -> agentmem_core::Value {
+        use agentmem_core::Value;
+        if self.datum(i).is_none() {
+            return Value::Null;
+        }
+        match self.cols[i].1 {
+            pg_sys::INT8OID => Value::Int(self.int(i)),
+            _ => self.text(i).map_or(Value::Null, Value::Text),
+        }
+    }
+
     /// Requested column `i` (a `bigint`) of the current row; 0 when NULL.
     pub fn int(&self, i: usize) -> i64 {
         // SAFETY: the column's type is bigint (checked against the schema by the caller's

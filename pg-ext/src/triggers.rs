@@ -1,33 +1,21 @@
-//! Row triggers of `mem_messages`. Postgres hands the row to a BEFORE trigger, which may
-//! change it, so the core's completion is written straight into `NEW`.
+//! The trigger catalog's functions in Postgres: one C entry point for all of them, as
+//! `mem__call` is for the function catalog. Each trigger function is created over the symbol
+//! `mem__trigger` (`agentmem_core::triggers::render::postgres_functions`); the entry point
+//! finds the called function's catalog entry by name (kept in `fn_extra`), hands the core a
+//! [`Fired`] over the rows Postgres gave it, and returns the row a BEFORE trigger completed.
 
+use crate::conn::SpiConn;
 use crate::error::ok;
-use agentmem_core::db::row::{Completed, Stored};
-use agentmem_core::memory::messages::{self, Changed, Draft, Timing};
-use agentmem_core::{Error, Value};
+use crate::transition::NewRows;
+use agentmem_core::triggers::{self, Fired, Rows, Timing, Trigger};
+use agentmem_core::{Conn, Error, Result, Row, Value};
 use pgrx::heap_tuple::PgHeapTuple;
+use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::{AllocatedByRust, WhoAllocated};
 
-/// What an AFTER row trigger returns (nothing: the row is already written).
-pub type Fired<'a> = Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError>;
-
-/// A text column of a trigger row (empty when NULL).
-pub fn text<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, col: &str) -> String {
-    row.get_by_name::<String>(col)
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-}
-
-/// The row's `seq` key.
-pub fn seq<W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> i64 {
-    row.get_by_name::<i64>("seq").ok().flatten().unwrap_or(0)
-}
-
-/// Reads named columns of a trigger row as core values, by their Postgres types. The row
-/// triggers of every table use it.
-pub fn values<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, cols: &[&str]) -> Vec<Value> {
+/// Reads named columns of a trigger row as core values, by their Postgres types.
+fn values<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, cols: &[&str]) -> Vec<Value> {
     cols.iter()
         .map(|&col| {
             let v = match row.get_attribute_by_name(col).map(|(_, a)| a.atttypid) {
@@ -37,6 +25,9 @@ pub fn values<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, cols: &[&str]) -> Vec<V
                     .ok()
                     .flatten()
                     .map(|v| Value::Int(v.into())),
+                Some(pg_sys::FLOAT8OID) => {
+                    row.get_by_name::<f64>(col).ok().flatten().map(Value::Real)
+                }
                 Some(pg_sys::JSONBOID) => row
                     .get_by_name::<pgrx::JsonB>(col)
                     .ok()
@@ -53,209 +44,235 @@ pub fn values<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, cols: &[&str]) -> Vec<V
         .collect()
 }
 
-/// Reads a trigger row as the core's row type.
-pub fn read<R: Stored, W: WhoAllocated>(row: &PgHeapTuple<'_, W>) -> R {
-    ok(R::from_values(values(row, R::COLUMNS)))
-}
-
-/// Writes the columns the core fills in (`Completed::filled`) into `NEW`, each as its column's
-/// Postgres type, skipping those that already hold their value: each write forms the row
-/// again, and a row `mem_message_add` completed comes in whole. The row triggers of every
-/// table use it.
-pub fn write_back<R: Completed>(row: &mut PgHeapTuple<'_, AllocatedByRust>, completed: &R) {
-    let filled = completed.filled();
-    let names: Vec<&str> = filled.iter().map(|(col, _)| *col).collect();
-    let held = values(row, &names);
-    for ((col, v), now) in filled.into_iter().zip(held) {
-        if v == now {
-            continue;
-        }
-        let ty = row.get_attribute_by_name(col).map(|(_, a)| a.atttypid);
-        let r = match ty {
-            Some(pg_sys::INT8OID) => row.set_by_name(col, v.as_i64()),
-            Some(pg_sys::INT4OID) => {
-                row.set_by_name(col, v.as_i64().and_then(|i| i32::try_from(i).ok()))
-            }
-            _ => row.set_by_name(col, v.as_str().map(str::to_owned)),
-        };
-        if let Err(e) = r {
-            ok::<()>(Err(Error::internal(format!(
-                "writing trigger row: {col}: {e}"
-            ))));
-        }
-    }
-}
-
-/// The trigger's `NEW` row, as a copy the trigger may change and return.
-pub fn new_row<'a>(trigger: &'a PgTrigger<'a>) -> PgHeapTuple<'a, AllocatedByRust> {
-    match trigger.new() {
-        Some(row) => row.into_owned(),
-        None => ok(Err(Error::internal("trigger fired without a NEW row"))),
-    }
-}
-
-#[pg_trigger]
-fn mem__message_insert<'a>(
+/// The rows of one firing: `NEW` (a copy the handler may complete), `OLD`, and a statement
+/// trigger's inserted rows.
+struct PgRows<'a> {
     trigger: &'a PgTrigger<'a>,
-) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
+    new: Option<PgHeapTuple<'a, AllocatedByRust>>,
+    inserted: Option<NewRows>,
+    /// The columns of the inserted rows the handler reads.
+    reads: &'static [&'static str],
+}
+
+impl Rows for PgRows<'_> {
+    fn value(&mut self, new: bool, col: &str) -> Result<Value> {
+        let v = if new {
+            self.new.as_ref().map(|r| values(r, &[col]))
+        } else {
+            self.trigger.old().map(|r| values(&r, &[col]))
+        };
+        Ok(v.and_then(|v| v.into_iter().next()).unwrap_or(Value::Null))
+    }
+
+    fn new_row(
+        &mut self,
+        _conn: &mut dyn Conn,
+        table: &str,
+        _noun: &'static str,
+        columns: &[&str],
+    ) -> Result<Row> {
+        self.new
+            .as_ref()
+            .map(|r| values(r, columns))
+            .ok_or_else(|| Error::internal(format!("a trigger on {table} fired without NEW")))
+    }
+
+    /// Writes the filled columns into `NEW`, each as its column's Postgres type.
+    fn complete(
+        &mut self,
+        _conn: &mut dyn Conn,
+        _seq: i64,
+        _table: &str,
+        changed: Vec<(&'static str, Value)>,
+    ) -> Result<()> {
+        let row = self
+            .new
+            .as_mut()
+            .ok_or_else(|| Error::internal("a completing trigger fired without NEW"))?;
+        for (col, v) in changed {
+            let ty = row.get_attribute_by_name(col).map(|(_, a)| a.atttypid);
+            let r = match ty {
+                Some(pg_sys::INT8OID) => row.set_by_name(col, v.as_i64()),
+                Some(pg_sys::INT4OID) => {
+                    row.set_by_name(col, v.as_i64().and_then(|i| i32::try_from(i).ok()))
+                }
+                _ => row.set_by_name(col, v.as_str().map(str::to_owned)),
+            };
+            r.map_err(|e| Error::internal(format!("writing trigger row: {col}: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn completes_after_write(&self) -> bool {
+        false
+    }
+
+    fn next_inserted(&mut self) -> Option<Row> {
+        let rows = self.inserted.as_mut()?;
+        if !rows.advance() {
+            return None;
+        }
+        Some((0..self.reads.len()).map(|i| rows.value(i)).collect())
+    }
+
+    /// Whether the relation has the enabled trigger `name`.
+    fn table_has(&self, name: &str) -> bool {
+        let rel = self.trigger.trigger_data().tg_relation;
+        // SAFETY: the trigger's relation is open for the call; trigdesc, when not NULL, holds
+        // numtriggers entries whose names are NUL-terminated.
+        unsafe {
+            let desc = (*rel).trigdesc;
+            if desc.is_null() {
+                return false;
+            }
+            let all = std::slice::from_raw_parts((*desc).triggers, (*desc).numtriggers as usize);
+            all.iter().any(|t| {
+                t.tgenabled != pg_sys::TRIGGER_DISABLED as std::ffi::c_char
+                    && std::ffi::CStr::from_ptr(t.tgname).to_bytes() == name.as_bytes()
+            })
+        }
+    }
+
+    fn arguments(&self) -> Vec<String> {
+        self.trigger.extra_args().unwrap_or_default()
+    }
+}
+
+/// Tells Postgres that `mem__trigger` uses the version-1 calling convention.
+#[no_mangle]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_mem__trigger() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// The entry point of every trigger function. Errors and panics become Postgres errors.
+///
+/// # Safety
+/// Called by Postgres's function manager, as a trigger, with a valid `fcinfo`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn mem__trigger(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: the guard turns a panic or a Rust-side error into an ereport; fcinfo is valid.
+    unsafe { pg_sys::submodules::panic::pgrx_extern_c_guard(|| fire(fcinfo)) }
+}
+
+/// The catalog entry of the called trigger function, looked up by name on the first call.
+unsafe fn trigger_of(fcinfo: pg_sys::FunctionCallInfo) -> &'static Trigger {
+    // SAFETY (whole function): fcinfo and its flinfo are valid for the call.
+    let flinfo = unsafe { &mut *(*fcinfo).flinfo };
+    if !flinfo.fn_extra.is_null() {
+        // SAFETY: only this function stores into fn_extra, and only &'static Trigger.
+        return unsafe { &*(flinfo.fn_extra as *const Trigger) };
+    }
+    let name = unsafe { pg_sys::get_func_name(flinfo.fn_oid) };
+    let t = (!name.is_null())
+        .then(|| unsafe { std::ffi::CStr::from_ptr(name) }.to_str().ok())
+        .flatten()
+        .and_then(triggers::find)
+        .filter(|t| t.in_postgres());
+    let t = ok(t.ok_or_else(|| {
+        Error::internal(format!(
+            "function {} is bound to mem__trigger but is not in agentmem's trigger catalog",
+            flinfo.fn_oid.to_u32()
+        ))
+    }));
+    flinfo.fn_extra = t as *const Trigger as *mut std::ffi::c_void;
+    t
+}
+
+unsafe fn fire(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    let t = unsafe { trigger_of(fcinfo) };
+    // SAFETY: Postgres called the function as a trigger (checked by from_fcinfo).
+    let pg = ok(unsafe { PgTrigger::from_fcinfo(&*fcinfo) }
+        .map_err(|e| Error::internal(format!("{} called not as a trigger: {e}", t.function))));
     let _inside = internal::Guard::new();
-    let mut row = new_row(trigger);
-    // With the statement trigger, rows are booked when their statement ends.
-    let timing = if crate::held::has_trigger(trigger, BOOKED_TRIGGER) {
-        Timing::BeforeStatementEnd
+    let data = pg.trigger_data() as *const pg_sys::TriggerData;
+    let mut rows = PgRows {
+        trigger: &pg,
+        new: pg.new().map(|r| r.into_owned()),
+        // SAFETY: the trigger's data lives for the call, and so does the cursor.
+        inserted: match t.timing {
+            Timing::StatementEnd => unsafe { NewRows::open(data, t.new) },
+            _ => None,
+        },
+        reads: t.new,
+    };
+    {
+        let mut fired = Fired::of(t, &mut rows, false);
+        ok((t.run)(&mut SpiConn, &mut fired));
+    }
+    // A BEFORE row trigger returns the row to write (completed), or the old one for a delete;
+    // the others return nothing.
+    let before = matches!(t.timing, Timing::Completing | Timing::Before);
+    let row = if before {
+        rows.new.take().and_then(PgHeapTuple::into_trigger_datum)
     } else {
-        Timing::BeforeWrite
+        None
     };
-    let hold = crate::held::may_hold(trigger);
-    let d = ok(messages::complete_insert(
-        &mut crate::conn::SpiConn,
-        read::<Draft, _>(&row),
-        timing,
-        hold,
-    ));
-    write_back(&mut row, &d);
-    Ok(Some(row))
+    match row {
+        Some(d) => d,
+        None if before => pg
+            .old()
+            .and_then(|o| o.into_owned().into_trigger_datum())
+            .unwrap_or(pg_sys::Datum::from(0)),
+        None => pg_sys::Datum::from(0),
+    }
 }
 
-/// The statement trigger that books the rows an insert wrote.
-const BOOKED_TRIGGER: &str = "mem__messages_booked_trg";
+/// The symbols of the trigger functions earlier releases created one by one
+/// (`AS 'MODULE_PATHNAME', '<name>_wrapper'`): installing such a release with this library
+/// binds them, and they run the same entry point.
+macro_rules! earlier_symbols {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[doc(hidden)]
+            mod $name {
+                use pgrx::pg_sys;
 
-/// Rows booked at a time.
-const BOOKED_PER_PAGE: usize = 1024;
+                #[export_name = concat!("pg_finfo_", stringify!($name), "_wrapper")]
+                pub extern "C" fn finfo() -> &'static pg_sys::Pg_finfo_record {
+                    super::pg_finfo_mem__trigger()
+                }
 
-/// The columns of the inserted rows the statement's end reads.
-const INSERTED_COLUMNS: &[&str] = &[
-    "seq",
-    "id",
-    "thread_id",
-    "message_index",
-    "token_count",
-    "created_at",
-    "search_text",
-    "raw_content",
-];
-
-/// `AFTER INSERT … FOR EACH STATEMENT`: books the rows the statement inserted (and only
-/// those: a row `ON CONFLICT DO NOTHING` skipped is not in its transition table), a page of
-/// rows at a time. Rows `mem_message_add` booked itself are skipped before their text is read.
-#[pg_trigger]
-fn mem__messages_booked<'a>(trigger: &'a PgTrigger<'a>) -> Fired<'a> {
-    let _inside = internal::Guard::new();
-    let hold = crate::held::may_hold(trigger);
-    let data = trigger.trigger_data() as *const pg_sys::TriggerData;
-    // SAFETY: the trigger's data lives for the call, and so does the cursor.
-    let Some(mut inserted) = (unsafe { crate::transition::NewRows::open(data, INSERTED_COLUMNS) })
-    else {
-        return Ok(None);
-    };
-    let mut page = Vec::new();
-    loop {
-        let more = inserted.advance();
-        if more {
-            let id = inserted.text(1).unwrap_or_default();
-            if messages::booked_by_add(&mut crate::conn::SpiConn, &id) {
-                continue;
+                /// # Safety
+                /// As for `mem__trigger`.
+                #[export_name = concat!(stringify!($name), "_wrapper")]
+                pub unsafe extern "C-unwind" fn call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+                    unsafe { super::mem__trigger(fcinfo) }
+                }
             }
-            page.push(messages::Inserted {
-                seq: inserted.int(0),
-                id,
-                thread_id: inserted.text(2).unwrap_or_default(),
-                message_index: inserted.int(3),
-                token_count: inserted.int(4),
-                created_at: inserted.int(5),
-                indexed_text: inserted
-                    .text(6)
-                    .or_else(|| inserted.text(7))
-                    .unwrap_or_default(),
-            });
-        }
-        if page.len() == BOOKED_PER_PAGE || (!more && !page.is_empty()) {
-            ok(messages::book_inserted(
-                &mut crate::conn::SpiConn,
-                &page,
-                hold,
-            ));
-            page.clear();
-        }
-        if !more {
-            return Ok(None);
-        }
-    }
-}
-
-/// The deferred constraint trigger `mem__message_held_trg`: writes the search documents the
-/// transaction holds (see [`crate::held`]).
-#[pg_trigger]
-fn mem__message_held<'a>(_trigger: &'a PgTrigger<'a>) -> Fired<'a> {
-    crate::held::write();
-    Ok(None)
-}
-
-#[pg_trigger]
-fn mem__message_update<'a>(
-    trigger: &'a PgTrigger<'a>,
-) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
-    let _inside = internal::Guard::new();
-    let old = trigger.old().map(|o| read::<Draft, _>(&o));
-    let mut row = new_row(trigger);
-    let new = read::<Draft, _>(&row);
-    let changed = match &old {
-        Some(o) => Changed {
-            raw_content: o.raw_content != new.raw_content,
-            search_text: o.search_text != new.search_text,
-            created_at: o.created_at != new.created_at,
-        },
-        None => Changed {
-            raw_content: true,
-            search_text: true,
-            created_at: true,
-        },
+        )*
     };
-    let old_tokens = old.as_ref().and_then(|o| o.token_count);
-    let old_search = old.as_ref().map(Draft::indexed_text);
-    let d = ok(messages::complete_update(
-        &mut crate::conn::SpiConn,
-        changed,
-        old_tokens,
-        old_search,
-        new,
-    ));
-    write_back(&mut row, &d);
-    Ok(Some(row))
 }
 
-/// AFTER DELETE: the row is gone; its old values take it off the books.
-#[pg_trigger]
-fn mem__message_delete<'a>(
-    trigger: &'a PgTrigger<'a>,
-) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
-    let _inside = internal::Guard::new();
-    if let Some(old) = trigger.old() {
-        let d = read::<Draft, _>(&old);
-        let row = messages::Booked {
-            seq: d.seq,
-            indexed_text: Some(d.indexed_text().to_string()),
-            token_count: d.token_count.unwrap_or(0),
-            thread_id: d.thread_id,
-        };
-        ok(messages::after_delete(&mut crate::conn::SpiConn, &row));
-    }
-    Ok(None)
-}
-
-/// Refuses the row with the message the schema gave the trigger (`@refuse`, `@derived` in
-/// core::schema).
-#[pg_trigger]
-fn mem__refuse<'a>(
-    trigger: &'a PgTrigger<'a>,
-) -> Result<Option<PgHeapTuple<'a, AllocatedByRust>>, PgHeapTupleError> {
-    let msg = trigger
-        .extra_args()
-        .ok()
-        .and_then(|a| a.into_iter().next())
-        .unwrap_or_else(|| "this change is not allowed".into());
-    pgrx::ereport!(ERROR, pgrx::PgSqlErrorCode::ERRCODE_RESTRICT_VIOLATION, msg);
-}
+earlier_symbols!(
+    mem__message_insert,
+    mem__messages_booked,
+    mem__message_held,
+    mem__message_update,
+    mem__message_delete,
+    mem__refuse,
+    mem__task_insert,
+    mem__task_status,
+    mem__task_status_after,
+    mem__task_text,
+    mem__task_id_change,
+    mem__task_delete,
+    mem__task_dep_insert,
+    mem__task_dep_update,
+    mem__task_dep_delete,
+    mem__graph_edge_insert,
+    mem__graph_edge_update,
+    mem__graph_edge_delete,
+    mem__graph_node_delete,
+    mem__graph_settings_changed,
+    mem__memory_insert,
+    mem__memory_update,
+    mem__memory_delete,
+    mem__embedding_insert,
+    mem__embedding_update,
+    mem__embedding_delete,
+);
 
 /// Whether the backend is inside one of agentmem's own writes; the schema's guards on derived
 /// columns let writes through only then.

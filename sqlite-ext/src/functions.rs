@@ -3,7 +3,7 @@
 use crate::state::Shared;
 use crate::{args, conn::SqliteConn};
 use agentmem_core::api::{self, Call, Function, Nature, Returns};
-use agentmem_core::{error::catch_panic, schema::sqlite_triggers, Error, Result, Value};
+use agentmem_core::{error::catch_panic, triggers, Error, Result, Value};
 use sqlite_loadable::{
     api as sqlite_api, ext::sqlite3, ext::sqlite3_context, ext::sqlite3ext_context_db_handle,
     FunctionFlags,
@@ -27,7 +27,7 @@ pub fn sql_error(e: &Error) -> sqlite_loadable::Error {
 }
 
 /// Registers every scalar function on `db`, with the connection's `state`: the public ones,
-/// SQLite's row-trigger functions (`core::sqlite_triggers`) and `mem__internal()`.
+/// the functions of the row triggers (`core::triggers`) and `mem__internal()`.
 pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> {
     for f in api::functions() {
         let Returns::Scalar(_, run) = f.returns else {
@@ -53,7 +53,7 @@ pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> 
             state,
         )?;
     }
-    for &name in sqlite_triggers::NAMES {
+    for name in triggers::sqlite_functions() {
         sqlite_loadable::define_scalar_function_with_aux(
             db,
             name,
@@ -62,7 +62,7 @@ pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> 
                 let args = args::values(values);
                 // Trigger functions run inside the writing statement, whose failure undoes
                 // them: no transaction of their own.
-                let result = enter(ctx, *state, |c| sqlite_triggers::call(c, name, &args));
+                let result = enter(ctx, *state, |c| triggers::fire_sqlite(c, name, args, false));
                 match result {
                     Ok(v) => set_result(ctx, &v),
                     Err(e) => Err(sql_error(&e)),

@@ -20,9 +20,11 @@ use crate::conn::SqliteConn;
 use crate::eponymous::{self, Module, Tab};
 use crate::functions::enter_db;
 use crate::state::Shared;
-use agentmem_core::schema::sqlite_triggers;
 use agentmem_core::search::{self, held, store};
-use agentmem_core::{Conn, Error, Result};
+use agentmem_core::{triggers, Conn, Error, Result, Value};
+
+/// The trigger function whose work an insert here does, documents held.
+const INSERT_TRIGGER: &str = "mem__message_insert";
 use sqlite_loadable::ext::{sqlite3, sqlite3_value, sqlite3_vtab};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
@@ -91,7 +93,7 @@ unsafe extern "C" fn x_update(
         }
         let seq = call!(value_int64(args[2]));
         *rowid = seq;
-        sqlite_triggers::message_inserted(c, seq, true)
+        triggers::fire_sqlite(c, INSERT_TRIGGER, vec![Value::Int(seq)], true).map(|_| ())
     })
 }
 

@@ -3,7 +3,6 @@
 //! / `pragma_table_xinfo` and from `pg_proc`.
 
 use agentmem_core::api::{self, Nature, Returns, Type};
-use agentmem_core::schema::sqlite_triggers;
 use agentmem_tests::backend::{Backend, Postgres, Sqlite};
 use std::collections::BTreeSet;
 
@@ -30,7 +29,7 @@ fn sqlite_registers_the_catalog() {
         .filter(|f| matches!(f.returns, Returns::Scalar(..)))
         .map(|f| f.name.to_string())
         .collect();
-    expected.extend(sqlite_triggers::NAMES.iter().map(|n| n.to_string()));
+    expected.extend(agentmem_core::triggers::sqlite_functions().map(|n| n.to_string()));
     expected.insert("mem__internal".into());
     assert_eq!(registered, expected, "scalar functions");
 

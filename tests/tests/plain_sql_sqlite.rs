@@ -187,7 +187,8 @@ fn trigger_functions_called_by_hand_change_nothing() {
         "SELECT mem__task_status(seq) FROM mem_tasks",
         "SELECT mem__task_insert(seq) FROM mem_tasks",
         "SELECT mem__message_insert(seq) FROM mem_messages",
-        "SELECT mem__message_update(seq, 1, 1, 1) FROM mem_messages",
+        "SELECT mem__message_update(seq, token_count, raw_content, search_text, created_at) \
+         FROM mem_messages",
         "SELECT mem__thread_recount(id) FROM mem_threads",
         "SELECT mem__message_conflicts(seq, id, thread_id, message_index) FROM mem_messages",
     ] {
@@ -198,8 +199,9 @@ fn trigger_functions_called_by_hand_change_nothing() {
         assert_exact(&db);
     }
     for sql in [
-        "SELECT mem__task_delete(seq, id, status, is_blocked) FROM mem_tasks",
-        "SELECT mem__message_delete(seq, thread_id, token_count) FROM mem_messages",
+        "SELECT mem__task_delete(seq, id, title, description, summary) FROM mem_tasks",
+        "SELECT mem__message_delete(seq, thread_id, token_count, search_text, raw_content) \
+         FROM mem_messages",
     ] {
         let e = error_of(&db, sql);
         assert!(e.contains("still exists"), "{sql}: {e}");
@@ -211,7 +213,9 @@ fn trigger_functions_called_by_hand_change_nothing() {
         .execute_batch("DELETE FROM mem_messages WHERE id = 'm1'")
         .unwrap();
     db.conn
-        .execute_batch(&format!("SELECT mem__message_delete(1, '{t}', 2)"))
+        .execute_batch(&format!(
+            "SELECT mem__message_delete(1, '{t}', 2, NULL, NULL)"
+        ))
         .unwrap();
     assert_exact(&db);
     let ready: String = one(&db, "SELECT group_concat(id) FROM task_ready()");

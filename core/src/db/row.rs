@@ -24,19 +24,28 @@ pub trait Stored: Sized {
 
 /// Reads a stored row by `seq`.
 pub fn load<R: Stored>(conn: &mut dyn Conn, seq: i64) -> Result<R> {
+    R::from_values(load_columns(conn, R::TABLE, R::NOUN, R::COLUMNS, seq)?)
+}
+
+/// The `columns` of the row `seq` of `table`, a `noun` in errors (names the core declares,
+/// never data; JSON columns read as text).
+pub fn load_columns(
+    conn: &mut dyn Conn,
+    table: &str,
+    noun: &'static str,
+    columns: &[&str],
+    seq: i64,
+) -> Result<Row> {
     let sql = format!(
-        "SELECT {} FROM {} WHERE seq = ?1",
-        R::COLUMNS
+        "SELECT {} FROM {table} WHERE seq = ?1",
+        columns
             .join(", ")
             .replace("metadata", "CAST(metadata AS TEXT)"),
-        R::TABLE
     );
-    let row = conn
-        .query(&sql, &[Value::Int(seq)])?
+    conn.query(&sql, &[Value::Int(seq)])?
         .into_iter()
         .next()
-        .ok_or_else(|| Error::not_found(R::NOUN, seq.to_string()))?;
-    R::from_values(row)
+        .ok_or_else(|| Error::not_found(noun, seq.to_string()))
 }
 
 /// A row the triggers complete. The core alone says which columns it fills in and with what;
@@ -50,19 +59,28 @@ pub trait Completed: Stored {
 }
 
 /// Writes the filled-in columns a handler changed (`before` is the row as loaded, `after` as
-/// completed) to the stored row (SQLite's after-triggers). Only changed columns are named: every
-/// index on a named column is rewritten even when its value stays, and a message's `id` or
-/// `task_id` index entry is usually left as it was. The statement is made from the row
-/// type's own column names, never from data.
+/// completed) to the stored row (SQLite's after-triggers).
 pub fn store<R: Completed>(conn: &mut dyn Conn, before: &R, after: &R) -> Result<()> {
-    let old = before.filled();
     let changed: Vec<(&'static str, Value)> = after
         .filled()
         .into_iter()
-        .zip(old)
+        .zip(before.filled())
         .filter(|((_, new), (_, old))| new != old)
         .map(|(new, _)| new)
         .collect();
+    store_columns(conn, R::TABLE, after.seq(), changed)
+}
+
+/// Writes `changed` columns to the row `seq` of `table`. Only changed columns are named: every
+/// index on a named column is rewritten even when its value stays, and a message's `id` or
+/// `task_id` index entry is usually left as it was. The statement is made from the row type's
+/// own column names, never from data.
+pub fn store_columns(
+    conn: &mut dyn Conn,
+    table: &str,
+    seq: i64,
+    changed: Vec<(&'static str, Value)>,
+) -> Result<()> {
     if changed.is_empty() {
         return Ok(());
     }
@@ -71,8 +89,8 @@ pub fn store<R: Completed>(conn: &mut dyn Conn, before: &R, after: &R) -> Result
         .enumerate()
         .map(|(i, (name, _))| format!("{name} = ?{}", i + 2))
         .collect();
-    let sql = format!("UPDATE {} SET {} WHERE seq = ?1", R::TABLE, sets.join(", "));
-    let mut params = vec![Value::Int(after.seq())];
+    let sql = format!("UPDATE {table} SET {} WHERE seq = ?1", sets.join(", "));
+    let mut params = vec![Value::Int(seq)];
     params.extend(changed.into_iter().map(|(_, v)| v));
     conn.execute(&sql, &params)?;
     Ok(())

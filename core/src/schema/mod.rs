@@ -10,6 +10,7 @@
 //! | `@JSON`              | `TEXT`                         | `JSONB`                                         |
 //! | `@DOUBLE`            | `REAL`                         | `DOUBLE PRECISION`                              |
 //! | `@FILLED`            | (nothing)                      | `NOT NULL`                                      |
+//! | `@triggers`          | every trigger of the trigger catalog, dropped and created again | the same |
 //! | `@trigger T E H`     | `AFTER`/`BEFORE` trigger calling `H(seq)` | `BEFORE` row trigger executing `H()`  |
 //! | `@sqlite STMT`       | `STMT`                         | (nothing)                                       |
 //! | `@postgres STMT`     | (nothing)                      | `STMT`                                          |
@@ -21,6 +22,10 @@
 //! `@FILLED` marks a column that a trigger fills when a plain `INSERT` leaves it out: Postgres
 //! fills it in a BEFORE trigger (so NOT NULL holds), SQLite in an AFTER trigger (SQLite
 //! triggers cannot change `NEW`), so there the column must accept the NULL for an instant.
+//!
+//! `@triggers` renders the trigger catalog (`crate::triggers`): since schema 19 every row
+//! trigger with a handler is declared there, once, and a migration that changes one says
+//! `@triggers` again. The older migrations keep the markers and DDL they were released with:
 //!
 //! A `@trigger <table> <insert|update(col,…)|delete> <handler>` line declares that `<handler>` runs for
 //! each row. SQLite calls the SQL function `<handler>(seq)` after insert and update and before
@@ -37,14 +42,14 @@
 //!
 //! `@types <table> <column>:<kind> …` gives SQLite the column types it would otherwise not
 //! enforce (a plain `INSERT` could store `'yesterday'` in a BIGINT column). Kinds: `int`,
-//! `text`, `object` (a JSON object), `array` (a JSON array), with `?` for nullable. Postgres'
+//! `real`, `text`, `blob`, `object` (a JSON object), `array` (a JSON array), with `?` for
+//! nullable; text holds no U+0000. Postgres'
 //! column types already do this; there only `object` and `array` add a `CHECK`. A later
 //! migration that adds columns declares the table's full list again: it replaces the checks.
 
 pub mod privilege;
 mod releases;
 mod render;
-pub mod sqlite_triggers;
 
 pub use releases::{release, Release, RELEASES};
 pub use render::render;
@@ -153,6 +158,11 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 18,
         name: "tenancy",
         script: include_str!("../../../sql/migrations/0018_tenancy.sql"),
+    },
+    Migration {
+        version: 19,
+        name: "trigger_catalog",
+        script: include_str!("../../../sql/migrations/0019_trigger_catalog.sql"),
     },
 ];
 

@@ -15,6 +15,9 @@ pub struct Release {
     pub version: &'static str,
     pub schema: i64,
     pub private_derived_data: bool,
+    /// Whether its trigger functions come from the trigger catalog, created by the bootstrap
+    /// over one entry point (earlier releases' install scripts create their own).
+    pub trigger_catalog: bool,
 }
 
 /// Every release, oldest first; the last is this build.
@@ -23,21 +26,25 @@ pub const RELEASES: &[Release] = &[
         version: "0.1.0",
         schema: 14,
         private_derived_data: false,
+        trigger_catalog: false,
     },
     Release {
         version: "0.2.0",
         schema: 16,
         private_derived_data: true,
+        trigger_catalog: false,
     },
     Release {
         version: "0.3.0",
         schema: 17,
         private_derived_data: true,
+        trigger_catalog: false,
     },
     Release {
         version: "0.4.0",
-        schema: 18,
+        schema: 19,
         private_derived_data: true,
+        trigger_catalog: true,
     },
 ];
 

@@ -9,7 +9,9 @@ pub fn render(script: &str, dialect: Dialect) -> String {
     let mut out = String::with_capacity(script.len() + 256);
     for line in script.lines() {
         let trimmed = line.trim_start();
-        if let Some(rest) = trimmed.strip_prefix("@trigger ") {
+        if trimmed == "@triggers" {
+            out.push_str(&crate::triggers::render::all(dialect));
+        } else if let Some(rest) = trimmed.strip_prefix("@trigger ") {
             out.push_str(&render_trigger(rest, dialect));
         } else if let Some(rest) = trimmed.strip_prefix("@refuse ") {
             out.push_str(&render_refuse(rest, dialect));

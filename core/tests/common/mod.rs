@@ -98,7 +98,7 @@ impl Rng {
 }
 
 /// A fresh in-memory database with the schema and the SQL functions its triggers call
-/// (`agentmem_core::schema::sqlite_triggers`, plus `mem_uuid7`, `mem_now`, `mem__internal`,
+/// (`agentmem_core::triggers`, plus `mem_uuid7`, `mem_now`, `mem__internal`,
 /// `mem_content_hash`), as the
 /// extension registers them, over the system SQLite.
 #[allow(dead_code)]
@@ -108,7 +108,7 @@ pub fn open_with_triggers() -> Sq {
 
 mod triggers {
     use super::{db, Shared, Sq};
-    use agentmem_core::{schema::sqlite_triggers, Conn, Error, Result, Value};
+    use agentmem_core::{triggers, Conn, Error, Result, Value};
     use rusqlite::ffi;
     use std::cell::Cell;
     use std::ffi::{c_char, c_int, c_void, CString};
@@ -121,7 +121,10 @@ mod triggers {
     }
 
     fn names() -> Vec<&'static str> {
-        OWN.iter().chain(sqlite_triggers::NAMES).copied().collect()
+        OWN.iter()
+            .copied()
+            .chain(triggers::sqlite_functions())
+            .collect()
     }
 
     unsafe fn arg(v: *mut ffi::sqlite3_value) -> Value {
@@ -154,7 +157,7 @@ mod triggers {
             "mem_content_hash" => Ok(agentmem_core::memories::content_hash(a[0].as_str()).into()),
             other => {
                 DEPTH.with(|d| d.set(d.get() + 1));
-                let r = sqlite_triggers::call(c, other, a);
+                let r = triggers::fire_sqlite(c, other, a.to_vec(), false);
                 DEPTH.with(|d| d.set(d.get() - 1));
                 r
             }
