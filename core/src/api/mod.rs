@@ -134,16 +134,6 @@ pub fn functions() -> impl Iterator<Item = &'static Function> {
         .chain(tools::FUNCTIONS)
 }
 
-/// The functions that keep the search index (rebuild, merge, check, report, cache): they
-/// see every tenant's documents, so on Postgres only the extension's owner may call them.
-pub const MAINTENANCE: &[&str] = &[
-    "mem_reindex",
-    "mem_optimize",
-    "mem_index_check",
-    "mem_index_stats",
-    "mem_search_cache",
-];
-
 /// The function called `name`.
 pub fn find(name: &str) -> Option<&'static Function> {
     functions().find(|f| f.name == name)
