@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod args;
+pub mod columns;
 pub mod data;
 pub mod db;
 pub mod error;

@@ -96,7 +96,7 @@ fn upsert(c: &mut Sq, i: usize) {
         r#"{{"id":"{}","type":"file","label":"f{i}","file_path":"src/f{i}.rs"}}"#,
         node(i)
     );
-    nodes::upsert(c, Some("r"), Some(&json)).unwrap();
+    nodes::upsert(c, "r", &json).unwrap();
 }
 
 fn random_edge(c: &mut Sq, rng: &mut Rng) -> Option<(String, String, String)> {
@@ -114,7 +114,7 @@ fn step(c: &mut Sq, rng: &mut Rng) -> String {
     match rng.below(11) {
         0..=2 if a != b => {
             let opts = format!(r#"{{"weight":{w}}}"#);
-            edges::edge_add(c, Some(&node(a)), Some(&node(b)), Some(ty), Some(&opts)).unwrap();
+            edges::edge_add(c, &node(a), &node(b), ty, Some(&opts)).unwrap();
             format!("graph_edge_add {a}->{b} {ty} {w}")
         }
         3 if a != b => {
@@ -170,20 +170,20 @@ fn step(c: &mut Sq, rng: &mut Rng) -> String {
                     )
                     .unwrap()
                     .and_then(Value::into_string);
-                edges::edge_invalidate(c, id.as_deref(), Some(5)).unwrap();
+                edges::edge_invalidate(c, &id.unwrap(), Some(5)).unwrap();
                 format!("graph_edge_invalidate {f}->{t} {ty}")
             }
             None => "nothing".into(),
         },
         8 => {
-            nodes::mark_stale(c, Some("r"), Some(&format!("src/f{a}.rs")), Some(7)).unwrap();
+            nodes::mark_stale(c, "r", &format!("src/f{a}.rs"), Some(7)).unwrap();
             format!("graph_mark_stale f{a}")
         }
         9 => {
             let (depth, hub) = (2 + rng.below(3), 1 + rng.below(3));
             if rng.below(2) == 0 {
                 let o = format!(r#"{{"max_depth":{depth},"hub_in_degree":{hub}}}"#);
-                configure::configure(c, Some("r"), Some(&o)).unwrap();
+                configure::configure(c, "r", Some(&o)).unwrap();
                 format!("graph_configure depth {depth} hubs above {hub}")
             } else {
                 c.execute(
@@ -197,7 +197,7 @@ fn step(c: &mut Sq, rng: &mut Rng) -> String {
             }
         }
         _ => {
-            nodes::remove(c, Some(&node(a))).unwrap();
+            nodes::remove(c, &node(a)).unwrap();
             upsert(c, a);
             format!("graph_node_remove {a} and upsert again")
         }
@@ -218,7 +218,7 @@ fn closure_equals_naive_paths_under_random_changes() {
                 2 + seed % 3,
                 1 + seed % 3
             );
-            configure::configure(&mut c, Some("r"), Some(&o)).unwrap();
+            configure::configure(&mut c, "r", Some(&o)).unwrap();
         }
         for n in 0..120 {
             let what = step(&mut c, &mut rng);
@@ -235,45 +235,25 @@ fn bad_input_is_named_and_writes_nothing() {
     let e = |r: agentmem_core::Result<String>| r.unwrap_err().to_string();
     let (a, b) = (node(0), node(1));
     assert_eq!(
-        e(edges::edge_add(
-            &mut c,
-            Some(&a),
-            Some(&a),
-            Some("calls"),
-            None
-        )),
+        e(edges::edge_add(&mut c, &a, &a, "calls", None)),
         "to_id: must differ from from_id (no self-edges)"
     );
+    assert!(e(edges::edge_add(&mut c, &a, "nope", "calls", None)).starts_with("to_id: no node"));
     assert!(e(edges::edge_add(
         &mut c,
-        Some(&a),
-        Some("nope"),
-        Some("calls"),
-        None
-    ))
-    .starts_with("to_id: no node"));
-    assert!(e(edges::edge_add(
-        &mut c,
-        Some(&a),
-        Some(&b),
-        Some("calls"),
+        &a,
+        &b,
+        "calls",
         Some(r#"{"weight":0}"#)
     ))
     .starts_with("options.weight: must be a number above 0"));
     assert!(
-        e(nodes::upsert(&mut c, Some("r"), Some(r#"{"type":"file"}"#)))
-            .starts_with("node.label: is required")
+        e(nodes::upsert(&mut c, "r", r#"{"type":"file"}"#)).starts_with("node.label: is required")
     );
     let other = r#"{"id":"x","type":"file","label":"x"}"#;
-    nodes::upsert(&mut c, Some("other"), Some(other)).unwrap();
-    assert!(e(edges::edge_add(
-        &mut c,
-        Some(&a),
-        Some("x"),
-        Some("calls"),
-        None
-    ))
-    .starts_with("to_id: node \"x\" belongs to resource \"other\""));
+    nodes::upsert(&mut c, "other", other).unwrap();
+    assert!(e(edges::edge_add(&mut c, &a, "x", "calls", None))
+        .starts_with("to_id: node \"x\" belongs to resource \"other\""));
     let count = |c: &mut Sq, t: &str| {
         c.query_value(&format!("SELECT count(*) FROM {t}"), &[])
             .unwrap()
@@ -308,12 +288,10 @@ fn a_bulk_load_builds_the_same_closure() {
         nodes_json.join(","),
         edges_json.join(",")
     );
-    let out = load::load(&mut c, Some("r"), Some(&graph)).unwrap();
+    let out = load::load(&mut c, "r", &graph).unwrap();
     assert!(out.contains(r#""nodes":7"#), "{out}");
     check(&mut c, "graph_load");
     let bad = r#"{"edges":[{"from":"n0","to":"n0","type":"calls"}]}"#;
-    let e = load::load(&mut c, Some("r"), Some(bad))
-        .unwrap_err()
-        .to_string();
+    let e = load::load(&mut c, "r", bad).unwrap_err().to_string();
     assert!(e.starts_with("graph.edges[0]: to_id: must differ"), "{e}");
 }

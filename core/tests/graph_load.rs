@@ -86,10 +86,10 @@ fn a_load_leaves_what_one_call_per_row_leaves() {
         let edge_list: Vec<_> = (0..14).filter_map(|_| edge(&mut rng)).collect();
         let mut one = common::open_with_triggers();
         for n in &node_list {
-            nodes::upsert(&mut one, Some("r"), Some(n)).unwrap();
+            nodes::upsert(&mut one, "r", n).unwrap();
         }
         for (a, b, t, o) in &edge_list {
-            edges::edge_add(&mut one, Some(a), Some(b), Some(t), Some(o)).unwrap();
+            edges::edge_add(&mut one, a, b, t, Some(o)).unwrap();
         }
         let mut bulk = common::open_with_triggers();
         let edges_json: Vec<String> = edge_list
@@ -105,7 +105,7 @@ fn a_load_leaves_what_one_call_per_row_leaves() {
             node_list.join(","),
             edges_json.join(",")
         );
-        load::load(&mut bulk, Some("r"), Some(&graph)).unwrap();
+        load::load(&mut bulk, "r", &graph).unwrap();
         assert_eq!(state(&mut bulk), state(&mut one), "seed {seed}: {graph}");
     }
 }

@@ -88,23 +88,18 @@ fn pruning_and_decay_follow_the_seed() {
                 json.push_str(&format!(r#","decay_half_life_days":{}"#, half.unwrap()));
             }
             json.push('}');
-            let out = remember::remember(
-                &mut c,
-                Some("r"),
-                Some(&json),
-                Some(&format!(r#"{{"now":{last}}}"#)),
-            )
-            .unwrap();
+            let out = remember::remember(&mut c, "r", &json, Some(&format!(r#"{{"now":{last}}}"#)))
+                .unwrap();
             let id = serde_json::from_str::<serde_json::Value>(&out).unwrap()["id"]
                 .as_str()
                 .unwrap()
                 .to_string();
             let deprecated_at = (rng.below(5) == 0).then_some(last);
             if let Some(at) = deprecated_at {
-                lifecycle::deprecate(&mut c, Some(&id), Some(at)).unwrap();
+                lifecycle::deprecate(&mut c, &id, Some(at)).unwrap();
             }
             let now = last + (rng.below(300) as i64) * DAY / 3;
-            let got = lifecycle::current_confidence(&mut c, Some(&id), Some(now))
+            let got = lifecycle::current_confidence(&mut c, &id, Some(now))
                 .unwrap()
                 .unwrap();
             let expect = seed_confidence(0.8, half, pinned, last, now);
@@ -126,7 +121,7 @@ fn pruning_and_decay_follow_the_seed() {
         let mut now = 0;
         for _ in 0..8 {
             now += (rng.below(120) as i64) * DAY;
-            lifecycle::prune(&mut c, Some("r"), Some(now)).unwrap();
+            lifecycle::prune(&mut c, "r", Some(now)).unwrap();
             seed_prune(&mut want, now);
             let rows = c
                 .query(

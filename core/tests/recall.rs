@@ -202,13 +202,7 @@ fn packing_matches_the_reference_and_is_maximal() {
 
 fn remember_in(c: &mut common::Sq, resource: &str, content: &str, files: &[String]) -> String {
     let m = serde_json::json!({"type": "gotcha", "content": content, "related_files": files});
-    let out = remember::remember(
-        c,
-        Some(resource),
-        Some(&m.to_string()),
-        Some(r#"{"now": 1000}"#),
-    )
-    .unwrap();
+    let out = remember::remember(c, resource, &m.to_string(), Some(r#"{"now": 1000}"#)).unwrap();
     serde_json::from_str::<serde_json::Value>(&out).unwrap()["id"]
         .as_str()
         .unwrap()
@@ -276,10 +270,8 @@ fn the_files_index_follows_plain_sql() {
 }
 
 /// Ids of `mem_memory_search` rows.
-fn ids(rows: Vec<Vec<Value>>) -> Vec<String> {
-    rows.into_iter()
-        .map(|r| r[0].as_str().unwrap().to_string())
-        .collect()
+fn ids(rows: Vec<search::MemoryHit>) -> Vec<String> {
+    rows.into_iter().map(|r| r.memory_id).collect()
 }
 
 #[test]

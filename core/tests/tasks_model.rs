@@ -104,8 +104,7 @@ fn check(c: &mut Sq, step: &str) {
             .filter(|(x, on, ty)| x == t && ty == "parent-child" && blocked.get(on) == Some(&true))
             .count() as i64;
         assert_eq!((ob, bp), (want_ob, want_bp), "{step}: counters of {t}");
-        let show: serde_json::Value =
-            serde_json::from_str(&query::show(c, Some(t)).unwrap()).unwrap();
+        let show: serde_json::Value = serde_json::from_str(&query::show(c, t).unwrap()).unwrap();
         assert_eq!(
             show["isBlocked"],
             serde_json::json!(b),
@@ -212,12 +211,10 @@ fn apply(c: &mut Sq, op: &Op, made: &mut usize) {
                 o["defer_until"] = serde_json::json!(2_000_000);
             }
             *made += 1;
-            ops::create(c, Some("task"), Some(&o.to_string())).map(|_| ())
+            ops::create(c, "task", Some(&o.to_string())).map(|_| ())
         }
         Op::Dep { a, b, ty } => {
-            ops::Dep::new(Some(&id(*a)), Some(&id(*b)), Some(TYPES[*ty]))
-                .and_then(|d| ops::dep_add(c, &d))
-                .map(|_| ())
+            ops::dep_add(c, &ops::Dep::new(&id(*a), &id(*b), Some(TYPES[*ty]))).map(|_| ())
         }
         Op::DepSql { a, b, ty } => c
             .execute(
@@ -225,18 +222,18 @@ fn apply(c: &mut Sq, op: &Op, made: &mut usize) {
                 &[id(*a).into(), id(*b).into(), TYPES[*ty].into()],
             )
             .map(|_| ()),
-        Op::Remove { a, b } => ops::Dep::new(Some(&id(*a)), Some(&id(*b)), None)
-            .and_then(|d| ops::dep_remove(c, &d))
-            .map(|_| ()),
+        Op::Remove { a, b } => {
+            ops::dep_remove(c, &ops::Dep::new(&id(*a), &id(*b), None)).map(|_| ())
+        }
         Op::RemoveSql { a } => c
             .execute("DELETE FROM mem_task_deps WHERE task_id = ?1", &[id(*a).into()])
             .map(|_| ()),
-        Op::Close(t) => ops::close(c, Some(&id(*t)), Some("completed"), Some("done")).map(|_| ()),
+        Op::Close(t) => ops::close(c, &id(*t), "completed", Some("done")).map(|_| ()),
         Op::CloseSql(t) => c
             .execute("UPDATE mem_tasks SET status = 'closed' WHERE id = ?1", &[id(*t).into()])
             .map(|_| ()),
-        Op::Reopen(t) => ops::update(c, Some(&id(*t)), Some(r#"{"status":"open"}"#)).map(|_| ()),
-        Op::Claim(t, s) => ops::claim(c, Some(&id(*t)), Some(&format!("s{s}")), None).map(|_| ()),
+        Op::Reopen(t) => ops::update(c, &id(*t), Some(r#"{"status":"open"}"#)).map(|_| ()),
+        Op::Claim(t, s) => ops::claim(c, &id(*t), &format!("s{s}"), None).map(|_| ()),
         Op::Release(t) => c
             .execute(
                 "UPDATE mem_tasks SET status = 'open', session_id = NULL WHERE id = ?1 AND status = 'in_progress'",
@@ -330,15 +327,11 @@ fn long_random_run_equals_reference() {
 fn cycle_is_named() {
     let mut c = open();
     for t in ["a", "b", "c"] {
-        ops::create(&mut c, Some(t), Some(&format!(r#"{{"id":"{t}"}}"#))).unwrap();
+        ops::create(&mut c, t, Some(&format!(r#"{{"id":"{t}"}}"#))).unwrap();
     }
-    ops::dep_add(&mut c, &ops::Dep::new(Some("a"), Some("b"), None).unwrap()).unwrap();
-    ops::dep_add(
-        &mut c,
-        &ops::Dep::new(Some("b"), Some("c"), Some("parent-child")).unwrap(),
-    )
-    .unwrap();
-    let e = ops::dep_add(&mut c, &ops::Dep::new(Some("c"), Some("a"), None).unwrap()).unwrap_err();
+    ops::dep_add(&mut c, &ops::Dep::new("a", "b", None)).unwrap();
+    ops::dep_add(&mut c, &ops::Dep::new("b", "c", Some("parent-child"))).unwrap();
+    let e = ops::dep_add(&mut c, &ops::Dep::new("c", "a", None)).unwrap_err();
     assert_eq!(
         e.to_string(),
         "depends_on_id: dependency cycle: c → a → b → c"

@@ -20,11 +20,11 @@ const DIMS: usize = 5;
 fn memory(c: &mut Sq, i: usize) -> String {
     let out = remember::remember(
         c,
-        Some(if i.is_multiple_of(3) { "a" } else { "b" }),
-        Some(&format!(
+        if i.is_multiple_of(3) { "a" } else { "b" },
+        &format!(
             r#"{{"type":"{}","content":"memory {i}"}}"#,
             ["gotcha", "decision"][i % 2]
-        )),
+        ),
         None,
     )
     .unwrap();
@@ -167,11 +167,8 @@ fn check_search(c: &mut Sq, rng: &mut Rng, step: &str) {
             .collect();
         want.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
         want.truncate(k);
-        let got = search::search(c, Some("m"), Some(&to_blob(&q)), Some(&opts)).unwrap();
-        let got: Vec<(f64, String)> = got
-            .into_iter()
-            .map(|r| (r[2].as_f64().unwrap(), r[1].as_str().unwrap().to_string()))
-            .collect();
+        let got = search::search(c, "m", Some(&to_blob(&q)), Some(&opts)).unwrap();
+        let got: Vec<(f64, String)> = got.into_iter().map(|r| (r.distance, r.id)).collect();
         let want: Vec<(f64, String)> = want.into_iter().map(|w| (w.0, w.2)).collect();
         assert_eq!(got, want, "{step}: {opts}");
     }
@@ -189,7 +186,7 @@ fn top_k_equals_brute_force_and_chunks_equal_rows() {
             let what = match rng.below(10) {
                 0..=6 => {
                     let v = to_blob(&vector(&mut rng, DIMS));
-                    let r = store::embed_set(&mut c, Some("memory"), Some(o), Some("m"), Some(&v));
+                    let r = store::embed_set(&mut c, "memory", o, "m", Some(&v));
                     assert_eq!(r.is_err(), gone.contains(o), "set on {o}: {r:?}");
                     "set"
                 }
@@ -242,7 +239,7 @@ fn changed_vectors_fill_the_loose_chunk_and_it_becomes_a_chunk() {
     let owners: Vec<String> = (0..300).map(|i| memory(&mut c, i)).collect();
     let set = |c: &mut Sq, rng: &mut Rng, o: &str| {
         let v = to_blob(&vector(rng, DIMS));
-        store::embed_set(c, Some("memory"), Some(o), Some("m"), Some(&v)).unwrap();
+        store::embed_set(c, "memory", o, "m", Some(&v)).unwrap();
     };
     for o in &owners {
         set(&mut c, &mut rng, o);
@@ -283,8 +280,7 @@ fn bad_vectors_are_named() {
     let mut c = common::open_with_triggers();
     let id = memory(&mut c, 0);
     let e = |r: agentmem_core::Result<i64>| r.unwrap_err().to_string();
-    let set =
-        |c: &mut Sq, v: &[u8]| store::embed_set(c, Some("memory"), Some(&id), Some("m"), Some(v));
+    let set = |c: &mut Sq, v: &[u8]| store::embed_set(c, "memory", &id, "m", Some(v));
     assert!(e(set(&mut c, &[0, 0, 0])).starts_with("vector: must be 1 to 8192 float32 values"));
     assert!(
         e(set(&mut c, &to_blob(&[1.0, f32::NAN]))).starts_with("vector: value 1 is not a finite")
@@ -294,9 +290,9 @@ fn bad_vectors_are_named() {
     assert_eq!(
         e(store::embed_set(
             &mut c,
-            Some("memory"),
-            Some(&other),
-            Some("m"),
+            "memory",
+            &other,
+            "m",
             Some(&to_blob(&[1.0]))
         )),
         "vector: has 1 dimensions; model \"m\" has 2"
@@ -304,9 +300,9 @@ fn bad_vectors_are_named() {
     assert_eq!(
         e(store::embed_set(
             &mut c,
-            Some("thing"),
-            Some(&other),
-            Some("m"),
+            "thing",
+            &other,
+            "m",
             Some(&to_blob(&[1.0]))
         )),
         "kind: must be one of memory, message (got \"thing\")"
@@ -319,7 +315,7 @@ fn bad_vectors_are_named() {
         .unwrap_err()
         .to_string()
         .contains("holds 2 values; dims says 3"));
-    let q = search::search(&mut c, Some("m"), Some(&to_blob(&[1.0])), None);
+    let q = search::search(&mut c, "m", Some(&to_blob(&[1.0])), None);
     assert_eq!(
         q.unwrap_err().to_string(),
         "query_vector: has 1 dimensions; model \"m\" has 2"

@@ -5,7 +5,7 @@ use crate::conn::SpiConn;
 use crate::error::ok;
 use agentmem_core::api::{self, Nature};
 use agentmem_core::schema::{self, privilege::DERIVED, PRIVATE_SCHEMA, RELEASES};
-use agentmem_core::{Conn, Value};
+use agentmem_core::{triggers, Conn, Value};
 use pgrx::prelude::*;
 
 /// Runs the migrations inside `CREATE EXTENSION` / `ALTER EXTENSION … UPDATE` up to the
@@ -100,29 +100,34 @@ fn secure(home: &str) {
         let (Some(name), Some(signature)) = (row.next(), row.next()) else {
             continue;
         };
-        // Functions that run no statement need no path (and calls stay cheap).
-        let runs_sql = match api::find(&name) {
-            Some(f) => !matches!(f.nature, Nature::Pure | Nature::Volatile),
-            None => name != "mem__internal",
+        // A catalog function or trigger as its declaration says (functions that run no
+        // statement need no path, and calls stay cheap). pgrx's own (bootstrap, migrations)
+        // are internal: pinned and the owner's, but mem__internal(), which the schema's
+        // guards call as the caller.
+        let (runs_sql, generic_plans, owner_only) = match (api::find(&name), triggers::find(&name))
+        {
+            (Some(f), _) => (
+                !matches!(f.nature, Nature::Pure | Nature::Volatile),
+                f.generic_plans,
+                f.owner_only,
+            ),
+            (None, Some(t)) => (true, t.generic_plans, true),
+            (None, None) => {
+                let internal = name != "mem__internal";
+                (internal, false, internal)
+            }
         };
         if runs_sql {
             script.push_str(&format!(
                 "ALTER FUNCTION {signature} SET search_path = {pinned};\n"
             ));
         }
-        // The graph's statements are lookups by key, whose generic plans are the custom ones:
-        // planning each call anew (what `auto` chooses for a LIMIT or a range parameter)
-        // cost a quarter of a neighbourhood query.
-        if name.starts_with("graph_") || name.starts_with("mem__graph_") {
+        if generic_plans {
             script.push_str(&format!(
                 "ALTER FUNCTION {signature} SET plan_cache_mode = force_generic_plan;\n"
             ));
         }
-        // The internal functions (trigger handlers fire without EXECUTE; the schema's guards
-        // call mem__internal()) and the index's upkeep are not the application's to call.
-        let owners_only = (name.starts_with("mem__") && name != "mem__internal")
-            || api::MAINTENANCE.contains(&name.as_str());
-        if owners_only {
+        if owner_only {
             script.push_str(&format!(
                 "REVOKE EXECUTE ON FUNCTION {signature} FROM PUBLIC;\n"
             ));

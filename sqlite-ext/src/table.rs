@@ -7,7 +7,7 @@
 
 use crate::state::Shared;
 use crate::{args, functions};
-use agentmem_core::api::{Call, Field, Function, Returns};
+use agentmem_core::api::{Call, Function, Returns};
 use agentmem_core::{Error, Row, Value};
 use sqlite_loadable::{
     ext::{sqlite3, sqlite3_context, sqlite3_value, sqlite3_vtab, sqlite3_vtab_cursor},
@@ -39,7 +39,8 @@ impl<'vtab> VTab<'vtab> for Table {
     ) -> sqlite_loadable::Result<(String, Self)> {
         let &(spec, state) =
             aux.ok_or_else(|| sqlite_loadable::Error::new_message("table function without spec"))?;
-        let cols: Vec<String> = columns(spec)
+        let cols: Vec<String> = spec
+            .columns()
             .iter()
             .map(|c| c.name.to_string())
             .chain(spec.args.iter().map(|a| format!("arg_{} HIDDEN", a.name)))
@@ -59,7 +60,7 @@ impl<'vtab> VTab<'vtab> for Table {
     }
 
     fn best_index(&self, mut info: IndexInfo) -> std::result::Result<(), BestIndexError> {
-        let first_arg = columns(self.spec).len() as i32;
+        let first_arg = self.spec.columns().len() as i32;
         // Bit i of idx_num set: argument i was given. argv order is argument order.
         let mut present = 0i32;
         let mut constraints = info.constraints();
@@ -179,14 +180,6 @@ impl VTabCursor for Cursor {
 
     fn rowid(&self) -> sqlite_loadable::Result<i64> {
         Ok(self.pos as i64)
-    }
-}
-
-/// A table function's output columns.
-fn columns(f: &Function) -> &'static [Field] {
-    match f.returns {
-        Returns::Table(cols, _) => cols,
-        Returns::Scalar(..) => &[],
     }
 }
 

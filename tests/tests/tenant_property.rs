@@ -314,7 +314,7 @@ fn json_argument(
 /// leaves out the columns that differ between any two databases.
 fn call(rng: &mut Rng, p: &Pools, n: &mut u64) -> String {
     let public: Vec<_> = api::functions()
-        .filter(|f| !f.is_internal() && !api::MAINTENANCE.contains(&f.name))
+        .filter(|f| !f.is_internal() && !f.owner_only)
         .collect();
     let f = public[rng.next() as usize % public.len()];
     let count = f.required + (rng.next() as usize % (f.args.len() - f.required + 1));

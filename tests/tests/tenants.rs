@@ -122,8 +122,8 @@ fn calls_at_b() -> Vec<(&'static str, String)> {
         ("mem_tool", format!("SELECT mem_tool('memory_recall', '{{\"query\":\"bravo gotcha\"}}', '{{\"resourceId\":\"{b}\"}}')")),
     ];
     // Maintenance belongs to the owner: each call must be refused.
-    for name in api::MAINTENANCE {
-        v.push((name, format!("SELECT * FROM {name}()")));
+    for f in api::functions().filter(|f| f.owner_only && !f.is_internal()) {
+        v.push((f.name, format!("SELECT * FROM {}()", f.name)));
     }
     v
 }
@@ -175,7 +175,7 @@ fn two_tenants_see_nothing_of_each_other() {
             !text.contains("bravo"),
             "{name}: tenant A saw tenant B's words:\n{sql}\n{text}"
         );
-        if api::MAINTENANCE.contains(name) {
+        if api::find(name).is_some_and(|f| f.owner_only) {
             assert!(
                 text.contains("permission denied for function"),
                 "{name} is the owner's:\n{text}"

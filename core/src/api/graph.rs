@@ -1,136 +1,31 @@
-//! The knowledge graph: nodes, edges, neighbours, impact and staleness.
+//! The knowledge graph: nodes, edges, neighbours, impact and staleness. Its statements are
+//! lookups by key, so each function keeps generic plans on Postgres (planning each call anew,
+//! what `auto` chooses for a LIMIT or a range parameter, cost a quarter of a neighbourhood
+//! query).
 
-use super::{int, text, Function, Nature, Returns, Type};
-use crate::graph::{edges, load, nodes, query, settings};
-use crate::Value;
+use super::{functions, Function};
+use crate::graph::query::{self, Neighbor};
+use crate::graph::{edges, load, nodes, settings};
 
-pub const FUNCTIONS: &[Function] = &[
-    Function {
-        name: "graph_node_upsert",
-        args: &[text("resource_id"), text("node")],
-        required: 2,
-        returns: Returns::Scalar(Type::Text, |c, a| {
-            let t = a.texts()?;
-            Ok(nodes::upsert(c, t.at(0), t.at(1))?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "graph_node_remove",
-        args: &[text("id")],
-        required: 1,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            Ok(Value::Int(nodes::remove(c, a.texts()?.at(0))?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "graph_edge_add",
-        args: &[
-            text("from_id"),
-            text("to_id"),
-            text("type"),
-            text("options"),
-        ],
-        required: 3,
-        returns: Returns::Scalar(Type::Text, |c, a| {
-            let t = a.texts()?;
-            Ok(edges::edge_add(c, t.at(0), t.at(1), t.at(2), t.at(3))?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "graph_edge_remove",
-        args: &[text("id")],
-        required: 1,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            Ok(Value::Int(edges::edge_remove(c, a.texts()?.at(0))?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "graph_edge_invalidate",
-        args: &[text("id"), int("at")],
-        required: 1,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            let id = a.texts()?;
-            Ok(Value::Int(edges::edge_invalidate(c, id.at(0), a.int(1)?)?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "graph_neighbors",
-        args: &[text("node_id"), text("options")],
-        required: 1,
-        returns: Returns::Table(&query::NEIGHBOR_COLUMNS, |c, a| {
-            let t = a.texts()?;
-            query::neighbors(c, t.at(0), t.at(1))
-        }),
-        nature: Nature::Reader,
-    },
-    Function {
-        name: "graph_impact",
-        args: &[text("node_id"), text("options")],
-        required: 1,
-        returns: Returns::Scalar(Type::Json, |c, a| {
-            let t = a.texts()?;
-            Ok(query::impact(c, t.at(0), t.at(1))?.into())
-        }),
-        nature: Nature::Reader,
-    },
-    Function {
-        name: "graph_mark_stale",
-        args: &[text("resource_id"), text("file_path"), int("now")],
-        required: 2,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            let t = a.texts()?;
-            Ok(Value::Int(nodes::mark_stale(
-                c,
-                t.at(0),
-                t.at(1),
-                a.int(2)?,
-            )?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "graph_file_changed",
-        args: &[text("resource_id"), text("file_path"), text("content_hash")],
-        required: 3,
-        returns: Returns::Scalar(Type::Bool, |c, a| {
-            let t = a.texts()?;
-            let changed = nodes::file_changed(c, t.at(0), t.at(1), t.at(2))?;
-            Ok(Value::Int(changed.into()))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "graph_stats",
-        args: &[text("resource_id")],
-        required: 1,
-        returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(query::stats(c, a.texts()?.at(0))?.into())
-        }),
-        nature: Nature::Reader,
-    },
-    Function {
-        name: "graph_configure",
-        args: &[text("resource_id"), text("options")],
-        required: 1,
-        returns: Returns::Scalar(Type::Json, |c, a| {
-            let t = a.texts()?;
-            Ok(settings::configure(c, t.at(0), t.at(1))?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "graph_load",
-        args: &[text("resource_id"), text("graph")],
-        required: 2,
-        returns: Returns::Scalar(Type::Json, |c, a| {
-            let t = a.texts()?;
-            Ok(load::load(c, t.at(0), t.at(1))?.into())
-        }),
-        nature: Nature::Writer,
-    },
-];
+pub const FUNCTIONS: &[Function] = functions! {
+    graph_node_upsert(resource_id: &str, node: &str) -> Text, writer, generic_plans
+        => nodes::upsert;
+    graph_node_remove(id: &str) -> Int, writer, generic_plans => nodes::remove;
+    graph_edge_add(from_id: &str, to_id: &str, r#type: &str, options: Option<&str>) -> Text,
+        writer, generic_plans => edges::edge_add;
+    graph_edge_remove(id: &str) -> Int, writer, generic_plans => edges::edge_remove;
+    graph_edge_invalidate(id: &str, at: Option<i64>) -> Int, writer, generic_plans
+        => edges::edge_invalidate;
+    graph_neighbors(node_id: &str, options: Option<&str>) -> Table<Neighbor>, reader,
+        generic_plans => query::neighbors;
+    graph_impact(node_id: &str, options: Option<&str>) -> Json, reader, generic_plans
+        => query::impact;
+    graph_mark_stale(resource_id: &str, file_path: &str, now: Option<i64>) -> Int, writer,
+        generic_plans => nodes::mark_stale;
+    graph_file_changed(resource_id: &str, file_path: &str, content_hash: &str) -> Bool, writer,
+        generic_plans => nodes::file_changed;
+    graph_stats(resource_id: &str) -> Json, reader, generic_plans => query::stats;
+    graph_configure(resource_id: &str, options: Option<&str>) -> Json, writer, generic_plans
+        => settings::configure;
+    graph_load(resource_id: &str, graph: &str) -> Json, writer, generic_plans => load::load;
+};

@@ -1,99 +1,24 @@
 //! Long-term memories: remember, correct, deprecate, touch, decay, prune, search.
 
-use super::{int, text, Function, Nature, Returns, Type};
-use crate::memories::{self, lifecycle, recall, remember, search};
-use crate::Value;
+use super::{functions, Function, Nullable};
+use crate::memories::recall::{self, Recalled};
+use crate::memories::search::{self, MemoryHit};
+use crate::memories::{self, lifecycle, remember};
 
-pub const FUNCTIONS: &[Function] = &[
-    Function {
-        name: "mem_remember",
-        args: &[text("resource_id"), text("memory"), text("options")],
-        required: 2,
-        returns: Returns::Scalar(Type::Json, |c, a| {
-            let t = a.texts()?;
-            Ok(remember::remember(c, t.at(0), t.at(1), t.at(2))?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "mem_memory_update",
-        args: &[text("id"), text("patch"), text("options")],
-        required: 2,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            let t = a.texts()?;
-            Ok(Value::Int(lifecycle::update(c, t.at(0), t.at(1), t.at(2))?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "mem_memory_deprecate",
-        args: &[text("id"), int("now")],
-        required: 1,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            let id = a.texts()?;
-            Ok(Value::Int(lifecycle::deprecate(c, id.at(0), a.int(1)?)?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "mem_memory_touch",
-        args: &[text("id"), int("now")],
-        required: 1,
-        returns: Returns::Scalar(Type::Json, |c, a| {
-            let id = a.texts()?;
-            Ok(lifecycle::touch(c, id.at(0), a.int(1)?)?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "mem_memory_confidence",
-        args: &[text("id"), int("now")],
-        required: 1,
-        returns: Returns::Scalar(Type::Real, |c, a| {
-            let id = a.texts()?;
-            Ok(lifecycle::current_confidence(c, id.at(0), a.int(1)?)?
-                .map(Value::Real)
-                .unwrap_or(Value::Null))
-        }),
-        nature: Nature::Reader,
-    },
-    Function {
-        name: "mem_prune",
-        args: &[text("resource_id"), int("now")],
-        required: 1,
-        returns: Returns::Scalar(Type::Json, |c, a| {
-            let r = a.texts()?;
-            Ok(lifecycle::prune(c, r.at(0), a.int(1)?)?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "mem_memory_search",
-        args: &[text("query"), text("options")],
-        required: 1,
-        returns: Returns::Table(&search::COLUMNS, |c, a| {
-            let t = a.texts()?;
-            search::search(c, t.at(0), t.at(1))
-        }),
-        nature: Nature::Reader,
-    },
-    Function {
-        name: "mem_recall_hybrid",
-        args: &[text("query"), text("options")],
-        required: 1,
-        returns: Returns::Table(&recall::COLUMNS, |c, a| {
-            let t = a.texts()?;
-            recall::recall_hybrid(c, t.at(0), t.at(1))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "mem_content_hash",
-        args: &[text("content")],
-        required: 1,
-        returns: Returns::Scalar(Type::Text, |_, a| {
-            Ok(memories::content_hash(a.text(0)?.as_deref()).into())
-        }),
-        nature: Nature::Pure,
-    },
-];
+pub const FUNCTIONS: &[Function] = functions! {
+    mem_remember(resource_id: &str, memory: &str, options: Option<&str>) -> Json, writer
+        => remember::remember;
+    mem_memory_update(id: &str, patch: &str, options: Option<&str>) -> Int, writer
+        => lifecycle::update;
+    mem_memory_deprecate(id: &str, now: Option<i64>) -> Int, writer => lifecycle::deprecate;
+    mem_memory_touch(id: &str, now: Option<i64>) -> Json, writer => lifecycle::touch;
+    mem_memory_confidence(id: &str, now: Option<i64>) -> Real, reader
+        => lifecycle::current_confidence;
+    mem_prune(resource_id: &str, now: Option<i64>) -> Json, writer => lifecycle::prune;
+    mem_memory_search(query: Nullable<&str>, options: Option<&str>) -> Table<MemoryHit>, reader
+        => search::search;
+    mem_recall_hybrid(query: Nullable<&str>, options: Option<&str>) -> Table<Recalled>, writer
+        => recall::recall_hybrid;
+    mem_content_hash(content: Nullable<&str>) -> Text, pure
+        => |_, content| Ok(memories::content_hash(content));
+};

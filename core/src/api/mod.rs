@@ -1,5 +1,6 @@
-//! The SQL surface as data: every public function with its arguments, its result, its nature
-//! and the core call behind it.
+//! The SQL surface as data: every public function with its arguments, its result, its nature,
+//! its access flags and the core call behind it, each declared once as a Rust signature (see
+//! `declare`).
 //!
 //! Both adapters iterate [`functions`]: SQLite registers a scalar or table-valued function per
 //! entry, Postgres creates one SQL function per entry over a single C entry point. The
@@ -9,6 +10,7 @@
 
 mod call;
 mod data;
+mod declare;
 mod graph;
 mod memories;
 mod messages;
@@ -19,84 +21,12 @@ mod tasks;
 mod tools;
 mod vectors;
 
-pub use call::{Call, Texts};
+pub use crate::columns::{Field, Type};
+pub use call::{arity, read_others, read_texts, Arg, Call, Nullable, Pass, RawText};
+pub(crate) use declare::{functions, returns};
+pub use declare::{sql, Returned, Scalar};
 
 use crate::{Conn, Result, Row, Value};
-
-/// The SQL type of an argument, a scalar result or a result column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Type {
-    Text,
-    Int,
-    Real,
-    /// SQLite: 0 or 1. Postgres: `boolean`.
-    Bool,
-    /// SQLite: text. Postgres: `jsonb`, so that `->>` reads the same on both.
-    Json,
-    /// SQLite: blob. Postgres: `bytea`.
-    Blob,
-}
-
-impl Type {
-    /// The name the reference uses.
-    pub fn doc_name(self) -> &'static str {
-        match self {
-            Type::Text => "text",
-            Type::Int => "integer",
-            Type::Real => "real",
-            Type::Bool => "boolean",
-            Type::Json => "json",
-            Type::Blob => "blob",
-        }
-    }
-}
-
-/// A named, typed argument or result column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Field {
-    pub name: &'static str,
-    pub ty: Type,
-}
-
-/// A text field.
-pub const fn text(name: &'static str) -> Field {
-    Field {
-        name,
-        ty: Type::Text,
-    }
-}
-
-/// An integer field.
-pub const fn int(name: &'static str) -> Field {
-    Field {
-        name,
-        ty: Type::Int,
-    }
-}
-
-/// A real field.
-pub const fn real(name: &'static str) -> Field {
-    Field {
-        name,
-        ty: Type::Real,
-    }
-}
-
-/// A JSON field.
-pub const fn json(name: &'static str) -> Field {
-    Field {
-        name,
-        ty: Type::Json,
-    }
-}
-
-/// A blob field.
-pub const fn blob(name: &'static str) -> Field {
-    Field {
-        name,
-        ty: Type::Blob,
-    }
-}
 
 /// What a function does to the database, which decides how each host may call it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,7 +55,7 @@ pub enum Returns {
     Table(&'static [Field], TableRun),
 }
 
-/// One public SQL function.
+/// One public SQL function, as [`functions!`] declares it.
 pub struct Function {
     pub name: &'static str,
     /// In call order; the first `required` are mandatory, the rest may be omitted.
@@ -133,9 +63,56 @@ pub struct Function {
     pub required: usize,
     pub returns: Returns,
     pub nature: Nature,
+    /// On Postgres only the extension's owner may call it: the index's upkeep, which sees
+    /// every tenant's documents, and the internal functions.
+    pub owner_only: bool,
+    /// On Postgres its statements keep generic plans (`plan_cache_mode =
+    /// force_generic_plan`): lookups by key, whose generic plans are the custom ones, so
+    /// planning each call anew is wasted.
+    pub generic_plans: bool,
 }
 
+/// What [`functions!`] calls: the function, then one method per flag.
 impl Function {
+    pub const fn new(
+        name: &'static str,
+        args: (&'static [Field], usize),
+        returns: Returns,
+        nature: Nature,
+    ) -> Function {
+        Function {
+            name,
+            args: args.0,
+            required: args.1,
+            returns,
+            nature,
+            owner_only: false,
+            generic_plans: false,
+        }
+    }
+
+    pub const fn owner_only(self) -> Function {
+        Function {
+            owner_only: true,
+            ..self
+        }
+    }
+
+    pub const fn generic_plans(self) -> Function {
+        Function {
+            generic_plans: true,
+            ..self
+        }
+    }
+
+    /// A table function's result columns (none for a scalar function).
+    pub fn columns(&self) -> &'static [Field] {
+        match self.returns {
+            Returns::Table(cols, _) => cols,
+            Returns::Scalar(..) => &[],
+        }
+    }
+
     /// Whether the function is internal (`mem__…`): registered, but not part of the API.
     pub fn is_internal(&self) -> bool {
         self.name.starts_with("mem__")
@@ -156,16 +133,6 @@ pub fn functions() -> impl Iterator<Item = &'static Function> {
         .chain(data::FUNCTIONS)
         .chain(tools::FUNCTIONS)
 }
-
-/// The functions that keep the search index (rebuild, merge, check, report, cache): they
-/// see every tenant's documents, so on Postgres only the extension's owner may call them.
-pub const MAINTENANCE: &[&str] = &[
-    "mem_reindex",
-    "mem_optimize",
-    "mem_index_check",
-    "mem_index_stats",
-    "mem_search_cache",
-];
 
 /// The function called `name`.
 pub fn find(name: &str) -> Option<&'static Function> {
@@ -250,6 +217,27 @@ pub fn arity_error(f: &Function, got: usize) -> crate::Error {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn internal_functions_are_the_owners() {
+        for f in functions().filter(|f| f.is_internal()) {
+            assert!(f.owner_only, "{}", f.name);
+        }
+        let owners: Vec<&str> = functions()
+            .filter(|f| f.owner_only && !f.is_internal())
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(
+            owners,
+            [
+                "mem_index_check",
+                "mem_optimize",
+                "mem_reindex",
+                "mem_index_stats",
+                "mem_search_cache"
+            ]
+        );
+    }
 
     #[test]
     fn names_are_unique_and_arguments_well_formed() {

@@ -1,166 +1,33 @@
 //! Task memory: the ready queue, dependencies, claims, and the task tools.
 
-use super::{text, Function, Nature, Returns, Type};
-use crate::tasks::{ops, query};
+use super::{functions, Function, Nullable, RawText};
+use crate::tasks::ops::{self, Dep};
+use crate::tasks::query::{self, ReadyRow, TaskHit, TaskRow};
 use crate::tools;
-use crate::Value;
 
-pub const FUNCTIONS: &[Function] = &[
-    Function {
-        name: "task_create",
-        args: &[text("title"), text("options")],
-        required: 1,
-        returns: Returns::Scalar(Type::Text, |c, a| {
-            let t = a.texts()?;
-            Ok(ops::create(c, t.at(0), t.at(1))?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "task_dep_add",
-        args: &[text("task_id"), text("depends_on_id"), text("type")],
-        required: 2,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            let t = a.texts()?;
-            Ok(Value::Int(ops::dep_add(
-                c,
-                &ops::Dep::new(t.at(0), t.at(1), t.at(2))?,
-            )?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "task_dep_remove",
-        args: &[text("task_id"), text("depends_on_id"), text("type")],
-        required: 2,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            let t = a.texts()?;
-            Ok(Value::Int(ops::dep_remove(
-                c,
-                &ops::Dep::new(t.at(0), t.at(1), t.at(2))?,
-            )?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "task_claim",
-        args: &[text("task_id"), text("session_id"), text("thread_id")],
-        required: 2,
-        returns: Returns::Scalar(Type::Text, |c, a| {
-            let t = a.texts()?;
-            Ok(ops::claim(c, t.at(0), t.at(1), t.at(2))?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "task_close",
-        args: &[text("task_id"), text("reason"), text("summary")],
-        required: 3,
-        returns: Returns::Scalar(Type::Text, |c, a| {
-            let t = a.texts()?;
-            Ok(ops::close(c, t.at(0), t.at(1), t.at(2))?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "task_update",
-        args: &[text("task_id"), text("options")],
-        required: 2,
-        returns: Returns::Scalar(Type::Text, |c, a| {
-            let t = a.texts()?;
-            Ok(ops::update(c, t.at(0), t.at(1))?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "task_show",
-        args: &[text("task_id")],
-        required: 1,
-        returns: Returns::Scalar(Type::Json, |c, a| {
-            let t = a.texts()?;
-            Ok(query::show(c, t.at(0))?.into())
-        }),
-        nature: Nature::Reader,
-    },
-    Function {
-        name: "task_link",
-        args: &[text("task_id"), text("message_id"), text("relation")],
-        required: 2,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            let t = a.texts()?;
-            Ok(Value::Int(ops::link(c, t.at(0), t.at(1), t.at(2))?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "task_compact",
-        args: &[text("task_id"), text("summary"), text("options")],
-        required: 2,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            let t = a.texts()?;
-            Ok(Value::Int(ops::compact(c, t.at(0), t.at(1), t.at(2))?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "task_restore",
-        args: &[text("task_id")],
-        required: 1,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            let t = a.texts()?;
-            Ok(Value::Int(ops::restore(c, t.at(0))?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "task_query",
-        args: &[text("input"), text("context")],
-        required: 1,
-        returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(tools::tasks::task_query(c, a.bytes(0).as_deref(), a.bytes(1).as_deref())?.into())
-        }),
-        nature: Nature::Reader,
-    },
-    Function {
-        name: "task_mutate",
-        args: &[text("input"), text("context")],
-        required: 1,
-        returns: Returns::Scalar(Type::Json, |c, a| {
-            Ok(tools::tasks::task_mutate(c, a.bytes(0).as_deref(), a.bytes(1).as_deref())?.into())
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "task_ready",
-        args: &[text("options")],
-        required: 0,
-        returns: Returns::Table(&query::READY_COLUMNS, |c, a| {
-            let t = a.texts()?;
-            Ok(query::ready(c, t.at(0))?
-                .into_iter()
-                .map(query::ReadyRow::into_row)
-                .collect())
-        }),
-        nature: Nature::Reader,
-    },
-    Function {
-        name: "task_list",
-        args: &[text("options")],
-        required: 0,
-        returns: Returns::Table(&query::LIST_COLUMNS, |c, a| {
-            let t = a.texts()?;
-            query::list(c, t.at(0))
-        }),
-        nature: Nature::Reader,
-    },
-    Function {
-        name: "task_search",
-        args: &[text("query"), text("options")],
-        required: 1,
-        returns: Returns::Table(&query::SEARCH_COLUMNS, |c, a| {
-            let t = a.texts()?;
-            query::search_tasks(c, t.at(0), t.at(1))
-        }),
-        nature: Nature::Reader,
-    },
-];
+pub const FUNCTIONS: &[Function] = functions! {
+    task_create(title: &str, options: Option<&str>) -> Text, writer => ops::create;
+    task_dep_add(task_id: &str, depends_on_id: &str, r#type: Option<&str>) -> Int, writer
+        => |c, task, on, ty| ops::dep_add(c, &Dep::new(task, on, ty));
+    task_dep_remove(task_id: &str, depends_on_id: &str, r#type: Option<&str>) -> Int, writer
+        => |c, task, on, ty| ops::dep_remove(c, &Dep::new(task, on, ty));
+    task_claim(task_id: &str, session_id: &str, thread_id: Option<&str>) -> Text, writer
+        => ops::claim;
+    task_close(task_id: &str, reason: &str, summary: Nullable<&str>) -> Text, writer
+        => ops::close;
+    task_update(task_id: &str, options: Nullable<&str>) -> Text, writer => ops::update;
+    task_show(task_id: &str) -> Json, reader => query::show;
+    task_link(task_id: &str, message_id: &str, relation: Option<&str>) -> Int, writer
+        => ops::link;
+    task_compact(task_id: &str, summary: Nullable<&str>, options: Option<&str>) -> Int, writer
+        => ops::compact;
+    task_restore(task_id: &str) -> Int, writer => ops::restore;
+    task_query(input: Nullable<RawText>, context: Option<RawText>) -> Json, reader
+        => tools::tasks::task_query;
+    task_mutate(input: Nullable<RawText>, context: Option<RawText>) -> Json, writer
+        => tools::tasks::task_mutate;
+    task_ready(options: Option<&str>) -> Table<ReadyRow>, reader => query::ready;
+    task_list(options: Option<&str>) -> Table<TaskRow>, reader => query::list;
+    task_search(query: Nullable<&str>, options: Option<&str>) -> Table<TaskHit>, reader
+        => query::search_tasks;
+};

@@ -1,47 +1,13 @@
 //! Client vectors: store one per owner and model, search them exactly.
 
-use super::{blob, text, Function, Nature, Returns, Type};
-use crate::vectors::{self, search, store};
-use crate::Value;
+use super::{functions, Function, Nullable};
+use crate::vectors::search::{self, Nearest};
+use crate::vectors::{self, store};
 
-pub const FUNCTIONS: &[Function] = &[
-    Function {
-        name: "mem_embed_set",
-        args: &[text("kind"), text("id"), text("model"), blob("vector")],
-        required: 4,
-        returns: Returns::Scalar(Type::Int, |c, a| {
-            let t = a.texts()?;
-            let v = a.blob(3)?;
-            Ok(Value::Int(store::embed_set(
-                c,
-                t.at(0),
-                t.at(1),
-                t.at(2),
-                v.as_deref(),
-            )?))
-        }),
-        nature: Nature::Writer,
-    },
-    Function {
-        name: "mem_vector_search",
-        args: &[text("model"), blob("query_vector"), text("options")],
-        required: 2,
-        returns: Returns::Table(&search::COLUMNS, |c, a| {
-            let t = a.texts()?;
-            let q = a.blob(1)?;
-            search::search(c, t.at(0), q.as_deref(), t.at(2))
-        }),
-        nature: Nature::Reader,
-    },
-    Function {
-        name: "mem_vector",
-        args: &[text("json")],
-        required: 1,
-        returns: Returns::Scalar(Type::Blob, |_, a| {
-            Ok(vectors::from_json(a.texts()?.at(0))?
-                .map(Value::Blob)
-                .unwrap_or(Value::Null))
-        }),
-        nature: Nature::Pure,
-    },
-];
+pub const FUNCTIONS: &[Function] = functions! {
+    mem_embed_set(kind: &str, id: &str, model: &str, vector: Nullable<&[u8]>) -> Int, writer
+        => store::embed_set;
+    mem_vector_search(model: &str, query_vector: Nullable<&[u8]>, options: Option<&str>)
+        -> Table<Nearest>, reader => search::search;
+    mem_vector(json: Nullable<&str>) -> Blob, pure => |_, json| vectors::from_json(json);
+};

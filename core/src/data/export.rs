@@ -10,17 +10,23 @@
 use super::markdown;
 pub use super::scope::Scope;
 use super::tables::{self, Kind, Table, TABLES};
-use crate::api::{int, text, Field};
+use crate::columns::row;
 use crate::om::search as om_search;
-use crate::{Conn, Error, Result, Row, Value};
+use crate::{Conn, Error, Result, Value};
 use serde_json::{json, Map, Value as Json};
 
 /// The `format` of an export document, and its version.
 pub const FORMAT: &str = "agentmem-export";
 pub const VERSION: i64 = 1;
 
-/// Columns of the table `mem_export_rows` returns.
-pub const ROW_COLUMNS: [Field; 3] = [int("n"), text("part"), text("body")];
+row! {
+    /// One part of `mem_export_rows`: its number from 1, what it is, and its text.
+    pub struct ExportPart {
+        pub n: i64,
+        pub part: String,
+        pub body: String,
+    }
+}
 
 /// The output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,7 +149,7 @@ pub fn export_rows(
     conn: &mut dyn Conn,
     scope: Option<&str>,
     format: Option<&str>,
-) -> Result<Vec<Row>> {
+) -> Result<Vec<ExportPart>> {
     let scope = Scope::parse(scope)?;
     let format = Format::parse(format)?;
     let tables = collect(conn, &scope)?;
@@ -166,7 +172,11 @@ pub fn export_rows(
     Ok(parts
         .into_iter()
         .enumerate()
-        .map(|(i, (part, body))| vec![Value::Int(i as i64 + 1), part.into(), body.into()])
+        .map(|(i, (part, body))| ExportPart {
+            n: i as i64 + 1,
+            part,
+            body,
+        })
         .collect())
 }
 
@@ -174,8 +184,7 @@ pub fn export_rows(
 /// exists already fails the whole import (nothing is written). Threads are written active and
 /// without metadata first, and get their state and metadata after their messages, so that
 /// an archived thread takes its messages and an active task in the metadata links none.
-pub fn import(conn: &mut dyn Conn, text: Option<&str>) -> Result<String> {
-    let text = text.ok_or_else(|| Error::invalid("json", "must not be NULL"))?;
+pub fn import(conn: &mut dyn Conn, text: &str) -> Result<String> {
     let doc = crate::json_input::parse("json", text)?;
     if doc["format"] != FORMAT {
         return Err(Error::invalid(

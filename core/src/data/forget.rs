@@ -19,7 +19,7 @@ use crate::memories::NS_MEMORIES;
 use crate::om::search::{self as om_search, NS_OBSERVATIONS};
 use crate::search::{self, NS_MESSAGES};
 use crate::tasks::graph::NS_TASKS;
-use crate::{Conn, Error, Result, Value};
+use crate::{Conn, Result, Value};
 use serde_json::{Map, Value as Json};
 
 /// The tables `mem_forget` reports. A table's rows of the resource are those its export
@@ -87,8 +87,7 @@ const OWN_TASKS: &str = "SELECT id FROM mem_tasks WHERE resource_id = ?1 \
 
 /// `mem_forget(resource_id)` → JSON `{table: rows deleted}` for every table in [`TABLES`]
 /// (zeros for a resource nobody wrote). All or nothing.
-pub fn forget(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> {
-    let r = resource_id.ok_or_else(|| Error::invalid("resource_id", "must not be NULL"))?;
+pub fn forget(conn: &mut dyn Conn, r: &str) -> Result<String> {
     let rid = [Value::from(r)];
     // The closure and hubs are the owner's rows: deleted and counted only when the caller
     // may write the resource's graph, asked before its rows go.

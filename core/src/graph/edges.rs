@@ -186,12 +186,12 @@ fn write(conn: &mut dyn Conn, edges: &[(String, EdgeIn)]) -> Result<Vec<String>>
 /// exists (same ends and type) updates it and makes it count again (not stale, valid).
 pub fn edge_add(
     conn: &mut dyn Conn,
-    from: Option<&str>,
-    to: Option<&str>,
-    ty: Option<&str>,
+    from: &str,
+    to: &str,
+    ty: &str,
     options: Option<&str>,
 ) -> Result<String> {
-    let e = EdgeIn::parse(from, to, ty, options)?;
+    let e = EdgeIn::parse(Some(from), Some(to), Some(ty), options)?;
     let owner = owners(conn, &[e.from.as_str(), e.to.as_str()])?;
     let resource = e.checked(&owner)?;
     let id = write(conn, &[(resource, e)])?;
@@ -233,15 +233,13 @@ pub fn edge_add_many(conn: &mut dyn Conn, edges: Vec<EdgeIn>) -> Result<usize> {
 }
 
 /// `graph_edge_remove(id)` → 1 when removed, 0 when there was no such edge.
-pub fn edge_remove(conn: &mut dyn Conn, id: Option<&str>) -> Result<i64> {
-    let id = required("id", id)?;
+pub fn edge_remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
     Ok(conn.execute("DELETE FROM mem_graph_edges WHERE id = ?1", &[id.into()])? as i64)
 }
 
 /// `graph_edge_invalidate(id [, at])` → 1 when the fact was current and now ends at `at`
 /// (default: the database's clock), 0 otherwise. The edge stays, for `as_of` queries.
-pub fn edge_invalidate(conn: &mut dyn Conn, id: Option<&str>, at: Option<i64>) -> Result<i64> {
-    let id = required("id", id)?;
+pub fn edge_invalidate(conn: &mut dyn Conn, id: &str, at: Option<i64>) -> Result<i64> {
     let at = match at {
         Some(t) => t,
         None => conn.now_ms()?,

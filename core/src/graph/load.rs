@@ -8,7 +8,6 @@
 use super::closure;
 use super::edges::{self, EdgeIn};
 use super::nodes::{self, NodeIn};
-use crate::args::required;
 use crate::db::session::Part;
 use crate::{Conn, Error, Result};
 use serde_json::{json, Value as Json};
@@ -37,9 +36,8 @@ fn text_of(v: &Json) -> Option<String> {
 /// `graph_load(resource_id, graph)` → JSON `{nodes, edges, closureRows}`. `graph` is
 /// `{"nodes": [node …], "edges": [{"from", "to", "type", …options} …]}` with nodes as for
 /// `graph_node_upsert` and edges as for `graph_edge_add`. All or nothing.
-pub fn load(conn: &mut dyn Conn, resource_id: Option<&str>, graph: Option<&str>) -> Result<String> {
-    let resource = required("resource_id", resource_id)?;
-    let g = crate::json_input::parse("graph", required("graph", graph)?)?;
+pub fn load(conn: &mut dyn Conn, resource: &str, graph: &str) -> Result<String> {
+    let g = crate::json_input::parse("graph", graph)?;
     let Json::Object(g) = g else {
         return Err(Error::invalid("graph", "must be a JSON object"));
     };

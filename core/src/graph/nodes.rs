@@ -1,6 +1,6 @@
 //! Nodes as the client writes them: upserts (one or many), removal, and staleness by file.
 
-use crate::args::{check_one_of, required};
+use crate::args::check_one_of;
 use crate::json_opts::Opts;
 use crate::{ids, Conn, Error, Result, Value};
 use std::collections::HashMap;
@@ -190,13 +190,8 @@ fn write(conn: &mut dyn Conn, resource: &str, nodes: &[(String, NodeIn)]) -> Res
 /// `graph_node_upsert(resource_id, node_json)` → the node's id. The node is the one with the
 /// given `id`, else the one with the same (resource, type, label, file_path) — the smallest id
 /// when several share it — else a new one; its fields are set and its staleness cleared.
-pub fn upsert(
-    conn: &mut dyn Conn,
-    resource_id: Option<&str>,
-    node: Option<&str>,
-) -> Result<String> {
-    let resource = required("resource_id", resource_id)?;
-    let n = NodeIn::parse(required("node", node)?)?;
+pub fn upsert(conn: &mut dyn Conn, resource: &str, node: &str) -> Result<String> {
+    let n = NodeIn::parse(node)?;
     let id = resolve(conn, resource, &n)?;
     write(conn, resource, &[(id.clone(), n)])?;
     Ok(id)
@@ -277,8 +272,7 @@ pub fn upsert_many(conn: &mut dyn Conn, resource: &str, nodes: Vec<NodeIn>) -> R
 
 /// `graph_node_remove(id)` → 1 when removed, 0 when there was no such node. Its edges and
 /// their closure rows go with it.
-pub fn remove(conn: &mut dyn Conn, id: Option<&str>) -> Result<i64> {
-    let id = required("id", id)?;
+pub fn remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
     Ok(conn.execute("DELETE FROM mem_graph_nodes WHERE id = ?1", &[id.into()])? as i64)
 }
 
@@ -287,12 +281,10 @@ pub fn remove(conn: &mut dyn Conn, id: Option<&str>) -> Result<i64> {
 /// said may no longer hold). Re-adding an edge or upserting a node clears its mark.
 pub fn mark_stale(
     conn: &mut dyn Conn,
-    resource_id: Option<&str>,
-    file_path: Option<&str>,
+    resource: &str,
+    file: &str,
     now: Option<i64>,
 ) -> Result<i64> {
-    let resource = required("resource_id", resource_id)?;
-    let file = required("file_path", file_path)?;
     let now = match now {
         Some(t) => t,
         None => conn.now_ms()?,
@@ -313,22 +305,14 @@ pub fn mark_stale(
 /// `graph_file_changed(resource_id, file_path, content_hash)` → whether the file changed: when
 /// the hash differs from the one its nodes carry, they take the new hash and the file is
 /// marked stale ([`mark_stale`]). An indexer can call it on every save.
-pub fn file_changed(
-    conn: &mut dyn Conn,
-    resource_id: Option<&str>,
-    file_path: Option<&str>,
-    content_hash: Option<&str>,
-) -> Result<bool> {
-    let resource = required("resource_id", resource_id)?;
-    let file = required("file_path", file_path)?;
-    let hash = required("content_hash", content_hash)?;
+pub fn file_changed(conn: &mut dyn Conn, resource: &str, file: &str, hash: &str) -> Result<bool> {
     let changed = conn.execute(
         "UPDATE mem_graph_nodes SET content_hash = ?3 WHERE resource_id = ?1 AND file_path = ?2 \
          AND (content_hash IS NULL OR content_hash <> ?3)",
         &[resource.into(), file.into(), hash.into()],
     )?;
     if changed > 0 {
-        mark_stale(conn, Some(resource), Some(file), None)?;
+        mark_stale(conn, resource, file, None)?;
     }
     Ok(changed > 0)
 }

@@ -5,8 +5,8 @@ use super::bound::{self, Bound};
 use super::closure;
 use super::path::Path;
 use super::walk::{walk, Direction, EdgeFilter};
-use crate::api::{int, json, real, text, Field};
-use crate::args::{check_one_of, required};
+use crate::args::check_one_of;
+use crate::columns::{row, JsonText};
 use crate::db::access::{self, Act};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
@@ -14,17 +14,19 @@ use crate::{Conn, Error, Result, Row, Value};
 use serde_json::json;
 use std::collections::BTreeMap;
 
-/// Columns of `graph_neighbors`.
-pub const NEIGHBOR_COLUMNS: [Field; 8] = [
-    text("node_id"),
-    int("depth"),
-    json("path"),
-    real("total_weight"),
-    json("edge_types"),
-    text("type"),
-    text("label"),
-    text("file_path"),
-];
+row! {
+    /// One row of `graph_neighbors`: a reached node and the best path to it.
+    pub struct Neighbor {
+        pub node_id: String,
+        pub depth: i64,
+        pub path: JsonText,
+        pub total_weight: f64,
+        pub edge_types: JsonText,
+        pub r#type: String,
+        pub label: String,
+        pub file_path: Option<String>,
+    }
+}
 
 const NEIGHBOR_OPTIONS: &[&str] = &[
     "direction",
@@ -247,35 +249,24 @@ fn node_rows(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<(String, Row)>> 
 /// with the best path to each. Options: `edge_types`, `node_types`, `include_stale`, `as_of`
 /// (epoch ms: the edges valid then), `limit` (default 100). Order: depth, then total weight
 /// descending, then node id.
-pub fn neighbors(
-    conn: &mut dyn Conn,
-    node: Option<&str>,
-    options: Option<&str>,
-) -> Result<Vec<Row>> {
+pub fn neighbors(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<Vec<Neighbor>> {
     Ok(reached(conn, node, options)?
         .into_iter()
-        .map(|r| {
-            vec![
-                r.id.into(),
-                Value::Int(r.depth as i64),
-                r.path.into(),
-                Value::Real(r.total_weight),
-                r.edge_types.into(),
-                r.ty.into(),
-                r.label.into(),
-                r.file_path.into(),
-            ]
+        .map(|r| Neighbor {
+            node_id: r.id,
+            depth: r.depth as i64,
+            path: JsonText(r.path),
+            total_weight: r.total_weight,
+            edge_types: JsonText(r.edge_types),
+            r#type: r.ty,
+            label: r.label,
+            file_path: r.file_path,
         })
         .collect())
 }
 
 /// [`neighbors`] as the reached nodes themselves, for callers in the core.
-pub fn reached(
-    conn: &mut dyn Conn,
-    node: Option<&str>,
-    options: Option<&str>,
-) -> Result<Vec<Reached>> {
-    let node = required("node_id", node)?;
+pub fn reached(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<Vec<Reached>> {
     let o = Opts::parse("options", options, NEIGHBOR_OPTIONS)?;
     let dir = o.opt_str("direction")?.unwrap_or_else(|| "out".into());
     check_one_of("options.direction", &dir, &["out", "in", "both"])?;
@@ -296,8 +287,7 @@ const IMPACT_OPTIONS: &[&str] = NEIGHBOR_OPTIONS.split_at(1).1;
 /// path to it, within `max_depth`, default the resource's depth), grouped by depth, and the
 /// files they are in — what to re-check when the node changes. `hubs` lists the reached hubs,
 /// whose dependents were not followed (ask `graph_impact` of each).
-pub fn impact(conn: &mut dyn Conn, node: Option<&str>, options: Option<&str>) -> Result<String> {
-    let node = required("node_id", node)?;
+pub fn impact(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, IMPACT_OPTIONS)?;
     let s = start(conn, node)?;
     let a = ask(&o, None, &s, vec![Direction::In])?;
@@ -343,8 +333,7 @@ pub fn impact(conn: &mut dyn Conn, node: Option<&str>, options: Option<&str>) ->
 
 /// `graph_stats(resource_id)` → JSON counts: nodes (and stale ones), edges (stale, no longer
 /// valid), closure rows, and the depth bound.
-pub fn stats(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<String> {
-    let r = required("resource_id", resource_id)?;
+pub fn stats(conn: &mut dyn Conn, r: &str) -> Result<String> {
     // Derived rows are counted only for a resource the caller sees: every figure of the
     // answer comes from the caller's view.
     let seen = access::may(conn, Act::See, super::TABLES, r)?;

@@ -1,19 +1,13 @@
 //! `graph_configure`: a resource's closure bounds, set by the client.
 
 use super::{bound, query};
-use crate::args::required;
 use crate::json_opts::Opts;
 use crate::{Conn, Result, Value};
 
 /// `graph_configure(resource_id [, options])` → `graph_stats` JSON: sets the resource's
 /// `max_depth` (1–6) and `hub_in_degree` (1–10⁹); the options left out keep their values. A
 /// change rebuilds the resource's closure (the settings table's trigger), in this call.
-pub fn configure(
-    conn: &mut dyn Conn,
-    resource_id: Option<&str>,
-    options: Option<&str>,
-) -> Result<String> {
-    let r = required("resource_id", resource_id)?;
+pub fn configure(conn: &mut dyn Conn, r: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, &["max_depth", "hub_in_degree"])?;
     let (depth, hub) = bound::settings(conn, r)?;
     let depth = o.int("max_depth", depth as i64, 1, bound::MAX_DEPTH as i64)?;
@@ -27,5 +21,5 @@ pub fn configure(
            OR mem_graph_settings.hub_in_degree <> excluded.hub_in_degree",
         &[r.into(), Value::Int(depth), Value::Int(hub)],
     )?;
-    query::stats(conn, Some(r))
+    query::stats(conn, r)
 }

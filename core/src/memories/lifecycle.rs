@@ -14,7 +14,6 @@ use super::remember::{
     MAX_CITATION, MAX_CONTENT, MEMORY_KEYS,
 };
 use super::{content_hash, default_half_life, MS_PER_DAY, SCOPES, SOURCES, TYPES};
-use crate::args::required;
 use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
@@ -58,12 +57,7 @@ pub fn decayed(
 }
 
 /// `mem_memory_confidence(id [, now])` → the decayed confidence, or NULL for an unknown id.
-pub fn current_confidence(
-    conn: &mut dyn Conn,
-    id: Option<&str>,
-    now: Option<i64>,
-) -> Result<Option<f64>> {
-    let id = required("id", id)?;
+pub fn current_confidence(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<f64>> {
     let now = now_or(conn, now)?;
     let row = conn
         .query(
@@ -97,14 +91,8 @@ const NULLABLE: &[&str] = &[
 /// unknown id. The patch sets the fields it names (`null` clears a nullable one); tags and
 /// files are replaced, not merged. A new content is scanned for secrets (options.secrets as
 /// for `mem_remember`) and must not be another memory's of the same resource and scope.
-pub fn update(
-    conn: &mut dyn Conn,
-    id: Option<&str>,
-    patch: Option<&str>,
-    options: Option<&str>,
-) -> Result<i64> {
-    let id = required("id", id)?;
-    let p = Opts::parse("patch", Some(required("patch", patch)?), MEMORY_KEYS)?;
+pub fn update(conn: &mut dyn Conn, id: &str, patch: &str, options: Option<&str>) -> Result<i64> {
+    let p = Opts::parse("patch", Some(patch), MEMORY_KEYS)?;
     let o = Opts::parse("options", options, UPDATE_OPTIONS)?;
     let policy = Secrets::from_options(&o)?;
     let required = MEMORY_KEYS.iter().filter(|k| !NULLABLE.contains(k));
@@ -254,8 +242,7 @@ pub fn update(
 
 /// `mem_memory_deprecate(id [, now])` → 1 when the memory was current and is now deprecated
 /// (kept, excluded from search and recall by default; pruned 30 days later), 0 otherwise.
-pub fn deprecate(conn: &mut dyn Conn, id: Option<&str>, now: Option<i64>) -> Result<i64> {
-    let id = required("id", id)?;
+pub fn deprecate(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<i64> {
     let now = now_or(conn, now)?;
     Ok(conn.execute(
         "UPDATE mem_memories SET deprecated = 1, deprecated_at = ?2, updated_at = ?2 \
@@ -268,8 +255,7 @@ pub fn deprecate(conn: &mut dyn Conn, id: Option<&str>, now: Option<i64>) -> Res
 /// counting one access (the memory was injected into a prompt), or NULL for an unknown id.
 /// The confidence step is rounded to a billionth, so that repeated steps land on the same
 /// decimal on every backend.
-pub fn touch(conn: &mut dyn Conn, id: Option<&str>, now: Option<i64>) -> Result<Option<String>> {
-    let id = required("id", id)?;
+pub fn touch(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<String>> {
     let now = now_or(conn, now)?;
     let lock = conn.dialect().row_lock(RowLock::Update);
     let Some(row) = conn
@@ -317,8 +303,7 @@ pub fn touch(conn: &mut dyn Conn, id: Option<&str>, now: Option<i64>) -> Result<
 /// `mem_prune(resource_id [, now])` → JSON `{deprecated, deleted}`: memories of the resource
 /// not accessed for 3 half-lives are deprecated, those deprecated more than 30 days ago are
 /// deleted; never pinned or user-verified ones.
-pub fn prune(conn: &mut dyn Conn, resource_id: Option<&str>, now: Option<i64>) -> Result<String> {
-    let resource = required("resource_id", resource_id)?;
+pub fn prune(conn: &mut dyn Conn, resource: &str, now: Option<i64>) -> Result<String> {
     let now = now_or(conn, now)?;
     let deprecated = conn.execute(
         &format!(

@@ -8,7 +8,7 @@
 
 use super::secrets::{self, Finding};
 use super::{content_hash, default_half_life, RELATIONS, SCOPES, SOURCES, TYPES};
-use crate::args::{check_one_of, required};
+use crate::args::check_one_of;
 use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
@@ -448,12 +448,11 @@ fn reinforce(
 /// `secrets` (`refuse`, the default, or `redact`), `now`.
 pub fn remember(
     conn: &mut dyn Conn,
-    resource_id: Option<&str>,
-    memory: Option<&str>,
+    resource: &str,
+    memory: &str,
     options: Option<&str>,
 ) -> Result<String> {
-    let resource = required("resource_id", resource_id)?;
-    let m = Opts::parse("memory", Some(required("memory", memory)?), MEMORY_KEYS)?;
+    let m = Opts::parse("memory", Some(memory), MEMORY_KEYS)?;
     let o = Opts::parse("options", options, OPTIONS)?;
     let policy = Secrets::from_options(&o)?;
     let ty =

@@ -4,27 +4,30 @@
 use super::filter::{self, Filter};
 use super::lifecycle::decayed;
 use super::NS_MEMORIES;
-use crate::api::{int, real, text, Field};
+use crate::columns::row;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::search::rows::{self, Allowed};
 use crate::search::scoring::PARAM_OPTIONS;
 use crate::search::SearchParams;
-use crate::{Conn, Result, Row, Value};
+use crate::{Conn, Result};
 
-/// Columns of the table `mem_memory_search` returns.
-pub const COLUMNS: [Field; 10] = [
-    text("memory_id"),
-    text("resource_id"),
-    text("type"),
-    text("scope"),
-    text("content"),
-    real("confidence"),
-    real("score"),
-    real("bm25"),
-    real("recency"),
-    int("created_at"),
-];
+row! {
+    /// One row of `mem_memory_search`.
+    pub struct MemoryHit {
+        pub memory_id: String,
+        pub resource_id: String,
+        pub r#type: String,
+        pub scope: String,
+        pub content: String,
+        /// Decayed to the time of the search.
+        pub confidence: f64,
+        pub score: f64,
+        pub bm25: f64,
+        pub recency: f64,
+        pub created_at: i64,
+    }
+}
 
 /// Largest `limit` accepted.
 pub const MAX_LIMIT: i64 = 1000;
@@ -47,7 +50,11 @@ fn allowed(conn: &mut dyn Conn, filter: &Filter) -> Result<Allowed> {
 /// decayed confidence. Options: `resource_id`, `types` (array), `scope`,
 /// `include_deprecated` (false), and the search settings of `mem_search` (`limit` default
 /// 10, `now`, weights, `half_life_days`).
-pub fn search(conn: &mut dyn Conn, query: Option<&str>, options: Option<&str>) -> Result<Vec<Row>> {
+pub fn search(
+    conn: &mut dyn Conn,
+    query: Option<&str>,
+    options: Option<&str>,
+) -> Result<Vec<MemoryHit>> {
     let query = query.unwrap_or("");
     let allowed_keys: Vec<&str> = PARAM_OPTIONS.iter().chain(filter::KEYS).copied().collect();
     let o = Opts::parse("options", options, &allowed_keys)?;
@@ -71,24 +78,26 @@ pub fn search(conn: &mut dyn Conn, query: Option<&str>, options: Option<&str>) -
         .iter()
         .filter_map(|h| {
             let mut f = Fields::new(by_seq.remove(&h.doc)?);
-            let (id, resource, ty, scope, content) =
-                (f.text(), f.text(), f.text(), f.text(), f.text());
+            let (memory_id, resource_id) =
+                (f.text().unwrap_or_default(), f.text().unwrap_or_default());
+            let r#type = f.text().unwrap_or_default();
+            let (scope, content) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
             let conf = f.value().as_f64().unwrap_or(0.0);
             let half = f.value().as_f64();
             let pinned = f.int() == Some(1);
             let last = f.int().unwrap_or(now);
-            Some(vec![
-                id.into(),
-                resource.into(),
-                ty.into(),
-                scope.into(),
-                content.into(),
-                Value::Real(decayed(conf, half, pinned, last, now)),
-                Value::Real(h.score),
-                Value::Real(h.bm25),
-                Value::Real(h.recency),
-                f.int().into(),
-            ])
+            Some(MemoryHit {
+                memory_id,
+                resource_id,
+                r#type,
+                scope,
+                content,
+                confidence: decayed(conf, half, pinned, last, now),
+                score: h.score,
+                bm25: h.bm25,
+                recency: h.recency,
+                created_at: f.int().unwrap_or_default(),
+            })
         })
         .collect())
 }

@@ -12,16 +12,12 @@ use crate::{ids, memory::threads, Conn, Error, Result, Value};
 /// O(range · log n) plus re-indexing the range.
 pub fn compact(
     conn: &mut dyn Conn,
-    thread_id: Option<&str>,
-    start_index: Option<i64>,
-    end_index: Option<i64>,
-    summary: Option<&str>,
+    thread_id: &str,
+    start: i64,
+    end: i64,
+    summary: &str,
     extracted_code: Option<&str>,
 ) -> Result<String> {
-    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
-    let start = start_index.ok_or_else(|| Error::invalid("start_index", "must not be NULL"))?;
-    let end = end_index.ok_or_else(|| Error::invalid("end_index", "must not be NULL"))?;
-    let summary = summary.ok_or_else(|| Error::invalid("summary", "must not be NULL"))?;
     let summary = Some(summary.trim()).filter(|s| !s.is_empty());
     let summary = summary.ok_or_else(|| Error::invalid("summary", "must not be empty"))?;
     if end < start {
@@ -115,8 +111,7 @@ pub fn compact(
 
 /// `mem_uncompact(compaction_id)` → number of messages restored. Their search and injection
 /// text become the raw content again and the compaction record goes.
-pub fn uncompact(conn: &mut dyn Conn, compaction_id: Option<&str>) -> Result<i64> {
-    let id = compaction_id.ok_or_else(|| Error::invalid("compaction_id", "must not be NULL"))?;
+pub fn uncompact(conn: &mut dyn Conn, id: &str) -> Result<i64> {
     let ids = conn
         .query_value(
             "SELECT CAST(original_message_ids AS TEXT) FROM mem_compactions WHERE id = ?1",

@@ -107,8 +107,7 @@ pub fn state_of(conn: &mut dyn Conn, thread_id: &str) -> Result<State> {
 /// `mem_thread_archive` / `mem_thread_delete` / `mem_thread_restore`: applies `event` to the
 /// thread and returns its new state. The update is conditional on the state read, so two
 /// callers racing on one thread cannot both apply a transition from the same state.
-pub fn apply(conn: &mut dyn Conn, thread_id: Option<&str>, event: Event) -> Result<String> {
-    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
+pub fn apply(conn: &mut dyn Conn, thread_id: &str, event: Event) -> Result<String> {
     loop {
         let from = state_of(conn, thread_id)?;
         let to = transition(from, event)?;

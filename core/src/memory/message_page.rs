@@ -6,23 +6,47 @@
 //! `{"order": "desc", "limit": n}`; the turn count is the thread's `message_count`.
 
 use super::lifecycle::{self, State};
-use crate::api::{int, json, text, Field};
+use crate::columns::{row, JsonText};
+use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::{Conn, Error, Result, Row, Value};
 
-/// Columns of the table `mem_messages_page` returns.
-pub const COLUMNS: [Field; 10] = [
-    text("id"),
-    int("message_index"),
-    text("role"),
-    text("content"),
-    text("summary"),
-    int("compaction_level"),
-    text("task_id"),
-    int("token_count"),
-    int("created_at"),
-    json("metadata"),
-];
+row! {
+    /// One message of `mem_messages_page`.
+    pub struct PageRow {
+        pub id: String,
+        pub message_index: Option<i64>,
+        pub role: String,
+        pub content: String,
+        pub summary: Option<String>,
+        pub compaction_level: i64,
+        pub task_id: Option<String>,
+        pub token_count: Option<i64>,
+        pub created_at: i64,
+        /// Re-serialised with sorted keys: Postgres' `jsonb` and SQLite's text keep keys in
+        /// different orders.
+        pub metadata: JsonText,
+    }
+}
+
+impl PageRow {
+    /// The row of the page's statement.
+    fn read(row: Row) -> Result<PageRow> {
+        let mut f = Fields::new(row);
+        Ok(PageRow {
+            id: f.text().unwrap_or_default(),
+            message_index: f.int(),
+            role: f.text().unwrap_or_default(),
+            content: f.text().unwrap_or_default(),
+            summary: f.text(),
+            compaction_level: f.int().unwrap_or_default(),
+            task_id: f.text(),
+            token_count: f.int(),
+            created_at: f.int().unwrap_or_default(),
+            metadata: canonical(&f.text().unwrap_or_default())?,
+        })
+    }
+}
 
 const OPTIONS: &[&str] = &["after", "before", "limit", "order", "include_deleted"];
 
@@ -33,12 +57,7 @@ pub const MAX_LIMIT: i64 = 1000;
 /// `mem_messages_page(thread_id [, options])`: options `after`, `before` (message indexes,
 /// exclusive), `limit`, `order` (`asc`, the default, or `desc`). A deleted thread's messages
 /// are read only with `include_deleted`.
-pub fn page(
-    conn: &mut dyn Conn,
-    thread_id: Option<&str>,
-    options: Option<&str>,
-) -> Result<Vec<Row>> {
-    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
+pub fn page(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) -> Result<Vec<PageRow>> {
     let o = Opts::parse("options", options, OPTIONS)?;
     let limit = o.int("limit", DEFAULT_LIMIT, 1, MAX_LIMIT)?;
     let desc = match o.opt_str("order")?.as_deref() {
@@ -67,16 +86,12 @@ pub fn page(
             Value::Int(limit),
         ],
     )?;
-    rows.into_iter().map(canonical_metadata).collect()
+    rows.into_iter().map(PageRow::read).collect()
 }
 
-/// The row with its metadata (last) re-serialised with sorted keys: Postgres' `jsonb` and
-/// SQLite's text keep keys in different orders.
-fn canonical_metadata(mut row: Row) -> Result<Row> {
-    if let Some(Value::Text(m)) = row.last_mut() {
-        let j: serde_json::Value = serde_json::from_str(m)
-            .map_err(|e| Error::internal(format!("mem_messages.metadata: {e}")))?;
-        *m = j.to_string();
-    }
-    Ok(row)
+/// JSON text re-serialised (with sorted keys).
+fn canonical(text: &str) -> Result<JsonText> {
+    let j: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| Error::internal(format!("mem_messages.metadata: {e}")))?;
+    Ok(JsonText(j.to_string()))
 }

@@ -1,7 +1,7 @@
 //! `mem_search`: the search engine over `mem_messages`, with the filters, snippets and result
 //! rows the SQL function returns, and the maintenance functions of the message index.
 
-use crate::api::{int, real, text, Field};
+use crate::columns::{row, Wanted};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::memory::lifecycle;
@@ -9,23 +9,35 @@ use crate::memory::thread_context::{self, Candidate};
 use crate::om;
 use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams, SnippetSettings, NS_MESSAGES};
-use crate::{Conn, Error, Result, Row, Value};
+use crate::{Conn, Error, Result};
 use std::collections::HashMap;
 
-/// Column names of the table `mem_search` returns.
-pub const COLUMNS: [Field; 11] = [
-    text("message_id"),
-    text("thread_id"),
-    text("resource_id"),
-    text("role"),
-    text("task_id"),
-    int("created_at"),
-    real("score"),
-    real("bm25"),
-    real("recency"),
-    text("source"),
-    text("snippet"),
-];
+row! {
+    /// One row of `mem_search`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SearchRow {
+        pub message_id: String,
+        pub thread_id: String,
+        pub resource_id: Option<String>,
+        pub role: String,
+        pub task_id: Option<String>,
+        pub created_at: i64,
+        pub score: f64,
+        pub bm25: f64,
+        pub recency: f64,
+        /// `raw` for an uncompacted message, `compacted` otherwise, `reflection` for an
+        /// observation.
+        pub source: &'static str,
+        pub snippet: String,
+    }
+}
+
+row! {
+    /// One row of `mem_index_check`.
+    pub struct IndexProblem {
+        pub problem: String,
+    }
+}
 
 /// The table whose rows the message namespace indexes.
 const TABLE: &str = "mem_messages";
@@ -53,48 +65,16 @@ const SNIPPET_OPTIONS: &[&str] = &["start", "end", "ellipsis", "tokens"];
 /// Largest `limit` accepted.
 pub const MAX_LIMIT: i64 = 1000;
 
-/// The position of `snippet` in [`COLUMNS`].
-pub const SNIPPET_COLUMN: usize = 10;
-
-/// One search hit with the message's columns.
+/// One search hit: the row `mem_search` returns, and what else the core needs of the message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MessageHit {
     pub seq: i64,
-    pub message_id: String,
-    pub thread_id: String,
-    pub resource_id: Option<String>,
-    pub role: String,
-    pub task_id: Option<String>,
-    pub created_at: i64,
+    /// Its snippet is filled by [`search`] for the hits it returns, when asked for.
+    pub row: SearchRow,
     pub message_index: i64,
-    pub score: f64,
-    pub bm25: f64,
-    pub recency: f64,
-    /// `raw` for an uncompacted message, `compacted` otherwise.
-    pub source: &'static str,
-    /// Filled by [`search`] for the hits it returns, when asked for.
-    pub snippet: String,
     /// The text the snippet is cut from (what the index holds).
     pub search_text: String,
     pub raw_content: String,
-}
-
-impl MessageHit {
-    pub fn into_row(self) -> Row {
-        vec![
-            self.message_id.into(),
-            self.thread_id.into(),
-            self.resource_id.into(),
-            self.role.into(),
-            self.task_id.into(),
-            Value::Int(self.created_at),
-            Value::Real(self.score),
-            Value::Real(self.bm25),
-            Value::Real(self.recency),
-            self.source.into(),
-            self.snippet.into(),
-        ]
-    }
 }
 
 /// Which messages a search may return.
@@ -227,6 +207,18 @@ pub fn search(
     search_with(conn, query, options, true)
 }
 
+/// `mem_search(query [, options])`: [`search_with`] as rows, snippets cut only when the
+/// statement reads them.
+pub fn search_rows(
+    conn: &mut dyn Conn,
+    query: Option<&str>,
+    options: Option<&str>,
+    wanted: Wanted<SearchRow>,
+) -> Result<Vec<SearchRow>> {
+    let hits = search_with(conn, query, options, wanted.snippet())?;
+    Ok(hits.into_iter().map(|h| h.row).collect())
+}
+
 /// [`search`], with the snippets left empty when `snippets` is false (a SQLite statement that
 /// does not read the column: cutting a snippet reads the whole text of a hit).
 pub fn search_with(
@@ -243,12 +235,12 @@ pub fn search_with(
     hits.extend(observation_hits(conn, query, &req)?);
     // Score descending; the sort is stable, so equal scores keep the engine's order and
     // messages come before observations.
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits.sort_by(|a, b| b.row.score.total_cmp(&a.row.score));
     hits.truncate(req.params.limit);
     if snippets {
         let cut = search::Snippeter::new(query, &req.snippet);
         for h in &mut hits {
-            h.snippet = cut.of(&h.search_text);
+            h.row.snippet = cut.of(&h.search_text);
         }
     }
     Ok(hits)
@@ -297,18 +289,20 @@ fn observation_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<V
         .into_iter()
         .map(|o| MessageHit {
             seq: o.hit.doc,
-            message_id: o.id,
-            thread_id: o.thread_id,
-            resource_id: o.resource_id,
-            role: "system".into(),
-            task_id: None,
-            created_at: o.updated_at,
+            row: SearchRow {
+                message_id: o.id,
+                thread_id: o.thread_id,
+                resource_id: o.resource_id,
+                role: "system".into(),
+                task_id: None,
+                created_at: o.updated_at,
+                score: o.hit.score,
+                bm25: o.hit.bm25,
+                recency: o.hit.recency,
+                source: "reflection",
+                snippet: String::new(),
+            },
             message_index: 0,
-            score: o.hit.score,
-            bm25: o.hit.bm25,
-            recency: o.hit.recency,
-            source: "reflection",
-            snippet: String::new(),
             search_text: o.text.clone(),
             raw_content: o.text,
         })
@@ -372,18 +366,20 @@ pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<Messag
         let raw_content = f.text().unwrap_or_default();
         out.push(MessageHit {
             seq: c.seq,
-            message_id,
-            thread_id,
-            resource_id,
-            role,
-            task_id,
-            created_at,
+            row: SearchRow {
+                message_id,
+                thread_id,
+                resource_id,
+                role,
+                task_id,
+                created_at,
+                score: c.score,
+                bm25: h.bm25,
+                recency: h.recency,
+                source: if level == 0 { "raw" } else { "compacted" },
+                snippet: String::new(),
+            },
             message_index,
-            score: c.score,
-            bm25: h.bm25,
-            recency: h.recency,
-            source: if level == 0 { "raw" } else { "compacted" },
-            snippet: String::new(),
             search_text,
             raw_content,
         });
@@ -400,9 +396,13 @@ fn expected_docs(conn: &mut dyn Conn) -> Result<Vec<(i64, String, i64)>> {
 }
 
 /// `mem_index_check()`: every difference between the message index and `mem_messages`.
-pub fn index_check(conn: &mut dyn Conn) -> Result<Vec<String>> {
+pub fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
     let docs = expected_docs(conn)?;
-    search::check(conn, NS_MESSAGES, &docs)
+    let problems = search::check(conn, NS_MESSAGES, &docs)?;
+    Ok(problems
+        .into_iter()
+        .map(|problem| IndexProblem { problem })
+        .collect())
 }
 
 /// `mem_reindex()`: rebuilds the message index from `mem_messages`. Returns the document count.
@@ -415,14 +415,4 @@ pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
 /// `mem_optimize()`: merges the message index into one segment.
 pub fn optimize(conn: &mut dyn Conn) -> Result<()> {
     search::optimize(conn, NS_MESSAGES)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn snippet_column_is_named() {
-        assert_eq!(COLUMNS[SNIPPET_COLUMN].name, "snippet");
-    }
 }

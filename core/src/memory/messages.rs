@@ -195,14 +195,11 @@ const ADD_OPTIONS: &[&str] = &["id", "created_at", "metadata", "task_id"];
 /// `mem_message_add(thread_id, role, content [, options])` → id. O(log n) plus tokenising.
 pub fn add(
     conn: &mut dyn Conn,
-    thread_id: Option<&str>,
-    role: Option<&str>,
-    content: Option<&str>,
+    thread_id: &str,
+    role: &str,
+    content: &str,
     options: Option<&str>,
 ) -> Result<String> {
-    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
-    let role = role.ok_or_else(|| Error::invalid("role", "must not be NULL"))?;
-    let content = content.ok_or_else(|| Error::invalid("content", "must not be NULL"))?;
     check_role(role)?;
     check_content("content", content)?;
     let opts = Opts::parse("options", options, ADD_OPTIONS)?;

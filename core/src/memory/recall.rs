@@ -5,25 +5,12 @@
 //! before it and `after` after it (seed 003: 3, 2, 1). Deduplicated and in conversation order.
 //! A deleted thread is recalled, and deleted threads searched, only with `include_deleted`.
 
-use crate::api::{int, text, Field};
+use crate::columns::row;
 use crate::memory::lifecycle::{self, State};
 use crate::memory::message_search::{self, Filters, Request};
 use crate::search::{SearchParams, SnippetSettings};
 use crate::{json_opts::Opts, memory::threads, Conn, Error, Result, Row, Value};
 use std::collections::BTreeMap;
-
-/// Column names of the table `mem_recall` returns.
-pub const COLUMNS: [Field; 9] = [
-    text("message_id"),
-    text("thread_id"),
-    text("role"),
-    text("content"),
-    int("message_index"),
-    int("created_at"),
-    int("token_count"),
-    text("task_id"),
-    text("reason"),
-];
 
 const OPTIONS: &[&str] = &[
     "last_n",
@@ -34,34 +21,21 @@ const OPTIONS: &[&str] = &[
     "include_deleted",
 ];
 
-/// One recalled message; `content` is the injection text (what goes into a prompt).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Recalled {
-    pub message_id: String,
-    pub thread_id: String,
-    pub role: String,
-    pub content: String,
-    pub message_index: i64,
-    pub created_at: i64,
-    pub token_count: i64,
-    pub task_id: Option<String>,
-    /// `recent` for the last-N window, `match` for a search hit, `context` for its neighbours.
-    pub reason: &'static str,
-}
-
-impl Recalled {
-    pub fn into_row(self) -> Row {
-        vec![
-            self.message_id.into(),
-            self.thread_id.into(),
-            self.role.into(),
-            self.content.into(),
-            Value::Int(self.message_index),
-            Value::Int(self.created_at),
-            Value::Int(self.token_count),
-            self.task_id.into(),
-            self.reason.into(),
-        ]
+row! {
+    /// One recalled message; `content` is the injection text (what goes into a prompt).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Recalled {
+        pub message_id: String,
+        pub thread_id: String,
+        pub role: String,
+        pub content: String,
+        pub message_index: i64,
+        pub created_at: i64,
+        pub token_count: i64,
+        pub task_id: Option<String>,
+        /// `recent` for the last-N window, `match` for a search hit, `context` for its
+        /// neighbours.
+        pub reason: &'static str,
     }
 }
 
@@ -79,11 +53,10 @@ fn looks_like_options(hint: &str) -> bool {
 /// O(last_n · log n), plus one search and top_k range reads with a hint.
 pub fn recall(
     conn: &mut dyn Conn,
-    thread_id: Option<&str>,
+    thread_id: &str,
     hint: Option<&str>,
     options: Option<&str>,
 ) -> Result<Vec<Recalled>> {
-    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
     if hint.is_some_and(looks_like_options) {
         return Err(Error::invalid(
             "hint",
@@ -164,7 +137,7 @@ pub fn recall(
             let rows = conn.query(
                 &format!("{SELECT} WHERE thread_id = ?1 AND message_index BETWEEN ?2 AND ?3 ORDER BY message_index"),
                 &[
-                    hit.thread_id.as_str().into(),
+                    hit.row.thread_id.as_str().into(),
                     Value::Int(hit.message_index - before),
                     Value::Int(hit.message_index + after),
                 ],

@@ -14,25 +14,50 @@
 
 use super::lifecycle::State;
 use super::threads;
-use crate::api::{int, json, text, Field};
+use crate::columns::{row, JsonText};
 use crate::json_opts::Opts;
-use crate::{Conn, Error, Result, Row, Value};
+use crate::{Conn, Error, Result, Value};
+use serde_json::Value as Json;
 
-/// Columns of the table `mem_thread_list` returns.
-pub const COLUMNS: [Field; 12] = [
-    text("id"),
-    text("resource_id"),
-    text("agent_id"),
-    text("user_id"),
-    text("title"),
-    text("state"),
-    json("metadata"),
-    int("created_at"),
-    int("updated_at"),
-    int("message_count"),
-    int("token_count"),
-    text("cursor"),
-];
+row! {
+    /// One thread of `mem_thread_list`, with the cursor of the page that ends at it.
+    pub struct ThreadRow {
+        pub id: String,
+        pub resource_id: String,
+        pub agent_id: Option<String>,
+        pub user_id: Option<String>,
+        pub title: Option<String>,
+        pub state: String,
+        pub metadata: JsonText,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub message_count: i64,
+        pub token_count: i64,
+        pub cursor: String,
+    }
+}
+
+impl ThreadRow {
+    /// A thread's JSON (from [`threads::thread_json`]) and its cursor.
+    fn new(j: &Json, cursor: String) -> ThreadRow {
+        let text = |k: &str| j[k].as_str().map(str::to_owned);
+        let int = |k: &str| j[k].as_i64().unwrap_or(0);
+        ThreadRow {
+            id: text("id").unwrap_or_default(),
+            resource_id: text("resource_id").unwrap_or_default(),
+            agent_id: text("agent_id"),
+            user_id: text("user_id"),
+            title: text("title"),
+            state: text("state").unwrap_or_default(),
+            metadata: JsonText(j["metadata"].to_string()),
+            created_at: int("created_at"),
+            updated_at: int("updated_at"),
+            message_count: int("message_count"),
+            token_count: int("token_count"),
+            cursor,
+        }
+    }
+}
 
 const OPTIONS: &[&str] = &[
     "resource_id",
@@ -84,7 +109,7 @@ impl Cursor {
 /// `mem_thread_list([options])`. Deleted threads are left out unless `state` is `deleted` or
 /// `include_deleted` is true. O(threads in scope · log page): the resource's threads through
 /// the `(resource_id, created_at)` index, ordered by a top-k sort.
-pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Row>> {
+pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ThreadRow>> {
     let o = Opts::parse("options", options, OPTIONS)?;
     let limit = o.int("limit", DEFAULT_LIMIT, 1, MAX_LIMIT)? as usize;
     let state = o
@@ -167,7 +192,7 @@ pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Row>> {
                 None => true,
             };
             if keep {
-                out.push(threads::json_row(&json, cursor.encode()));
+                out.push(ThreadRow::new(&json, cursor.encode()));
                 if out.len() == limit {
                     return Ok(out);
                 }

@@ -15,13 +15,11 @@ const CREATE_OPTIONS: &[&str] = &["id", "agent_id", "user_id"];
 /// `agent_id`, `user_id`. O(log n).
 pub fn create(
     conn: &mut dyn Conn,
-    resource_id: Option<&str>,
+    resource_id: &str,
     title: Option<&str>,
     metadata: Option<&str>,
     options: Option<&str>,
 ) -> Result<String> {
-    let resource_id =
-        resource_id.ok_or_else(|| Error::invalid("resource_id", "must not be NULL"))?;
     ids::check_id("resource_id", resource_id)?;
     let metadata = json_opts::object_text("metadata", metadata)?;
     let o = Opts::parse("options", options, CREATE_OPTIONS)?;
@@ -83,22 +81,6 @@ pub fn thread_json(row: Row) -> Result<Json> {
     Ok(Json::Object(m))
 }
 
-/// A thread's JSON (from [`thread_json`]) as a row of `mem_thread_list`, with its cursor.
-pub fn json_row(j: &Json, cursor: String) -> Row {
-    let mut row: Row = THREAD_FIELDS[..6]
-        .iter()
-        .map(|k| j[*k].as_str().map_or(Value::Null, |s| s.into()))
-        .collect();
-    row.push(j["metadata"].to_string().into());
-    row.extend(
-        THREAD_FIELDS[7..]
-            .iter()
-            .map(|k| Value::Int(j[*k].as_i64().unwrap_or(0))),
-    );
-    row.push(cursor.into());
-    row
-}
-
 const THREAD_FIELDS: &[&str] = &[
     "id",
     "resource_id",
@@ -125,8 +107,7 @@ fn row_of(conn: &mut dyn Conn, thread_id: &str) -> Result<Row> {
 }
 
 /// `mem_thread_get(id)` → the thread as JSON (its counters included), in any state.
-pub fn get(conn: &mut dyn Conn, thread_id: Option<&str>) -> Result<String> {
-    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
+pub fn get(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
     Ok(thread_json(row_of(conn, thread_id)?)?.to_string())
 }
 
@@ -136,9 +117,7 @@ const PATCH_KEYS: &[&str] = &["title", "metadata", "agent_id", "user_id"];
 /// `mem_thread_update(id, patch)` → the thread as JSON. `title`, `agent_id` and `user_id` are
 /// replaced (`null` clears them); `metadata` is merged into the thread's, a key set to `null`
 /// removed. The state changes only through its events (`mem_thread_archive`, …).
-pub fn update(conn: &mut dyn Conn, thread_id: Option<&str>, patch: Option<&str>) -> Result<String> {
-    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
-    let patch = patch.ok_or_else(|| Error::invalid("patch", "must not be NULL"))?;
+pub fn update(conn: &mut dyn Conn, thread_id: &str, patch: &str) -> Result<String> {
     if let Ok(Json::Object(m)) = serde_json::from_str::<Json>(patch) {
         if m.contains_key("state") {
             return Err(Error::invalid(
@@ -193,7 +172,7 @@ pub fn update(conn: &mut dyn Conn, thread_id: Option<&str>, patch: Option<&str>)
             Value::Int(now),
         ],
     )?;
-    get(conn, Some(thread_id))
+    get(conn, thread_id)
 }
 
 /// The thread's resource id, or `thread not found`.

@@ -10,8 +10,7 @@ pub const MAX_BYTES: usize = 64 * 1024;
 /// Longest injected working memory, in characters (seed 003).
 pub const MAX_INJECTED_CHARS: usize = 4000;
 
-fn check_key(key: Option<&str>) -> Result<&str> {
-    let key = key.ok_or_else(|| Error::invalid("scope_key", "must not be NULL"))?;
+fn check_key(key: &str) -> Result<&str> {
     let ok = ["resource:", "thread:"]
         .iter()
         .any(|p| key.strip_prefix(p).is_some_and(|rest| !rest.is_empty()));
@@ -35,15 +34,14 @@ pub fn stored(conn: &mut dyn Conn, key: &str) -> Result<Option<String>> {
 }
 
 /// `wm_get(scope_key)` → the stored text, or the default template.
-pub fn get(conn: &mut dyn Conn, key: Option<&str>) -> Result<String> {
+pub fn get(conn: &mut dyn Conn, key: &str) -> Result<String> {
     let key = check_key(key)?;
     Ok(stored(conn, key)?.unwrap_or_else(|| WORKING_MEMORY_TEMPLATE.trim().to_owned()))
 }
 
 /// `wm_set(scope_key, content)` → the stored length in characters.
-pub fn set(conn: &mut dyn Conn, key: Option<&str>, content: Option<&str>) -> Result<i64> {
+pub fn set(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> {
     let key = check_key(key)?;
-    let content = content.ok_or_else(|| Error::invalid("content", "must not be NULL"))?;
     put(conn, key, content)?;
     Ok(content.chars().count() as i64)
 }

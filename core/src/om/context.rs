@@ -131,10 +131,9 @@ fn refuse_deleted(conn: &mut dyn Conn, thread_id: &str) -> Result<()> {
 /// `om_context(thread_id [, options])` → the system message or NULL. Option `scope`.
 pub fn om_context(
     conn: &mut dyn Conn,
-    thread_id: Option<&str>,
+    thread_id: &str,
     options: Option<&str>,
 ) -> Result<Option<String>> {
-    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
     let o = Opts::parse("options", options, &["scope"])?;
     refuse_deleted(conn, thread_id)?;
     let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
@@ -151,12 +150,7 @@ pub fn om_context(
 /// observations), then the thread's unobserved messages, oldest first. The answer never passes
 /// `budget` tokens (default 100 000): the oldest messages are dropped, and a budget too small
 /// for the system parts is an error rather than an answer over budget.
-pub fn mem_context(
-    conn: &mut dyn Conn,
-    thread_id: Option<&str>,
-    options: Option<&str>,
-) -> Result<String> {
-    let thread_id = thread_id.ok_or_else(|| Error::invalid("thread_id", "must not be NULL"))?;
+pub fn mem_context(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, &["scope", "budget"])?;
     let budget = o.int("budget", 100_000, 0, i64::MAX / 4)?;
     refuse_deleted(conn, thread_id)?;

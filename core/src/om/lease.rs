@@ -25,8 +25,7 @@ fn lease_ms(v: Option<i64>) -> Result<i64> {
     Ok(ms)
 }
 
-fn owner(v: Option<&str>) -> Result<&str> {
-    let o = v.ok_or_else(|| Error::invalid("owner_id", "must not be NULL"))?;
+fn owner(o: &str) -> Result<&str> {
     ids::check_id("owner_id", o)?;
     Ok(o)
 }
@@ -47,8 +46,8 @@ pub const PURPOSES: &[(&str, &str)] = &[
 /// matching in-progress flag; the other flags are cleared.
 pub fn acquire(
     conn: &mut dyn Conn,
-    key: Option<&str>,
-    owner_id: Option<&str>,
+    key: &str,
+    owner_id: &str,
     ms: Option<i64>,
     purpose: Option<&str>,
 ) -> Result<Option<String>> {
@@ -104,15 +103,14 @@ pub fn acquire(
 /// was extended.
 pub fn heartbeat(
     conn: &mut dyn Conn,
-    key: Option<&str>,
-    owner_id: Option<&str>,
-    op: Option<&str>,
+    key: &str,
+    owner_id: &str,
+    op: &str,
     ms: Option<i64>,
 ) -> Result<bool> {
     let owner = owner(owner_id)?;
     let ms = lease_ms(ms)?;
     let key = Key::parse(conn, key)?;
-    let op = op.ok_or_else(|| Error::invalid("operation_id", "must not be NULL"))?;
     let now = conn.now_ms()?;
     let n = conn.execute(
         "UPDATE mem_om_records SET lock_expires_at = ?4 + ?5, last_heartbeat_at = ?4 \
@@ -131,15 +129,9 @@ pub fn heartbeat(
 
 /// `om_release_lease(lookup_key, owner_id, operation_id)` → whether this operation's lease was
 /// released (false when it had been superseded).
-pub fn release(
-    conn: &mut dyn Conn,
-    key: Option<&str>,
-    owner_id: Option<&str>,
-    op: Option<&str>,
-) -> Result<bool> {
+pub fn release(conn: &mut dyn Conn, key: &str, owner_id: &str, op: &str) -> Result<bool> {
     let owner = owner(owner_id)?;
     let key = Key::parse(conn, key)?;
-    let op = op.ok_or_else(|| Error::invalid("operation_id", "must not be NULL"))?;
     let n = conn.execute(
         "UPDATE mem_om_records SET lock_owner_id = NULL, lock_operation_id = NULL, lock_expires_at = NULL, \
            is_observing = 0, is_reflecting = 0, is_buffering_observation = 0, is_buffering_reflection = 0 \
@@ -149,20 +141,27 @@ pub fn release(
     Ok(n == 1)
 }
 
-/// The owner and operation of a guarded write, checked for shape.
 /// A call made under a lease, as its arguments arrive: the record's lookup key, and the owner
 /// and operation the lease was granted to.
 #[derive(Clone, Copy)]
 pub struct Fenced<'a> {
-    pub key: Option<&'a str>,
-    pub owner_id: Option<&'a str>,
-    pub operation_id: Option<&'a str>,
+    pub key: &'a str,
+    pub owner_id: &'a str,
+    pub operation_id: &'a str,
 }
 
 impl<'a> Fenced<'a> {
-    /// The owner and the operation, both required.
+    pub fn new(key: &'a str, owner_id: &'a str, operation_id: &'a str) -> Fenced<'a> {
+        Fenced {
+            key,
+            owner_id,
+            operation_id,
+        }
+    }
+
+    /// The owner (checked for shape) and the operation.
     pub fn checked(&self) -> Result<(&'a str, &'a str)> {
-        guard(self.owner_id, self.operation_id)
+        Ok((owner(self.owner_id)?, self.operation_id))
     }
 }
 
@@ -170,24 +169,27 @@ impl<'a> Fenced<'a> {
 /// record's lookup key, the owner and operation the lease was granted to, and the answer.
 #[derive(Clone, Copy)]
 pub struct Answered<'a> {
-    pub key: Option<&'a str>,
-    pub owner_id: Option<&'a str>,
-    pub operation_id: Option<&'a str>,
+    pub fenced: Fenced<'a>,
     pub answer: Option<&'a str>,
 }
 
 impl<'a> Answered<'a> {
-    /// The owner and operation (both required) and the parsed answer.
+    pub fn new(
+        key: &'a str,
+        owner_id: &'a str,
+        operation_id: &'a str,
+        answer: Option<&'a str>,
+    ) -> Answered<'a> {
+        Answered {
+            fenced: Fenced::new(key, owner_id, operation_id),
+            answer,
+        }
+    }
+
+    /// The owner and operation ([`Fenced::checked`]) and the parsed answer.
     pub fn checked(&self) -> Result<(&'a str, &'a str, super::parse::Parsed)> {
-        let (owner, op) = guard(self.owner_id, self.operation_id)?;
+        let (owner, op) = self.fenced.checked()?;
         let parsed = super::parse::parse("answer", self.answer.unwrap_or(""))?;
         Ok((owner, op, parsed))
     }
-}
-
-pub fn guard<'a>(owner_id: Option<&'a str>, op: Option<&'a str>) -> Result<(&'a str, &'a str)> {
-    Ok((
-        owner(owner_id)?,
-        op.ok_or_else(|| Error::invalid("operation_id", "must not be NULL"))?,
-    ))
 }

@@ -22,11 +22,7 @@ use crate::{Conn, Result};
 
 /// `om_configure(lookup_key, config)` → the record's thresholds after the change (JSON).
 /// Keys: see [`config::KEYS`]; unknown keys are refused.
-pub fn configure(
-    conn: &mut dyn Conn,
-    key: Option<&str>,
-    config_json: Option<&str>,
-) -> Result<String> {
+pub fn configure(conn: &mut dyn Conn, key: &str, config_json: Option<&str>) -> Result<String> {
     let key = record::Key::parse(conn, key)?;
     let o = Opts::parse("config", config_json, config::KEYS)?;
     let cfg = config::Config::default().with_overrides(&o)?;

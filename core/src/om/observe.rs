@@ -18,11 +18,7 @@ use std::collections::HashSet;
 /// are left out. In resource scope the batch is the thread with the oldest unobserved message
 /// (seed 001: oldest first), shown with the whole observation pool. Options: `max_tokens` caps
 /// the batch (oldest messages first; at least one message).
-pub fn observer_input(
-    conn: &mut dyn Conn,
-    key: Option<&str>,
-    options: Option<&str>,
-) -> Result<String> {
+pub fn observer_input(conn: &mut dyn Conn, key: &str, options: Option<&str>) -> Result<String> {
     let (key, o, rec) = record::prompt_input(conn, key, options, &["max_tokens"])?;
     let max_tokens = o.int("max_tokens", i64::MAX, 1, i64::MAX)?;
     let buffered = pending::buffered_ids(rec.as_ref());
@@ -103,8 +99,7 @@ pub fn observer_prompt(previous: &str, batch: &[Msg]) -> String {
 }
 
 /// Parses `message_ids` (a JSON array of ids).
-fn parse_ids(text: Option<&str>) -> Result<Vec<String>> {
-    let text = text.ok_or_else(|| Error::invalid("message_ids", "must not be NULL"))?;
+fn parse_ids(text: &str) -> Result<Vec<String>> {
     let ids: Vec<String> = serde_json::from_str(text)
         .map_err(|_| Error::invalid("message_ids", "must be a JSON array of message ids"))?;
     for (i, id) in ids.iter().enumerate() {
@@ -267,7 +262,7 @@ pub(super) fn update_thread(conn: &mut dyn Conn, thread: &str, p: &Parsed, now: 
 /// checked up front (the final write checks it again atomically).
 fn guarded(
     conn: &mut dyn Conn,
-    key: Option<&str>,
+    key: &str,
     owner: &str,
     op: &str,
 ) -> Result<Option<(Key, Record, i64)>> {
@@ -299,11 +294,11 @@ struct Batch<'a> {
 fn open_batch<'a>(
     conn: &mut dyn Conn,
     call: &Answered<'a>,
-    message_ids: Option<&str>,
+    message_ids: &str,
 ) -> Result<Option<Batch<'a>>> {
     let (owner, op, parsed) = call.checked()?;
     let ids = parse_ids(message_ids)?;
-    let Some((key, rec, now)) = guarded(conn, call.key, owner, op)? else {
+    let Some((key, rec, now)) = guarded(conn, call.fenced.key, owner, op)? else {
         return Ok(None);
     };
     let (thread, batch) = batch_of(conn, &key, &rec, &ids)?;
@@ -323,7 +318,7 @@ fn open_batch<'a>(
 fn with_batch(
     conn: &mut dyn Conn,
     call: &Answered,
-    message_ids: Option<&str>,
+    message_ids: &str,
     then: fn(&mut dyn Conn, Batch) -> Result<Option<i64>>,
 ) -> Result<Option<i64>> {
     match open_batch(conn, call, message_ids)? {
@@ -337,7 +332,7 @@ fn with_batch(
 pub fn apply_observation(
     conn: &mut dyn Conn,
     call: &Answered,
-    message_ids: Option<&str>,
+    message_ids: &str,
 ) -> Result<Option<i64>> {
     with_batch(conn, call, message_ids, apply)
 }
@@ -375,7 +370,7 @@ fn apply(conn: &mut dyn Conn, mut b: Batch) -> Result<Option<i64>> {
 pub fn buffer_chunk(
     conn: &mut dyn Conn,
     call: &Answered,
-    message_ids: Option<&str>,
+    message_ids: &str,
 ) -> Result<Option<i64>> {
     with_batch(conn, call, message_ids, buffer)
 }

@@ -32,8 +32,7 @@ impl Scope {
 
 impl Key {
     /// Parses and checks a lookup key: its thread (or a thread of its resource) must exist.
-    pub fn parse(conn: &mut dyn Conn, text: Option<&str>) -> Result<Key> {
-        let text = text.ok_or_else(|| Error::invalid("lookup_key", "must not be NULL"))?;
+    pub fn parse(conn: &mut dyn Conn, text: &str) -> Result<Key> {
         if let Some(t) = text.strip_prefix("thread:") {
             let resource_id = threads::resource_of(conn, t)?;
             return Ok(Key {
@@ -191,7 +190,7 @@ impl Record {
 /// record, if there is one yet.
 pub fn prompt_input(
     conn: &mut dyn Conn,
-    key: Option<&str>,
+    key: &str,
     options: Option<&str>,
     allowed: &[&str],
 ) -> Result<(Key, Opts, Option<Record>)> {

@@ -17,11 +17,7 @@ use serde_json::json;
 /// `om_reflector_input(lookup_key [, options])` → JSON `{system, prompt, observationTokens,
 /// compressionLevel}`. Option `compression_level` 0–2 adds the seed's compression guidance
 /// for retries whose output was too large.
-pub fn reflector_input(
-    conn: &mut dyn Conn,
-    key: Option<&str>,
-    options: Option<&str>,
-) -> Result<String> {
+pub fn reflector_input(conn: &mut dyn Conn, key: &str, options: Option<&str>) -> Result<String> {
     let (key, o, rec) = record::prompt_input(conn, key, options, &["compression_level"])?;
     let level = o.int("compression_level", 0, 0, 2)?;
     let observations = rec.as_ref().map_or("", |r| r.active_observations.as_str());
@@ -118,7 +114,7 @@ pub fn apply_reflection(
 ) -> Result<Option<i64>> {
     let (owner, op, parsed) = call.checked()?;
     let level = compression_level(level)?;
-    let key = Key::parse(conn, call.key)?;
+    let key = Key::parse(conn, call.fenced.key)?;
     let now = conn.now_ms()?;
     let Some(old) = reflectable(conn, &key, owner, op, now)? else {
         return Ok(None);
@@ -148,7 +144,7 @@ pub fn buffer_reflection(
 ) -> Result<Option<bool>> {
     let (owner, op, parsed) = call.checked()?;
     let level = compression_level(level)?;
-    let key = Key::parse(conn, call.key)?;
+    let key = Key::parse(conn, call.fenced.key)?;
     let now = conn.now_ms()?;
     let Some(old) = record::load(conn, &key)? else {
         return Ok(None);

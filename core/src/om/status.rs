@@ -53,13 +53,7 @@ pub fn action(
 }
 
 /// `om_status(thread_id [, options])`. Index range sums; no message row is read.
-pub fn status(
-    conn: &mut dyn Conn,
-    thread_id: Option<&str>,
-    options: Option<&str>,
-) -> Result<String> {
-    let thread_id =
-        thread_id.ok_or_else(|| crate::Error::invalid("thread_id", "must not be NULL"))?;
+pub fn status(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, &["scope"])?;
     let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
     let rec = record::load_bookkeeping(conn, &key)?;

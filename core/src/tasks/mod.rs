@@ -36,7 +36,7 @@ pub fn check_id_text(arg: &str, id: &str) -> Result<()> {
     ids::check_id(arg, id)
 }
 
-pub use crate::args::{check_one_of, required};
+pub use crate::args::check_one_of;
 
 /// A title: 1 to 500 characters, not only whitespace, no NUL.
 pub fn check_title(arg: &str, title: &str) -> Result<()> {

@@ -3,8 +3,8 @@
 
 use super::graph::{self, is_blocking};
 use super::{
-    check_labels, check_one_of, check_priority, check_title, required, status_of, CLOSE_REASONS,
-    RELATIONS, STATUS_CLOSED, TYPES,
+    check_labels, check_one_of, check_priority, check_title, status_of, CLOSE_REASONS, RELATIONS,
+    STATUS_CLOSED, TYPES,
 };
 use crate::db::row::Fields;
 use crate::error::{echo_bare, echo_list};
@@ -71,8 +71,7 @@ fn insert_labels(conn: &mut dyn Conn, id: &str, labels: &[String]) -> Result<()>
 /// description, priority (0–4, default 2), type (default task), labels, assignee, parent
 /// (adds a parent-child dependency), metadata, defer_until, id, created_at. O(log n) plus
 /// indexing the text.
-pub fn create(conn: &mut dyn Conn, title: Option<&str>, options: Option<&str>) -> Result<String> {
-    let title = required("title", title)?;
+pub fn create(conn: &mut dyn Conn, title: &str, options: Option<&str>) -> Result<String> {
     check_title("title", title)?;
     let o = Opts::parse("options", options, CREATE_OPTIONS)?;
     let id = match o.opt_str("id")? {
@@ -184,17 +183,12 @@ pub struct Dep<'a> {
 }
 
 impl<'a> Dep<'a> {
-    /// Checks that both tasks are named.
-    pub fn new(
-        task_id: Option<&'a str>,
-        depends_on_id: Option<&'a str>,
-        ty: Option<&'a str>,
-    ) -> Result<Dep<'a>> {
-        Ok(Dep {
-            task_id: required("task_id", task_id)?,
-            depends_on_id: required("depends_on_id", depends_on_id)?,
+    pub fn new(task_id: &'a str, depends_on_id: &'a str, ty: Option<&'a str>) -> Dep<'a> {
+        Dep {
+            task_id,
+            depends_on_id,
             ty,
-        })
+        }
     }
 }
 
@@ -276,12 +270,10 @@ impl Refusal {
 /// metadata gets `active_task_id` and `session_id`. O(log n).
 pub fn try_claim(
     conn: &mut dyn Conn,
-    task_id: Option<&str>,
-    session_id: Option<&str>,
+    task_id: &str,
+    session_id: &str,
     thread_id: Option<&str>,
 ) -> Result<std::result::Result<(), Refusal>> {
-    let task_id = required("task_id", task_id)?;
-    let session_id = required("session_id", session_id)?;
     ids::check_id("session_id", session_id)?;
     if let Some(t) = thread_id {
         threads::resource_of(conn, t)?;
@@ -335,13 +327,13 @@ pub fn try_claim(
 /// [`try_claim`] with refusals as errors; returns the task id.
 pub fn claim(
     conn: &mut dyn Conn,
-    task_id: Option<&str>,
-    session_id: Option<&str>,
+    task_id: &str,
+    session_id: &str,
     thread_id: Option<&str>,
 ) -> Result<String> {
     match try_claim(conn, task_id, session_id, thread_id)? {
-        Ok(()) => Ok(task_id.unwrap_or_default().to_owned()),
-        Err(r) => Err(r.into_error(task_id.unwrap_or_default())),
+        Ok(()) => Ok(task_id.to_owned()),
+        Err(r) => Err(r.into_error(task_id)),
     }
 }
 
@@ -377,12 +369,10 @@ fn set_thread_pointers(
 /// flips, and their descendants)) and clears threads' active-task pointers.
 pub fn close(
     conn: &mut dyn Conn,
-    task_id: Option<&str>,
-    reason: Option<&str>,
+    task_id: &str,
+    reason: &str,
     summary: Option<&str>,
 ) -> Result<String> {
-    let task_id = required("task_id", task_id)?;
-    let reason = required("reason", reason)?;
     check_one_of("reason", reason, CLOSE_REASONS)?;
     let summary = summary.map(str::trim).filter(|s| !s.is_empty());
     let summary = summary.ok_or_else(|| Error::invalid("summary", "must not be empty"))?;
@@ -405,8 +395,7 @@ pub fn close(
 /// `task_update(task_id, options)` → id. Options: title, description, priority, type,
 /// labels (replaces the set), status (only "open": reopens a closed task or releases a
 /// claim), assignee, defer_until, metadata; `null` clears an optional field.
-pub fn update(conn: &mut dyn Conn, task_id: Option<&str>, options: Option<&str>) -> Result<String> {
-    let task_id = required("task_id", task_id)?;
+pub fn update(conn: &mut dyn Conn, task_id: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, UPDATE_OPTIONS)?;
     status_of(conn, task_id)?;
     let mut sets: Vec<String> = Vec::new();
@@ -518,12 +507,10 @@ pub fn update(conn: &mut dyn Conn, task_id: Option<&str>, options: Option<&str>)
 /// task gets this one as its `task_id`.
 pub fn link(
     conn: &mut dyn Conn,
-    task_id: Option<&str>,
-    message_id: Option<&str>,
+    task_id: &str,
+    message_id: &str,
     relation: Option<&str>,
 ) -> Result<i64> {
-    let task_id = required("task_id", task_id)?;
-    let message_id = required("message_id", message_id)?;
     let relation = relation.unwrap_or("output");
     check_one_of("relation", relation, RELATIONS)?;
     must_exist(conn, task_id)?;
@@ -564,11 +551,10 @@ const COMPACT_OPTIONS: &[&str] = &["level", "force", "now"];
 /// `force`. Options: level (default: one above the current), force, now.
 pub fn compact(
     conn: &mut dyn Conn,
-    task_id: Option<&str>,
+    task_id: &str,
     summary: Option<&str>,
     options: Option<&str>,
 ) -> Result<i64> {
-    let task_id = required("task_id", task_id)?;
     let summary = summary.map(str::trim).filter(|s| !s.is_empty());
     let summary = summary.ok_or_else(|| Error::invalid("summary", "must not be empty"))?;
     check_content("summary", summary)?;
@@ -634,8 +620,7 @@ pub fn compact(
 
 /// `task_restore(task_id)` → 1. Puts back the description and summary kept by the first
 /// compaction and returns the task to level 0.
-pub fn restore(conn: &mut dyn Conn, task_id: Option<&str>) -> Result<i64> {
-    let task_id = required("task_id", task_id)?;
+pub fn restore(conn: &mut dyn Conn, task_id: &str) -> Result<i64> {
     let mut f = super::task_columns(conn, task_id, "compaction_level, original_content")?;
     let level = f.int().unwrap_or(0);
     let original = f.text();

@@ -1,37 +1,15 @@
 //! The reading task functions and the task JSON of seed 000.
 
 use super::graph::NS_TASKS;
-use super::{check_one_of, required, STATUSES, TYPES};
-use crate::api::{self, Field};
+use super::{check_one_of, STATUSES, TYPES};
+use crate::columns::row;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams, SnippetSettings};
-use crate::{Conn, Error, Result, Row, Value};
+use crate::{Conn, Error, Result, Value};
 use serde_json::{json, Map, Value as Json};
 use std::collections::{HashMap, HashSet};
-
-/// Columns of `task_ready`.
-#[rustfmt::skip]
-pub const READY_COLUMNS: [Field; 8] = [
-    api::text("id"), api::text("title"), api::int("priority"), api::text("type"),
-    api::text("status"), api::text("assignee"), api::text("labels"), api::int("created_at"),
-];
-
-/// Columns of `task_list`.
-#[rustfmt::skip]
-pub const LIST_COLUMNS: [Field; 12] = [
-    api::text("id"), api::text("title"), api::text("status"), api::int("priority"),
-    api::text("type"), api::text("assignee"), api::text("session_id"), api::text("labels"),
-    api::int("is_blocked"), api::int("created_at"), api::int("updated_at"), api::int("closed_at"),
-];
-
-/// Columns of `task_search`.
-#[rustfmt::skip]
-pub const SEARCH_COLUMNS: [Field; 7] = [
-    api::text("id"), api::text("title"), api::text("status"), api::int("priority"),
-    api::text("type"), api::real("score"), api::text("snippet"),
-];
 
 const READY_OPTIONS: &[&str] = &[
     "resource_id",
@@ -167,31 +145,51 @@ impl Filter {
     }
 }
 
-/// One row of `task_ready`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReadyRow {
-    pub id: String,
-    pub title: String,
-    pub priority: i64,
-    pub ty: String,
-    pub status: String,
-    pub assignee: Option<String>,
-    pub labels: String,
-    pub created_at: i64,
+row! {
+    /// One row of `task_ready`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ReadyRow {
+        pub id: String,
+        pub title: String,
+        pub priority: i64,
+        pub r#type: String,
+        pub status: String,
+        pub assignee: Option<String>,
+        /// JSON array text.
+        pub labels: String,
+        pub created_at: i64,
+    }
 }
 
-impl ReadyRow {
-    pub fn into_row(self) -> Row {
-        vec![
-            self.id.into(),
-            self.title.into(),
-            Value::Int(self.priority),
-            self.ty.into(),
-            self.status.into(),
-            self.assignee.into(),
-            self.labels.into(),
-            Value::Int(self.created_at),
-        ]
+row! {
+    /// One row of `task_list`.
+    pub struct TaskRow {
+        pub id: String,
+        pub title: String,
+        pub status: String,
+        pub priority: i64,
+        pub r#type: String,
+        pub assignee: Option<String>,
+        pub session_id: Option<String>,
+        /// JSON array text.
+        pub labels: String,
+        pub is_blocked: i64,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub closed_at: Option<i64>,
+    }
+}
+
+row! {
+    /// One row of `task_search`.
+    pub struct TaskHit {
+        pub id: String,
+        pub title: String,
+        pub status: String,
+        pub priority: i64,
+        pub r#type: String,
+        pub score: f64,
+        pub snippet: String,
     }
 }
 
@@ -231,7 +229,7 @@ pub fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>
             id,
             title: f.text().unwrap_or_default(),
             priority: f.int().unwrap_or(2),
-            ty: f.text().unwrap_or_default(),
+            r#type: f.text().unwrap_or_default(),
             status: f.text().unwrap_or_default(),
             assignee: f.text(),
             created_at: f.int().unwrap_or(0),
@@ -241,7 +239,7 @@ pub fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>
 
 /// `task_list([options])`: tasks by priority, then age, then id. Options: status, type,
 /// assignee, labels, parent, blocked (true/false), limit (default 100).
-pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Row>> {
+pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<TaskRow>> {
     let o = Opts::parse("options", options, LIST_OPTIONS)?;
     let limit = o.int("limit", 100, 0, MAX_LIST_LIMIT)?;
     let mut f = Filter::new(vec![Value::Int(limit)]);
@@ -266,16 +264,19 @@ pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Row>> {
     );
     Ok(labelled_rows(conn, &sql, &f.params)?
         .into_iter()
-        .map(|(id, l, mut f)| {
-            let mut out: Row = vec![id.into()];
-            for _ in 0..6 {
-                out.push(f.value());
-            }
-            out.push(l.into());
-            while out.len() < LIST_COLUMNS.len() {
-                out.push(f.value());
-            }
-            out
+        .map(|(id, labels, mut f)| TaskRow {
+            id,
+            title: f.text().unwrap_or_default(),
+            status: f.text().unwrap_or_default(),
+            priority: f.int().unwrap_or_default(),
+            r#type: f.text().unwrap_or_default(),
+            assignee: f.text(),
+            session_id: f.text(),
+            labels,
+            is_blocked: f.int().unwrap_or_default(),
+            created_at: f.int().unwrap_or_default(),
+            updated_at: f.int().unwrap_or_default(),
+            closed_at: f.int(),
         })
         .collect())
 }
@@ -286,7 +287,7 @@ pub fn search_tasks(
     conn: &mut dyn Conn,
     query: Option<&str>,
     options: Option<&str>,
-) -> Result<Vec<Row>> {
+) -> Result<Vec<TaskHit>> {
     let o = Opts::parse("options", options, SEARCH_OPTIONS)?;
     let limit = o.int("limit", 10, 0, MAX_READY_LIMIT)?;
     let status = o.opt_str("status")?;
@@ -326,25 +327,23 @@ pub fn search_tasks(
             continue;
         };
         let mut f = Fields::new(r);
-        let id = f.value();
-        let title = f.text().unwrap_or_default();
-        let status = f.value();
-        let priority = f.value();
-        let ty = f.value();
+        let (id, title) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
+        let (status, priority) = (f.text().unwrap_or_default(), f.int().unwrap_or_default());
+        let r#type = f.text().unwrap_or_default();
         let mut full = title.clone();
         for part in [f.text(), f.text()].into_iter().flatten() {
             full.push('\n');
             full.push_str(&part);
         }
-        out.push(vec![
+        out.push(TaskHit {
+            snippet: search::snippet(&full, query, &snippet),
             id,
-            title.into(),
+            title,
             status,
             priority,
-            ty,
-            Value::Real(h.score),
-            search::snippet(&full, query, &snippet).into(),
-        ]);
+            r#type,
+            score: h.score,
+        });
     }
     Ok(out)
 }
@@ -542,8 +541,7 @@ pub fn show_value(conn: &mut dyn Conn, task_id: &str) -> Result<Option<Json>> {
 }
 
 /// `task_show(task_id)` → JSON `{"task": Task, "isBlocked": …, "blockingTasks": [Task]}`.
-pub fn show(conn: &mut dyn Conn, task_id: Option<&str>) -> Result<String> {
-    let task_id = required("task_id", task_id)?;
+pub fn show(conn: &mut dyn Conn, task_id: &str) -> Result<String> {
     show_value(conn, task_id)?
         .map(|v| v.to_string())
         .ok_or_else(|| Error::not_found("task", task_id))

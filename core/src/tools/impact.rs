@@ -18,7 +18,7 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
             json!(i.int("maxDepth", 1, 1, bound::MAX_DEPTH as i64)?),
         );
     }
-    let answer = query::impact(conn, Some(&node), Some(&Json::Object(o).to_string()))
+    let answer = query::impact(conn, &node, Some(&Json::Object(o).to_string()))
         .map_err(|e| Failure::renamed(e, &[("options.max_depth", "maxDepth")]))?;
     Ok(succeeded(&answer))
 }

@@ -63,13 +63,13 @@ pub(crate) fn results(
         .into_iter()
         .map(|h| {
             json!({
-                "id": h.message_id,
-                "source": h.source,
+                "id": h.row.message_id,
+                "source": h.row.source,
                 "content": h.raw_content,
                 // FTS5's convention, which the seed's tool documents: lower is better.
-                "rank": -h.score,
-                "taskId": h.task_id,
-                "createdAt": h.created_at,
+                "rank": -h.row.score,
+                "taskId": h.row.task_id,
+                "createdAt": h.row.created_at,
             })
         })
         .collect())

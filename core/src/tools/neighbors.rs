@@ -34,16 +34,15 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
             o.insert(option.into(), json!(v));
         }
     }
-    let reached =
-        query::reached(conn, Some(&node), Some(&Json::Object(o).to_string())).map_err(|e| {
-            Failure::renamed(
-                e,
-                &[
-                    ("options.direction", "direction"),
-                    ("options.max_depth", "maxDepth"),
-                ],
-            )
-        })?;
+    let reached = query::reached(conn, &node, Some(&Json::Object(o).to_string())).map_err(|e| {
+        Failure::renamed(
+            e,
+            &[
+                ("options.direction", "direction"),
+                ("options.max_depth", "maxDepth"),
+            ],
+        )
+    })?;
     let more = reached.len() as i64 > limit;
     let mut neighbors = Vec::new();
     let mut files = Vec::new();

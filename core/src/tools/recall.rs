@@ -5,21 +5,8 @@
 use super::call::{Answer, Failure, Input};
 use crate::memories::recall::{self, candidates::KIND_NAMES, phases::PHASES};
 use crate::memories::TYPES;
-use crate::{Conn, Value};
+use crate::Conn;
 use serde_json::{json, Map, Value as Json};
-
-/// The columns of `mem_recall_hybrid` the LLM gets (the ranks and boosts explain the score
-/// to a developer, not to the model).
-const KEPT: &[&str] = &["kind", "id", "content", "score", "tokens"];
-
-fn json_of(v: Value) -> Json {
-    match v {
-        Value::Int(n) => json!(n),
-        Value::Real(x) => json!(x),
-        Value::Text(t) => json!(t),
-        Value::Null | Value::Blob(_) => Json::Null,
-    }
-}
 
 fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
     let query = i.str("query")?;
@@ -57,15 +44,16 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
         })?;
     let mut total = 0;
     let mut results = Vec::with_capacity(rows.len());
-    for row in rows {
-        let mut r = Map::new();
-        for (f, v) in recall::COLUMNS.iter().zip(row) {
-            if KEPT.contains(&f.name) {
-                r.insert(f.name.into(), json_of(v));
-            }
-        }
-        total += r.get("tokens").and_then(Json::as_i64).unwrap_or(0);
-        results.push(Json::Object(r));
+    for r in rows {
+        // The ranks and boosts explain the score to a developer, not to the model.
+        total += r.tokens;
+        results.push(json!({
+            "kind": r.kind,
+            "id": r.id,
+            "content": r.content,
+            "score": r.score,
+            "tokens": r.tokens,
+        }));
     }
     Ok(json!({ "success": true, "results": results, "totalTokens": total }))
 }

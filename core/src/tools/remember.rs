@@ -37,25 +37,20 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
     if let Some(s) = i.scope("sessionId")? {
         m.insert("session_id".into(), json!(s));
     }
-    let answer = remember::remember(
-        conn,
-        Some(&resource),
-        Some(&Json::Object(m).to_string()),
-        None,
-    )
-    .map_err(|e| {
-        Failure::renamed(
-            e,
-            &[
-                ("memory.type", "type"),
-                ("memory.content", "content"),
-                ("memory.tags", "tags"),
-                ("memory.related_files", "relatedFiles"),
-                ("memory.confidence", "confidence"),
-                ("resource_id", "context.resourceId"),
-            ],
-        )
-    })?;
+    let answer =
+        remember::remember(conn, &resource, &Json::Object(m).to_string(), None).map_err(|e| {
+            Failure::renamed(
+                e,
+                &[
+                    ("memory.type", "type"),
+                    ("memory.content", "content"),
+                    ("memory.tags", "tags"),
+                    ("memory.related_files", "relatedFiles"),
+                    ("memory.confidence", "confidence"),
+                    ("resource_id", "context.resourceId"),
+                ],
+            )
+        })?;
     Ok(succeeded(&answer))
 }
 

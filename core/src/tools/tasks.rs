@@ -26,12 +26,6 @@ fn one_task(conn: &mut dyn Conn, id: &str) -> Answer {
     Ok(json!({ "success": true, "task": task }))
 }
 
-fn ids_of(rows: Vec<crate::Row>) -> Vec<String> {
-    rows.into_iter()
-        .filter_map(|r| r.into_iter().next().and_then(Value::into_string))
-        .collect()
-}
-
 /// `task_query(input [, context])`: actions ready (limit, default 5), show (id), list
 /// (status, limit), search (query, limit default 3, includeMessages).
 pub fn task_query(
@@ -78,14 +72,16 @@ fn run_query(conn: &mut dyn Conn, i: &Input) -> Answer {
             }
             opts.insert("limit".into(), json!(i.limit(100, query::MAX_LIST_LIMIT)?));
             let rows = query::list(conn, Some(&scoped(i, Json::Object(opts))?))?;
-            tasks_answer(conn, i, &ids_of(rows))
+            let ids: Vec<String> = rows.into_iter().map(|r| r.id).collect();
+            tasks_answer(conn, i, &ids)
         }
         _ => {
             let q = i.str("query")?;
             let limit = i.limit(3, query::MAX_READY_LIMIT)?;
             let rows =
                 query::search_tasks(conn, Some(&q), Some(&scoped(i, json!({ "limit": limit }))?))?;
-            let mut out = tasks_answer(conn, i, &ids_of(rows))?;
+            let ids: Vec<String> = rows.into_iter().map(|r| r.id).collect();
+            let mut out = tasks_answer(conn, i, &ids)?;
             if i.bool("includeMessages", false)? {
                 let found = crate::tools::memory_search::results(conn, i, &q, limit)?;
                 out["messages"] = json!(found);
@@ -166,7 +162,7 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
                 }
                 opts.insert("resource_id".into(), json!(r));
             }
-            let id = ops::create(conn, Some(&title), Some(&scoped(i, Json::Object(opts))?))?;
+            let id = ops::create(conn, &title, Some(&scoped(i, Json::Object(opts))?))?;
             one_task(conn, &id)
         }
         "claim" => {
@@ -182,7 +178,7 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
                     )
                 })?,
             };
-            match ops::try_claim(conn, Some(&id), Some(&session), thread.as_deref())? {
+            match ops::try_claim(conn, &id, &session, thread.as_deref())? {
                 Ok(()) => one_task(conn, &id),
                 Err(Refusal::NotFound) => Err(format!("Task not found: {id}").into()),
                 Err(Refusal::ClaimedBy(s)) => Err(format!("Already claimed by session {s}").into()),
@@ -202,7 +198,7 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
             must_be_within(conn, i, &id)?;
             let reason = i.str("reason")?;
             let summary = i.str("summary")?;
-            ops::close(conn, Some(&id), Some(&reason), Some(&summary))?;
+            ops::close(conn, &id, &reason, Some(&summary))?;
             one_task(conn, &id)
         }
         "dep" => {
@@ -212,12 +208,12 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
             must_be_within(conn, i, &on)?;
             let ty = i.opt_str("type")?.unwrap_or_else(|| "blocks".into());
             if i.bool("add", true)? {
-                ops::dep_add(conn, &ops::Dep::new(Some(&task), Some(&on), Some(&ty))?)?;
+                ops::dep_add(conn, &ops::Dep::new(&task, &on, Some(&ty)))?;
             } else {
                 tasks::graph::check_dep_type("type", &ty)?;
                 tasks::status_of(conn, &task)?;
                 tasks::status_of(conn, &on)?;
-                ops::dep_remove(conn, &ops::Dep::new(Some(&task), Some(&on), Some(&ty))?)?;
+                ops::dep_remove(conn, &ops::Dep::new(&task, &on, Some(&ty)))?;
             }
             let tasks = query::task_objects(conn, &[task, on])?;
             Ok(json!({ "success": true, "tasks": tasks }))
@@ -227,7 +223,7 @@ fn run_mutate(conn: &mut dyn Conn, i: &Input) -> Answer {
             let message = i.str("messageId")?;
             must_be_within(conn, i, &task)?;
             let relation = i.opt_str("relation")?;
-            ops::link(conn, Some(&task), Some(&message), relation.as_deref())?;
+            ops::link(conn, &task, &message, relation.as_deref())?;
             one_task(conn, &task)
         }
         _ => update_context(conn, i),

@@ -33,7 +33,21 @@ const fn trigger(
         old: &[],
         hosts: Hosts::Both,
         sqlite_body: None,
+        generic_plans: false,
         run,
+    }
+}
+
+/// A trigger of the knowledge graph: its lookups by key keep generic plans.
+const fn graph_trigger(
+    name: &'static str,
+    table: &'static str,
+    events: &'static [Event],
+    run: fn(&mut dyn Conn, &mut Fired) -> Result<()>,
+) -> Trigger {
+    Trigger {
+        generic_plans: true,
+        ..trigger(name, table, Timing::After, events, run)
     }
 }
 
@@ -274,10 +288,9 @@ pub const TRIGGERS: &[Trigger] = &[
     // The knowledge graph: every change of an edge reaches the closure.
     Trigger {
         new: &["seq"],
-        ..trigger(
+        ..graph_trigger(
             "mem__graph_edge_insert",
             "mem_graph_edges",
-            Timing::After,
             &[Insert],
             edge_insert,
         )
@@ -301,10 +314,9 @@ pub const TRIGGERS: &[Trigger] = &[
         ),
         new: &["seq"],
         old: &["from_id", "to_id", "type", "stale_at", "invalid_at"],
-        ..trigger(
+        ..graph_trigger(
             "mem__graph_edge_update",
             "mem_graph_edges",
-            Timing::After,
             &[Update],
             edge_update,
         )
@@ -318,20 +330,18 @@ pub const TRIGGERS: &[Trigger] = &[
             "stale_at",
             "invalid_at",
         ],
-        ..trigger(
+        ..graph_trigger(
             "mem__graph_edge_delete",
             "mem_graph_edges",
-            Timing::After,
             &[Delete],
             edge_delete,
         )
     },
     Trigger {
         old: &["id"],
-        ..trigger(
+        ..graph_trigger(
             "mem__graph_node_delete",
             "mem_graph_nodes",
-            Timing::After,
             &[Delete],
             node_delete,
         )
@@ -340,10 +350,9 @@ pub const TRIGGERS: &[Trigger] = &[
         function: "mem__graph_settings_changed",
         new: &["resource_id"],
         old: &["resource_id"],
-        ..trigger(
+        ..graph_trigger(
             "mem__graph_settings",
             "mem_graph_settings",
-            Timing::After,
             &[Insert, Update, Delete],
             settings_changed,
         )

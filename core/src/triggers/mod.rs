@@ -87,6 +87,9 @@ pub struct Trigger {
     /// SQLite: a body other than the call (the message insert writes to a table whose
     /// transaction hooks run the handler).
     pub sqlite_body: Option<&'static str>,
+    /// On Postgres its function's statements keep generic plans, as the functions of its
+    /// domain do ([`crate::api::Function::generic_plans`]).
+    pub generic_plans: bool,
     pub run: fn(&mut dyn Conn, &mut Fired) -> Result<()>,
 }
 

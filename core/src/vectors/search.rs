@@ -7,18 +7,25 @@ use super::cache::{self, Chunk};
 use super::math::{Metric, Query};
 use super::store::{self, Shelf};
 use super::{from_blob, KINDS};
-use crate::api::{real, text, Field};
-use crate::args::{check_one_of, required};
+use crate::args::check_one_of;
+use crate::columns::row;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::memories::filter::Filter;
 use crate::search::rows::{Allowed, LISTED};
-use crate::{Conn, Error, Result, Row, Value};
+use crate::{Conn, Error, Result, Value};
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 
-/// Columns of the table `mem_vector_search` returns.
-pub const COLUMNS: [Field; 3] = [text("kind"), text("id"), real("distance")];
+row! {
+    /// One row of `mem_vector_search`: the vector's owner and its distance to the query.
+    #[derive(Debug)]
+    pub struct Nearest {
+        pub kind: String,
+        pub id: String,
+        pub distance: f64,
+    }
+}
 
 const OPTIONS: &[&str] = &["metric", "limit", "kind", "resource_id", "types"];
 
@@ -326,11 +333,10 @@ pub fn nearest(
 /// `resource_id`, `types` (memory types).
 pub fn search(
     conn: &mut dyn Conn,
-    model: Option<&str>,
+    model: &str,
     query: Option<&[u8]>,
     options: Option<&str>,
-) -> Result<Vec<Row>> {
-    let model = required("model", model)?;
+) -> Result<Vec<Nearest>> {
     let q = from_blob(
         "query_vector",
         query.ok_or_else(|| Error::invalid("query_vector", "is required"))?,
@@ -341,7 +347,11 @@ pub fn search(
     let owners = Owners::from_options(&o)?;
     Ok(nearest(conn, model, q, metric, limit, &owners)?
         .into_iter()
-        .map(|f| vec![f.kind.into(), f.owner_id.into(), Value::Real(f.distance)])
+        .map(|f| Nearest {
+            kind: f.kind,
+            id: f.owner_id,
+            distance: f.distance,
+        })
         .collect())
 }
 

@@ -19,7 +19,7 @@
 //! the seqs it packed, and a search must still find them above `upto`.
 
 use super::{from_blob, KINDS};
-use crate::args::{check_one_of, required};
+use crate::args::check_one_of;
 use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
 use crate::search::store::random_id;
@@ -90,15 +90,12 @@ pub(super) fn has_width(conn: &mut dyn Conn, model: &str, dims: i64) -> Result<b
 /// the dimensions of its first.
 pub fn embed_set(
     conn: &mut dyn Conn,
-    kind: Option<&str>,
-    id: Option<&str>,
-    model: Option<&str>,
+    kind: &str,
+    id: &str,
+    model: &str,
     vector: Option<&[u8]>,
 ) -> Result<i64> {
-    let kind = required("kind", kind)?;
     check_one_of("kind", kind, KINDS)?;
-    let id = required("id", id)?;
-    let model = required("model", model)?;
     if model.is_empty() || model.chars().count() > 200 {
         return Err(Error::invalid("model", "must be 1 to 200 characters"));
     }

@@ -26,26 +26,29 @@ use self::fuse::{Family, List, BOOST_END, BOOST_TOP};
 use self::query_type::{QueryType, Weights};
 use super::filter::Filter;
 use super::lifecycle;
-use crate::api::{int, json, real, text, Field};
 use crate::args::check_one_of;
+use crate::columns::{row, JsonText};
 use crate::json_opts::Opts;
 use crate::memory::tokens::{self, Encoding};
-use crate::{Conn, Error, Result, Row, Value};
+use crate::{Conn, Error, Result};
 use serde_json::json;
 use std::collections::HashSet;
 
-/// Columns of the table `mem_recall_hybrid` returns.
-pub const COLUMNS: [Field; 9] = [
-    text("kind"),
-    text("id"),
-    text("content"),
-    real("score"),
-    int("bm25_rank"),
-    int("dense_rank"),
-    int("graph_rank"),
-    json("boosts"),
-    int("tokens"),
-];
+row! {
+    /// One row of `mem_recall_hybrid`: what was recalled, the rank each list gave it, and
+    /// what multiplied its score.
+    pub struct Recalled {
+        pub kind: &'static str,
+        pub id: String,
+        pub content: String,
+        pub score: f64,
+        pub bm25_rank: Option<i64>,
+        pub dense_rank: Option<i64>,
+        pub graph_rank: Option<i64>,
+        pub boosts: JsonText,
+        pub tokens: i64,
+    }
+}
 
 const OPTIONS: &[&str] = &[
     "resource_id",
@@ -241,7 +244,7 @@ pub fn recall_hybrid(
     conn: &mut dyn Conn,
     query: Option<&str>,
     options: Option<&str>,
-) -> Result<Vec<Row>> {
+) -> Result<Vec<Recalled>> {
     let query = query.unwrap_or("");
     let ask = Ask::parse(query, options)?;
     let now = match ask.now {
@@ -356,20 +359,20 @@ pub fn recall_hybrid(
     for i in taken {
         let s = &scored[i];
         if ask.touch && s.key.0 == Kind::Memory {
-            lifecycle::touch(conn, Some(&s.row.id), Some(now))?;
+            lifecycle::touch(conn, &s.row.id, Some(now))?;
         }
-        let rank = |r: Option<usize>| r.map_or(Value::Null, |r| Value::Int(r as i64));
-        out.push(vec![
-            s.key.0.name().into(),
-            s.row.id.as_str().into(),
-            s.row.content.as_str().into(),
-            Value::Real(s.score),
-            rank(s.ranks[Family::Bm25 as usize]),
-            rank(s.ranks[Family::Dense as usize]),
-            rank(s.ranks[Family::Graph as usize]),
-            Value::Text(s.boosts.to_string()),
-            Value::Int(tokens[i]),
-        ]);
+        let rank = |family: Family| s.ranks[family as usize].map(|r| r as i64);
+        out.push(Recalled {
+            kind: s.key.0.name(),
+            id: s.row.id.clone(),
+            content: s.row.content.clone(),
+            score: s.score,
+            bm25_rank: rank(Family::Bm25),
+            dense_rank: rank(Family::Dense),
+            graph_rank: rank(Family::Graph),
+            boosts: JsonText(s.boosts.to_string()),
+            tokens: tokens[i],
+        });
     }
     Ok(out)
 }
