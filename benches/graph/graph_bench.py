@@ -7,7 +7,7 @@ edges table (SQLite and Postgres) and against Kùzu, an embedded graph database,
                    [--max-crates N] [--out FILE]
 
 Measures per engine: bulk load time and size (closure rows for agentmem), then p50/p95 over the
-same sampled nodes of: neighbours at depth 1 and 3 (out), impact at depth 3 (in), and for
+same sampled nodes of: neighbors at depth 1 and 3 (out), impact at depth 3 (in), and for
 agentmem edge add, the same add again (nothing changed) and edge remove (each its own
 transaction). Every query fetches all its rows.
 Needs Debian's python3 (its sqlite3 loads extensions), `kuzu` and `psycopg` from PyPI

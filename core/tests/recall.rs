@@ -4,10 +4,10 @@
 
 mod common;
 
-use agentmem_core::memories::recall::fuse::{self, Family, List};
-use agentmem_core::memories::recall::pack::{self, Item};
-use agentmem_core::memories::recall::phases;
 use agentmem_core::memories::{remember, search, NS_MEMORIES};
+use agentmem_core::recall::hybrid::fuse::{self, Family, List};
+use agentmem_core::recall::hybrid::pack::{self, Item};
+use agentmem_core::recall::hybrid::phases;
 use agentmem_core::search::SearchParams;
 use agentmem_core::{Conn, Value};
 use common::Rng;
@@ -80,23 +80,20 @@ fn fusion_is_the_seeds_weighted_rrf() {
 
 #[test]
 fn the_boost_is_the_seeds() {
-    let neighbours: std::collections::HashSet<String> =
+    let neighbors: std::collections::HashSet<String> =
         ["a", "b"].iter().map(|s| s.to_string()).collect();
     let files = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+    assert_eq!(fuse::neighborhood_boost(3, &files, &neighbors, 4, 0.3), 0.0);
     assert_eq!(
-        fuse::neighbourhood_boost(3, &files, &neighbours, 4, 0.3),
-        0.0
-    );
-    assert_eq!(
-        fuse::neighbourhood_boost(10, &files, &neighbours, 4, 0.3),
+        fuse::neighborhood_boost(10, &files, &neighbors, 4, 0.3),
         0.3 * 2.0 / 4.0
     );
     assert_eq!(
-        fuse::neighbourhood_boost(49, &files, &neighbours, 0, 0.3),
+        fuse::neighborhood_boost(49, &files, &neighbors, 0, 0.3),
         0.3 * 2.0
     );
     assert_eq!(
-        fuse::neighbourhood_boost(50, &files, &neighbours, 4, 0.3),
+        fuse::neighborhood_boost(50, &files, &neighbors, 4, 0.3),
         0.0
     );
 }

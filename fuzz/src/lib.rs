@@ -10,9 +10,9 @@
 //! * [`answer`] — the observer's and reflector's answer parser;
 //! * [`options`] — the JSON options of the functions and the tools' arguments.
 
-use agentmem_core::memory::tokens::Encoding;
 use agentmem_core::search::engine::{self, Pending, View};
 use agentmem_core::search::{delta, query, stem, tokenizer, SearchParams};
+use agentmem_core::tokens::Encoding;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 
 /// Inputs are cut at this byte into parts (the query, then documents).
@@ -129,7 +129,7 @@ pub fn tokenizer(data: &[u8]) {
         (Encoding::Cl100kBase, tiktoken_rs::cl100k_base_singleton()),
     ] {
         assert_eq!(
-            agentmem_core::memory::tokens::count(&t, e),
+            agentmem_core::tokens::count(&t, e),
             bpe.encode_ordinary(&t).len() as i64,
             "token count differs from tiktoken's ({e:?})"
         );
@@ -198,7 +198,7 @@ pub fn options(data: &[u8]) {
     let input = parts.next().unwrap_or_default();
     let context = parts.next();
     let t = text(input);
-    let _ = agentmem_core::memory::message_search::Request::parse(Some(&t));
+    let _ = agentmem_core::recall::search::Request::parse(Some(&t));
     if let Ok(o) = agentmem_core::json_opts::Opts::parse("options", Some(&t), &["limit", "a", "b"])
     {
         let _ = o.int("limit", 10, 0, 100);

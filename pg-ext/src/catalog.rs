@@ -10,7 +10,7 @@
 
 use crate::conn::SpiConn;
 use crate::error::{jsonb, ok};
-use agentmem_core::api::{self, Call, Function, Nature, Returns, Type};
+use agentmem_core::api::{self, Function, Nature, Returns, Type};
 use agentmem_core::{Conn, Error, Value};
 use pgrx::{pg_sys, FromDatum, IntoDatum};
 
@@ -119,7 +119,7 @@ unsafe fn call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     let values = (0..nargs.min(f.args.len()))
         .map(|i| unsafe { argument(fcinfo, i, f.args[i].ty) })
         .collect();
-    let call = ok(Call::new(f, values));
+    let call = ok(f.bind(values));
     // A writer's own statements may write the derived columns the schema guards (as the
     // SQLite adapter marks every call).
     let _inside = (f.nature == Nature::Writer).then(crate::triggers::internal::Guard::new);

@@ -3,8 +3,8 @@
 //! Statement errors raised by Postgres unwind through the core as pgrx error reports and
 //! abort the statement like any other SQL error; the core never catches them.
 
+use agentmem_core::db::privilege::Privilege;
 use agentmem_core::db::session::Session;
-use agentmem_core::schema::privilege::Privilege;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 use pgrx::datum::DatumWithOid;
 use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
@@ -113,7 +113,7 @@ fn with_plan<T>(
     params: &[Value],
     f: impl FnOnce(pgrx::spi::SpiTupleTable<'_>) -> Result<T>,
 ) -> Result<T> {
-    let privilege = agentmem_core::schema::privilege::of(sql)?;
+    let privilege = agentmem_core::db::privilege::of(sql)?;
     agentmem_core::db::value::check_params(params)?;
     let args: Vec<DatumWithOid> = params.iter().map(param).collect();
     let oids: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();

@@ -4,7 +4,8 @@
 use crate::conn::SpiConn;
 use crate::error::ok;
 use agentmem_core::api::{self, Nature};
-use agentmem_core::schema::{self, privilege::DERIVED, PRIVATE_SCHEMA, RELEASES};
+use agentmem_core::db::privilege::DERIVED;
+use agentmem_core::schema::{self, PRIVATE_SCHEMA, RELEASES};
 use agentmem_core::{triggers, Conn, Value};
 use pgrx::prelude::*;
 

@@ -1,7 +1,7 @@
 //! Statements on derived data run with the extension owner's rights.
 //!
 //! Derived data lives in the private schema ([`PRIVATE_SCHEMA`]), which no application role
-//! may use. The core's rule ([`agentmem_core::schema::privilege`]) says which statements touch
+//! may use. The core's rule ([`agentmem_core::db::privilege`]) says which statements touch
 //! it and nothing else; those run as the schema's owner — the role that created the
 //! extension — the way Postgres runs a `SECURITY DEFINER` function: the current user is
 //! switched for the statement and switched back after it, on an error too. Every other

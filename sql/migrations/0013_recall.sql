@@ -1,5 +1,5 @@
 -- Recall (docs/recall.md). Which memories name which file (their related_files), so that
--- recall finds the memories about a file and about its graph neighbours by key instead of
+-- recall finds the memories about a file and about its graph neighbors by key instead of
 -- reading every memory's JSON. Derived: written only by the memory triggers (plain SQL on
 -- mem_memories keeps it exact).
 

@@ -2,7 +2,7 @@
 
 use crate::state::Shared;
 use crate::{args, conn::SqliteConn};
-use agentmem_core::api::{self, Call, Function, Nature, Returns};
+use agentmem_core::api::{self, Function, Nature, Returns};
 use agentmem_core::{error::catch_panic, triggers, Error, Result, Value};
 use sqlite_loadable::{
     api as sqlite_api, ext::sqlite3, ext::sqlite3_context, ext::sqlite3ext_context_db_handle,
@@ -42,7 +42,7 @@ pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> 
             f.name,
             -1,
             move |ctx, values, state: &Shared| {
-                let call = Call::new(f, args::values(values)).map_err(|e| sql_error(&e))?;
+                let call = f.bind(args::values(values)).map_err(|e| sql_error(&e))?;
                 let result = enter(ctx, *state, |c| run_as(f, c, |c| run(c, &call)));
                 match result {
                     Ok(v) => set_result(ctx, &v),

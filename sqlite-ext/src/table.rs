@@ -7,7 +7,7 @@
 
 use crate::state::Shared;
 use crate::{args, functions};
-use agentmem_core::api::{Call, Function, Returns};
+use agentmem_core::api::{Function, Returns};
 use agentmem_core::{Error, Row, Value};
 use sqlite_loadable::{
     ext::{sqlite3, sqlite3_context, sqlite3_value, sqlite3_vtab, sqlite3_vtab_cursor},
@@ -156,7 +156,9 @@ impl VTabCursor for Cursor {
                 ));
             }
             let columns = (idx_num >> ARG_BITS) as u32;
-            let call = Call::new(spec, args::values(&positional))?.with_columns(u64::from(columns));
+            let call = spec
+                .bind(args::values(&positional))?
+                .with_columns(u64::from(columns));
             functions::run_as(spec, c, |c| run(c, &call))
         });
         self.rows = result.map_err(|e| functions::sql_error(&e))?;

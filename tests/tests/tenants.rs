@@ -204,7 +204,7 @@ fn two_tenants_see_nothing_of_each_other() {
 
     // Derived data is out of reach, directly and by name.
     let private = agentmem_core::schema::PRIVATE_SCHEMA;
-    for table in agentmem_core::schema::privilege::DERIVED {
+    for table in agentmem_core::db::privilege::DERIVED {
         let e = answer(&mut a, &format!("SELECT count(*) FROM {private}.{table}")).unwrap_err();
         assert!(e.contains("permission denied"), "{table}: {e}");
     }

@@ -5,28 +5,14 @@
 //! into this binary) or on a Postgres database (where the extension is installed). The
 //! catalog also says how to read the answer, so both databases give the same JSON.
 
+mod connection;
 mod postgres;
 mod sqlite;
 
+pub use connection::{Db, Result};
+
 use agentmem_core::api::{self, Function, Returns, Type};
 use serde_json::Value as Json;
-
-pub type Result<T> = std::result::Result<T, String>;
-
-/// A connection the CLI runs statements on.
-pub trait Db: Send {
-    /// The text of parameter `n` (from 1) in this dialect.
-    fn placeholder(&self, n: usize) -> String;
-
-    /// Runs `sql` with text parameters and hands each row to `row`, as JSON values: NULL,
-    /// numbers, text, booleans, and JSON where the database has a JSON type.
-    fn each(
-        &mut self,
-        sql: &str,
-        params: &[Option<&str>],
-        row: &mut dyn FnMut(Vec<Json>) -> Result<()>,
-    ) -> Result<()>;
-}
 
 /// Opens the memory: a SQLite file (created and initialised when new) or a Postgres
 /// connection string.
@@ -123,9 +109,4 @@ pub fn table(db: &mut dyn Db, name: &str, args: &[Option<&str>]) -> Result<Table
         Ok(())
     })?;
     Ok(Table { columns, rows })
-}
-
-/// Bytes as lower-case hex (vectors, in JSON output).
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }

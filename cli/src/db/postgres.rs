@@ -1,6 +1,6 @@
 //! A Postgres database where the agentmem extension is installed.
 
-use super::{Db, Result};
+use super::connection::{hex, Db, Result};
 use postgres::types::Type;
 use postgres::{Client, NoTls};
 use serde_json::Value as Json;
@@ -75,7 +75,7 @@ fn value(r: &postgres::Row, i: usize, ty: &Type) -> std::result::Result<Json, po
         Type::JSONB | Type::JSON => r.try_get::<_, Option<Json>>(i)?.unwrap_or(Json::Null),
         Type::BYTEA => r
             .try_get::<_, Option<Vec<u8>>>(i)?
-            .map_or(Json::Null, |b| Json::String(super::hex(&b))),
+            .map_or(Json::Null, |b| Json::String(hex(&b))),
         _ => r
             .try_get::<_, Option<String>>(i)?
             .map_or(Json::Null, Json::String),

@@ -1,6 +1,6 @@
 //! A SQLite file, with agentmem linked into this binary.
 
-use super::{Db, Result};
+use super::connection::{hex, Db, Result};
 use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 use std::sync::Once;
@@ -81,7 +81,7 @@ impl Db for Sqlite {
                     ValueRef::Integer(v) => Json::from(v),
                     ValueRef::Real(v) => Json::from(v),
                     ValueRef::Text(t) => Json::String(String::from_utf8_lossy(t).into_owned()),
-                    ValueRef::Blob(b) => Json::String(super::hex(b)),
+                    ValueRef::Blob(b) => Json::String(hex(b)),
                 });
             }
             row(values)?;

@@ -1,7 +1,6 @@
 //! One call's arguments, and how each Rust parameter type of a declaration reads its
 //! argument ([`Arg`]), with errors that name the argument.
 
-use super::Function;
 use crate::columns::{Columns, Type, Wanted};
 use crate::{Error, Result, Value};
 use std::marker::PhantomData;
@@ -16,15 +15,12 @@ pub struct Call {
 }
 
 impl Call {
-    /// A call of `function` with `values`; refuses a wrong number of arguments.
-    pub fn new(function: &Function, values: Vec<Value>) -> Result<Call> {
-        if values.len() < function.required || values.len() > function.args.len() {
-            return Err(super::arity_error(function, values.len()));
-        }
-        Ok(Call {
+    /// The call with `values` (the function checked their number: [`Function::bind`](super::Function::bind)).
+    pub(super) fn of(values: Vec<Value>) -> Call {
+        Call {
             values,
             columns: u64::MAX,
-        })
+        }
     }
 
     /// Only the output columns in `columns` (bit i for column i) are read by the statement.

@@ -1,6 +1,6 @@
-//! The knowledge graph: nodes, edges, neighbours, impact and staleness. Its statements are
+//! The knowledge graph: nodes, edges, neighbors, impact and staleness. Its statements are
 //! lookups by key, so each function keeps generic plans on Postgres (planning each call anew,
-//! what `auto` chooses for a LIMIT or a range parameter, cost a quarter of a neighbourhood
+//! what `auto` chooses for a LIMIT or a range parameter, cost a quarter of a neighborhood
 //! query).
 
 use super::{functions, Function};

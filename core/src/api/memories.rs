@@ -1,9 +1,9 @@
 //! Long-term memories: remember, correct, deprecate, touch, decay, prune, search.
 
 use super::{functions, Function, Nullable};
-use crate::memories::recall::{self, Recalled};
 use crate::memories::search::{self, MemoryHit};
 use crate::memories::{self, lifecycle, remember};
+use crate::recall::hybrid::{self, Recalled};
 
 pub const FUNCTIONS: &[Function] = functions! {
     mem_remember(resource_id: &str, memory: &str, options: Option<&str>) -> Json, writer
@@ -18,7 +18,7 @@ pub const FUNCTIONS: &[Function] = functions! {
     mem_memory_search(query: Nullable<&str>, options: Option<&str>) -> Table<MemoryHit>, reader
         => search::search;
     mem_recall_hybrid(query: Nullable<&str>, options: Option<&str>) -> Table<Recalled>, writer
-        => recall::recall_hybrid;
+        => hybrid::recall_hybrid;
     mem_content_hash(content: Nullable<&str>) -> Text, pure
         => |_, content| Ok(memories::content_hash(content));
 };

@@ -1,9 +1,9 @@
 //! Observational memory, the prompt context, and working memory.
 
 use super::{functions, Function, Nullable};
-use crate::memory::working_memory;
 use crate::om::lease::{self, Answered, Fenced};
 use crate::om::{self, context, observe, reflect};
+use crate::threads::working_memory;
 
 pub const FUNCTIONS: &[Function] = functions! {
     om_status(thread_id: &str, options: Option<&str>) -> Json, reader => om::status::status;

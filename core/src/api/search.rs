@@ -2,21 +2,23 @@
 
 use super::{functions, Function, Nullable, RawText};
 use crate::columns::Wanted;
-use crate::memory::message_search::{self, IndexProblem, SearchRow};
-use crate::{search, tools::memory_search};
+use crate::recall::search::{self as message_search, SearchRow};
+use crate::search::stats;
+use crate::threads::message_index::{self, IndexProblem};
+use crate::tools::memory_search;
 
 pub const FUNCTIONS: &[Function] = functions! {
     mem_search(query: Nullable<&str>, options: Option<&str>, wanted: Wanted<SearchRow>)
         -> Table<SearchRow>, reader => message_search::search_rows;
-    mem_index_check() -> Table<IndexProblem>, reader, owner_only => message_search::index_check;
+    mem_index_check() -> Table<IndexProblem>, reader, owner_only => message_index::index_check;
     mem_optimize() -> Int, writer, owner_only => |c| {
-        message_search::optimize(c)?;
+        message_index::optimize(c)?;
         Ok(1)
     };
-    mem_reindex() -> Int, writer, owner_only => message_search::reindex;
-    mem_index_stats() -> Json, reader, owner_only => search::stats::index_stats;
+    mem_reindex() -> Int, writer, owner_only => message_index::reindex;
+    mem_index_stats() -> Json, reader, owner_only => stats::index_stats;
     mem_search_cache(limit_bytes: Option<i64>) -> Json, volatile, owner_only
-        => |_, limit| search::stats::cache_status(limit);
+        => |_, limit| stats::cache_status(limit);
     memory_search(input: Nullable<RawText>, context: Option<RawText>) -> Json, reader
         => memory_search::memory_search;
 };

@@ -1,7 +1,7 @@
 //! Setup and plumbing: version, schema, ids, the clock, token counts.
 
 use super::{functions, Function, Nullable};
-use crate::{ids, memory::tokens, schema};
+use crate::{ids, schema, tokens};
 
 pub const FUNCTIONS: &[Function] = functions! {
     mem_version() -> Text, pure => |_| Ok(crate::VERSION);

@@ -8,7 +8,7 @@
 //! call is not limited to a resource or an agent.
 
 use crate::json_opts::Opts;
-use crate::memory::lifecycle::State;
+use crate::threads::lifecycle::State;
 use crate::{Conn, Dialect, Error, Result, Row, Value, ValueRef};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;

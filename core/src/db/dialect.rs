@@ -95,9 +95,9 @@ impl Dialect {
     /// [`Dialect::statement`] for a statement the core runs (not a schema script): refused
     /// when it names both derived data and the application's rows, on every database, so that
     /// the tests of either catch a statement that could not run with one set of rights
-    /// ([`crate::schema::privilege`]).
+    /// ([`crate::db::privilege`]).
     pub fn prepare(self, sql: &str) -> crate::Result<String> {
-        crate::schema::privilege::of(sql)?;
+        crate::db::privilege::of(sql)?;
         Ok(self.statement(sql))
     }
 

@@ -7,6 +7,7 @@ pub mod batch;
 pub mod conn;
 pub mod dialect;
 pub mod failpoint;
+pub mod privilege;
 pub mod row;
 pub mod session;
 pub mod value;

@@ -111,7 +111,7 @@ pub fn recount(conn: &mut dyn Conn, resource: &str, hub_in_degree: i64) -> Resul
         "DELETE FROM mem_graph_hubs WHERE resource_id = ?1",
         &[resource.into()],
     )?;
-    // Read from the edges, written to the derived table: two statements (schema::privilege).
+    // Read from the edges, written to the derived table: two statements (db::privilege).
     let hubs = conn.query(
         "SELECT to_id FROM mem_graph_edges WHERE resource_id = ?1 \
            AND stale_at IS NULL AND invalid_at IS NULL \

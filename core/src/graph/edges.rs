@@ -77,13 +77,16 @@ impl EdgeIn {
     }
 }
 
-/// Refuses a weight that is not a number above 0 and at most [`super::MAX_WEIGHT`] (the
+/// The largest weight an edge may have (weights are compared to a billionth).
+pub const MAX_WEIGHT: f64 = 1e9;
+
+/// Refuses a weight that is not a number above 0 and at most [`MAX_WEIGHT`] (the
 /// schema's check cannot see NaN in SQLite).
 pub(super) fn check_weight(arg: &str, weight: f64) -> Result<()> {
-    if !(weight.is_finite() && weight > 0.0 && weight <= super::MAX_WEIGHT) {
+    if !(weight.is_finite() && weight > 0.0 && weight <= MAX_WEIGHT) {
         return Err(Error::invalid(
             arg,
-            format!("must be a number above 0 and at most {}", super::MAX_WEIGHT),
+            format!("must be a number above 0 and at most {}", MAX_WEIGHT),
         ));
     }
     Ok(())

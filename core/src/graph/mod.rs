@@ -2,7 +2,7 @@
 //! tree-sitter or SCIP indexer), and the closure the database keeps exact from them.
 //!
 //! Every change of an edge — through these functions or plain SQL — reaches the closure in
-//! the row triggers of `mem_graph_edges` ([`on_edge_insert`] and the others), so there is one
+//! the row triggers of `mem_graph_edges` ([`upkeep::on_edge_insert`] and the others), so there is one
 //! way the closure is maintained. A node's removal removes its edges (and so their closure
 //! rows) in the trigger of `mem_graph_nodes`.
 
@@ -14,145 +14,9 @@ pub mod nodes;
 pub mod path;
 pub mod query;
 pub mod settings;
+pub mod upkeep;
 pub mod walk;
-
-use crate::db::row::Fields;
-use crate::{Conn, Error, Result, Value};
-use bound::Bound;
-use closure::Hop;
 
 /// The documented tables that hold a resource's graph: a caller that reaches none of its rows
 /// there may not touch or count its derived rows ([`crate::db::access`]).
 pub(crate) const TABLES: &[&str] = &["mem_graph_nodes", "mem_graph_edges", "mem_graph_settings"];
-
-/// An edge row as the triggers read it.
-struct EdgeRow {
-    hop: Hop,
-    active: bool,
-}
-
-fn edge_row(conn: &mut dyn Conn, seq: i64) -> Result<EdgeRow> {
-    let row = conn
-        .query(
-            "SELECT resource_id, from_id, to_id, type, weight, \
-             CASE WHEN stale_at IS NULL AND invalid_at IS NULL THEN 1 ELSE 0 END \
-             FROM mem_graph_edges WHERE seq = ?1",
-            &[Value::Int(seq)],
-        )?
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::not_found("edge", seq.to_string()))?;
-    let mut f = Fields::new(row);
-    let hop = Hop {
-        resource: f.text().unwrap_or_default(),
-        from: f.text().unwrap_or_default(),
-        to: f.text().unwrap_or_default(),
-        ty: f.text().unwrap_or_default(),
-        weight: f.value().as_f64().unwrap_or(1.0),
-    };
-    Ok(EdgeRow {
-        active: f.int() == Some(1),
-        hop,
-    })
-}
-
-/// The largest weight an edge may have (weights are compared to a billionth).
-pub const MAX_WEIGHT: f64 = 1e9;
-
-/// Refuses an edge row whose ends are unknown or in another resource, or whose weight is not
-/// a positive number: the rules of `graph_edge_add`, for rows written by plain SQL.
-pub(crate) fn check_edge(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
-    edges::check_weight("weight", hop.weight)?;
-    let owner = nodes::owners(conn, &[hop.from.as_str(), hop.to.as_str()])?;
-    edges::check_ends(&owner, &hop.from, &hop.to, Some(&hop.resource)).map(|_| ())
-}
-
-/// The closure once `hop` counts: a target that it makes a hub stops being passed through
-/// first, then the hop's paths are added.
-fn start_counting(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
-    let mut b = Bound::of(conn, &hop.resource)?;
-    closure::recheck_hub(conn, &hop.resource, &hop.to, &mut b)?;
-    closure::add(conn, hop, &b)
-}
-
-/// The closure once `hop` no longer counts: the paths that took it are recomputed, then its
-/// target is passed through again if it stopped being a hub.
-fn stop_counting(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
-    let mut b = Bound::of(conn, &hop.resource)?;
-    closure::remove(conn, hop, &b)?;
-    closure::recheck_hub(conn, &hop.resource, &hop.to, &mut b)
-}
-
-/// After an edge row is inserted.
-pub fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
-    if load::in_bulk(conn) {
-        return Ok(());
-    }
-    let e = edge_row(conn, seq)?;
-    check_edge(conn, &e.hop)?;
-    if e.active {
-        start_counting(conn, &e.hop)?;
-    }
-    Ok(())
-}
-
-/// The counting state of an edge before a change.
-pub struct OldEdge {
-    pub from: String,
-    pub to: String,
-    pub ty: String,
-    pub active: bool,
-}
-
-impl OldEdge {
-    /// The hop as a removal sees it (which reads no weight).
-    fn hop(&self, resource: &str) -> Hop {
-        Hop {
-            resource: resource.to_string(),
-            from: self.from.clone(),
-            to: self.to.clone(),
-            ty: self.ty.clone(),
-            weight: 1.0,
-        }
-    }
-}
-
-/// After an edge row changed in a way the closure sees (ends, type, weight, staleness,
-/// validity): the old hop stops counting, the new one starts.
-pub fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()> {
-    if load::in_bulk(conn) {
-        return Ok(());
-    }
-    let e = edge_row(conn, seq)?;
-    check_edge(conn, &e.hop)?;
-    if old.active {
-        stop_counting(conn, &old.hop(&e.hop.resource))?;
-    }
-    if e.active {
-        start_counting(conn, &e.hop)?;
-    }
-    Ok(())
-}
-
-/// After an edge row is gone.
-pub fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge) -> Result<()> {
-    if old.active {
-        stop_counting(conn, &old.hop(resource))?;
-    }
-    Ok(())
-}
-
-/// After a node row is gone: its edges go (their triggers update the closure).
-pub fn on_node_delete(conn: &mut dyn Conn, id: &str) -> Result<()> {
-    conn.execute(
-        "DELETE FROM mem_graph_edges WHERE from_id = ?1 OR to_id = ?1",
-        &[id.into()],
-    )?;
-    Ok(())
-}
-
-/// After a resource's settings row is written or gone: its closure is rebuilt to the new
-/// bounds.
-pub fn on_settings_change(conn: &mut dyn Conn, resource: &str) -> Result<()> {
-    closure::rebuild(conn, resource).map(|_| ())
-}

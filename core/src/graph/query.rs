@@ -1,4 +1,4 @@
-//! Reading the graph: neighbours and impact from the closure (or a walk when the closure
+//! Reading the graph: neighbors and impact from the closure (or a walk when the closure
 //! cannot answer), and counts.
 
 use super::bound::{self, Bound};
@@ -51,7 +51,7 @@ pub struct Reached {
     pub file_path: Option<String>,
 }
 
-/// What a neighbourhood query asks.
+/// What a neighborhood query asks.
 struct Ask {
     dirs: Vec<Direction>,
     max_depth: usize,
@@ -163,7 +163,7 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
 
 /// [`reach`] in one direction with nothing the closure lacks: one indexed range of the
 /// closure, ordered and cut in the database, then the nodes it reaches. Two statements, as
-/// derived data and the application's rows are always read apart (schema::privilege); a
+/// derived data and the application's rows are always read apart (db::privilege); a
 /// range twice the limit leaves room for stale nodes, and is widened while they crowd it.
 fn from_closure(conn: &mut dyn Conn, node: &str, dir: Direction, a: &Ask) -> Result<Vec<Reached>> {
     let (at, other) = match dir {
@@ -280,7 +280,7 @@ pub fn reached(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result
     reach(conn, node, &s, &a)
 }
 
-/// What `graph_impact` takes: the neighbourhood options but `direction` (always in).
+/// What `graph_impact` takes: the neighborhood options but `direction` (always in).
 const IMPACT_OPTIONS: &[&str] = NEIGHBOR_OPTIONS.split_at(1).1;
 
 /// `graph_impact(node_id [, options])` → JSON: what depends on the node (every node with a

@@ -7,14 +7,12 @@
 //! * [`lifecycle`]: update, deprecate, touch (access as a trust signal), decayed confidence,
 //!   pruning;
 //! * [`search`]: `mem_memory_search`;
-//! * [`recall`]: `mem_recall_hybrid`, the retrieval pipeline (BM25, dense and graph fused);
 //! * [`filter`]: which memories a read may return; [`files`]: the files they name;
 //! * the row triggers below keep the search index exact for plain SQL too.
 
 pub mod files;
 pub mod filter;
 pub mod lifecycle;
-pub mod recall;
 pub mod remember;
 pub mod search;
 pub mod secrets;

@@ -6,9 +6,9 @@ use super::prompts;
 use super::record::{self, Key, Record, Scope};
 use super::time;
 use crate::json_opts::Opts;
-use crate::memory::lifecycle::{self, State};
-use crate::memory::tokens::{self, Encoding};
-use crate::{memory::working_memory, Conn, Error, Result, Value};
+use crate::threads::lifecycle::{self, State};
+use crate::tokens::{self, Encoding};
+use crate::{threads::working_memory, Conn, Error, Result, Value};
 use serde_json::Value as Json;
 
 /// The thread's current task and suggested response from its metadata.

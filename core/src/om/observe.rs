@@ -8,8 +8,8 @@ use super::parse::{self, Parsed};
 use super::pending::{self, Msg};
 use super::record::{self, Chunk, Key, Record, Scope};
 use super::{prompts, time};
-use crate::memory::tokens::{self, Encoding};
-use crate::{memory::threads, Conn, Error, Result, Value};
+use crate::tokens::{self, Encoding};
+use crate::{threads, Conn, Error, Result, Value};
 use serde_json::json;
 use std::collections::HashSet;
 

@@ -33,11 +33,11 @@ const BLOCKS: [&str; 3] = ["observations", "current-task", "suggested-response"]
 pub fn parse(arg: &str, text: &str) -> Result<Parsed> {
     let bad = |rule: String| Error::invalid(arg, format!("{rule} (nothing was applied)"));
     crate::args::no_nul(arg, text)?;
-    if text.len() > crate::memory::messages::MAX_CONTENT_BYTES {
+    if text.len() > crate::threads::messages::MAX_CONTENT_BYTES {
         return Err(bad(format!(
             "is {} bytes; the limit is {} bytes",
             text.len(),
-            crate::memory::messages::MAX_CONTENT_BYTES
+            crate::threads::messages::MAX_CONTENT_BYTES
         )));
     }
     let mut bodies: [Vec<&str>; 3] = Default::default();

@@ -7,7 +7,7 @@
 //! deleted (and counts it again when it is restored).
 
 use super::record::{Key, Record, Scope};
-use crate::memory::lifecycle;
+use crate::threads::lifecycle;
 use crate::{Conn, Result, Value};
 use std::collections::HashSet;
 

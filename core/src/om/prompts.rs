@@ -13,7 +13,6 @@ pub const COMPRESSION_GUIDANCE: [&str; 3] = [
 pub const CONTINUATION_HINT: &str = include_str!("prompts/continuation_hint.md");
 pub const CONTEXT_PROMPT: &str = include_str!("prompts/context_prompt.md");
 pub const CONTEXT_INSTRUCTIONS: &str = include_str!("prompts/context_instructions.md");
-pub const WORKING_MEMORY_TEMPLATE: &str = include_str!("prompts/working_memory_template.md");
 
 fn fill(template: &str) -> String {
     template

@@ -3,7 +3,7 @@
 use super::config::{self, Config};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
-use crate::{memory::threads, Conn, Error, Result, Row, Value};
+use crate::{threads, Conn, Error, Result, Row, Value};
 use serde::{Deserialize, Serialize};
 
 /// `thread:<id>` or `resource:<id>`, checked against the threads table.

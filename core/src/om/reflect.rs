@@ -10,7 +10,7 @@ use super::parse;
 use super::pending;
 use super::prompts;
 use super::record::{self, Key};
-use crate::memory::tokens::{self, Encoding};
+use crate::tokens::{self, Encoding};
 use crate::{ids, Conn, Error, Result, Value};
 use serde_json::json;
 

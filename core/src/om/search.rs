@@ -3,9 +3,9 @@
 //! that change them, and `mem_search` returns them beside messages with `source` `reflection`.
 
 use crate::db::row::Fields;
-use crate::memory::lifecycle;
 use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams};
+use crate::threads::lifecycle;
 use crate::{Conn, Result};
 
 /// The namespace of observation documents.

@@ -47,7 +47,6 @@
 //! column types already do this; there only `object` and `array` add a `CHECK`. A later
 //! migration that adds columns declares the table's full list again: it replaces the checks.
 
-pub mod privilege;
 mod releases;
 mod render;
 
@@ -219,7 +218,7 @@ fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
             Ok(())
         }
         8 => {
-            crate::memory::message_search::reindex(conn)?;
+            crate::threads::message_index::reindex(conn)?;
             crate::tasks::query::reindex(conn)?;
             crate::om::search::reindex(conn).map(|_| ())
         }

@@ -12,7 +12,6 @@
 //! triggers call [`graph`], so rows written by an ORM get exactly the same bookkeeping.
 
 pub mod graph;
-pub mod link;
 pub mod ops;
 pub mod query;
 
@@ -50,7 +49,7 @@ pub fn check_title(arg: &str, title: &str) -> Result<()> {
             format!("must be at most {MAX_TITLE_CHARS} characters (got {n})"),
         ));
     }
-    crate::memory::messages::check_content(arg, title)
+    crate::threads::messages::check_content(arg, title)
 }
 
 /// A priority 0 (highest) to 4.

@@ -9,7 +9,7 @@ use super::{
 use crate::db::row::Fields;
 use crate::error::{echo_bare, echo_list};
 use crate::json_opts::Opts;
-use crate::{ids, memory::messages::check_content, memory::threads, Conn, Error, Result, Value};
+use crate::{ids, threads, threads::messages::check_content, Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
 
 const CREATE_OPTIONS: &[&str] = &[

@@ -231,6 +231,16 @@ pub(crate) fn known(i: &Input, actions: &[&str]) -> std::result::Result<String, 
 /// A tool's body: the checked call in, the answer out.
 pub(crate) type Run = fn(&mut dyn Conn, &Input) -> Answer;
 
+/// One tool.
+pub struct Tool {
+    pub name: &'static str,
+    /// What the LLM reads to decide when and how to call it.
+    pub description: &'static str,
+    /// The JSON Schema of the tool's arguments.
+    pub schema: fn() -> Json,
+    pub(crate) run: Run,
+}
+
 /// Parses a tool call, runs it and answers JSON whatever happens: a call that fails — by
 /// its own checks or the database's (a row policy, a constraint) — leaves nothing it wrote
 /// ([`Conn::attempt`]) and answers `success:false`. Only a failure the host cannot undo on

@@ -3,8 +3,8 @@
 //! The context's `resourceId` and `threadId` bound the search; the LLM's arguments cannot
 //! widen it.
 
-use super::call::{known, tool_call, Answer, Failure, Input};
-use crate::memory::message_search::{self, MAX_LIMIT};
+use super::call::{known, tool_call, Answer, Failure, Input, Tool};
+use crate::recall::search::{self, MAX_LIMIT};
 use crate::Conn;
 use serde_json::{json, Map, Value as Json};
 
@@ -27,8 +27,8 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
     let total = if results.len() < limit as usize {
         results.len()
     } else {
-        let request = message_search::Request::parse(Some(&scope(i, limit)?))?;
-        message_search::count(conn, &query, &request, MAX_COUNTED)?
+        let request = search::Request::parse(Some(&scope(i, limit)?))?;
+        search::count(conn, &query, &request, MAX_COUNTED)?
     };
     Ok(json!({ "success": true, "totalHits": total, "results": results }))
 }
@@ -58,7 +58,7 @@ pub(crate) fn results(
     limit: i64,
 ) -> Result<Vec<Json>, Failure> {
     let options = scope(i, limit)?;
-    let hits = message_search::search_with(conn, Some(query), Some(&options), false)?;
+    let hits = search::search_with(conn, Some(query), Some(&options), false)?;
     Ok(hits
         .into_iter()
         .map(|h| {
@@ -76,7 +76,7 @@ pub(crate) fn results(
 }
 
 /// The tool as the LLM sees it (seed 000's description).
-pub(crate) const TOOL: super::Tool = super::Tool {
+pub(crate) const TOOL: Tool = Tool {
     name: "memory_search",
     description:
         "Search past conversations for context.\n\n\

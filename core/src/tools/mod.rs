@@ -7,37 +7,27 @@
 //! needs no knowledge of the tools beyond passing the LLM's arguments through.
 
 mod call;
-mod impact;
+mod graph_impact;
+mod graph_neighbors;
+mod memory_recall;
+mod memory_remember;
 pub mod memory_search;
-mod neighbors;
-mod recall;
-mod remember;
 mod target;
 pub mod tasks;
 
 use crate::{Conn, Result};
-use call::Run;
+pub use call::Tool;
 use serde_json::{json, Value as Json};
-
-/// One tool.
-pub struct Tool {
-    pub name: &'static str,
-    /// What the LLM reads to decide when and how to call it.
-    pub description: &'static str,
-    /// The JSON Schema of the tool's arguments.
-    pub schema: fn() -> Json,
-    run: Run,
-}
 
 /// Every tool, in the order clients list them.
 pub const TOOLS: &[Tool] = &[
     memory_search::TOOL,
     tasks::QUERY,
     tasks::MUTATE,
-    recall::TOOL,
-    remember::TOOL,
-    impact::TOOL,
-    neighbors::TOOL,
+    memory_recall::TOOL,
+    memory_remember::TOOL,
+    graph_impact::TOOL,
+    graph_neighbors::TOOL,
 ];
 
 /// The shapes `mem_tools` writes: MCP's `tools/list` entries, OpenAI's function tools,

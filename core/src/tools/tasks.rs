@@ -6,10 +6,10 @@
 //! raises an SQL error for a bad call. Every check runs before the first write, so a refused
 //! call leaves nothing behind.
 
-use super::call::{known, tool_call, Answer, Failure, Input};
+use super::call::{known, tool_call, Answer, Failure, Input, Tool};
 use crate::tasks::ops::{self, Refusal};
 use crate::tasks::{self, query};
-use crate::{memory::threads, Conn, Error, Value};
+use crate::{threads, Conn, Error, Value};
 use serde_json::{json, Map, Value as Json};
 
 fn tasks_answer(conn: &mut dyn Conn, i: &Input, ids: &[String]) -> Answer {
@@ -290,7 +290,7 @@ fn update_context(conn: &mut dyn Conn, i: &Input) -> Answer {
             .into())
         }
     };
-    let now = crate::memory::working_memory::put(conn, &key, &content)?;
+    let now = crate::threads::working_memory::put(conn, &key, &content)?;
     let mut wm = Map::new();
     wm.insert("resourceId".into(), json!(resource));
     if let Some(t) = thread_out {
@@ -303,7 +303,7 @@ fn update_context(conn: &mut dyn Conn, i: &Input) -> Answer {
 }
 
 /// `task_query` as the LLM sees it (seed 000's description).
-pub(crate) const QUERY: super::Tool = super::Tool {
+pub(crate) const QUERY: Tool = Tool {
     name: "task_query",
     description: "Query tasks for work management.\n\n\
         Actions:\n\
@@ -346,7 +346,7 @@ fn query_schema() -> Json {
 }
 
 /// `task_mutate` as the LLM sees it (seed 000's description).
-pub(crate) const MUTATE: super::Tool = super::Tool {
+pub(crate) const MUTATE: Tool = Tool {
     name: "task_mutate",
     description: "Modify tasks, link messages, and update working memory.\n\n\
         Actions:\n\

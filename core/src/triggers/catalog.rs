@@ -1,13 +1,13 @@
 //! Every row trigger agentmem keeps, declared once, with its handler. The rules the handlers
 //! apply live in their domains; a handler only reads the firing and calls them.
 
-use super::{Event, Fired, Hosts, Timing, Trigger};
+use super::trigger::{Event, Fired, Hosts, Timing, Trigger};
 use crate::db::session::Part;
-use crate::graph::{self, OldEdge};
+use crate::graph::upkeep::{self, OldEdge};
 use crate::memories::{self, OldMemory};
-use crate::memory::messages::{self, Booked, Changed, Draft, Inserted};
-use crate::memory::threads;
 use crate::tasks::graph::{self as tasks, DepRow, TaskRow};
+use crate::threads;
+use crate::threads::messages::{self, Booked, Changed, Draft, Inserted};
 use crate::vectors::store as vectors;
 use crate::{Conn, Result, Value};
 
@@ -652,22 +652,22 @@ fn old_edge(f: &mut Fired) -> Result<OldEdge> {
 
 fn edge_insert(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let seq = f.seq()?;
-    graph::on_edge_insert(conn, seq)
+    upkeep::on_edge_insert(conn, seq)
 }
 
 fn edge_update(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let (seq, old) = (f.seq()?, old_edge(f)?);
-    graph::on_edge_update(conn, seq, &old)
+    upkeep::on_edge_update(conn, seq, &old)
 }
 
 fn edge_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let (resource, old) = (f.text(false, "resource_id")?, old_edge(f)?);
-    graph::on_edge_delete(conn, &resource, &old)
+    upkeep::on_edge_delete(conn, &resource, &old)
 }
 
 fn node_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let id = f.text(false, "id")?;
-    graph::on_node_delete(conn, &id)
+    upkeep::on_node_delete(conn, &id)
 }
 
 /// The closure of each resource the row named before or after is rebuilt to its bounds.
@@ -678,7 +678,7 @@ fn settings_changed(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
         .collect();
     resources.dedup();
     for r in resources {
-        graph::on_settings_change(conn, &r)?;
+        upkeep::on_settings_change(conn, &r)?;
     }
     Ok(())
 }
@@ -742,4 +742,9 @@ fn refuse(_conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
         .next()
         .unwrap_or_else(|| "this change is not allowed".into());
     Err(crate::Error::Refused(msg))
+}
+
+/// The trigger whose function is `function`.
+pub fn find(function: &str) -> Option<&'static Trigger> {
+    TRIGGERS.iter().find(|t| t.function == function)
 }

@@ -1,7 +1,8 @@
 //! Each catalog trigger as its database's `CREATE TRIGGER`, and the statements that create
 //! them all (the schema's `@triggers` line) and their functions (Postgres).
 
-use super::{Event, Timing, Trigger, TRIGGERS};
+use super::catalog::TRIGGERS;
+use super::trigger::{Event, Timing, Trigger};
 use crate::Dialect;
 
 /// The trigger's name in `d` for `event` (SQLite takes one event per trigger).

@@ -1,7 +1,7 @@
 //! The top k of a search, shared by all its views: a max-heap of the worst kept hit, whose
 //! score is the threshold WAND must reach.
 
-use super::SearchStats;
+use super::result::SearchStats;
 use crate::search::interrupt::Ticker;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};

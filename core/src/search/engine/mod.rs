@@ -6,15 +6,18 @@
 //! * [`plan`] — the query resolved to terms;
 //! * [`cursor`] — term and phrase cursors;
 //! * [`wand`] — the seeding pass and block-max WAND;
-//! * [`collector`] — the shared top k.
+//! * [`collector`] — the shared top k;
+//! * [`result`] — the hits and what the search did.
 
 pub mod collector;
 pub mod cursor;
 pub mod plan;
+pub mod result;
 pub mod scorer;
 pub mod view;
 pub mod wand;
 
+pub use result::{Hit, SearchResult, SearchStats};
 pub use view::{Pending, SegView, Src, View};
 
 use super::interrupt::Ticker;
@@ -25,49 +28,6 @@ use super::segment::TermInfo;
 use crate::{Conn, Result};
 use collector::{Collector, TopK};
 use std::collections::{BinaryHeap, HashSet};
-
-/// One hit.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Hit {
-    /// The document key.
-    pub doc: i64,
-    /// `bm25 × recency`.
-    pub score: f64,
-    pub bm25: f64,
-    pub recency: f64,
-}
-
-/// What a search did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SearchStats {
-    /// Documents whose score was computed in full.
-    pub scored_docs: u64,
-    /// Blocks skipped because their upper bound could not reach the k-th score.
-    pub skipped_blocks: u64,
-    /// Live documents in the namespace (N).
-    pub total_docs: u64,
-    /// Segments searched (not counting the delta).
-    pub segments: usize,
-    /// Documents in the delta.
-    pub delta_docs: usize,
-    /// Distinct terms the query was resolved to (after prefix expansion).
-    pub terms: usize,
-    /// Units of work: WAND iterations, seeded documents and the cursor moves of phrases. The
-    /// cost bound of a query is asserted on it (never on time).
-    pub steps: u64,
-    /// Pages read from the database (not from the cache) and their bytes.
-    pub pages_read: u64,
-    pub bytes_read: u64,
-    /// Bytes of postings blocks decoded (from the cache or the database).
-    pub postings_bytes: u64,
-}
-
-/// The hits (best first) and the statistics of a search.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SearchResult {
-    pub hits: Vec<Hit>,
-    pub stats: SearchStats,
-}
 
 /// Runs a query over views (segments and the delta). Fails when the host cancels it or a
 /// segment vanished under it (a concurrent merge: the caller retries).

@@ -1,5 +1,5 @@
-//! Thread context in message search: a message whose neighbour in its thread matches the query
-//! well gains part of that neighbour's score. In a conversation the answer to a question often
+//! Thread context in message search: a message whose neighbor in its thread matches the query
+//! well gains part of that neighbor's score. In a conversation the answer to a question often
 //! shares no word with it ("Did you go hiking?" — "Yes, twice!"), and a turn that shares a few
 //! is often next to the one that says most. Only turns of the conversation take part — `user`
 //! and `assistant` messages: a tool's output (a file, a log) is relevant for what it says
@@ -14,7 +14,7 @@
 //! ```
 //!
 //! where `prev`/`next` are the messages one `message_index` before and after in the same
-//! thread, counted only when they are candidates themselves (a neighbour outside the first
+//! thread, counted only when they are candidates themselves (a neighbor outside the first
 //! stage scores below all of them) and when both messages are conversation turns. Ties go to
 //! the newer message (the larger `seq`).
 
@@ -51,7 +51,7 @@ pub fn is_turn(role: &str) -> bool {
     role == "user" || role == "assistant"
 }
 
-/// Adds the neighbours' share to each candidate's score and sorts them by the final score.
+/// Adds the neighbors' share to each candidate's score and sorts them by the final score.
 pub fn rerank(cands: &mut [Candidate], weight: f64) {
     if weight != 0.0 {
         let own: HashMap<(&str, i64), f64> = cands
@@ -91,14 +91,14 @@ mod tests {
     }
 
     #[test]
-    fn neighbours_lend_part_of_their_score() {
+    fn neighbors_lend_part_of_their_score() {
         // The question (2.0) lifts its answer (0.5) above an unrelated match (0.9).
         let mut v = vec![c(1, "t", 0, 2.0), c(2, "t", 1, 0.5), c(3, "u", 7, 0.9)];
         rerank(&mut v, 0.25);
         assert_eq!(v.iter().map(|c| c.seq).collect::<Vec<_>>(), [1, 2, 3]);
         assert_eq!(v[1].score, 0.5 + 0.25 * 2.0);
         assert_eq!(v[0].score, 2.0 + 0.25 * 0.5);
-        // Another thread, or a gap in the indexes, is no neighbour.
+        // Another thread, or a gap in the indexes, is no neighbor.
         let mut v = vec![c(1, "t", 0, 2.0), c(2, "u", 1, 0.5), c(3, "t", 2, 0.4)];
         rerank(&mut v, 0.25);
         assert_eq!(

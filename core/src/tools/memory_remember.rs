@@ -2,7 +2,7 @@
 //! `mem_remember`. Secrets are refused (the answer names the kind and where), and a memory
 //! the resource already holds is reinforced instead of repeated.
 
-use super::call::{succeeded, Answer, Failure, Input};
+use super::call::{succeeded, Answer, Failure, Input, Tool};
 use crate::memories::{remember, secrets, TYPES};
 use crate::Conn;
 use serde_json::{json, Map, Value as Json};
@@ -55,7 +55,7 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
 }
 
 /// The tool as the LLM sees it.
-pub(crate) const TOOL: super::Tool = super::Tool {
+pub(crate) const TOOL: Tool = Tool {
     name: "memory_remember",
     description: "Remember something worth knowing in later sessions of this project: a \
         gotcha, a decision and why, a pattern the code follows, an error and its fix, a dead \

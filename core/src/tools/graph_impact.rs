@@ -1,7 +1,7 @@
 //! `graph_impact` as a tool: what breaks if the agent changes a file or a symbol, named as
 //! [`target`](super::target) reads it.
 
-use super::call::{succeeded, Answer, Failure, Input};
+use super::call::{succeeded, Answer, Failure, Input, Tool};
 use super::target::{self, resolve};
 use crate::graph::{bound, query};
 use crate::Conn;
@@ -24,7 +24,7 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
 }
 
 /// The tool as the LLM sees it.
-pub(crate) const TOOL: super::Tool = super::Tool {
+pub(crate) const TOOL: Tool = Tool {
     name: "graph_impact",
     description: concat!(
         "What breaks if you change a file or a symbol: everything in the project's code graph \

@@ -2,9 +2,9 @@
 //! `mem_recall_hybrid`, bounded by the context's resource. Each memory returned counts as an
 //! access (toward the trust it earns by being used).
 
-use super::call::{Answer, Failure, Input};
-use crate::memories::recall::{self, candidates::KIND_NAMES, phases::PHASES};
+use super::call::{Answer, Failure, Input, Tool};
 use crate::memories::TYPES;
+use crate::recall::hybrid::{self, candidates::KIND_NAMES, phases::PHASES};
 use crate::Conn;
 use serde_json::{json, Map, Value as Json};
 
@@ -32,7 +32,7 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
         o.insert("budget".into(), json!(i.int("budget", 0, 1, 100_000)?));
     }
     o.insert("touch".into(), json!(true));
-    let rows = recall::recall_hybrid(conn, Some(&query), Some(&Json::Object(o).to_string()))
+    let rows = hybrid::recall_hybrid(conn, Some(&query), Some(&Json::Object(o).to_string()))
         .map_err(|e| {
             Failure::renamed(
                 e,
@@ -59,14 +59,14 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
 }
 
 /// The tool as the LLM sees it.
-pub(crate) const TOOL: super::Tool = super::Tool {
+pub(crate) const TOOL: Tool = Tool {
     name: "memory_recall",
     description: "Recall what the project's long-term memory knows that bears on a question: \
         gotchas, decisions, patterns, error patterns, dead ends and more, best first, within \
         a token budget.\n\n\
         Use it before starting work on a file or when something fails in a way that may have \
         happened before. Pass the files you are working in: memories about them and their \
-        neighbours rank higher.\n\n\
+        neighbors rank higher.\n\n\
         Examples:\n\
         - { \"query\": \"why does login fail on staging\", \"phase\": \"validate\" }\n\
         - { \"query\": \"token refresh\", \"currentFiles\": [\"src/auth/refresh.ts\"] }",

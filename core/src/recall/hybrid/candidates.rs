@@ -1,15 +1,15 @@
 //! The three candidate lists — BM25, dense, graph — and the rows behind the candidates.
 
-use super::neighbours::Around;
+use super::neighbors::Around;
 use crate::db::batch::query_in;
 use crate::db::row::Fields;
 use crate::memories::filter::Filter;
 use crate::memories::lifecycle::decayed;
 use crate::memories::{files, NS_MEMORIES};
-use crate::memory::lifecycle;
 use crate::om::search::NS_OBSERVATIONS;
 use crate::search::rows::{self, Allowed};
 use crate::search::{SearchParams, NS_MESSAGES};
+use crate::threads::lifecycle;
 use crate::vectors::math::Metric;
 use crate::vectors::search::{nearest, Owners};
 use crate::{Conn, Result, Value};
@@ -186,7 +186,7 @@ pub fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: usize) ->
         }
     };
     // What names a file: the file index (derived data, read apart from the memories:
-    // schema::privilege), then which of those memories pass the filter.
+    // db::privilege), then which of those memories pass the filter.
     let files: Vec<Value> = around.files.keys().map(|k| k.as_str().into()).collect();
     let named = query_in(
         conn,

@@ -1,14 +1,14 @@
-//! `mem_search`: the search engine over `mem_messages`, with the filters, snippets and result
-//! rows the SQL function returns, and the maintenance functions of the message index.
+//! `mem_search`: the search engine over `mem_messages` and the observations, with the
+//! filters, snippets and result rows the SQL function returns.
 
 use crate::columns::{row, Wanted};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
-use crate::memory::lifecycle;
-use crate::memory::thread_context::{self, Candidate};
 use crate::om;
+use crate::recall::thread_context::{self, Candidate};
 use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams, SnippetSettings, NS_MESSAGES};
+use crate::threads::lifecycle;
 use crate::{Conn, Error, Result};
 use std::collections::HashMap;
 
@@ -29,13 +29,6 @@ row! {
         /// observation.
         pub source: &'static str,
         pub snippet: String,
-    }
-}
-
-row! {
-    /// One row of `mem_index_check`.
-    pub struct IndexProblem {
-        pub problem: String,
     }
 }
 
@@ -140,7 +133,7 @@ pub struct Request {
     pub params: SearchParams,
     pub filters: Filters,
     pub snippet: SnippetSettings,
-    /// Share of a thread neighbour's score a message gains (see [`crate::memory::thread_context`]).
+    /// Share of a thread neighbor's score a message gains (see [`crate::recall::thread_context`]).
     pub context_weight: f64,
 }
 
@@ -159,12 +152,12 @@ impl Request {
             include_deleted: o.opt_bool("include_deleted")?.unwrap_or(false),
         };
         if let Some(role) = &filters.role {
-            crate::memory::messages::check_role(role).map_err(|_| {
+            crate::threads::messages::check_role(role).map_err(|_| {
                 Error::invalid(
                     "options.role",
                     format!(
                         "must be one of {}",
-                        crate::memory::messages::ROLES.join(", ")
+                        crate::threads::messages::ROLES.join(", ")
                     ),
                 )
             })?;
@@ -310,7 +303,7 @@ fn observation_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<V
 }
 
 /// Runs a parsed request: the engine's first stage, the thread context (see
-/// [`crate::memory::thread_context`]), then one lookup of the kept rows.
+/// [`crate::recall::thread_context`]), then one lookup of the kept rows.
 pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
     let allowed = req.filters.allowed(conn)?;
     let limit = req.params.limit;
@@ -385,34 +378,4 @@ pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<Messag
         });
     }
     Ok(out)
-}
-
-/// Every message as the index should hold it: (seq, search_text, created_at).
-fn expected_docs(conn: &mut dyn Conn) -> Result<Vec<(i64, String, i64)>> {
-    search::documents(
-        conn,
-        "SELECT seq, coalesce(search_text, raw_content), created_at FROM mem_messages ORDER BY seq",
-    )
-}
-
-/// `mem_index_check()`: every difference between the message index and `mem_messages`.
-pub fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
-    let docs = expected_docs(conn)?;
-    let problems = search::check(conn, NS_MESSAGES, &docs)?;
-    Ok(problems
-        .into_iter()
-        .map(|problem| IndexProblem { problem })
-        .collect())
-}
-
-/// `mem_reindex()`: rebuilds the message index from `mem_messages`. Returns the document count.
-pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
-    let docs = expected_docs(conn)?;
-    search::reindex(conn, NS_MESSAGES, &docs)?;
-    Ok(docs.len() as i64)
-}
-
-/// `mem_optimize()`: merges the message index into one segment.
-pub fn optimize(conn: &mut dyn Conn) -> Result<()> {
-    search::optimize(conn, NS_MESSAGES)
 }

@@ -13,9 +13,9 @@
 //! is full.
 
 use super::lifecycle::State;
-use super::threads;
 use crate::columns::{row, JsonText};
 use crate::json_opts::Opts;
+use crate::threads;
 use crate::{Conn, Error, Result, Value};
 use serde_json::Value as Json;
 

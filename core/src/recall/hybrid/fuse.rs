@@ -1,4 +1,4 @@
-//! Weighted reciprocal rank fusion and the graph-neighbourhood boost (seed 002 "Reciprocal
+//! Weighted reciprocal rank fusion and the graph-neighborhood boost (seed 002 "Reciprocal
 //! Rank Fusion", "Graph Neighborhood Boost"): pure functions over ranked keys, so that they
 //! are tested against a naive reference and give the same bits on every backend.
 
@@ -71,19 +71,19 @@ pub const BOOST_TOP: usize = 10;
 pub const BOOST_END: usize = 50;
 
 /// The seed's boost of the candidate at 0-based `position` whose related files are `files`:
-/// `factor × (files among the top results' graph neighbours) / (the top results' files)`,
+/// `factor × (files among the top results' graph neighbors) / (the top results' files)`,
 /// for positions `BOOST_TOP..BOOST_END` only.
-pub fn neighbourhood_boost(
+pub fn neighborhood_boost(
     position: usize,
     files: &[String],
-    neighbours: &HashSet<String>,
+    neighbors: &HashSet<String>,
     top_files: usize,
     factor: f64,
 ) -> f64 {
     if !(BOOST_TOP..BOOST_END).contains(&position) {
         return 0.0;
     }
-    let n = files.iter().filter(|f| neighbours.contains(*f)).count();
+    let n = files.iter().filter(|f| neighbors.contains(*f)).count();
     if n == 0 {
         return 0.0;
     }

@@ -2,10 +2,10 @@
 //!
 //! 1. **Candidates** from three lists: BM25 over memories (and messages and observations when
 //!    asked), dense top-k when the client gives a query vector, and the graph — the memories
-//!    about the files the agent is working in and their one-hop neighbours.
+//!    about the files the agent is working in and their one-hop neighbors.
 //! 2. **Fusion** by weighted reciprocal rank ([`fuse`]), weights chosen by the query's type
 //!    ([`query_type`]), scaled so that first in every list is 1.
-//! 3. **Graph-neighbourhood boost** for candidates 11–50 whose files neighbour the top ten's.
+//! 3. **Graph-neighborhood boost** for candidates 11–50 whose files neighbor the top ten's.
 //! 4. **Phase and trust**: × the phase's weight for the memory's type, × its source's trust,
 //!    × its decayed confidence ([`phases`]); deprecated, superseded and stale memories never
 //!    enter.
@@ -16,7 +16,7 @@
 
 pub mod candidates;
 pub mod fuse;
-pub mod neighbours;
+pub mod neighbors;
 pub mod pack;
 pub mod phases;
 pub mod query_type;
@@ -24,12 +24,12 @@ pub mod query_type;
 use self::candidates::{Key, Kind, KIND_NAMES};
 use self::fuse::{Family, List, BOOST_END, BOOST_TOP};
 use self::query_type::{QueryType, Weights};
-use super::filter::Filter;
-use super::lifecycle;
 use crate::args::check_one_of;
 use crate::columns::{row, JsonText};
 use crate::json_opts::Opts;
-use crate::memory::tokens::{self, Encoding};
+use crate::memories::filter::Filter;
+use crate::memories::lifecycle;
+use crate::tokens::{self, Encoding};
 use crate::{Conn, Error, Result};
 use serde_json::json;
 use std::collections::HashSet;
@@ -74,7 +74,7 @@ const OPTIONS: &[&str] = &[
 /// The seed's list lengths: dense top 30, BM25 top 20, graph top 15.
 const CANDIDATES: [(&str, i64); 3] = [("bm25", 20), ("dense", 30), ("graph", 15)];
 
-/// The seed's boost: `0.3 × neighbour files / top files`.
+/// The seed's boost: `0.3 × neighbor files / top files`.
 const NEIGHBORHOOD_BOOST: f64 = 0.3;
 
 /// Largest `limit`, list length and budget accepted.
@@ -261,7 +261,7 @@ pub fn recall_hybrid(
         .filter_map(|f| Some((rows.remove(&f.key)?, f)))
         .collect();
 
-    // The neighbourhood of the top results' files, for the boost.
+    // The neighborhood of the top results' files, for the boost.
     let mut top_files: Vec<String> = Vec::new();
     for (row, _) in fused.iter().take(BOOST_TOP) {
         for f in &row.files {
@@ -270,9 +270,9 @@ pub fn recall_hybrid(
             }
         }
     }
-    let neighbours: HashSet<String> =
+    let neighbors: HashSet<String> =
         if ask.boost > 0.0 && fused.len() > BOOST_TOP && !top_files.is_empty() {
-            neighbours::around(conn, ask.filter.resource.as_deref(), &top_files)?
+            neighbors::around(conn, ask.filter.resource.as_deref(), &top_files)?
                 .files
                 .into_keys()
                 .collect()
@@ -286,10 +286,10 @@ pub fn recall_hybrid(
         .map(|(position, (row, f))| {
             let fused_score = f.rrf / best;
             let boost = if position < BOOST_END {
-                fuse::neighbourhood_boost(
+                fuse::neighborhood_boost(
                     position,
                     &row.files,
-                    &neighbours,
+                    &neighbors,
                     top_files.len(),
                     ask.boost,
                 )
@@ -333,7 +333,7 @@ pub fn recall_hybrid(
 
     // The same content twice (a memory and the message it came from) is recalled once.
     let mut seen = HashSet::new();
-    scored.retain(|s| seen.insert(super::content_hash(Some(&s.row.content))));
+    scored.retain(|s| seen.insert(crate::memories::content_hash(Some(&s.row.content))));
 
     let tokens: Vec<i64> = scored
         .iter()
@@ -398,7 +398,7 @@ fn lists(conn: &mut dyn Conn, query: &str, ask: &Ask, now: i64) -> Result<Vec<Li
         });
     }
     if !ask.current_files.is_empty() && ask.kinds.contains(&Kind::Memory) {
-        let around = neighbours::around(conn, ask.filter.resource.as_deref(), &ask.current_files)?;
+        let around = neighbors::around(conn, ask.filter.resource.as_deref(), &ask.current_files)?;
         out.push(List {
             family: Family::Graph,
             weight: ask.weights.graph,

@@ -1,7 +1,7 @@
 //! The graph around some files: the nodes in them, the nodes one hop away in either direction
 //! (the closure's depth-1 rows: present, non-stale edges), and those nodes' files. Recall
 //! reads it twice: around the files the agent is working in (the graph list) and around the
-//! top results' files (the neighbourhood boost).
+//! top results' files (the neighborhood boost).
 
 use crate::db::batch::query_in;
 use crate::db::row::Fields;

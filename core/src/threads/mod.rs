@@ -1,4 +1,25 @@
-//! Threads: one conversation each, grouped by resource (a user, a project, an agent).
+//! Threads and their messages: message memory. A thread is one conversation, grouped by
+//! resource (a user, a project, an agent); this module creates, reads and updates threads,
+//! and its children hold the rest:
+//!
+//! * [`messages`]: adding messages (ids, order, token counts, the search index, the implicit
+//!   task link of [`task_link`]);
+//! * [`lifecycle`]: a thread's states (active, archived, deleted) and what each allows;
+//! * [`list`] and [`message_page`]: the reads that list threads and page through messages;
+//! * [`message_index`]: the message index's upkeep (check, rebuild, merge);
+//! * [`compaction`] and [`working_memory`].
+//!
+//! Searching messages (with observations) and a turn's recall read across memories: see
+//! [`crate::recall`].
+
+pub mod compaction;
+pub mod lifecycle;
+pub mod list;
+pub mod message_index;
+pub mod message_page;
+pub mod messages;
+pub mod task_link;
+pub mod working_memory;
 
 use crate::db::row::Cells;
 use crate::json_opts::{self, Opts};

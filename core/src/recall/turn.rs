@@ -5,11 +5,11 @@
 //! before it and `after` after it (seed 003: 3, 2, 1). Deduplicated and in conversation order.
 //! A deleted thread is recalled, and deleted threads searched, only with `include_deleted`.
 
+use super::search::{self, Filters, Request};
 use crate::columns::row;
-use crate::memory::lifecycle::{self, State};
-use crate::memory::message_search::{self, Filters, Request};
 use crate::search::{SearchParams, SnippetSettings};
-use crate::{json_opts::Opts, memory::threads, Conn, Error, Result, Row, Value};
+use crate::threads::lifecycle::{self, State};
+use crate::{json_opts::Opts, threads, Conn, Error, Result, Row, Value};
 use std::collections::BTreeMap;
 
 const OPTIONS: &[&str] = &[
@@ -34,7 +34,7 @@ row! {
         pub token_count: i64,
         pub task_id: Option<String>,
         /// `recent` for the last-N window, `match` for a search hit, `context` for its
-        /// neighbours.
+        /// neighbors.
         pub reason: &'static str,
     }
 }
@@ -131,9 +131,9 @@ pub fn recall(
             },
             filters,
             snippet: SnippetSettings::default(),
-            context_weight: crate::memory::thread_context::DEFAULT_WEIGHT,
+            context_weight: crate::recall::thread_context::DEFAULT_WEIGHT,
         };
-        for hit in message_search::run(conn, hint, &req)? {
+        for hit in search::run(conn, hint, &req)? {
             let rows = conn.query(
                 &format!("{SELECT} WHERE thread_id = ?1 AND message_index BETWEEN ?2 AND ?3 ORDER BY message_index"),
                 &[

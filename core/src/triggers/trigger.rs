@@ -1,8 +1,95 @@
-//! One firing of a trigger, as its handler sees it, whichever database fired it.
+//! A trigger's declaration — its table, the changes and the moment it fires on, the columns
+//! its handler reads, the handler — and one firing of it, as the handler sees it, whichever
+//! database fired it.
 
-use super::{Timing, Trigger};
-use crate::db::row::{self, Completed, Stored};
+use crate::db::row::{Completed, Stored};
 use crate::{Conn, Error, Result, Row, Value};
+
+/// A change a trigger fires on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Insert,
+    Update,
+    Delete,
+}
+
+impl Event {
+    /// The SQL keyword.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Event::Insert => "INSERT",
+            Event::Update => "UPDATE",
+            Event::Delete => "DELETE",
+        }
+    }
+}
+
+/// When a trigger's handler runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// After the row is written, or gone.
+    After,
+    /// Completes a new or changed row: Postgres before it is written (the columns the handler
+    /// fills go into `NEW`), SQLite, whose triggers cannot change `NEW`, after it (they are
+    /// written back to the stored row).
+    Completing,
+    /// Before the row is written, on both (a check).
+    Before,
+    /// Postgres only: when the transaction commits (a deferred constraint trigger).
+    AtCommit,
+    /// Postgres only: once per statement, after it, with the rows it inserted (a transition
+    /// table, `mem__inserted`).
+    StatementEnd,
+}
+
+/// The databases a trigger exists in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hosts {
+    Both,
+    Sqlite,
+    Postgres,
+}
+
+/// One trigger.
+pub struct Trigger {
+    /// The trigger's name without `_trg` (SQLite, which takes one event per trigger, names a
+    /// trigger of several events `{name}_{event}_trg`).
+    pub name: &'static str,
+    /// The function it calls: the SQL name both databases know it by.
+    pub function: &'static str,
+    pub table: &'static str,
+    pub timing: Timing,
+    pub events: &'static [Event],
+    /// `UPDATE OF` these columns (every column when empty).
+    pub update_of: &'static [&'static str],
+    /// The condition that makes it fire, in SQL both databases read (`IS DISTINCT FROM` is
+    /// written for SQLite's `IS NOT`).
+    pub when: Option<&'static str>,
+    /// The columns of `NEW` the handler reads; SQLite passes them as arguments (a completing
+    /// handler reads the whole row by `seq`, which comes first).
+    pub new: &'static [&'static str],
+    /// The columns of `OLD` the handler reads (SQLite passes them after `new`'s).
+    pub old: &'static [&'static str],
+    pub hosts: Hosts,
+    /// SQLite: a body other than the call (the message insert writes to a table whose
+    /// transaction hooks run the handler).
+    pub sqlite_body: Option<&'static str>,
+    /// On Postgres its function's statements keep generic plans, as the functions of its
+    /// domain do ([`crate::api::Function::generic_plans`]).
+    pub generic_plans: bool,
+    pub run: fn(&mut dyn Conn, &mut Fired) -> Result<()>,
+}
+
+impl Trigger {
+    /// Whether the trigger exists in a database of this kind.
+    pub fn in_sqlite(&self) -> bool {
+        self.hosts != Hosts::Postgres
+    }
+
+    pub fn in_postgres(&self) -> bool {
+        self.hosts != Hosts::Sqlite
+    }
+}
 
 /// The rows a firing hands over, read through the host that fired it.
 pub trait Rows {
@@ -146,91 +233,5 @@ impl<'a> Fired<'a> {
     /// The arguments the trigger was created with.
     pub fn arguments(&self) -> Vec<String> {
         self.rows.arguments()
-    }
-}
-
-/// The rows of a SQLite firing: the arguments its trigger passed, `NEW`'s declared columns
-/// then `OLD`'s.
-pub struct SqliteRows {
-    trigger: &'static Trigger,
-    args: Vec<Value>,
-}
-
-impl SqliteRows {
-    pub fn new(trigger: &'static Trigger, args: Vec<Value>) -> Result<SqliteRows> {
-        let expected = trigger.new.len() + trigger.old.len();
-        if args.len() != expected {
-            return Err(Error::Database(format!(
-                "{} takes {expected} arguments from its trigger, got {}: the database's \
-                 triggers are older than the library (run SELECT mem_init())",
-                trigger.function,
-                args.len()
-            )));
-        }
-        Ok(SqliteRows { trigger, args })
-    }
-}
-
-impl Rows for SqliteRows {
-    fn value(&mut self, new: bool, col: &str) -> Result<Value> {
-        let (cols, offset) = if new {
-            (self.trigger.new, 0)
-        } else {
-            (self.trigger.old, self.trigger.new.len())
-        };
-        let i = cols.iter().position(|c| *c == col).ok_or_else(|| {
-            Error::internal(format!(
-                "trigger {} reads {}.{col}, which it does not declare",
-                self.trigger.name,
-                if new { "NEW" } else { "OLD" }
-            ))
-        })?;
-        Ok(self.args[offset + i].clone())
-    }
-
-    fn new_row(
-        &mut self,
-        conn: &mut dyn Conn,
-        table: &str,
-        noun: &'static str,
-        columns: &[&str],
-    ) -> Result<Row> {
-        let seq = self
-            .value(true, "seq")?
-            .as_i64()
-            .ok_or_else(|| Error::invalid("seq", "must be an integer"))?;
-        row::load_columns(conn, table, noun, columns, seq)
-    }
-
-    fn complete(
-        &mut self,
-        conn: &mut dyn Conn,
-        seq: i64,
-        table: &str,
-        changed: Vec<(&'static str, Value)>,
-    ) -> Result<()> {
-        row::store_columns(conn, table, seq, changed)
-    }
-
-    fn completes_after_write(&self) -> bool {
-        true
-    }
-}
-
-/// The function the schema's type checks call for text that holds U+0000, or JSON text that
-/// may (`\u0000`) — SQLite only; see [`refuse_nul`].
-pub const REFUSE_NUL: &str = "mem__refuse_nul";
-
-/// `mem__refuse_nul(column, value)`: fails with the rule's error, naming the column and the
-/// character (or the JSON path); passes JSON whose `\u0000` was an escaped backslash.
-pub fn refuse_nul(args: &[Value]) -> Result<()> {
-    let column = args.first().and_then(Value::as_str).unwrap_or_default();
-    let Some(Value::Text(s)) = args.get(1) else {
-        return Ok(());
-    };
-    crate::args::no_nul(column, s)?;
-    match serde_json::from_str::<serde_json::Value>(s) {
-        Ok(v) => crate::json_input::check(column, &v),
-        Err(_) => Ok(()),
     }
 }

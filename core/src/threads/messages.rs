@@ -16,13 +16,13 @@
 //! its search document exists, so a handler run twice (or its SQL function called by hand)
 //! finds the booking done and changes nothing.
 
+use super::task_link;
 use crate::db::dialect::RowLock;
 use crate::db::row::{Cells, Fields};
 use crate::db::session::Part;
-use crate::memory::tokens::{self, Encoding};
 use crate::search::{self, NS_MESSAGES};
-use crate::tasks::link;
-use crate::{ids, json_opts::Opts, memory::lifecycle, Conn, Error, Result, Value};
+use crate::tokens::{self, Encoding};
+use crate::{ids, json_opts::Opts, threads::lifecycle, Conn, Error, Result, Value};
 
 /// The roles a message may have.
 pub const ROLES: &[&str] = &["user", "assistant", "system", "tool"];
@@ -418,12 +418,12 @@ fn link_implicitly(
     session: Option<String>,
 ) -> Result<()> {
     if d.task_id.is_none() {
-        let m = link::NewMessage {
+        let m = task_link::NewMessage {
             id: &d.id,
             role: &d.role,
             created_at: d.created_at,
         };
-        d.task_id = link::implicit(conn, m, active_task, session)?;
+        d.task_id = task_link::implicit(conn, m, active_task, session)?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! search finds the range through it. Level 1 keeps extracted code in the search text, level 2
 //! is summary only. A `mem_compactions` row records the original ids; `mem_uncompact` restores.
 
-use crate::{ids, memory::threads, Conn, Error, Result, Value};
+use crate::{ids, threads, Conn, Error, Result, Value};
 
 /// `mem_compact(thread_id, start_index, end_index, summary [, extracted_code])` → compaction id.
 /// O(range · log n) plus re-indexing the range.
@@ -26,10 +26,10 @@ pub fn compact(
             "must not be less than start_index",
         ));
     }
-    crate::memory::messages::check_content("summary", summary)?;
+    crate::threads::messages::check_content("summary", summary)?;
     let code = extracted_code.map(str::trim).filter(|c| !c.is_empty());
     if let Some(c) = code {
-        crate::memory::messages::check_content("extracted_code", c)?;
+        crate::threads::messages::check_content("extracted_code", c)?;
     }
     let resource = threads::resource_of(conn, thread_id)?;
     // A message belongs to at most one compaction: uncompacting one range must not undo

@@ -1,14 +1,14 @@
 //! `graph_neighbors` as a tool: what is around a file or a symbol — what it uses and what
 //! uses it, nearest first — named as [`target`](super::target) reads it.
 
-use super::call::{Answer, Failure, Input};
+use super::call::{Answer, Failure, Input, Tool};
 use super::target::{self, resolve};
 use crate::graph::bound;
 use crate::graph::query::{self, Reached};
 use crate::Conn;
 use serde_json::{json, Map, Value as Json};
 
-/// Neighbours listed when the LLM does not say, and at most.
+/// Neighbors listed when the LLM does not say, and at most.
 const DEFAULT_LIMIT: i64 = 30;
 const MAX_LIMIT: i64 = 200;
 
@@ -83,7 +83,7 @@ fn neighbor(r: &Reached, target: &str) -> Json {
 }
 
 /// The tool as the LLM sees it.
-pub(crate) const TOOL: super::Tool = super::Tool {
+pub(crate) const TOOL: Tool = Tool {
     name: "graph_neighbors",
     description: concat!(
         "What is around a file or a symbol in the project's code graph: what it uses \
@@ -107,7 +107,7 @@ fn schema() -> Json {
             },
             "maxDepth": {
                 "type": "integer", "minimum": 1, "maximum": bound::MAX_DEPTH,
-                "description": "How many hops (default 1: direct neighbours)"
+                "description": "How many hops (default 1: direct neighbors)"
             },
             "edgeTypes": {
                 "type": "array", "items": { "type": "string" },
@@ -119,7 +119,7 @@ fn schema() -> Json {
             },
             "limit": {
                 "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                "description": "At most this many neighbours (default 30)"
+                "description": "At most this many neighbors (default 30)"
             }
         },
         "required": ["target"],

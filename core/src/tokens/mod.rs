@@ -4,6 +4,8 @@
 //! whose tables are compiled in and load in about 60 ms once per process (every Postgres
 //! backend pays it on first use; tiktoken took 210 ms, and a faster counter we measured, 500).
 
+pub mod o200k_split;
+
 use crate::{Error, Result};
 use bpe_openai::Tokenizer;
 
@@ -39,7 +41,7 @@ impl Encoding {
 /// they would when the text is sent to a model as a message.
 ///
 /// The text is split by the encoding's pre-tokenizer and each piece is encoded on its own (as
-/// tiktoken does), so a piece's count never depends on its neighbours: short pieces — words,
+/// tiktoken does), so a piece's count never depends on its neighbors: short pieces — words,
 /// identifiers, indentation, punctuation, which repeat all through an agent's messages — are
 /// counted once and remembered in a small direct-mapped memo per thread.
 pub fn count(text: &str, encoding: Encoding) -> i64 {
@@ -52,7 +54,7 @@ pub fn count(text: &str, encoding: Encoding) -> i64 {
             n += memo.get_or(b, || tok.bpe.count(b) as u32) as usize;
         };
         if encoding == Encoding::O200kBase && text.is_ascii() {
-            super::o200k_split::for_each_piece(text.as_bytes(), piece);
+            o200k_split::for_each_piece(text.as_bytes(), piece);
         } else {
             tok.split(text).for_each(|p| piece(p.as_bytes()));
         }

@@ -2,8 +2,11 @@
 //! (`resource:<id>` or `thread:<id>`), with the coding-agent template as the default, and
 //! sanitised and truncated when injected.
 
-use crate::om::prompts::WORKING_MEMORY_TEMPLATE;
 use crate::{Conn, Error, Result, Value};
+
+/// What a scope's working memory holds until something is written: the coding agent's
+/// headings.
+const TEMPLATE: &str = include_str!("working_memory_template.md");
 
 /// Longest stored working memory, in bytes.
 pub const MAX_BYTES: usize = 64 * 1024;
@@ -36,7 +39,7 @@ pub fn stored(conn: &mut dyn Conn, key: &str) -> Result<Option<String>> {
 /// `wm_get(scope_key)` → the stored text, or the default template.
 pub fn get(conn: &mut dyn Conn, key: &str) -> Result<String> {
     let key = check_key(key)?;
-    Ok(stored(conn, key)?.unwrap_or_else(|| WORKING_MEMORY_TEMPLATE.trim().to_owned()))
+    Ok(stored(conn, key)?.unwrap_or_else(|| TEMPLATE.trim().to_owned()))
 }
 
 /// `wm_set(scope_key, content)` → the stored length in characters.
@@ -55,7 +58,7 @@ pub fn put(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> {
             format!("is {} bytes; the limit is {MAX_BYTES} bytes", content.len()),
         ));
     }
-    crate::memory::messages::check_content("content", content)?;
+    crate::threads::messages::check_content("content", content)?;
     let now = conn.now_ms()?;
     conn.execute(
         "INSERT INTO mem_working_memory (scope_key, content, updated_at) VALUES (?1, ?2, ?3) \

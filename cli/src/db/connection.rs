@@ -1,0 +1,25 @@
+//! What the CLI needs of a database connection, whichever the database.
+
+use serde_json::Value as Json;
+
+pub type Result<T> = std::result::Result<T, String>;
+
+/// A connection the CLI runs statements on.
+pub trait Db: Send {
+    /// The text of parameter `n` (from 1) in this dialect.
+    fn placeholder(&self, n: usize) -> String;
+
+    /// Runs `sql` with text parameters and hands each row to `row`, as JSON values: NULL,
+    /// numbers, text, booleans, and JSON where the database has a JSON type.
+    fn each(
+        &mut self,
+        sql: &str,
+        params: &[Option<&str>],
+        row: &mut dyn FnMut(Vec<Json>) -> Result<()>,
+    ) -> Result<()>;
+}
+
+/// Bytes as lower-case hex (vectors, in JSON output).
+pub(super) fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}

@@ -1,0 +1,126 @@
+//! SQLite's entry point: one SQL function per trigger function, over one dispatch; the
+//! triggers pass the declared columns as arguments.
+
+use super::catalog::{find, TRIGGERS};
+use super::trigger::{Fired, Rows, Trigger};
+use crate::db::row;
+use crate::{Conn, Error, Result, Row, Value};
+
+/// The SQL functions SQLite's triggers call, one per trigger function.
+pub fn sqlite_functions() -> impl Iterator<Item = &'static str> {
+    let mut names: Vec<&'static str> = TRIGGERS
+        .iter()
+        .filter(|t| t.in_sqlite())
+        .map(|t| t.function)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.into_iter().chain(std::iter::once(REFUSE_NUL))
+}
+
+/// Runs the SQLite trigger function `function` with the arguments its trigger passed; with
+/// `hold`, the host writes held documents before the transaction commits.
+pub fn fire_sqlite(
+    conn: &mut dyn Conn,
+    function: &str,
+    args: Vec<crate::Value>,
+    hold: bool,
+) -> Result<crate::Value> {
+    if function == REFUSE_NUL {
+        refuse_nul(&args)?;
+        return Ok(crate::Value::Null);
+    }
+    let trigger = find(function)
+        .filter(|t| t.in_sqlite())
+        .ok_or_else(|| crate::Error::internal(format!("no trigger function {function}")))?;
+    let mut rows = SqliteRows::new(trigger, args)?;
+    let mut f = Fired::of(trigger, &mut rows, hold);
+    (trigger.run)(conn, &mut f)?;
+    Ok(crate::Value::Null)
+}
+
+/// The rows of a SQLite firing: the arguments its trigger passed, `NEW`'s declared columns
+/// then `OLD`'s.
+pub struct SqliteRows {
+    trigger: &'static Trigger,
+    args: Vec<Value>,
+}
+
+impl SqliteRows {
+    pub fn new(trigger: &'static Trigger, args: Vec<Value>) -> Result<SqliteRows> {
+        let expected = trigger.new.len() + trigger.old.len();
+        if args.len() != expected {
+            return Err(Error::Database(format!(
+                "{} takes {expected} arguments from its trigger, got {}: the database's \
+                 triggers are older than the library (run SELECT mem_init())",
+                trigger.function,
+                args.len()
+            )));
+        }
+        Ok(SqliteRows { trigger, args })
+    }
+}
+
+impl Rows for SqliteRows {
+    fn value(&mut self, new: bool, col: &str) -> Result<Value> {
+        let (cols, offset) = if new {
+            (self.trigger.new, 0)
+        } else {
+            (self.trigger.old, self.trigger.new.len())
+        };
+        let i = cols.iter().position(|c| *c == col).ok_or_else(|| {
+            Error::internal(format!(
+                "trigger {} reads {}.{col}, which it does not declare",
+                self.trigger.name,
+                if new { "NEW" } else { "OLD" }
+            ))
+        })?;
+        Ok(self.args[offset + i].clone())
+    }
+
+    fn new_row(
+        &mut self,
+        conn: &mut dyn Conn,
+        table: &str,
+        noun: &'static str,
+        columns: &[&str],
+    ) -> Result<Row> {
+        let seq = self
+            .value(true, "seq")?
+            .as_i64()
+            .ok_or_else(|| Error::invalid("seq", "must be an integer"))?;
+        row::load_columns(conn, table, noun, columns, seq)
+    }
+
+    fn complete(
+        &mut self,
+        conn: &mut dyn Conn,
+        seq: i64,
+        table: &str,
+        changed: Vec<(&'static str, Value)>,
+    ) -> Result<()> {
+        row::store_columns(conn, table, seq, changed)
+    }
+
+    fn completes_after_write(&self) -> bool {
+        true
+    }
+}
+
+/// The function the schema's type checks call for text that holds U+0000, or JSON text that
+/// may (`\u0000`) — SQLite only; see [`refuse_nul`].
+pub const REFUSE_NUL: &str = "mem__refuse_nul";
+
+/// `mem__refuse_nul(column, value)`: fails with the rule's error, naming the column and the
+/// character (or the JSON path); passes JSON whose `\u0000` was an escaped backslash.
+pub fn refuse_nul(args: &[Value]) -> Result<()> {
+    let column = args.first().and_then(Value::as_str).unwrap_or_default();
+    let Some(Value::Text(s)) = args.get(1) else {
+        return Ok(());
+    };
+    crate::args::no_nul(column, s)?;
+    match serde_json::from_str::<serde_json::Value>(s) {
+        Ok(v) => crate::json_input::check(column, &v),
+        Err(_) => Ok(()),
+    }
+}
