@@ -1,12 +1,13 @@
 //! agentmem-bench: agentmem's search against its natural peers, same data, same run.
 //!
-//! - SQLite: `dist/agentmem0` (mem_messages + mem_search) against FTS5 as seed 000 sets it up.
+//! - SQLite: `dist/agentmem0` (mem_messages + mem_search) against FTS5
+//!   over an external-content table kept by triggers, ranked by bm25 minus a recency term.
 //! - Postgres: `CREATE EXTENSION agentmem` against a tsvector column + GIN + ts_rank_cd.
 //!
-//! Prints ingest msg/s, search p50/p95/p99, index size, the ratios agentmem/peer with the
-//! targets of issue 3, and recall overlap@10; then one agent step's observational-memory
-//! bookkeeping (issue 5) and task memory against a recursive-CTE ready query (issue 4). Writes the same markdown to `benches/results/latest.md`. See
-//! benches/README.md.
+//! Prints ingest msg/s, search p50/p95/p99, index size, the ratios agentmem/peer with their
+//! targets, and recall overlap@10; then one agent step's observational-memory bookkeeping
+//! and task memory against a recursive-CTE ready query. Writes the same markdown to
+//! `benches/results/latest.md`. See benches/README.md.
 
 mod corpus;
 mod generator;
@@ -86,7 +87,7 @@ agentmem-bench [options]
                           only the ingest rate is reported for that engine and size
   --seed N                generator seed (default 42)
   --no-optimize           skip mem_optimize() / FTS5 'optimize' / VACUUM before searching
-  --fts-recency-factor F  seed 000's RECENCY_FACTOR for the FTS5 peer (default 1e-7)
+  --fts-recency-factor F  the FTS5 peer's recency factor (default 1e-7)
   --extension PATH        the SQLite extension (default $AGENTMEM_EXT or dist/agentmem0)
   --data-dir DIR          where the SQLite files go (default /tmp/agentmem-bench)
   --cold N                queries run cold per engine: caches emptied before each (default 20)

@@ -1,6 +1,6 @@
 //! One agent step's observational-memory bookkeeping: `om_status` + `mem_context`, on a thread
 //! holding 30k pending tokens and 40k tokens of observations, in thread scope and in a
-//! resource of 20 threads (issue 5: p50 ≤ 2 ms in SQLite, ≤ 10 ms in Postgres).
+//! resource of 20 threads (targets: p50 ≤ 2 ms in SQLite, ≤ 10 ms in Postgres).
 
 use std::path::Path;
 use std::time::Instant;

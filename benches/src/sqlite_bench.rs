@@ -1,4 +1,4 @@
-//! SQLite: agentmem (`dist/agentmem0`) against FTS5 set up as seed 000 describes, each in its
+//! SQLite: agentmem (`dist/agentmem0`) against FTS5 set up as a memory tool would, each in its
 //! own database file, same data, same batches, same pragmas.
 
 use crate::generator::Dataset;
@@ -12,7 +12,7 @@ use std::time::Instant;
 const PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
                        PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;";
 
-/// The FTS5 peer, as seed 000 ("FTS5 Implementation Choices" 1 and 5): an external-content
+/// The FTS5 peer as a memory tool sets it up: an external-content
 /// FTS5 table over the messages table, kept in sync by triggers, with tokenchars "-_" so that
 /// `refresh_tokens` and `my-component` stay single tokens. The messages table has the seed's
 /// content + searchText pair (the index reads searchText) and the index a messages table
@@ -45,7 +45,7 @@ CREATE TRIGGER messages_au AFTER UPDATE ON messages BEGIN
 END;
 ";
 
-/// Seed 000's `searchWithRecency`: bm25 (negative, smaller is better) minus created_at times
+/// The peer's search with recency: bm25 (negative, smaller is better) minus created_at times
 /// RECENCY_FACTOR, ascending. Every matching row is scored; LIMIT only trims the sort.
 const FTS5_SEARCH: &str = "
 SELECT m.id, bm25(messages_fts) - m.created_at * ?2 AS final_rank

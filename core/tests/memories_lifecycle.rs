@@ -1,4 +1,4 @@
-//! Decay and pruning against the seed's formulas (seed 002 "Memory Pruning and Lifecycle"),
+//! Decay and pruning against the seed's formulas,
 //! written out naively here: random memories, random clocks, and after each prune the table
 //! holds exactly what the formulas keep.
 

@@ -1,5 +1,5 @@
 //! A memory's life after it is written: corrections, deprecation, access as a trust signal,
-//! decay, and pruning (seed 002 "Memory Pruning and Lifecycle").
+//! decay, and pruning.
 //!
 //! * Decay: `confidence × 0.5^(days since last access / half-life)`; pinned memories and types
 //!   without a half-life (decisions) never decay.

@@ -1,6 +1,6 @@
 //! Long-term memories: what the agent learned — gotchas, decisions, error patterns,
 //! preferences, dead ends, recipes — kept across sessions with provenance, confidence and
-//! decay (seed 002), and searchable with the engine that indexes messages.
+//! decay, and searchable with the engine that indexes messages.
 //!
 //! * [`remember`]: `mem_remember`, with the secret scanner ([`secrets`]), the trust gate and
 //!   one memory per content (the database's unique index on the content's hash);
@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 /// The search namespace of memories.
 pub const NS_MEMORIES: &str = "memory";
 
-/// Memory types (seed 002 "Memory Schema").
+/// Memory types.
 pub const TYPES: &[&str] = &[
     "gotcha",
     "decision",

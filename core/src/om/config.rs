@@ -1,4 +1,4 @@
-//! Thresholds (seed 000 "Configuration Defaults"), overridable per record.
+//! Thresholds, overridable per record.
 
 use crate::json_opts::Opts;
 use crate::Result;

@@ -1,5 +1,6 @@
-//! Context assembly: the observations system message exactly as seed 000 "Context Injection"
-//! lays it out, and the whole message list of the next LLM call within a token budget.
+//! Context assembly: the observations system message laid out as the observer's prompts
+//! expect to read it back, and the whole message list of the next LLM call within a token
+//! budget.
 
 use super::pending;
 use super::prompts;
@@ -62,7 +63,7 @@ pub fn system_message(
 ) -> Result<Option<(String, i64)>> {
     let observations = rec.map_or("", |r| r.active_observations.trim());
     let (task, suggested) = thread_hints(conn, thread_id)?;
-    // Resource scope: other threads' unobserved messages (seed 001 <unobserved-context>).
+    // Resource scope: other threads' unobserved messages (the `<unobserved-context>` block).
     let mut others = String::new();
     let mut others_tokens = 0;
     if key.scope == Scope::Resource {

@@ -1,4 +1,4 @@
-//! Leases with fencing (seed 000 "Concurrency: Lease-Based Locking").
+//! Leases with fencing.
 //!
 //! A lease names an owner and a fresh operation id and expires by the database's clock. Every
 //! lease-guarded write compares owner *and* operation id in the same statement that writes,
@@ -30,7 +30,7 @@ fn owner(o: &str) -> Result<&str> {
     Ok(o)
 }
 
-/// What a lease is taken for: its flag is set with the lease (seed 000 "State Flags"), so
+/// What a lease is taken for: its flag is set with the lease, so
 /// another process sees the work in progress, and a crashed owner's flag is stale once its
 /// lease expires (`om_status` reports flags of live leases only).
 pub const PURPOSES: &[(&str, &str)] = &[

@@ -1,4 +1,4 @@
-//! Observational memory (issue 5; seeds 000 and 001). The LLM stays in the client: the
+//! Observational memory. The LLM stays in the client: the
 //! database decides what is due ([`status`]), builds exactly what to send
 //! ([`observe::observer_input`], [`reflect::reflector_input`]), takes the answer back
 //! atomically under a fenced lease ([`lease`]), and assembles the next call's context

@@ -16,7 +16,7 @@ use std::collections::HashSet;
 /// `om_observer_input(lookup_key [, options])` → JSON `{system, prompt, threadId, messageIds,
 /// messageTokens}`: the next batch to observe. Messages already covered by a buffered chunk
 /// are left out. In resource scope the batch is the thread with the oldest unobserved message
-/// (seed 001: oldest first), shown with the whole observation pool. Options: `max_tokens` caps
+/// (oldest first), shown with the whole observation pool. Options: `max_tokens` caps
 /// the batch (oldest messages first; at least one message).
 pub fn observer_input(conn: &mut dyn Conn, key: &str, options: Option<&str>) -> Result<String> {
     let (key, o, rec) = record::prompt_input(conn, key, options, &["max_tokens"])?;
@@ -192,7 +192,7 @@ fn add_observations(pool: &str, scope: Scope, thread: &str, obs: &str) -> String
 
 /// Marks messages observed in the record and advances the cursor when it may: in thread scope
 /// to the oldest message still unobserved; in resource scope only when every thread is
-/// observed (seed 001). Observed ids at or after the cursor are kept, older ones pruned.
+/// observed. Observed ids at or after the cursor are kept, older ones pruned.
 fn mark_observed(conn: &mut dyn Conn, key: &Key, rec: &mut Record, batch: &[Msg]) -> Result<()> {
     rec.observed_ids.extend(batch.iter().map(|m| m.id.clone()));
     rec.total_tokens_observed += batch.iter().map(|m| m.token_count).sum::<i64>();

@@ -1,4 +1,5 @@
-//! The prompts of seed 000, verbatim (in `prompts/*.md`), assembled as the seed does.
+//! The observer's and reflector's prompts, verbatim (in `prompts/*.md`), and how they are
+//! assembled from their shared parts.
 
 pub const OBSERVER_EXTRACTION_INSTRUCTIONS: &str = include_str!("prompts/observer_extraction.md");
 pub const OBSERVER_OUTPUT_FORMAT: &str = include_str!("prompts/observer_output_format.md");

@@ -1,7 +1,7 @@
 //! Reflection: the reflector condenses the observations into the next generation.
 //!
-//! Rules: reflect only when no message is unobserved (seed 001); keep the most recent raw
-//! observation lines beside the reflection (seed 000 "Sliding Window, Not Hard Cut"); carry
+//! Rules: reflect only when no message is unobserved; keep the most recent raw
+//! observation lines beside the reflection; carry
 //! every buffered chunk over to the new generation, including chunks buffered while the
 //! reflector ran, so none is ever stranded; keep the old generation as inactive history.
 
@@ -46,7 +46,7 @@ fn recent_lines(observations: &str, n: usize) -> String {
 }
 
 /// Refuses a reflection that is still at or over the reflection threshold, unless it was made
-/// at the last compression level (seed 000 edge case 4: retry with progressive compression;
+/// at the last compression level (retry with progressive compression;
 /// if still too large, keep the partial reflection).
 fn check_size(reflection: &str, threshold: i64, level: i64) -> Result<()> {
     let tokens = tokens::count(reflection, Encoding::O200kBase);
@@ -63,7 +63,7 @@ fn check_size(reflection: &str, threshold: i64, level: i64) -> Result<()> {
     Ok(())
 }
 
-/// The last compression level (seed 000 "Compression Guidance": 0, 1, 2).
+/// The last compression level (0, 1, 2).
 pub const MAX_COMPRESSION_LEVEL: i64 = 2;
 
 fn compression_level(level: Option<i64>) -> Result<i64> {
@@ -78,7 +78,7 @@ fn compression_level(level: Option<i64>) -> Result<i64> {
 }
 
 /// The guarded head of every reflection write: the record under a live lease, refused while
-/// messages wait unobserved outside a buffered chunk (seed 001).
+/// messages wait unobserved outside a buffered chunk.
 fn reflectable(
     conn: &mut dyn Conn,
     key: &Key,

@@ -1,8 +1,9 @@
 //! `mem_recall(thread_id [, hint [, options]])`: the messages one agent turn needs.
 //!
 //! The last `last_n` messages of the thread and, when a hint is given, the `top_k` search hits
-//! in the thread (or its resource, with `"scope":"resource"`), each with `before` messages
-//! before it and `after` after it (seed 003: 3, 2, 1). Deduplicated and in conversation order.
+//! (3 by default) in the thread (or its resource, with `"scope":"resource"`), each with
+//! `before` messages before it (2) and `after` after it (1). Deduplicated and in
+//! conversation order.
 //! A deleted thread is recalled, and deleted threads searched, only with `include_deleted`.
 
 use super::search::{self, Filters, Request};

@@ -13,7 +13,7 @@
 //! touches), `task_ready` reads an index without walking the graph, and every handler is
 //! idempotent: running one again, or calling its SQL function by hand, recounts the same truth
 //! instead of counting twice. Blocked-ness does not depend on the task's own status (as in
-//! beads and seed 000's `computeBlockedStatus`): closing a task changes its dependents, not
+//! beads): closing a task changes its dependents, not
 //! itself.
 //!
 //! Postgres (READ COMMITTED): a refresh locks the task row it recounts (`FOR UPDATE`) and

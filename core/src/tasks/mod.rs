@@ -1,4 +1,4 @@
-//! Task memory (seed 000 "Part 1: Task Memory"; docs/tasks.md).
+//! Task memory (docs/tasks.md).
 //!
 //! * [`graph`] — the blocked state, kept incrementally by the row triggers, and the
 //!   dependency rules (types, cycles).
@@ -25,7 +25,7 @@ pub const DEP_TYPES: &[&str] = &["blocks", "parent-child", "related", "discovere
 pub const CLOSE_REASONS: &[&str] = &["completed", "wontfix", "duplicate"];
 pub const RELATIONS: &[&str] = &["output", "reference"];
 
-/// Longest title accepted, in characters (seed 000: max 500).
+/// Longest title accepted, in characters (max 500).
 pub const MAX_TITLE_CHARS: usize = 500;
 /// Longest label accepted, in characters.
 pub const MAX_LABEL_CHARS: usize = 100;

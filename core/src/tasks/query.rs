@@ -1,4 +1,4 @@
-//! The reading task functions and the task JSON of seed 000.
+//! The reading task functions and the task JSON the task tools answer with.
 
 use super::graph::NS_TASKS;
 use super::{check_one_of, STATUSES, TYPES};
@@ -408,7 +408,7 @@ pub fn blockers(conn: &mut dyn Conn, task_id: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// The tasks as seed 000's `Task` objects (absent optional fields left out), in the order of
+/// The tasks as the tools' `Task` objects (absent optional fields left out), in the order of
 /// `ids`; unknown ids are skipped. A handful of indexed queries for any number of tasks.
 pub fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Json>> {
     let mut objs: HashMap<String, Map<String, Json>> = HashMap::new();

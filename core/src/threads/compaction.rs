@@ -1,4 +1,4 @@
-//! Non-destructive compaction (seed 000 "Compaction Strategy").
+//! Non-destructive compaction.
 //!
 //! `raw_content` is never touched. A compacted range keeps one voice: its first message
 //! carries the summary as injection text and summary plus extracted code as search text; the

@@ -1,4 +1,4 @@
-//! Implicit context linking (seed 000): a message added to a thread whose metadata names an
+//! Implicit context linking: a message added to a thread whose metadata names an
 //! active task gets that task's id, and a `mem_task_messages` row, but only while the task is
 //! in progress and claimed by the thread's session. A closed task, or one claimed since by
 //! another session, stops the linking; an explicit `task_id` on the message wins.
@@ -33,7 +33,7 @@ pub fn implicit(
     if !live {
         return Ok(None);
     }
-    // Seed 000: 'output' for what the agent generated, 'reference' for user context.
+    // 'output' for what the agent generated, 'reference' for what the user supplied.
     let relation = match m.role {
         "assistant" | "tool" => "output",
         _ => "reference",

@@ -1,4 +1,4 @@
-//! Working memory (seed 000 "Working Memory", seed 003): one text per scope key
+//! Working memory: one text per scope key
 //! (`resource:<id>` or `thread:<id>`), with the coding-agent template as the default, and
 //! sanitised and truncated when injected.
 
@@ -10,7 +10,7 @@ const TEMPLATE: &str = include_str!("working_memory_template.md");
 
 /// Longest stored working memory, in bytes.
 pub const MAX_BYTES: usize = 64 * 1024;
-/// Longest injected working memory, in characters (seed 003).
+/// Longest injected working memory, in characters.
 pub const MAX_INJECTED_CHARS: usize = 4000;
 
 fn check_key(key: &str) -> Result<&str> {

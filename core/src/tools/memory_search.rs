@@ -1,4 +1,4 @@
-//! `memory_search(input [, context])`: seed 000's memory-search tool as one SQL call. The
+//! `memory_search(input [, context])`: the memory-search tool as one SQL call. The
 //! agent passes the LLM's tool arguments straight in and returns the answer straight back.
 //! The context's `resourceId` and `threadId` bound the search; the LLM's arguments cannot
 //! widen it.
@@ -75,7 +75,7 @@ pub(crate) fn results(
         .collect())
 }
 
-/// The tool as the LLM sees it (seed 000's description).
+/// The tool as the LLM sees it.
 pub(crate) const TOOL: Tool = Tool {
     name: "memory_search",
     description:

@@ -1,4 +1,4 @@
-//! The LLM tools: seed 000's tool calls, and recall, remember and the code graph, answered
+//! The LLM tools: message search, the task tools, recall, remember and the code graph, answered
 //! as JSON and never as SQL errors.
 //!
 //! [`TOOLS`] is the one list: each tool's name, its description and input schema for the

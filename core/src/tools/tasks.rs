@@ -1,8 +1,8 @@
-//! Seed 000's task tools as one SQL call each: `task_query(input [, context])` and
+//! The task tools as one SQL call each: `task_query(input [, context])` and
 //! `task_mutate(input [, context])`. `input` is the LLM's tool arguments, passed straight
 //! through; `context` is what the agent knows and the LLM does not (`sessionId`, `threadId`,
 //! `resourceId`; the same keys are also read from `input`). The answer is the tool's JSON,
-//! including `{"success":false,"error":…}` with the seed's messages: a tool call never
+//! including `{"success":false,"error":…}` with messages the LLM can act on: a tool call never
 //! raises an SQL error for a bad call. Every check runs before the first write, so a refused
 //! call leaves nothing behind.
 
@@ -302,7 +302,7 @@ fn update_context(conn: &mut dyn Conn, i: &Input) -> Answer {
     Ok(json!({ "success": true, "workingMemory": wm }))
 }
 
-/// `task_query` as the LLM sees it (seed 000's description).
+/// `task_query` as the LLM sees it.
 pub(crate) const QUERY: Tool = Tool {
     name: "task_query",
     description: "Query tasks for work management.\n\n\
@@ -345,7 +345,7 @@ fn query_schema() -> Json {
     })
 }
 
-/// `task_mutate` as the LLM sees it (seed 000's description).
+/// `task_mutate` as the LLM sees it.
 pub(crate) const MUTATE: Tool = Tool {
     name: "task_mutate",
     description: "Modify tasks, link messages, and update working memory.\n\n\

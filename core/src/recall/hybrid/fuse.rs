@@ -1,6 +1,6 @@
-//! Weighted reciprocal rank fusion and the graph-neighborhood boost (seed 002 "Reciprocal
-//! Rank Fusion", "Graph Neighborhood Boost"): pure functions over ranked keys, so that they
-//! are tested against a naive reference and give the same bits on every backend.
+//! Weighted reciprocal rank fusion and the graph-neighborhood boost: pure functions over
+//! ranked keys, so that they are tested against a naive reference and give the same bits on
+//! every backend.
 
 use std::collections::{BTreeMap, HashSet};
 

@@ -1,4 +1,4 @@
-//! `mem_recall_hybrid`: seed 002's retrieval pipeline in one call.
+//! `mem_recall_hybrid`: the whole retrieval pipeline in one call.
 //!
 //! 1. **Candidates** from three lists: BM25 over memories (and messages and observations when
 //!    asked), dense top-k when the client gives a query vector, and the graph — the memories

@@ -1,4 +1,4 @@
-//! Packing recalled candidates into a token budget (seed 002 "Context Packing"): a phase
+//! Packing recalled candidates into a token budget: a phase
 //! reserves a share of the budget for each class of memory, so that the gotchas of an
 //! implementation step are not crowded out by one long decision; what the shares leave unused
 //! goes to the best of the rest.

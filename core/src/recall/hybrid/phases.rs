@@ -1,6 +1,5 @@
 //! What counts more in each phase of the agent's work, whose word counts more, and how a
-//! phase's token budget is shared between memory types (seed 002 "Phase-Aware Scoring" and
-//! "Context Packing").
+//! phase's token budget is shared between memory types.
 
 /// The phases of work, in the seed's order.
 pub const PHASES: &[&str] = &[

@@ -1,5 +1,5 @@
-//! What kind of question a query is, and how much each candidate list counts for it (seed 002
-//! "Query Type Detection" and "Reciprocal Rank Fusion").
+//! What kind of question a query is, and how much each candidate list counts for it in
+//! the fusion.
 
 use crate::{Error, Result};
 
