@@ -10,7 +10,8 @@ use serde_json::{json, Value as Json};
 /// and the reflection threshold is reached, nothing unobserved), reflect (observations over
 /// the reflection threshold and nothing unobserved, so no message is left out of the
 /// reflection), activate (buffered chunks and pending tokens past the activation ratio),
-/// block (pending past block_after × threshold: observe before the next call), observe (past the threshold, or a reflection waits on unobserved messages),
+/// block (pending past block_after × threshold: observe before the next call), observe
+/// (past the threshold, or a reflection waits on unobserved messages),
 /// buffer (another `buffer_tokens` not yet covered by a chunk), buffer_reflection (the
 /// observations passed `reflection_buffer_at` of the reflection threshold and no reflection
 /// is buffered yet: reflect in the background), none.
