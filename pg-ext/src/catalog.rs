@@ -9,6 +9,7 @@
 //! catalog types, runs the core and returns a scalar or materialises the rows.
 
 use crate::conn::SpiConn;
+use crate::entry::{declaration, entry_point};
 use crate::error::{jsonb, ok};
 use agentmem_core::api::{self, Function, Nature, Returns, Type};
 use agentmem_core::{Conn, Error, Value};
@@ -72,49 +73,16 @@ pub fn create_all() {
     ok(SpiConn.execute_batch(&script));
 }
 
-/// Tells Postgres that `mem__call` uses the version-1 calling convention.
-#[no_mangle]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_mem__call() -> &'static pg_sys::Pg_finfo_record {
-    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1
-}
-
-/// The entry point of every catalog function. Errors and panics become Postgres errors.
-///
-/// # Safety
-/// Called by Postgres's function manager with a valid `fcinfo`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn mem__call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    // SAFETY: the guard turns a panic or a Rust-side error into an ereport; fcinfo is valid.
-    unsafe { pg_sys::submodules::panic::pgrx_extern_c_guard(|| call(fcinfo)) }
-}
-
-/// The catalog entry of the called function, looked up by name on the first call.
-unsafe fn function_of(fcinfo: pg_sys::FunctionCallInfo) -> &'static Function {
-    // SAFETY (whole function): fcinfo and its flinfo are valid for the call.
-    let flinfo = unsafe { &mut *(*fcinfo).flinfo };
-    if !flinfo.fn_extra.is_null() {
-        // SAFETY: only this function stores into fn_extra, and only &'static Function.
-        return unsafe { &*(flinfo.fn_extra as *const Function) };
-    }
-    let name = unsafe { pg_sys::get_func_name(flinfo.fn_oid) };
-    let f = (!name.is_null())
-        .then(|| unsafe { std::ffi::CStr::from_ptr(name) }.to_str().ok())
-        .flatten()
-        .and_then(api::find);
-    let f = ok(f.ok_or_else(|| {
-        Error::internal(format!(
-            "function {} is bound to mem__call but is not in agentmem's catalog",
-            flinfo.fn_oid.to_u32()
-        ))
-    }));
-    flinfo.fn_extra = f as *const Function as *mut std::ffi::c_void;
-    f
-}
+entry_point!(
+    /// The entry point of every catalog function.
+    mem__call,
+    pg_finfo_mem__call,
+    call
+);
 
 unsafe fn call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    let f = unsafe { function_of(fcinfo) };
+    // SAFETY: fcinfo is valid; mem__call's fn_extra holds catalog entries only.
+    let f: &Function = unsafe { declaration(fcinfo, "function catalog", api::find) };
     let nargs = usize::try_from(unsafe { (*fcinfo).nargs }).unwrap_or(0);
     let values = (0..nargs.min(f.args.len()))
         .map(|i| unsafe { argument(fcinfo, i, f.args[i].ty) })

@@ -13,6 +13,7 @@ use pgrx::prelude::*;
 
 mod catalog;
 mod conn;
+mod entry;
 mod error;
 mod functions;
 mod owner;

@@ -5,8 +5,10 @@
 //! [`Fired`] over the rows Postgres gave it, and returns the row a BEFORE trigger completed.
 
 use crate::conn::SpiConn;
+use crate::entry::{declaration, entry_point};
 use crate::error::ok;
 use crate::transition::NewRows;
+use agentmem_core::db::row::{Completion, Shape};
 use agentmem_core::triggers::{self, Fired, Rows, Timing, Trigger};
 use agentmem_core::{Conn, Error, Result, Row, Value};
 use pgrx::heap_tuple::PgHeapTuple;
@@ -64,32 +66,22 @@ impl Rows for PgRows<'_> {
         Ok(v.and_then(|v| v.into_iter().next()).unwrap_or(Value::Null))
     }
 
-    fn new_row(
-        &mut self,
-        _conn: &mut dyn Conn,
-        table: &str,
-        _noun: &'static str,
-        columns: &[&str],
-    ) -> Result<Row> {
+    fn new_row(&mut self, _conn: &mut dyn Conn, shape: Shape) -> Result<Row> {
         self.new
             .as_ref()
-            .map(|r| values(r, columns))
-            .ok_or_else(|| Error::internal(format!("a trigger on {table} fired without NEW")))
+            .map(|r| values(r, shape.columns))
+            .ok_or_else(|| {
+                Error::internal(format!("a trigger on {} fired without NEW", shape.table))
+            })
     }
 
     /// Writes the filled columns into `NEW`, each as its column's Postgres type.
-    fn complete(
-        &mut self,
-        _conn: &mut dyn Conn,
-        _seq: i64,
-        _table: &str,
-        changed: Vec<(&'static str, Value)>,
-    ) -> Result<()> {
+    fn complete(&mut self, _conn: &mut dyn Conn, done: Completion) -> Result<()> {
         let row = self
             .new
             .as_mut()
             .ok_or_else(|| Error::internal("a completing trigger fired without NEW"))?;
-        for (col, v) in changed {
+        for (col, v) in done.changed {
             let ty = row.get_attribute_by_name(col).map(|(_, a)| a.atttypid);
             let r = match ty {
                 Some(pg_sys::INT8OID) => row.set_by_name(col, v.as_i64()),
@@ -138,50 +130,20 @@ impl Rows for PgRows<'_> {
     }
 }
 
-/// Tells Postgres that `mem__trigger` uses the version-1 calling convention.
-#[no_mangle]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_mem__trigger() -> &'static pg_sys::Pg_finfo_record {
-    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1
-}
-
-/// The entry point of every trigger function. Errors and panics become Postgres errors.
-///
-/// # Safety
-/// Called by Postgres's function manager, as a trigger, with a valid `fcinfo`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn mem__trigger(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    // SAFETY: the guard turns a panic or a Rust-side error into an ereport; fcinfo is valid.
-    unsafe { pg_sys::submodules::panic::pgrx_extern_c_guard(|| fire(fcinfo)) }
-}
-
-/// The catalog entry of the called trigger function, looked up by name on the first call.
-unsafe fn trigger_of(fcinfo: pg_sys::FunctionCallInfo) -> &'static Trigger {
-    // SAFETY (whole function): fcinfo and its flinfo are valid for the call.
-    let flinfo = unsafe { &mut *(*fcinfo).flinfo };
-    if !flinfo.fn_extra.is_null() {
-        // SAFETY: only this function stores into fn_extra, and only &'static Trigger.
-        return unsafe { &*(flinfo.fn_extra as *const Trigger) };
-    }
-    let name = unsafe { pg_sys::get_func_name(flinfo.fn_oid) };
-    let t = (!name.is_null())
-        .then(|| unsafe { std::ffi::CStr::from_ptr(name) }.to_str().ok())
-        .flatten()
-        .and_then(triggers::find)
-        .filter(|t| t.in_postgres());
-    let t = ok(t.ok_or_else(|| {
-        Error::internal(format!(
-            "function {} is bound to mem__trigger but is not in agentmem's trigger catalog",
-            flinfo.fn_oid.to_u32()
-        ))
-    }));
-    flinfo.fn_extra = t as *const Trigger as *mut std::ffi::c_void;
-    t
-}
+entry_point!(
+    /// The entry point of every trigger function.
+    mem__trigger,
+    pg_finfo_mem__trigger,
+    fire
+);
 
 unsafe fn fire(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    let t = unsafe { trigger_of(fcinfo) };
+    // SAFETY: fcinfo is valid; mem__trigger's fn_extra holds trigger declarations only.
+    let t: &Trigger = unsafe {
+        declaration(fcinfo, "trigger catalog", |name| {
+            triggers::find(name).filter(|t| t.in_postgres())
+        })
+    };
     // SAFETY: Postgres called the function as a trigger (checked by from_fcinfo).
     let pg = ok(unsafe { PgTrigger::from_fcinfo(&*fcinfo) }
         .map_err(|e| Error::internal(format!("{} called not as a trigger: {e}", t.function))));

@@ -307,17 +307,6 @@ mod cache {
         }
     }
 
-    unsafe extern "C" fn x_connect(
-        db: *mut sqlite3,
-        aux: *mut c_void,
-        _argc: c_int,
-        _argv: *const *const c_char,
-        pp_vtab: *mut *mut sqlite3_vtab,
-        _err: *mut *mut c_char,
-    ) -> c_int {
-        eponymous::connect(db, aux, c"CREATE TABLE x(x)", pp_vtab)
-    }
-
     /// Finalizes and forgets the connection's statements (`sqlite3_close` disconnects its
     /// virtual tables before it checks for busy statements).
     unsafe extern "C" fn x_disconnect(vtab: *mut sqlite3_vtab) -> c_int {
@@ -340,7 +329,13 @@ mod cache {
 
     fn module() -> &'static Module {
         static MODULE: OnceLock<Module> = OnceLock::new();
-        MODULE.get_or_init(|| Module(eponymous::module(1, x_connect, x_disconnect)))
+        MODULE.get_or_init(|| {
+            Module(eponymous::module(
+                1,
+                eponymous::connect!(c"CREATE TABLE x(x)"),
+                x_disconnect,
+            ))
+        })
     }
 
     /// Registers the cache's table on `db`, which owns `state` from now on.

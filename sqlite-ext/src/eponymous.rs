@@ -62,12 +62,31 @@ pub fn module(
     m
 }
 
+/// An `xConnect` that declares the table `$schema` (a C string literal) and makes the [`Tab`]
+/// for the connection, whose state is the module's client data.
+macro_rules! connect {
+    ($schema:expr) => {{
+        unsafe extern "C" fn x_connect(
+            db: *mut sqlite_loadable::ext::sqlite3,
+            aux: *mut std::ffi::c_void,
+            _argc: std::ffi::c_int,
+            _argv: *const *const std::ffi::c_char,
+            pp_vtab: *mut *mut sqlite_loadable::ext::sqlite3_vtab,
+            _err: *mut *mut std::ffi::c_char,
+        ) -> std::ffi::c_int {
+            $crate::eponymous::connect_declaring(db, aux, $schema, pp_vtab)
+        }
+        x_connect
+    }};
+}
+pub(crate) use connect;
+
 /// The body of an `xConnect`: declares `schema` and makes the [`Tab`] for `db`, whose state is
 /// the module's client data `aux`.
 ///
 /// # Safety
 /// The arguments are those SQLite passed to `xConnect`.
-pub unsafe fn connect(
+pub unsafe fn connect_declaring(
     db: *mut sqlite3,
     aux: *mut c_void,
     schema: &CStr,

@@ -26,7 +26,7 @@ use agentmem_core::{triggers, Conn, Error, Result, Value};
 /// The trigger function whose work an insert here does, documents held.
 const INSERT_TRIGGER: &str = "mem__message_insert";
 use sqlite_loadable::ext::{sqlite3, sqlite3_value, sqlite3_vtab};
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
 
 const SQLITE_OK: c_int = 0;
@@ -52,17 +52,6 @@ unsafe fn guarded(vtab: *mut sqlite3_vtab, f: impl FnOnce(&mut SqliteConn) -> Re
             SQLITE_ERROR
         }
     }
-}
-
-unsafe extern "C" fn x_connect(
-    db: *mut sqlite3,
-    aux: *mut c_void,
-    _argc: c_int,
-    _argv: *const *const c_char,
-    pp_vtab: *mut *mut sqlite3_vtab,
-    _err: *mut *mut c_char,
-) -> c_int {
-    eponymous::connect(db, aux, c"CREATE TABLE x(seq INTEGER)", pp_vtab)
 }
 
 /// What the connection still holds goes with the connection's state, when it closes.
@@ -157,7 +146,11 @@ unsafe extern "C" fn x_rollback_to(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {
 fn module() -> &'static Module {
     static MODULE: OnceLock<Module> = OnceLock::new();
     MODULE.get_or_init(|| {
-        let mut m = eponymous::module(2, x_connect, x_disconnect);
+        let mut m = eponymous::module(
+            2,
+            eponymous::connect!(c"CREATE TABLE x(seq INTEGER)"),
+            x_disconnect,
+        );
         m.xUpdate = Some(x_update);
         m.xBegin = Some(x_begin);
         m.xSync = Some(x_sync);

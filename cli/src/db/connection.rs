@@ -4,6 +4,9 @@ use serde_json::Value as Json;
 
 pub type Result<T> = std::result::Result<T, String>;
 
+/// Where [`Db::each`] hands each row.
+pub type Sink<'a> = &'a mut dyn FnMut(Vec<Json>) -> Result<()>;
+
 /// A connection the CLI runs statements on.
 pub trait Db: Send {
     /// The text of parameter `n` (from 1) in this dialect.
@@ -11,12 +14,7 @@ pub trait Db: Send {
 
     /// Runs `sql` with text parameters and hands each row to `row`, as JSON values: NULL,
     /// numbers, text, booleans, and JSON where the database has a JSON type.
-    fn each(
-        &mut self,
-        sql: &str,
-        params: &[Option<&str>],
-        row: &mut dyn FnMut(Vec<Json>) -> Result<()>,
-    ) -> Result<()>;
+    fn each(&mut self, sql: &str, params: &[Option<&str>], row: Sink) -> Result<()>;
 }
 
 /// Bytes as lower-case hex (vectors, in JSON output).

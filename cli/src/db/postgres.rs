@@ -1,6 +1,6 @@
 //! A Postgres database where the agentmem extension is installed.
 
-use super::connection::{hex, Db, Result};
+use super::connection::{hex, Db, Result, Sink};
 use postgres::types::Type;
 use postgres::{Client, NoTls};
 use serde_json::Value as Json;
@@ -33,12 +33,7 @@ impl Db for Postgres {
         format!("${n}")
     }
 
-    fn each(
-        &mut self,
-        sql: &str,
-        params: &[Option<&str>],
-        row: &mut dyn FnMut(Vec<Json>) -> Result<()>,
-    ) -> Result<()> {
+    fn each(&mut self, sql: &str, params: &[Option<&str>], row: Sink) -> Result<()> {
         let stmt = self.client.prepare(sql).map_err(|e| message(&e))?;
         // Streamed: a large export is never held whole.
         let rows = self

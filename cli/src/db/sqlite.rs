@@ -1,6 +1,6 @@
 //! A SQLite file, with agentmem linked into this binary.
 
-use super::connection::{hex, Db, Result};
+use super::connection::{hex, Db, Result, Sink};
 use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 use std::sync::Once;
@@ -62,12 +62,7 @@ impl Db for Sqlite {
         format!("?{n}")
     }
 
-    fn each(
-        &mut self,
-        sql: &str,
-        params: &[Option<&str>],
-        row: &mut dyn FnMut(Vec<Json>) -> Result<()>,
-    ) -> Result<()> {
+    fn each(&mut self, sql: &str, params: &[Option<&str>], row: Sink) -> Result<()> {
         let mut stmt = self.conn.prepare(sql).map_err(|e| message(&e))?;
         let n = stmt.column_count();
         let mut rows = stmt

@@ -9,48 +9,45 @@
 use crate::error::echo;
 use crate::{Conn, Error, Result, Row, Value};
 
+/// Where a stored row lives and how the triggers read it back.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    /// The table the row belongs to.
+    pub table: &'static str,
+    /// What a row is called in errors (`message not found: 7`).
+    pub noun: &'static str,
+    /// The columns the row is read from, in field order.
+    pub columns: &'static [&'static str],
+}
+
 /// A row type the triggers read: from the row Postgres hands them, or back from the table by
 /// `seq` (SQLite's triggers run after the write).
 pub trait Stored: Sized {
-    /// The table the row belongs to.
-    const TABLE: &'static str;
-    /// What a row is called in errors (`message not found: 7`).
-    const NOUN: &'static str;
-    /// The columns the row is read from, in field order.
-    const COLUMNS: &'static [&'static str];
-    /// Reads the row from values in [`Stored::COLUMNS`] order, strictly typed.
+    const SHAPE: Shape;
+    /// Reads the row from values in the shape's column order, strictly typed.
     fn from_values(v: Row) -> Result<Self>;
 }
 
-/// Reads a stored row by `seq`.
-pub fn load<R: Stored>(conn: &mut dyn Conn, seq: i64) -> Result<R> {
-    R::from_values(load_columns(conn, R::TABLE, R::NOUN, R::COLUMNS, seq)?)
-}
-
-/// The `columns` of the row `seq` of `table`, a `noun` in errors (names the core declares,
-/// never data; JSON columns read as text).
-pub fn load_columns(
-    conn: &mut dyn Conn,
-    table: &str,
-    noun: &'static str,
-    columns: &[&str],
-    seq: i64,
-) -> Result<Row> {
+/// The columns of the row `seq` of the shape's table (names the core declares, never data;
+/// JSON columns read as text).
+pub fn load_columns(conn: &mut dyn Conn, shape: Shape, seq: i64) -> Result<Row> {
     let sql = format!(
-        "SELECT {} FROM {table} WHERE seq = ?1",
-        columns
+        "SELECT {} FROM {} WHERE seq = ?1",
+        shape
+            .columns
             .join(", ")
             .replace("metadata", "CAST(metadata AS TEXT)"),
+        shape.table,
     );
     conn.query(&sql, &[Value::Int(seq)])?
         .into_iter()
         .next()
-        .ok_or_else(|| Error::not_found(noun, seq.to_string()))
+        .ok_or_else(|| Error::not_found(shape.noun, seq.to_string()))
 }
 
 /// A row the triggers complete. The core alone says which columns it fills in and with what;
 /// Postgres writes them into `NEW` before the row is stored, SQLite (whose triggers run after)
-/// writes them back with [`store`]. A column added here reaches both.
+/// writes them back ([`store_columns`]). A column added here reaches both.
 pub trait Completed: Stored {
     /// The row's `seq` (its stable key while a trigger runs).
     fn seq(&self) -> i64;
@@ -58,40 +55,48 @@ pub trait Completed: Stored {
     fn filled(&self) -> Vec<(&'static str, Value)>;
 }
 
-/// Writes the filled-in columns a handler changed (`before` is the row as loaded, `after` as
-/// completed) to the stored row (SQLite's after-triggers).
-pub fn store<R: Completed>(conn: &mut dyn Conn, before: &R, after: &R) -> Result<()> {
-    let changed: Vec<(&'static str, Value)> = after
-        .filled()
-        .into_iter()
-        .zip(before.filled())
-        .filter(|((_, new), (_, old))| new != old)
-        .map(|(new, _)| new)
-        .collect();
-    store_columns(conn, R::TABLE, after.seq(), changed)
+/// What a completing handler changed of a row's filled-in columns.
+pub struct Completion {
+    pub table: &'static str,
+    pub seq: i64,
+    pub changed: Vec<(&'static str, Value)>,
 }
 
-/// Writes `changed` columns to the row `seq` of `table`. Only changed columns are named: every
-/// index on a named column is rewritten even when its value stays, and a message's `id` or
-/// `task_id` index entry is usually left as it was. The statement is made from the row type's
-/// own column names, never from data.
-pub fn store_columns(
-    conn: &mut dyn Conn,
-    table: &str,
-    seq: i64,
-    changed: Vec<(&'static str, Value)>,
-) -> Result<()> {
-    if changed.is_empty() {
+impl Completion {
+    /// The columns `after` (the completed row) fills in differently from `before` (the row as
+    /// it was read).
+    pub fn of<R: Completed>(before: &R, after: &R) -> Completion {
+        Completion {
+            table: R::SHAPE.table,
+            seq: after.seq(),
+            changed: after
+                .filled()
+                .into_iter()
+                .zip(before.filled())
+                .filter(|((_, new), (_, old))| new != old)
+                .map(|(new, _)| new)
+                .collect(),
+        }
+    }
+}
+
+/// Writes a completion's changed columns to the stored row (SQLite's after-triggers). Only
+/// changed columns are named: every index on a named column is rewritten even when its value
+/// stays, and a message's `id` or `task_id` index entry is usually left as it was. The
+/// statement is made from the row type's own column names, never from data.
+pub fn store_columns(conn: &mut dyn Conn, c: Completion) -> Result<()> {
+    if c.changed.is_empty() {
         return Ok(());
     }
-    let sets: Vec<String> = changed
+    let sets: Vec<String> = c
+        .changed
         .iter()
         .enumerate()
         .map(|(i, (name, _))| format!("{name} = ?{}", i + 2))
         .collect();
-    let sql = format!("UPDATE {table} SET {} WHERE seq = ?1", sets.join(", "));
-    let mut params = vec![Value::Int(seq)];
-    params.extend(changed.into_iter().map(|(_, v)| v));
+    let sql = format!("UPDATE {} SET {} WHERE seq = ?1", c.table, sets.join(", "));
+    let mut params = vec![Value::Int(c.seq)];
+    params.extend(c.changed.into_iter().map(|(_, v)| v));
     conn.execute(&sql, &params)?;
     Ok(())
 }

@@ -7,6 +7,7 @@ use crate::json_opts::Opts;
 use crate::om;
 use crate::recall::thread_context::{self, Candidate};
 use crate::search::rows::{self, Allowed};
+use crate::search::scoring::PARAM_OPTIONS;
 use crate::search::{self, SearchParams, SnippetSettings, NS_MESSAGES};
 use crate::threads::lifecycle;
 use crate::{Conn, Error, Result};
@@ -35,20 +36,14 @@ row! {
 /// The table whose rows the message namespace indexes.
 const TABLE: &str = "mem_messages";
 
+/// The options of `mem_search` besides those every searcher takes ([`PARAM_OPTIONS`]).
 const OPTIONS: &[&str] = &[
-    "limit",
     "thread_id",
     "resource_id",
     "role",
     "task_id",
     "since",
     "until",
-    "now",
-    "recency_weight",
-    "half_life_days",
-    "stem_weight",
-    "stopword_weight",
-    "proximity_weight",
     "context_weight",
     "snippet",
     "include_deleted",
@@ -140,7 +135,7 @@ pub struct Request {
 impl Request {
     /// Parses `mem_search` options.
     pub fn parse(options: Option<&str>) -> Result<Request> {
-        let o = Opts::parse("options", options, OPTIONS)?;
+        let o = Opts::parse("options", options, &[PARAM_OPTIONS, OPTIONS].concat())?;
         let params = SearchParams::from_options(&o, 10, MAX_LIMIT)?;
         let filters = Filters {
             thread_id: o.opt_str("thread_id")?,
@@ -165,16 +160,13 @@ impl Request {
         let mut snippet = SnippetSettings::default();
         if let Some(s) = o.opt_object("snippet")? {
             let so = Opts::parse("options.snippet", Some(&s), SNIPPET_OPTIONS)?;
-            if let Some(v) = so.opt_str("start")? {
-                snippet.start = v;
-            }
-            if let Some(v) = so.opt_str("end")? {
-                snippet.end = v;
-            }
-            if let Some(v) = so.opt_str("ellipsis")? {
-                snippet.ellipsis = v;
-            }
-            snippet.max_tokens = so.int("tokens", snippet.max_tokens as i64, 0, 1000)? as usize;
+            let d = snippet;
+            snippet = SnippetSettings {
+                start: so.opt_str("start")?.unwrap_or(d.start),
+                end: so.opt_str("end")?.unwrap_or(d.end),
+                ellipsis: so.opt_str("ellipsis")?.unwrap_or(d.ellipsis),
+                max_tokens: so.int("tokens", d.max_tokens as i64, 0, 1000)? as usize,
+            };
         }
         let context_weight = o
             .opt_f64("context_weight")?

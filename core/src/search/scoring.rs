@@ -84,23 +84,16 @@ impl SearchParams {
     /// The settings named in a searcher's options ([`PARAM_OPTIONS`]): `limit` (default
     /// `default_limit`, at most `max_limit`), `now`, the weights and `half_life_days`, checked.
     pub fn from_options(o: &Opts, default_limit: i64, max_limit: i64) -> Result<SearchParams> {
+        let d = SearchParams::default();
         let mut params = SearchParams {
             limit: o.int("limit", default_limit, 0, max_limit)? as usize,
             now: o.opt_int("now")?,
-            ..SearchParams::default()
+            recency_weight: o.opt_f64("recency_weight")?.unwrap_or(d.recency_weight),
+            stem_weight: o.opt_f64("stem_weight")?.unwrap_or(d.stem_weight),
+            stopword_weight: o.opt_f64("stopword_weight")?.unwrap_or(d.stopword_weight),
+            proximity_weight: o.opt_f64("proximity_weight")?.unwrap_or(d.proximity_weight),
+            ..d
         };
-        if let Some(w) = o.opt_f64("recency_weight")? {
-            params.recency_weight = w;
-        }
-        if let Some(w) = o.opt_f64("stem_weight")? {
-            params.stem_weight = w;
-        }
-        if let Some(w) = o.opt_f64("stopword_weight")? {
-            params.stopword_weight = w;
-        }
-        if let Some(w) = o.opt_f64("proximity_weight")? {
-            params.proximity_weight = w;
-        }
         if let Some(d) = o.opt_f64("half_life_days")? {
             if !(d.is_finite() && d > 0.0) {
                 return Err(Error::invalid(

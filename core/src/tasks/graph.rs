@@ -92,9 +92,11 @@ impl TaskRow {
 }
 
 impl crate::db::row::Stored for TaskRow {
-    const TABLE: &'static str = "mem_tasks";
-    const NOUN: &'static str = "task";
-    const COLUMNS: &'static [&'static str] = &TaskRow::COLUMNS;
+    const SHAPE: crate::db::row::Shape = crate::db::row::Shape {
+        table: "mem_tasks",
+        noun: "task",
+        columns: &TaskRow::COLUMNS,
+    };
 
     /// Reads values in [`TaskRow::COLUMNS`] order, strictly typed (see [`crate::db::row`]).
     fn from_values(v: Vec<Value>) -> Result<Self> {
@@ -161,9 +163,11 @@ impl DepRow {
 }
 
 impl crate::db::row::Stored for DepRow {
-    const TABLE: &'static str = "mem_task_deps";
-    const NOUN: &'static str = "dependency";
-    const COLUMNS: &'static [&'static str] = &DepRow::COLUMNS;
+    const SHAPE: crate::db::row::Shape = crate::db::row::Shape {
+        table: "mem_task_deps",
+        noun: "dependency",
+        columns: &DepRow::COLUMNS,
+    };
 
     fn from_values(v: Vec<Value>) -> Result<Self> {
         let mut c = Cells::new("mem_task_deps", &DepRow::COLUMNS, v);

@@ -98,9 +98,11 @@ impl Draft {
 }
 
 impl crate::db::row::Stored for Draft {
-    const TABLE: &'static str = "mem_messages";
-    const NOUN: &'static str = "message";
-    const COLUMNS: &'static [&'static str] = &Draft::COLUMNS;
+    const SHAPE: crate::db::row::Shape = crate::db::row::Shape {
+        table: "mem_messages",
+        noun: "message",
+        columns: &Draft::COLUMNS,
+    };
 
     /// Builds a draft from values in [`Draft::COLUMNS`] order, strictly typed (a plain SQLite
     /// `INSERT` of `created_at = 'yesterday'` is refused here, before anything is indexed).

@@ -236,9 +236,24 @@ pub struct Tool {
     pub name: &'static str,
     /// What the LLM reads to decide when and how to call it.
     pub description: &'static str,
-    /// The JSON Schema of the tool's arguments.
-    pub schema: fn() -> Json,
+    /// The tool's arguments: their JSON Schemas by name.
+    pub properties: fn() -> Json,
+    /// The arguments a call must pass.
+    pub required: &'static [&'static str],
     pub(crate) run: Run,
+}
+
+impl Tool {
+    /// The JSON Schema of the tool's arguments: an object of its properties, the required
+    /// ones required and no others allowed.
+    pub fn schema(&self) -> Json {
+        json!({
+            "type": "object",
+            "properties": (self.properties)(),
+            "required": self.required,
+            "additionalProperties": false,
+        })
+    }
 }
 
 /// Parses a tool call, runs it and answers JSON whatever happens: a call that fails — by

@@ -24,30 +24,22 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
 }
 
 /// The tool as the LLM sees it.
-pub(crate) const TOOL: Tool = Tool {
-    name: "graph_impact",
-    description: concat!(
-        "What breaks if you change a file or a symbol: everything in the project's code graph \
-         that depends on it (imports it, calls it, …), grouped by distance, with the files to \
-         re-check.\n\n",
-        target::naming!(),
-        "Example: { \"target\": \"src/auth/tokens.ts:verifyJwt\", \"maxDepth\": 3 }"
-    ),
-    schema,
-    run,
-};
+pub(crate) const TOOL: Tool = target::tool("graph_impact", DESCRIPTION, properties, run);
 
-fn schema() -> Json {
+const DESCRIPTION: &str = concat!(
+    "What breaks if you change a file or a symbol: everything in the project's code graph \
+     that depends on it (imports it, calls it, …), grouped by distance, with the files to \
+     re-check.\n\n",
+    target::naming!(),
+    "Example: { \"target\": \"src/auth/tokens.ts:verifyJwt\", \"maxDepth\": 3 }"
+);
+
+fn properties() -> Json {
     json!({
-        "type": "object",
-        "properties": {
-            "target": target::property(),
-            "maxDepth": {
-                "type": "integer", "minimum": 1, "maximum": bound::MAX_DEPTH,
-                "description": "How many hops of dependents (default: the project's depth)"
-            }
-        },
-        "required": ["target"],
-        "additionalProperties": false
+        "target": target::property(),
+        "maxDepth": {
+            "type": "integer", "minimum": 1, "maximum": bound::MAX_DEPTH,
+            "description": "How many hops of dependents (default: the project's depth)"
+        }
     })
 }

@@ -83,46 +83,38 @@ fn neighbor(r: &Reached, target: &str) -> Json {
 }
 
 /// The tool as the LLM sees it.
-pub(crate) const TOOL: Tool = Tool {
-    name: "graph_neighbors",
-    description: concat!(
-        "What is around a file or a symbol in the project's code graph: what it uses \
-         (direction \"out\": the files it imports, the functions it calls, …) and what uses it \
-         (\"in\"), nearest first, with the relation (\"via\") and the files to read.\n\n",
-        target::naming!(),
-        "Example: { \"target\": \"src/auth/login.ts\", \"direction\": \"out\", \"maxDepth\": 2 }"
-    ),
-    schema,
-    run,
-};
+pub(crate) const TOOL: Tool = target::tool("graph_neighbors", DESCRIPTION, properties, run);
 
-fn schema() -> Json {
+const DESCRIPTION: &str = concat!(
+    "What is around a file or a symbol in the project's code graph: what it uses \
+     (direction \"out\": the files it imports, the functions it calls, …) and what uses it \
+     (\"in\"), nearest first, with the relation (\"via\") and the files to read.\n\n",
+    target::naming!(),
+    "Example: { \"target\": \"src/auth/login.ts\", \"direction\": \"out\", \"maxDepth\": 2 }"
+);
+
+fn properties() -> Json {
     json!({
-        "type": "object",
-        "properties": {
-            "target": target::property(),
-            "direction": {
-                "type": "string", "enum": ["out", "in", "both"],
-                "description": "out: what the target uses; in: what uses it; both (default)"
-            },
-            "maxDepth": {
-                "type": "integer", "minimum": 1, "maximum": bound::MAX_DEPTH,
-                "description": "How many hops (default 1: direct neighbors)"
-            },
-            "edgeTypes": {
-                "type": "array", "items": { "type": "string" },
-                "description": "Only these relations, e.g. [\"imports\", \"calls\"]"
-            },
-            "nodeTypes": {
-                "type": "array", "items": { "type": "string" },
-                "description": "Only nodes of these types, e.g. [\"file\"]"
-            },
-            "limit": {
-                "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                "description": "At most this many neighbors (default 30)"
-            }
+        "target": target::property(),
+        "direction": {
+            "type": "string", "enum": ["out", "in", "both"],
+            "description": "out: what the target uses; in: what uses it; both (default)"
         },
-        "required": ["target"],
-        "additionalProperties": false
+        "maxDepth": {
+            "type": "integer", "minimum": 1, "maximum": bound::MAX_DEPTH,
+            "description": "How many hops (default 1: direct neighbors)"
+        },
+        "edgeTypes": {
+            "type": "array", "items": { "type": "string" },
+            "description": "Only these relations, e.g. [\"imports\", \"calls\"]"
+        },
+        "nodeTypes": {
+            "type": "array", "items": { "type": "string" },
+            "description": "Only nodes of these types, e.g. [\"file\"]"
+        },
+        "limit": {
+            "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+            "description": "At most this many neighbors (default 30)"
+        }
     })
 }

@@ -70,38 +70,34 @@ pub(crate) const TOOL: Tool = Tool {
         Examples:\n\
         - { \"query\": \"why does login fail on staging\", \"phase\": \"validate\" }\n\
         - { \"query\": \"token refresh\", \"currentFiles\": [\"src/auth/refresh.ts\"] }",
-    schema,
+    properties,
+    required: &["query"],
     run,
 };
 
-fn schema() -> Json {
+fn properties() -> Json {
     json!({
-        "type": "object",
-        "properties": {
-            "query": { "type": "string", "description": "What you want to know" },
-            "phase": {
-                "type": "string", "enum": PHASES,
-                "description": "The phase of your work: weighs the memory types that matter in it"
-            },
-            "currentFiles": {
-                "type": "array", "items": { "type": "string" },
-                "description": "Files you are working in"
-            },
-            "types": {
-                "type": "array", "items": { "type": "string", "enum": TYPES },
-                "description": "Only memories of these types"
-            },
-            "kinds": {
-                "type": "array", "items": { "type": "string", "enum": KIND_NAMES },
-                "description": "What to recall from (default: memories only)"
-            },
-            "limit": { "type": "integer", "minimum": 1, "maximum": 100, "default": 10 },
-            "budget": {
-                "type": "integer", "minimum": 1, "maximum": 100000,
-                "description": "Most tokens the results may take (default: the phase's budget)"
-            }
+        "query": { "type": "string", "description": "What you want to know" },
+        "phase": {
+            "type": "string", "enum": PHASES,
+            "description": "The phase of your work: weighs the memory types that matter in it"
         },
-        "required": ["query"],
-        "additionalProperties": false
+        "currentFiles": {
+            "type": "array", "items": { "type": "string" },
+            "description": "Files you are working in"
+        },
+        "types": {
+            "type": "array", "items": { "type": "string", "enum": TYPES },
+            "description": "Only memories of these types"
+        },
+        "kinds": {
+            "type": "array", "items": { "type": "string", "enum": KIND_NAMES },
+            "description": "What to recall from (default: memories only)"
+        },
+        "limit": { "type": "integer", "minimum": 1, "maximum": 100, "default": 10 },
+        "budget": {
+            "type": "integer", "minimum": 1, "maximum": 100000,
+            "description": "Most tokens the results may take (default: the phase's budget)"
+        }
     })
 }

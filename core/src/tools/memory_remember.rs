@@ -66,27 +66,23 @@ pub(crate) const TOOL: Tool = Tool {
         Examples:\n\
         - { \"type\": \"gotcha\", \"content\": \"Run the migrations before the e2e tests.\", \"relatedFiles\": [\"e2e/login.spec.ts\"] }\n\
         - { \"type\": \"decision\", \"content\": \"JWT over sessions: the API is stateless.\" }",
-    schema,
+    properties,
+    required: &["type", "content"],
     run,
 };
 
-fn schema() -> Json {
+fn properties() -> Json {
     json!({
-        "type": "object",
-        "properties": {
-            "type": { "type": "string", "enum": TYPES, "description": "What kind of memory" },
-            "content": {
-                "type": "string", "maxLength": remember::MAX_CONTENT,
-                "description": "The fact, self-contained"
-            },
-            "tags": { "type": "array", "items": { "type": "string" } },
-            "relatedFiles": {
-                "type": "array", "items": { "type": "string" },
-                "description": "Files the memory is about"
-            },
-            "confidence": { "type": "number", "minimum": 0, "maximum": 1, "default": 0.8 }
+        "type": { "type": "string", "enum": TYPES, "description": "What kind of memory" },
+        "content": {
+            "type": "string", "maxLength": remember::MAX_CONTENT,
+            "description": "The fact, self-contained"
         },
-        "required": ["type", "content"],
-        "additionalProperties": false
+        "tags": { "type": "array", "items": { "type": "string" } },
+        "relatedFiles": {
+            "type": "array", "items": { "type": "string" },
+            "description": "Files the memory is about"
+        },
+        "confidence": { "type": "number", "minimum": 0, "maximum": 1, "default": 0.8 }
     })
 }

@@ -86,22 +86,18 @@ pub(crate) const TOOL: Tool = Tool {
         Examples:\n\
         - Find auth code: { \"action\": \"search\", \"query\": \"LoginSchema\", \"limit\": 1 }\n\
         - Find past discussions: { \"action\": \"search\", \"query\": \"JWT token\", \"limit\": 2 }",
-    schema: schema,
+    properties,
+    required: &["action", "query"],
     run,
 };
 
-fn schema() -> Json {
+fn properties() -> Json {
     json!({
-        "type": "object",
-        "properties": {
-            "action": { "type": "string", "enum": ["search"] },
-            "query": { "type": "string", "description": "Search keywords - be specific" },
-            "limit": {
-                "type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 1,
-                "description": "How many results to return"
-            }
-        },
-        "required": ["action", "query"],
-        "additionalProperties": false
+        "action": { "type": "string", "enum": ["search"] },
+        "query": { "type": "string", "description": "Search keywords - be specific" },
+        "limit": {
+            "type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 1,
+            "description": "How many results to return"
+        }
     })
 }

@@ -42,7 +42,7 @@ pub fn definitions(format: Option<&str>) -> Result<String> {
     let defs: Vec<Json> = TOOLS
         .iter()
         .map(|t| {
-            let (name, description, schema) = (t.name, t.description, (t.schema)());
+            let (name, description, schema) = (t.name, t.description, t.schema());
             match format {
                 "openai" => json!({
                     "type": "function",

@@ -1,7 +1,7 @@
 //! How the LLM names a node of the code graph: as it knows it — a path, `path:symbol`, or a
 //! node id — found within the context's resource.
 
-use super::call::Failure;
+use super::call::{Failure, Run, Tool};
 use crate::{Conn, Value};
 use serde_json::{json, Value as Json};
 
@@ -14,6 +14,23 @@ macro_rules! naming {
     };
 }
 pub(crate) use naming;
+
+/// A graph tool: it takes a `target` (and the other `properties`); its description says how
+/// to name one.
+pub(crate) const fn tool(
+    name: &'static str,
+    description: &'static str,
+    properties: fn() -> Json,
+    run: Run,
+) -> Tool {
+    Tool {
+        name,
+        description,
+        properties,
+        required: &["target"],
+        run,
+    }
+}
 
 /// The `target` argument in a graph tool's JSON Schema.
 pub(crate) fn property() -> Json {

@@ -316,32 +316,28 @@ pub(crate) const QUERY: Tool = Tool {
         - Show task: { \"action\": \"show\", \"id\": \"task-123\" }\n\
         - List closed: { \"action\": \"list\", \"status\": \"closed\" }\n\
         - Search tasks: { \"action\": \"search\", \"query\": \"login\", \"limit\": 3 }",
-    schema: query_schema,
+    properties: query_properties,
+    required: &["action"],
     run: run_query,
 };
 
-fn query_schema() -> Json {
+fn query_properties() -> Json {
     json!({
-        "type": "object",
-        "properties": {
-            "action": { "type": "string", "enum": ["ready", "show", "list", "search"] },
-            "id": { "type": "string", "description": "show: the task's id" },
-            "status": {
-                "type": "string", "enum": tasks::STATUSES,
-                "description": "list: only tasks with this status"
-            },
-            "query": { "type": "string", "description": "search: keywords" },
-            "limit": {
-                "type": "integer", "minimum": 1,
-                "description": "ready (default 5), list (100), search (3): how many tasks"
-            },
-            "includeMessages": {
-                "type": "boolean", "default": false,
-                "description": "search: also the messages that match the query"
-            }
+        "action": { "type": "string", "enum": ["ready", "show", "list", "search"] },
+        "id": { "type": "string", "description": "show: the task's id" },
+        "status": {
+            "type": "string", "enum": tasks::STATUSES,
+            "description": "list: only tasks with this status"
         },
-        "required": ["action"],
-        "additionalProperties": false
+        "query": { "type": "string", "description": "search: keywords" },
+        "limit": {
+            "type": "integer", "minimum": 1,
+            "description": "ready (default 5), list (100), search (3): how many tasks"
+        },
+        "includeMessages": {
+            "type": "boolean", "default": false,
+            "description": "search: also the messages that match the query"
+        }
     })
 }
 
@@ -363,61 +359,57 @@ pub(crate) const MUTATE: Tool = Tool {
         - Add dependency: { \"action\": \"dep\", \"taskId\": \"task-2\", \"dependsOn\": \"task-1\" }\n\
         - Link message: { \"action\": \"link\", \"taskId\": \"task-1\", \"messageId\": \"msg-123\" }\n\
         - Update context: { \"action\": \"update_context\", \"content\": \"## Tech Stack\\n- Testing: Vitest\", \"scope\": \"resource\" }",
-    schema: mutate_schema,
+    properties: mutate_properties,
+    required: &["action"],
     run: run_mutate,
 };
 
-fn mutate_schema() -> Json {
+fn mutate_properties() -> Json {
     json!({
-        "type": "object",
-        "properties": {
-            "action": {
-                "type": "string",
-                "enum": ["create", "claim", "close", "dep", "link", "update_context"]
-            },
-            "title": { "type": "string", "description": "create: the task's title" },
-            "description": { "type": "string", "description": "create: what is to be done" },
-            "priority": {
-                "type": "integer", "minimum": 0, "maximum": 4,
-                "description": "create: 0 (highest) to 4, default 2"
-            },
-            "type": {
-                "type": "string",
-                "description": format!(
-                    "create: the kind of task ({}); dep: the kind of dependency ({}, default blocks)",
-                    tasks::TYPES.join(", "),
-                    tasks::DEP_TYPES.join(", ")
-                )
-            },
-            "labels": { "type": "array", "items": { "type": "string" }, "description": "create: labels" },
-            "parent": { "type": "string", "description": "create: the epic it belongs to" },
-            "resourceId": {
-                "type": "string",
-                "description": "create: the project the task belongs to, when the agent set none"
-            },
-            "id": { "type": "string", "description": "claim, close: the task's id" },
-            "reason": {
-                "type": "string", "enum": tasks::CLOSE_REASONS,
-                "description": "close: why the task is closed"
-            },
-            "summary": { "type": "string", "description": "close: what was done" },
-            "taskId": { "type": "string", "description": "dep, link: the task" },
-            "dependsOn": { "type": "string", "description": "dep: the task it waits for" },
-            "add": {
-                "type": "boolean", "default": true,
-                "description": "dep: false removes the dependency"
-            },
-            "messageId": { "type": "string", "description": "link: the message" },
-            "content": {
-                "type": "string",
-                "description": "update_context: the new markdown content for project context/working memory"
-            },
-            "scope": {
-                "type": "string", "enum": ["resource", "thread"], "default": "resource",
-                "description": "update_context: whose working memory"
-            }
+        "action": {
+            "type": "string",
+            "enum": ["create", "claim", "close", "dep", "link", "update_context"]
         },
-        "required": ["action"],
-        "additionalProperties": false
+        "title": { "type": "string", "description": "create: the task's title" },
+        "description": { "type": "string", "description": "create: what is to be done" },
+        "priority": {
+            "type": "integer", "minimum": 0, "maximum": 4,
+            "description": "create: 0 (highest) to 4, default 2"
+        },
+        "type": {
+            "type": "string",
+            "description": format!(
+                "create: the kind of task ({}); dep: the kind of dependency ({}, default blocks)",
+                tasks::TYPES.join(", "),
+                tasks::DEP_TYPES.join(", ")
+            )
+        },
+        "labels": { "type": "array", "items": { "type": "string" }, "description": "create: labels" },
+        "parent": { "type": "string", "description": "create: the epic it belongs to" },
+        "resourceId": {
+            "type": "string",
+            "description": "create: the project the task belongs to, when the agent set none"
+        },
+        "id": { "type": "string", "description": "claim, close: the task's id" },
+        "reason": {
+            "type": "string", "enum": tasks::CLOSE_REASONS,
+            "description": "close: why the task is closed"
+        },
+        "summary": { "type": "string", "description": "close: what was done" },
+        "taskId": { "type": "string", "description": "dep, link: the task" },
+        "dependsOn": { "type": "string", "description": "dep: the task it waits for" },
+        "add": {
+            "type": "boolean", "default": true,
+            "description": "dep: false removes the dependency"
+        },
+        "messageId": { "type": "string", "description": "link: the message" },
+        "content": {
+            "type": "string",
+            "description": "update_context: the new markdown content for project context/working memory"
+        },
+        "scope": {
+            "type": "string", "enum": ["resource", "thread"], "default": "resource",
+            "description": "update_context: whose working memory"
+        }
     })
 }

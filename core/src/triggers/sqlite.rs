@@ -3,7 +3,7 @@
 
 use super::catalog::{find, TRIGGERS};
 use super::trigger::{Fired, Rows, Trigger};
-use crate::db::row;
+use crate::db::row::{self, Completion, Shape};
 use crate::{Conn, Error, Result, Row, Value};
 
 /// The SQL functions SQLite's triggers call, one per trigger function.
@@ -78,28 +78,16 @@ impl Rows for SqliteRows {
         Ok(self.args[offset + i].clone())
     }
 
-    fn new_row(
-        &mut self,
-        conn: &mut dyn Conn,
-        table: &str,
-        noun: &'static str,
-        columns: &[&str],
-    ) -> Result<Row> {
+    fn new_row(&mut self, conn: &mut dyn Conn, shape: Shape) -> Result<Row> {
         let seq = self
             .value(true, "seq")?
             .as_i64()
             .ok_or_else(|| Error::invalid("seq", "must be an integer"))?;
-        row::load_columns(conn, table, noun, columns, seq)
+        row::load_columns(conn, shape, seq)
     }
 
-    fn complete(
-        &mut self,
-        conn: &mut dyn Conn,
-        seq: i64,
-        table: &str,
-        changed: Vec<(&'static str, Value)>,
-    ) -> Result<()> {
-        row::store_columns(conn, table, seq, changed)
+    fn complete(&mut self, conn: &mut dyn Conn, done: Completion) -> Result<()> {
+        row::store_columns(conn, done)
     }
 
     fn completes_after_write(&self) -> bool {

@@ -2,7 +2,7 @@
 //! its handler reads, the handler — and one firing of it, as the handler sees it, whichever
 //! database fired it.
 
-use crate::db::row::{Completed, Stored};
+use crate::db::row::{Completed, Completion, Shape, Stored};
 use crate::{Conn, Error, Result, Row, Value};
 
 /// A change a trigger fires on.
@@ -99,23 +99,11 @@ pub trait Rows {
 
     /// The whole `NEW` row as `R` (Postgres: the row it is about to write; SQLite: the stored
     /// row, by `seq`).
-    fn new_row(
-        &mut self,
-        conn: &mut dyn Conn,
-        table: &str,
-        noun: &'static str,
-        columns: &[&str],
-    ) -> Result<Row>;
+    fn new_row(&mut self, conn: &mut dyn Conn, shape: Shape) -> Result<Row>;
 
     /// A completing handler's row is complete: Postgres writes the filled columns into `NEW`;
     /// SQLite writes those that changed back to the stored row.
-    fn complete(
-        &mut self,
-        conn: &mut dyn Conn,
-        seq: i64,
-        table: &str,
-        changed: Vec<(&'static str, Value)>,
-    ) -> Result<()>;
+    fn complete(&mut self, conn: &mut dyn Conn, done: Completion) -> Result<()>;
 
     /// Whether a completing handler runs after the row was written (SQLite, whose triggers
     /// cannot change `NEW`) rather than before (Postgres).
@@ -180,13 +168,14 @@ impl<'a> Fired<'a> {
 
     /// The whole `NEW` row, read as `R`.
     pub fn new_row<R: Stored>(&mut self, conn: &mut dyn Conn) -> Result<R> {
-        R::from_values(self.rows.new_row(conn, R::TABLE, R::NOUN, R::COLUMNS)?)
+        R::from_values(self.rows.new_row(conn, R::SHAPE)?)
     }
 
     /// The `OLD` row, read as `R` from the columns the trigger reads of it (the trigger
-    /// declares `R::COLUMNS` as its `old`).
+    /// declares the shape's columns as its `old`).
     pub fn old_row<R: Stored>(&mut self) -> Result<R> {
-        let values = R::COLUMNS
+        let values = R::SHAPE
+            .columns
             .iter()
             .map(|c| self.old(c))
             .collect::<Result<Row>>()?;
@@ -201,17 +190,11 @@ impl<'a> Fired<'a> {
         before: &R,
         after: &R,
     ) -> Result<()> {
-        let changed: Vec<(&'static str, Value)> = after
-            .filled()
-            .into_iter()
-            .zip(before.filled())
-            .filter(|((_, new), (_, old))| new != old)
-            .map(|(new, _)| new)
-            .collect();
-        if changed.is_empty() {
+        let done = Completion::of(before, after);
+        if done.changed.is_empty() {
             return Ok(());
         }
-        self.rows.complete(conn, after.seq(), R::TABLE, changed)
+        self.rows.complete(conn, done)
     }
 
     /// Whether the handler runs after the row was written (SQLite's completing triggers) or
