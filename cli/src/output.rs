@@ -110,7 +110,7 @@ fn cell(column: &str, v: &Json, width: usize) -> String {
 
 /// Epoch milliseconds as `YYYY-MM-DD HH:MM:SS` UTC (the core's calendar, seconds added).
 pub fn utc(ms: i64) -> String {
-    let (y, mo, d, h, mi) = agentmem_core::om::time::parts(ms);
+    let (y, mo, d, h, mi) = agentmem_core::time::parts(ms);
     format!(
         "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{:02}",
         ms.div_euclid(1000).rem_euclid(60)

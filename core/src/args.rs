@@ -3,12 +3,12 @@
 use crate::{Error, Result};
 
 /// A required text argument.
-pub fn required<'a>(arg: &str, v: Option<&'a str>) -> Result<&'a str> {
+pub(crate) fn required<'a>(arg: &str, v: Option<&'a str>) -> Result<&'a str> {
     v.ok_or_else(|| Error::invalid(arg, "must not be NULL"))
 }
 
 /// Checks `v` against a list of allowed values.
-pub fn check_one_of(arg: &str, v: &str, allowed: &[&str]) -> Result<()> {
+pub(crate) fn check_one_of(arg: &str, v: &str, allowed: &[&str]) -> Result<()> {
     if allowed.contains(&v) {
         Ok(())
     } else {
@@ -26,7 +26,7 @@ pub fn check_one_of(arg: &str, v: &str, allowed: &[&str]) -> Result<()> {
 /// Refuses text holding U+0000: Postgres' `text` and `jsonb` cannot hold it (a C string ends
 /// there, so the rest would be lost), and both databases must give the same answer, so no
 /// text with it is taken anywhere. The error names the argument and the character.
-pub fn no_nul(arg: &str, v: &str) -> Result<()> {
+pub(crate) fn no_nul(arg: &str, v: &str) -> Result<()> {
     match v.find('\0') {
         None => Ok(()),
         Some(at) => Err(nul_error(arg, v[..at].chars().count())),
@@ -34,7 +34,7 @@ pub fn no_nul(arg: &str, v: &str) -> Result<()> {
 }
 
 /// The error for U+0000 at character `at` (0-based) of argument `arg`.
-pub fn nul_error(arg: &str, at: usize) -> Error {
+pub(crate) fn nul_error(arg: &str, at: usize) -> Error {
     Error::invalid(
         arg,
         format!("contains U+0000 (NUL) at character {at}; text cannot hold it"),

@@ -43,7 +43,7 @@ pub struct Field {
 }
 
 /// The SQL name of a Rust identifier as `stringify!` spells it: `r#type` is `type`.
-pub const fn sql_name(ident: &'static str) -> &'static str {
+pub(crate) const fn sql_name(ident: &'static str) -> &'static str {
     match ident.as_bytes() {
         [b'r', b'#', rest @ ..] => match std::str::from_utf8(rest) {
             Ok(name) => name,
@@ -55,10 +55,10 @@ pub const fn sql_name(ident: &'static str) -> &'static str {
 
 /// JSON text in a result column (Postgres `jsonb`, SQLite text).
 #[derive(Clone, Debug, PartialEq)]
-pub struct JsonText(pub String);
+pub(crate) struct JsonText(pub String);
 
 /// A Rust type that fills a result column: the column's SQL type and the value.
-pub trait Column {
+pub(crate) trait Column {
     const TYPE: Type;
     fn into_value(self) -> Value;
 }
@@ -108,7 +108,7 @@ impl<T: Column> Column for Option<T> {
 
 /// A table function's row: a struct whose fields are the result columns, in order. Declared
 /// with [`row!`], which derives both items from the struct.
-pub trait Columns {
+pub(crate) trait Columns {
     const COLUMNS: &'static [Field];
     fn into_values(self) -> Row;
 }
@@ -116,7 +116,7 @@ pub trait Columns {
 /// The columns of `R` that the statement reads, so that a table function can skip costly
 /// work for a column nobody reads (SQLite says which; Postgres reads every column). [`row!`]
 /// gives it one method per column: `wanted.snippet()`.
-pub struct Wanted<R> {
+pub(crate) struct Wanted<R> {
     /// Bit i: column i is read (bit 63 stands for every column from 63 on).
     mask: u64,
     row: PhantomData<fn() -> R>,
@@ -132,12 +132,13 @@ impl<R> Copy for Wanted<R> {}
 
 impl<R> Wanted<R> {
     /// Every column.
-    pub fn all() -> Self {
+    #[cfg(test)]
+    pub(crate) fn all() -> Self {
         Wanted::mask(u64::MAX)
     }
 
     /// The columns whose bits are set in `mask`.
-    pub fn mask(mask: u64) -> Self {
+    pub(crate) fn mask(mask: u64) -> Self {
         Wanted {
             mask,
             row: PhantomData,
@@ -145,13 +146,13 @@ impl<R> Wanted<R> {
     }
 
     /// Whether column `i` is read ([`row!`]'s per-column methods call it).
-    pub fn reads_column(&self, i: usize) -> bool {
+    pub(crate) fn reads_column(&self, i: usize) -> bool {
         self.mask & (1 << i.min(63)) != 0
     }
 }
 
 /// The position of the column called `name` (for [`row!`], at compile time).
-pub const fn position(columns: &[Field], name: &str) -> usize {
+pub(crate) const fn position(columns: &[Field], name: &str) -> usize {
     let mut i = 0;
     while i < columns.len() {
         let (a, b) = (columns[i].name.as_bytes(), name.as_bytes());
@@ -191,6 +192,7 @@ macro_rules! row {
         }
     ) => {
         $(#[$meta])*
+        #[cfg_attr(feature = "testing", visibility::make(pub))]
         $vis struct $name {
             $( $(#[$fmeta])* $fvis $field: $ty ),*
         }
@@ -212,7 +214,7 @@ macro_rules! row {
         impl $crate::columns::Wanted<$name> {
             $(
                 /// Whether the statement reads this column.
-                pub fn $field(&self) -> bool {
+                pub(crate) fn $field(&self) -> bool {
                     self.reads_column(const {
                         $crate::columns::position(
                             <$name as $crate::columns::Columns>::COLUMNS,

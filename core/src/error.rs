@@ -74,19 +74,19 @@ impl fmt::Display for Error {
 }
 
 /// Longest error message, in characters, before it is cut.
-pub const MAX_MESSAGE_CHARS: usize = 1000;
+pub(crate) const MAX_MESSAGE_CHARS: usize = 1000;
 /// Longest value quoted inside an error message, in characters, before it is cut.
-pub const MAX_ECHO_CHARS: usize = 80;
+pub(crate) const MAX_ECHO_CHARS: usize = 80;
 
 /// A caller's value as an error message quotes it: in double quotes, control characters
 /// escaped (`\n`, `\u{1b}`), and cut after [`MAX_ECHO_CHARS`] characters with an ellipsis and
 /// the full length, so a 10 MB argument gives a one-line error.
-pub fn echo(value: &str) -> String {
+pub(crate) fn echo(value: &str) -> String {
     format!("\"{}\"", echo_bare(value))
 }
 
 /// [`echo`] without the quotes (ids after "not found:").
-pub fn echo_bare(value: &str) -> String {
+pub(crate) fn echo_bare(value: &str) -> String {
     escape_and_cut(value, MAX_ECHO_CHARS)
 }
 
@@ -112,7 +112,7 @@ impl std::error::Error for Error {}
 
 /// A list of names as an error message shows it: all of them when few, else the first and
 /// last few around a count (a cycle through 10 000 tasks stays readable).
-pub fn echo_list(items: &[String], sep: &str) -> String {
+pub(crate) fn echo_list(items: &[String], sep: &str) -> String {
     const HEAD: usize = 8;
     const TAIL: usize = 3;
     let show = |s: &String| echo_bare(s);
@@ -155,7 +155,7 @@ impl Error {
 }
 
 /// What a call made before the schema exists is told.
-pub const UNINITIALISED: &str = "agentmem schema not initialised: run SELECT mem_init()";
+pub(crate) const UNINITIALISED: &str = "agentmem schema not initialised: run SELECT mem_init()";
 
 #[cfg(test)]
 mod tests {

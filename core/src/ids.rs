@@ -4,15 +4,16 @@
 use crate::{Error, Result};
 
 /// Longest caller-supplied id accepted.
-pub const MAX_ID_LEN: usize = 200;
+pub(crate) const MAX_ID_LEN: usize = 200;
 
 /// A new UUID v7 in its canonical text form.
-pub fn new_id() -> String {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
 /// Checks a caller-supplied id: non-empty, at most [`MAX_ID_LEN`] bytes, no control characters.
-pub fn check_id(arg: &str, id: &str) -> Result<()> {
+pub(crate) fn check_id(arg: &str, id: &str) -> Result<()> {
     if id.is_empty() {
         return Err(Error::invalid(arg, "must not be empty"));
     }

@@ -7,7 +7,7 @@ use crate::{Error, Result};
 use serde_json::{Map, Value as Json};
 
 /// `text` parsed as JSON; `arg` names it in errors (malformed JSON, U+0000 in a string).
-pub fn parse(arg: &str, text: &str) -> Result<Json> {
+pub(crate) fn parse(arg: &str, text: &str) -> Result<Json> {
     let v: Json = serde_json::from_str(text)
         .map_err(|e| Error::invalid(arg, format!("malformed JSON: {e}")))?;
     check(arg, &v)?;
@@ -15,7 +15,7 @@ pub fn parse(arg: &str, text: &str) -> Result<Json> {
 }
 
 /// Refuses U+0000 in any string or key of `v`, naming its path under `arg`.
-pub fn check(arg: &str, v: &Json) -> Result<()> {
+pub(crate) fn check(arg: &str, v: &Json) -> Result<()> {
     match v {
         Json::String(s) => crate::args::no_nul(arg, s),
         Json::Array(items) => items
@@ -28,7 +28,7 @@ pub fn check(arg: &str, v: &Json) -> Result<()> {
 }
 
 /// [`check`] for an object's keys and values.
-pub fn check_object(arg: &str, m: &Map<String, Json>) -> Result<()> {
+pub(crate) fn check_object(arg: &str, m: &Map<String, Json>) -> Result<()> {
     m.iter().try_for_each(|(k, x)| {
         if let Some(at) = k.find('\0') {
             return Err(nul_error(

@@ -7,7 +7,8 @@ use crate::{Error, Result};
 use serde_json::{Map, Value as Json};
 
 /// A parsed options object; getters check the type of the key they read.
-pub struct Opts {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Opts {
     arg: &'static str,
     map: Map<String, Json>,
 }
@@ -15,7 +16,8 @@ pub struct Opts {
 impl Opts {
     /// Parses `text` as a JSON object. SQL NULL, an empty string and `null` mean no options.
     /// `allowed` lists the keys this function understands.
-    pub fn parse(arg: &'static str, text: Option<&str>, allowed: &[&str]) -> Result<Self> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn parse(arg: &'static str, text: Option<&str>, allowed: &[&str]) -> Result<Self> {
         let map = match text.map(str::trim) {
             None | Some("") => Map::new(),
             Some(t) => match crate::json_input::parse(arg, t)? {
@@ -46,21 +48,22 @@ impl Opts {
     }
 
     /// The key is present (possibly `null`): for updates, where `null` clears a field.
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.map.contains_key(key)
     }
 
     /// The key is present and `null`.
-    pub fn is_null(&self, key: &str) -> bool {
+    pub(crate) fn is_null(&self, key: &str) -> bool {
         self.has(key) && self.get(key).is_none()
     }
 
     /// The key's full name for messages, e.g. `options.limit`.
-    pub fn name(&self, key: &str) -> String {
+    pub(crate) fn name(&self, key: &str) -> String {
         format!("{}.{key}", self.arg)
     }
 
-    pub fn opt_int(&self, key: &str) -> Result<Option<i64>> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn opt_int(&self, key: &str) -> Result<Option<i64>> {
         self.get(key)
             .map(|v| {
                 v.as_i64()
@@ -70,7 +73,8 @@ impl Opts {
     }
 
     /// An integer in `min..=max`, or `default` when absent.
-    pub fn int(&self, key: &str, default: i64, min: i64, max: i64) -> Result<i64> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn int(&self, key: &str, default: i64, min: i64, max: i64) -> Result<i64> {
         let v = self.opt_int(key)?.unwrap_or(default);
         if v < min || v > max {
             return Err(self.bad(key, &format!("must be between {min} and {max}")));
@@ -78,13 +82,15 @@ impl Opts {
         Ok(v)
     }
 
-    pub fn opt_f64(&self, key: &str) -> Result<Option<f64>> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn opt_f64(&self, key: &str) -> Result<Option<f64>> {
         self.get(key)
             .map(|v| v.as_f64().ok_or_else(|| self.bad(key, "must be a number")))
             .transpose()
     }
 
-    pub fn opt_str(&self, key: &str) -> Result<Option<String>> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn opt_str(&self, key: &str) -> Result<Option<String>> {
         self.get(key)
             .map(|v| {
                 v.as_str()
@@ -94,7 +100,8 @@ impl Opts {
             .transpose()
     }
 
-    pub fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
         self.get(key)
             .map(|v| {
                 v.as_bool()
@@ -104,7 +111,8 @@ impl Opts {
     }
 
     /// An array of strings; `None` when absent.
-    pub fn opt_strings(&self, key: &str) -> Result<Option<Vec<String>>> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn opt_strings(&self, key: &str) -> Result<Option<Vec<String>>> {
         let Some(v) = self.get(key) else {
             return Ok(None);
         };
@@ -124,7 +132,7 @@ impl Opts {
     }
 
     /// An array of any JSON values; `None` when absent.
-    pub fn opt_array(&self, key: &str) -> Result<Option<Vec<Json>>> {
+    pub(crate) fn opt_array(&self, key: &str) -> Result<Option<Vec<Json>>> {
         self.get(key)
             .map(|v| match v {
                 Json::Array(a) => Ok(a.clone()),
@@ -134,7 +142,8 @@ impl Opts {
     }
 
     /// A JSON object, re-serialised; `None` when absent.
-    pub fn opt_object(&self, key: &str) -> Result<Option<String>> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn opt_object(&self, key: &str) -> Result<Option<String>> {
         self.get(key)
             .map(|v| match v {
                 Json::Object(_) => Ok(v.to_string()),
@@ -145,7 +154,7 @@ impl Opts {
 }
 
 /// Checks that `text` is a JSON object and returns it in compact form.
-pub fn object_text(arg: &str, text: Option<&str>) -> Result<String> {
+pub(crate) fn object_text(arg: &str, text: Option<&str>) -> Result<String> {
     match text.map(str::trim) {
         None | Some("") => Ok("{}".into()),
         Some(t) => match crate::json_input::parse(arg, t)? {

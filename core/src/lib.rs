@@ -6,28 +6,39 @@
 //! arguments to calls into this crate, so SQLite and Postgres run the same code and the same
 //! statements and therefore give the same answers.
 
+// Every item is crate-private unless the adapters need it; `testing` opens the internals to
+// the tests, so the visibility lints hold for the product's build.
+#![warn(unreachable_pub)]
+#![cfg_attr(feature = "testing", allow(unreachable_pub, private_interfaces))]
+
+/// Declares modules the adapters do not need: crate-private, and public under the `testing`
+/// feature, for the core's property tests, the fuzz targets and the benches. (Items take
+/// `#[cfg_attr(feature = "testing", visibility::make(pub))]` the same way.)
+macro_rules! internal {
+    ($($m:ident),* $(,)?) => {$(
+        #[cfg(feature = "testing")]
+        pub mod $m;
+        #[cfg(not(feature = "testing"))]
+        pub(crate) mod $m;
+    )*};
+}
+
+// The adapters' surface: the function and trigger catalogs, the connection and its session,
+// the schema, the host's transaction moments, and the tools.
 pub mod api;
-pub mod args;
-pub mod columns;
-pub mod data;
 pub mod db;
 pub mod error;
-pub mod graph;
-pub mod ids;
-pub mod json_input;
-pub mod json_opts;
 pub mod memo;
-pub mod memories;
-pub mod om;
-pub mod recall;
 pub mod schema;
-pub mod search;
-pub mod tasks;
-pub mod threads;
-pub mod tokens;
+pub mod time;
 pub mod tools;
+pub mod transaction;
 pub mod triggers;
-pub mod vectors;
+
+internal!(
+    args, columns, data, graph, ids, json_input, json_opts, memories, om, recall, search, tasks,
+    threads, tokens, vectors,
+);
 
 pub use db::conn::Conn;
 pub use db::dialect::Dialect;

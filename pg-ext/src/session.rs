@@ -6,7 +6,7 @@
 //! writes them did not run: it was disabled) fails instead of losing them.
 
 use agentmem_core::db::session::Session;
-use agentmem_core::search::held::Held;
+use agentmem_core::transaction;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::cell::{Cell, UnsafeCell};
@@ -43,7 +43,7 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
     let session = get();
     match event {
         pg_sys::XactEvent::XACT_EVENT_PRE_COMMIT | pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE
-            if session.part::<Held>().any() =>
+            if transaction::holds_unwritten(session) =>
         {
             session.rollback();
             error!(

@@ -6,7 +6,7 @@
 //! table that is written to: `xSync` before the transaction commits, `xRollback`, and each
 //! savepoint's begin, release and rollback (statement-level ones included). That is how FTS5
 //! keeps its pending terms in memory until commit, and how this table lets the core hold a
-//! transaction's new search documents in memory ([`agentmem_core::search::held`]): an insert
+//! transaction's new search documents in memory ([`agentmem_core::transaction`]): an insert
 //! here completes the row (as the insert trigger's function did) with the document held, and
 //! `xSync` writes what the transaction holds into the index before it commits. A held
 //! document therefore never outlives its transaction in memory: a rollback of the
@@ -20,7 +20,7 @@ use crate::conn::SqliteConn;
 use crate::eponymous::{self, Module, Tab};
 use crate::functions::enter_db;
 use crate::state::Shared;
-use agentmem_core::search::{self, held, store};
+use agentmem_core::transaction;
 use agentmem_core::{triggers, Conn, Error, Result, Value};
 
 /// The trigger function whose work an insert here does, documents held.
@@ -87,15 +87,14 @@ unsafe extern "C" fn x_update(
 }
 
 unsafe extern "C" fn x_sync(vtab: *mut sqlite3_vtab) -> c_int {
-    guarded(vtab, |c| search::write_held(c))
+    guarded(vtab, |c| transaction::before_commit(c))
 }
 
 /// A transaction begins: what the connection held of an earlier one that ended without this
 /// table (its documents, the keys it stored) goes.
 unsafe extern "C" fn x_begin(vtab: *mut sqlite3_vtab) -> c_int {
     guarded(vtab, |c| {
-        *held::of(c) = Default::default();
-        store::forget_fresh(c);
+        transaction::begin(c);
         Ok(())
     })
 }
@@ -116,17 +115,9 @@ unsafe extern "C" fn x_rollback(vtab: *mut sqlite3_vtab) -> c_int {
     })
 }
 
-/// A savepoint begins (every statement of a transaction that can fail half-way begins one):
-/// when the level it nests in holds a lot, that is written first, so that a transaction of
-/// many small statements holds a bounded amount.
+/// A savepoint begins (every statement of a transaction that can fail half-way begins one).
 unsafe extern "C" fn x_savepoint(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {
-    guarded(vtab, |c| {
-        if held::of(c).top_bytes() >= search::HELD_BYTES {
-            search::write_held_top(c)?;
-        }
-        c.session().savepoint(i as u64);
-        Ok(())
-    })
+    guarded(vtab, |c| transaction::savepoint(c, i as u64))
 }
 
 unsafe extern "C" fn x_release(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {

@@ -4,7 +4,7 @@ use super::{functions, Function, Nullable};
 use crate::data::export::{self, ExportPart};
 use crate::data::{forget, stats};
 
-pub const FUNCTIONS: &[Function] = functions! {
+pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_stats(options: Option<&str>) -> Json, reader => stats::stats;
     mem_export(scope: Nullable<&str>, format: Option<&str>) -> Text, reader => export::export;
     mem_export_rows(scope: Nullable<&str>, format: Option<&str>) -> Table<ExportPart>, reader

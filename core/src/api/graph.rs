@@ -7,7 +7,7 @@ use super::{functions, Function};
 use crate::graph::query::{self, Neighbor};
 use crate::graph::{edges, load, nodes, settings};
 
-pub const FUNCTIONS: &[Function] = functions! {
+pub(super) const FUNCTIONS: &[Function] = functions! {
     graph_node_upsert(resource_id: &str, node: &str) -> Text, writer, generic_plans
         => nodes::upsert;
     graph_node_remove(id: &str) -> Int, writer, generic_plans => nodes::remove;

@@ -5,7 +5,7 @@ use crate::memories::search::{self, MemoryHit};
 use crate::memories::{self, lifecycle, remember};
 use crate::recall::hybrid::{self, Recalled};
 
-pub const FUNCTIONS: &[Function] = functions! {
+pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_remember(resource_id: &str, memory: &str, options: Option<&str>) -> Json, writer
         => remember::remember;
     mem_memory_update(id: &str, patch: &str, options: Option<&str>) -> Int, writer

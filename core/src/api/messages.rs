@@ -7,7 +7,7 @@ use crate::threads::list::{self, ThreadRow};
 use crate::threads::message_page::{self, PageRow};
 use crate::threads::{self, compaction, messages};
 
-pub const FUNCTIONS: &[Function] = functions! {
+pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_thread_create(resource_id: &str, title: Option<&str>, metadata: Option<&str>,
         options: Option<&str>) -> Text, writer => threads::create;
     mem_thread_get(thread_id: &str) -> Json, reader => threads::get;

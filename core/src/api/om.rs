@@ -5,7 +5,7 @@ use crate::om::lease::{self, Answered, Fenced};
 use crate::om::{self, context, observe, reflect};
 use crate::threads::working_memory;
 
-pub const FUNCTIONS: &[Function] = functions! {
+pub(super) const FUNCTIONS: &[Function] = functions! {
     om_status(thread_id: &str, options: Option<&str>) -> Json, reader => om::status::status;
     om_configure(lookup_key: &str, config: Nullable<&str>) -> Json, writer => om::configure;
     om_acquire_lease(lookup_key: &str, owner_id: &str, lease_ms: Option<i64>,

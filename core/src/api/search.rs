@@ -7,7 +7,7 @@ use crate::search::stats;
 use crate::threads::message_index::{self, IndexProblem};
 use crate::tools::memory_search;
 
-pub const FUNCTIONS: &[Function] = functions! {
+pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_search(query: Nullable<&str>, options: Option<&str>, wanted: Wanted<SearchRow>)
         -> Table<SearchRow>, reader => message_search::search_rows;
     mem_index_check() -> Table<IndexProblem>, reader, owner_only => message_index::index_check;

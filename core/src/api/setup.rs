@@ -3,7 +3,7 @@
 use super::{functions, Function, Nullable};
 use crate::{ids, schema, tokens};
 
-pub const FUNCTIONS: &[Function] = functions! {
+pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_version() -> Text, pure => |_| Ok(crate::VERSION);
     mem_init(version: Option<i64>) -> Int, writer => schema::init;
     mem_uuid7() -> Text, volatile => |_| Ok(ids::new_id());

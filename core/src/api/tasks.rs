@@ -5,7 +5,7 @@ use crate::tasks::ops::{self, Dep};
 use crate::tasks::query::{self, ReadyRow, TaskHit, TaskRow};
 use crate::tools;
 
-pub const FUNCTIONS: &[Function] = functions! {
+pub(super) const FUNCTIONS: &[Function] = functions! {
     task_create(title: &str, options: Option<&str>) -> Text, writer => ops::create;
     task_dep_add(task_id: &str, depends_on_id: &str, r#type: Option<&str>) -> Int, writer
         => |c, task, on, ty| ops::dep_add(c, &Dep::new(task, on, ty));

@@ -3,7 +3,7 @@
 use super::{functions, Function, Nullable, RawText};
 use crate::tools;
 
-pub const FUNCTIONS: &[Function] = functions! {
+pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_tools(format: Option<&str>) -> Json, pure => |_, format| tools::definitions(format);
     mem_tool(name: Nullable<RawText>, input: Nullable<RawText>, context: Option<RawText>)
         -> Json, writer => tools::call;

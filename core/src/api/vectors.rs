@@ -4,7 +4,7 @@ use super::{functions, Function, Nullable};
 use crate::vectors::search::{self, Nearest};
 use crate::vectors::{self, store};
 
-pub const FUNCTIONS: &[Function] = functions! {
+pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_embed_set(kind: &str, id: &str, model: &str, vector: Nullable<&[u8]>) -> Int, writer
         => store::embed_set;
     mem_vector_search(model: &str, query_vector: Nullable<&[u8]>, options: Option<&str>)

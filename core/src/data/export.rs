@@ -8,7 +8,7 @@
 //! (search index, counters, closure, blocked state) as for any write; ids are kept.
 
 use super::markdown;
-pub use super::scope::Scope;
+pub(crate) use super::scope::Scope;
 use super::tables::{self, Kind, Table, TABLES};
 use crate::columns::row;
 use crate::om::search as om_search;
@@ -16,12 +16,12 @@ use crate::{Conn, Error, Result, Value};
 use serde_json::{json, Map, Value as Json};
 
 /// The `format` of an export document, and its version.
-pub const FORMAT: &str = "agentmem-export";
-pub const VERSION: i64 = 1;
+pub(crate) const FORMAT: &str = "agentmem-export";
+pub(crate) const VERSION: i64 = 1;
 
 row! {
     /// One part of `mem_export_rows`: its number from 1, what it is, and its text.
-    pub struct ExportPart {
+    pub(crate) struct ExportPart {
         pub n: i64,
         pub part: String,
         pub body: String,
@@ -30,13 +30,13 @@ row! {
 
 /// The output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Json,
     Markdown,
 }
 
 impl Format {
-    pub fn parse(text: Option<&str>) -> Result<Format> {
+    pub(crate) fn parse(text: Option<&str>) -> Result<Format> {
         match text.unwrap_or("json") {
             "json" => Ok(Format::Json),
             "markdown" => Ok(Format::Markdown),
@@ -47,7 +47,7 @@ impl Format {
 
 /// A table's rows of the scope, as JSON objects in export order; `None` when the table has no
 /// rows of a thread (memories, the graph).
-pub fn rows_of(conn: &mut dyn Conn, t: &Table, scope: &Scope) -> Result<Option<Vec<Json>>> {
+pub(crate) fn rows_of(conn: &mut dyn Conn, t: &Table, scope: &Scope) -> Result<Option<Vec<Json>>> {
     let (cond, params): (Option<&str>, Vec<Value>) = match scope {
         Scope::All => (None, Vec::new()),
         Scope::Thread(id) => match t.of_thread {
@@ -130,7 +130,7 @@ fn document(scope: &Scope, tables: Vec<(&'static str, Vec<Json>)>) -> Json {
 }
 
 /// `mem_export(scope [, format])` → the export as one text.
-pub fn export(conn: &mut dyn Conn, scope: Option<&str>, format: Option<&str>) -> Result<String> {
+pub(crate) fn export(conn: &mut dyn Conn, scope: Option<&str>, format: Option<&str>) -> Result<String> {
     let scope = Scope::parse(scope)?;
     let format = Format::parse(format)?;
     let tables = collect(conn, &scope)?;
@@ -145,7 +145,7 @@ pub fn export(conn: &mut dyn Conn, scope: Option<&str>, format: Option<&str>) ->
 /// then one row per record (`part` the table, `body` the row's JSON), which appended to their
 /// tables give `mem_export`'s document; Markdown one row per section, whose bodies
 /// concatenated are `mem_export`'s text.
-pub fn export_rows(
+pub(crate) fn export_rows(
     conn: &mut dyn Conn,
     scope: Option<&str>,
     format: Option<&str>,
@@ -184,7 +184,7 @@ pub fn export_rows(
 /// exists already fails the whole import (nothing is written). Threads are written active and
 /// without metadata first, and get their state and metadata after their messages, so that
 /// an archived thread takes its messages and an active task in the metadata links none.
-pub fn import(conn: &mut dyn Conn, text: &str) -> Result<String> {
+pub(crate) fn import(conn: &mut dyn Conn, text: &str) -> Result<String> {
     let doc = crate::json_input::parse("json", text)?;
     if doc["format"] != FORMAT {
         return Err(Error::invalid(

@@ -26,7 +26,7 @@ use serde_json::{Map, Value as Json};
 /// takes (data/tables.rs); the closure and hubs, which no export carries, by `resource_id`.
 /// Counted before anything is deleted: derived rows (closure, links, vectors) go through the
 /// triggers of the rows they hang on.
-pub const TABLES: &[&str] = &[
+pub(crate) const TABLES: &[&str] = &[
     "mem_threads",
     "mem_messages",
     "mem_compactions",
@@ -87,7 +87,7 @@ const OWN_TASKS: &str = "SELECT id FROM mem_tasks WHERE resource_id = ?1 \
 
 /// `mem_forget(resource_id)` → JSON `{table: rows deleted}` for every table in [`TABLES`]
 /// (zeros for a resource nobody wrote). All or nothing.
-pub fn forget(conn: &mut dyn Conn, r: &str) -> Result<String> {
+pub(crate) fn forget(conn: &mut dyn Conn, r: &str) -> Result<String> {
     let rid = [Value::from(r)];
     // The closure and hubs are the owner's rows: deleted and counted only when the caller
     // may write the resource's graph, asked before its rows go.

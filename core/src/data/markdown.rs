@@ -31,7 +31,7 @@ fn rows<'a>(tables: &'a [(&'static str, Vec<Json>)], name: &str) -> &'a [Json] {
 }
 
 /// The parts of the Markdown export, in order; concatenated they are `mem_export`'s text.
-pub fn render(scope: &Scope, tables: &[(&'static str, Vec<Json>)]) -> Vec<String> {
+pub(crate) fn render(scope: &Scope, tables: &[(&'static str, Vec<Json>)]) -> Vec<String> {
     let mut parts = Vec::new();
     let what = match scope {
         Scope::All => "everything".to_owned(),
@@ -61,7 +61,7 @@ pub fn render(scope: &Scope, tables: &[(&'static str, Vec<Json>)]) -> Vec<String
                 "\n**{} {}** ({} UTC)\n\n{}",
                 m["message_index"],
                 s(m, "role"),
-                crate::om::time::stamp(m["created_at"].as_i64().unwrap_or(0)),
+                crate::time::stamp(m["created_at"].as_i64().unwrap_or(0)),
                 quote(s(m, "raw_content"))
             ));
             if m["compaction_level"].as_i64().unwrap_or(0) > 0 && !s(m, "summary").is_empty() {

@@ -2,9 +2,9 @@
 //! ([`export`] of a [`scope`], over the table list in [`tables`], and its [`markdown`] form),
 //! and the hard delete of a resource's data ([`forget`]).
 
-pub mod export;
-pub mod forget;
-pub mod markdown;
-pub mod scope;
-pub mod stats;
-pub mod tables;
+pub(crate) mod export;
+pub(crate) mod forget;
+pub(crate) mod markdown;
+pub(crate) mod scope;
+pub(crate) mod stats;
+internal!(tables);

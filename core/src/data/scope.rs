@@ -6,7 +6,7 @@ use serde_json::{json, Value as Json};
 
 /// What an export covers.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Scope {
+pub(crate) enum Scope {
     All,
     Thread(String),
     Resource(String),
@@ -14,7 +14,7 @@ pub enum Scope {
 
 impl Scope {
     /// `{}` (everything), `{"thread_id": …}` or `{"resource_id": …}`.
-    pub fn parse(text: Option<&str>) -> Result<Scope> {
+    pub(crate) fn parse(text: Option<&str>) -> Result<Scope> {
         let o = Opts::parse("scope", text, &["thread_id", "resource_id"])?;
         match (o.opt_str("thread_id")?, o.opt_str("resource_id")?) {
             (Some(_), Some(_)) => Err(Error::invalid(
@@ -28,7 +28,7 @@ impl Scope {
     }
 
     /// The scope as the export document names it.
-    pub fn to_json(&self) -> Json {
+    pub(crate) fn to_json(&self) -> Json {
         match self {
             Scope::All => json!({}),
             Scope::Thread(t) => json!({ "thread_id": t }),

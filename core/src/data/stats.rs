@@ -26,10 +26,10 @@ const OPTIONS: &[&str] = &[
 /// Milliseconds in a day (days are UTC).
 const DAY_MS: i64 = 86_400_000;
 /// The per-day window when `since` is not given.
-pub const DEFAULT_DAYS: i64 = 30;
+pub(crate) const DEFAULT_DAYS: i64 = 30;
 /// Default and largest number of breakdown rows.
-pub const DEFAULT_LIMIT: i64 = 100;
-pub const MAX_LIMIT: i64 = 10_000;
+pub(crate) const DEFAULT_LIMIT: i64 = 100;
+pub(crate) const MAX_LIMIT: i64 = 10_000;
 
 /// The threads a call is limited to.
 struct Scope {
@@ -82,7 +82,7 @@ fn int_at(row: &Row, i: usize) -> i64 {
 /// `mem_stats([options])` → JSON: `threads` by state, `messages`, `tokens`, `tasks` by status,
 /// `observations`, `memories`, `averages` and, with `by` (`resource`, `agent` or `day`), a
 /// `breakdown`. Options `resource_id` and `agent_id` limit it to some threads.
-pub fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String> {
+pub(crate) fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, OPTIONS)?;
     let resource_id = o.opt_str("resource_id")?;
     let agent_id = o.opt_str("agent_id")?;
@@ -253,8 +253,8 @@ fn by_day(
 }
 
 /// `YYYY-MM-DD` of a day number since 1970-01-01 (proleptic Gregorian, UTC).
-pub fn day_name(day: i64) -> String {
-    let (y, m, d, _, _) = crate::om::time::parts(day * DAY_MS);
+pub(crate) fn day_name(day: i64) -> String {
+    let (y, m, d, _, _) = crate::time::parts(day * DAY_MS);
     format!("{y:04}-{m:02}-{d:02}")
 }
 

@@ -7,7 +7,8 @@
 
 /// How a column's value is carried in JSON.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) enum Kind {
     Text,
     Int,
     Real,
@@ -18,7 +19,8 @@ pub enum Kind {
 }
 
 /// One exported table.
-pub struct Table {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Table {
     pub name: &'static str,
     pub columns: &'static [(&'static str, Kind)],
     /// `ORDER BY` of the export (a stable, unique order).
@@ -54,7 +56,8 @@ macro_rules! resource_tasks {
 
 /// In import order: tasks before messages (a message names its task), threads before their
 /// messages, memories and messages before their vectors, nodes before edges.
-pub const TABLES: &[Table] = &[
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const TABLES: &[Table] = &[
     Table {
         name: "mem_tasks",
         columns: &[
@@ -335,6 +338,6 @@ pub const TABLES: &[Table] = &[
 ];
 
 /// The table called `name`.
-pub fn table(name: &str) -> Option<&'static Table> {
+pub(crate) fn table(name: &str) -> Option<&'static Table> {
     TABLES.iter().find(|t| t.name == name)
 }

@@ -18,7 +18,7 @@ use crate::{Conn, Result};
 
 /// What the caller wants to do with a resource's derived rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Act {
+pub(crate) enum Act {
     /// Count them.
     See,
     /// Write or delete them.
@@ -28,7 +28,7 @@ pub enum Act {
 /// Whether the caller can see (or lock, for [`Act::Write`]) a row of `resource` in one of
 /// `tables` (documented tables with a `resource_id` column). SQLite has no row security: its
 /// callers see every row, so the answer there is yes without a look.
-pub fn may(conn: &mut dyn Conn, act: Act, tables: &[&str], resource: &str) -> Result<bool> {
+pub(crate) fn may(conn: &mut dyn Conn, act: Act, tables: &[&str], resource: &str) -> Result<bool> {
     let dialect = conn.dialect();
     if dialect.row_security_sql().is_none() {
         return Ok(true);

@@ -10,7 +10,7 @@ const KEYS_PER_STATEMENT: usize = 512;
 /// that a statement written for a chunk comes in at most log2(`max`) + 1 shapes. Both
 /// backends keep prepared statements by their text: a list of any other length would be
 /// parsed and planned again on every call.
-pub fn shaped<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
+pub(crate) fn shaped<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
     debug_assert!(max.is_power_of_two());
     let mut rest = items;
     std::iter::from_fn(move || {
@@ -26,7 +26,7 @@ pub fn shaped<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
 
 /// The rows of `sql` for all of `keys`, a few hundred keys per statement: `sql` writes the
 /// list as `IN ({keys})`, and its own parameters `fixed` are `?1…` before the keys.
-pub fn query_in(
+pub(crate) fn query_in(
     conn: &mut dyn Conn,
     sql: &str,
     fixed: &[Value],
@@ -45,7 +45,7 @@ pub fn query_in(
 /// The `VALUES` list of a multi-row insert: `rows` copies of `template`, in which each `#`
 /// stands for the row's next parameter, numbered on from `?first` (parameters before `first`
 /// are shared by every row, as `?1` in the template).
-pub fn values(template: &str, rows: usize, first: usize) -> String {
+pub(crate) fn values(template: &str, rows: usize, first: usize) -> String {
     use std::fmt::Write;
     let mut out = String::with_capacity(rows * (template.len() + 16));
     let mut n = first;

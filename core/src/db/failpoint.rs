@@ -10,14 +10,14 @@
 use crate::{Conn, Result};
 
 /// Between the new segment and the move of the delta into it.
-pub const FLUSH: &str = "search.flush";
+pub(crate) const FLUSH: &str = "search.flush";
 /// Between the merged segment and the removal of its inputs.
-pub const MERGE: &str = "search.merge";
+pub(crate) const MERGE: &str = "search.merge";
 /// In the middle of a blocked-state refresh (some tasks written, their children not yet).
-pub const REFRESH: &str = "tasks.refresh";
+pub(crate) const REFRESH: &str = "tasks.refresh";
 
 /// Parks the write at `name` if the host asked for it.
-pub fn hit(conn: &mut dyn Conn, name: &str) -> Result<()> {
+pub(crate) fn hit(conn: &mut dyn Conn, name: &str) -> Result<()> {
     let Some((wanted, mark)) = conn.failpoint() else {
         return Ok(());
     };

@@ -2,11 +2,11 @@
 //! values crossing it, typed reading of trigger rows, who may act on a resource, and fault
 //! injection for crash tests.
 
-pub mod access;
-pub mod batch;
+pub(crate) mod access;
+pub(crate) mod batch;
 pub mod conn;
 pub mod dialect;
-pub mod failpoint;
+pub(crate) mod failpoint;
 pub mod privilege;
 pub mod row;
 pub mod session;

@@ -11,20 +11,20 @@ use crate::{Conn, Result, Value};
 use std::collections::HashSet;
 
 /// The depth a resource's closure has unless its settings say otherwise.
-pub const DEFAULT_DEPTH: usize = 4;
+pub(crate) const DEFAULT_DEPTH: usize = 4;
 
 /// The deepest closure a resource may ask for.
-pub const MAX_DEPTH: usize = 6;
+pub(crate) const MAX_DEPTH: usize = 6;
 
 /// The in-degree above which a node is a hub unless its resource's settings say otherwise.
-pub const DEFAULT_HUB_IN_DEGREE: i64 = 1000;
+pub(crate) const DEFAULT_HUB_IN_DEGREE: i64 = 1000;
 
 /// The largest `hub_in_degree` a resource may set (no hubs, in practice).
-pub const MAX_HUB_IN_DEGREE: i64 = 1_000_000_000;
+pub(crate) const MAX_HUB_IN_DEGREE: i64 = 1_000_000_000;
 
 /// A resource's closure bounds and its current hubs.
 #[derive(Clone, Debug)]
-pub struct Bound {
+pub(crate) struct Bound {
     pub depth: usize,
     pub hub_in_degree: i64,
     pub hubs: HashSet<String>,
@@ -32,7 +32,7 @@ pub struct Bound {
 
 impl Bound {
     /// The settings (or the defaults) of `resource`, with its hubs as stored.
-    pub fn of(conn: &mut dyn Conn, resource: &str) -> Result<Bound> {
+    pub(crate) fn of(conn: &mut dyn Conn, resource: &str) -> Result<Bound> {
         let (depth, hub_in_degree) = settings(conn, resource)?;
         let hubs = conn
             .query(
@@ -50,13 +50,14 @@ impl Bound {
     }
 
     /// Whether a path may pass through `node` (not start or end there only).
-    pub fn passes(&self, node: &str) -> bool {
+    pub(crate) fn passes(&self, node: &str) -> bool {
         !self.hubs.contains(node)
     }
 }
 
 /// `(max_depth, hub_in_degree)` of `resource`.
-pub fn settings(conn: &mut dyn Conn, resource: &str) -> Result<(usize, i64)> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn settings(conn: &mut dyn Conn, resource: &str) -> Result<(usize, i64)> {
     let row = conn
         .query(
             "SELECT max_depth, hub_in_degree FROM mem_graph_settings WHERE resource_id = ?1",
@@ -76,7 +77,7 @@ pub fn settings(conn: &mut dyn Conn, resource: &str) -> Result<(usize, i64)> {
 
 /// Whether `node` has more than `limit` present incoming edges; counts at most `limit + 1`
 /// of them (one index range).
-pub fn above(conn: &mut dyn Conn, node: &str, limit: i64) -> Result<bool> {
+pub(crate) fn above(conn: &mut dyn Conn, node: &str, limit: i64) -> Result<bool> {
     let n = conn
         .query_value(
             "SELECT count(*) FROM (SELECT 1 FROM mem_graph_edges WHERE to_id = ?1 \
@@ -89,7 +90,7 @@ pub fn above(conn: &mut dyn Conn, node: &str, limit: i64) -> Result<bool> {
 }
 
 /// Records (or clears) `node` as a hub of `resource`.
-pub fn set_hub(conn: &mut dyn Conn, resource: &str, node: &str, hub: bool) -> Result<()> {
+pub(crate) fn set_hub(conn: &mut dyn Conn, resource: &str, node: &str, hub: bool) -> Result<()> {
     if hub {
         conn.execute(
             "INSERT INTO mem_graph_hubs (node_id, resource_id) VALUES (?1, ?2) \
@@ -106,7 +107,7 @@ pub fn set_hub(conn: &mut dyn Conn, resource: &str, node: &str, hub: bool) -> Re
 }
 
 /// Recomputes the hubs of `resource` from its edges (a load, a change of settings).
-pub fn recount(conn: &mut dyn Conn, resource: &str, hub_in_degree: i64) -> Result<()> {
+pub(crate) fn recount(conn: &mut dyn Conn, resource: &str, hub_in_degree: i64) -> Result<()> {
     conn.execute(
         "DELETE FROM mem_graph_hubs WHERE resource_id = ?1",
         &[resource.into()],

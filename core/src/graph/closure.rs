@@ -48,7 +48,7 @@ fn read_paths(rows: Vec<crate::Row>, out: &mut BTreeMap<String, Path>) -> Result
 
 /// The stored paths that end at `node` (`Direction::In`) or start at it (`Out`), within
 /// `max_depth` hops, keyed by the other end.
-pub fn stored(
+pub(crate) fn stored(
     conn: &mut dyn Conn,
     node: &str,
     dir: Direction,
@@ -194,7 +194,7 @@ fn delete_rows(conn: &mut dyn Conn, paths: &[Path]) -> Result<()> {
 
 /// An edge as the closure sees it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Hop {
+pub(crate) struct Hop {
     pub resource: String,
     pub from: String,
     pub to: String,
@@ -229,7 +229,7 @@ fn joinable<'t>(head: &Path, tails: &'t BTreeMap<String, Path>, depth: usize) ->
 
 /// The closure after a present, non-stale edge appeared (or got better). Cost:
 /// O(ancestors of `from` × descendants of `to`) within the bound.
-pub fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
+pub(crate) fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
     let room = bound.depth - 1;
     let heads = heads(conn, &hop.from, room, bound.passes(&hop.from))?;
     let mut tails = if bound.passes(&hop.to) {
@@ -269,7 +269,7 @@ pub fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
 /// invalidated, or changed): the pairs whose path took it are recomputed from the edges as
 /// they are now. Cost: finding them (ancestors of `from` × descendants of `to`), then one
 /// bounded walk per affected ancestor.
-pub fn remove(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
+pub(crate) fn remove(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
     let heads = heads(conn, &hop.from, bound.depth - 1, bound.passes(&hop.from))?;
     remove_through(conn, hop, &heads, bound)
 }
@@ -333,7 +333,7 @@ fn out_hops(conn: &mut dyn Conn, resource: &str, node: &str) -> Result<Vec<Hop>>
 
 /// Re-checks whether `node` is a hub after its in-degree changed, and moves the paths through
 /// it when that flips: a new hub's paths through it go, a former hub's come back.
-pub fn recheck_hub(conn: &mut dyn Conn, resource: &str, node: &str, b: &mut Bound) -> Result<()> {
+pub(crate) fn recheck_hub(conn: &mut dyn Conn, resource: &str, node: &str, b: &mut Bound) -> Result<()> {
     let was = b.hubs.contains(node);
     let is = bound::above(conn, node, b.hub_in_degree)?;
     if was == is {
@@ -362,7 +362,7 @@ pub fn recheck_hub(conn: &mut dyn Conn, resource: &str, node: &str, b: &mut Boun
 /// settings and repairs use it. Memory: the resource's present edges. A caller that may not
 /// write the resource ([`access::may`]) rebuilds nothing: its view of the resource is empty,
 /// and the closure built from it would replace the one its owner sees.
-pub fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<i64> {
+pub(crate) fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<i64> {
     if !access::may(conn, Act::Write, super::TABLES, resource)? {
         return Ok(0);
     }

@@ -18,7 +18,7 @@ const EDGE_OPTIONS: &[&str] = &[
 /// An edge as the client gives it, checked on its own (its ends are checked against the
 /// nodes when it is written).
 #[derive(Clone, Debug)]
-pub struct EdgeIn {
+pub(crate) struct EdgeIn {
     from: String,
     to: String,
     ty: String,
@@ -33,7 +33,7 @@ pub struct EdgeIn {
 impl EdgeIn {
     /// The arguments of `graph_edge_add` (errors name `from_id`, `to_id`, `type`,
     /// `options.<key>`).
-    pub fn parse(
+    pub(crate) fn parse(
         from: Option<&str>,
         to: Option<&str>,
         ty: Option<&str>,
@@ -78,7 +78,7 @@ impl EdgeIn {
 }
 
 /// The largest weight an edge may have (weights are compared to a billionth).
-pub const MAX_WEIGHT: f64 = 1e9;
+pub(crate) const MAX_WEIGHT: f64 = 1e9;
 
 /// Refuses a weight that is not a number above 0 and at most [`MAX_WEIGHT`] (the
 /// schema's check cannot see NaN in SQLite).
@@ -187,7 +187,8 @@ fn write(conn: &mut dyn Conn, edges: &[(String, EdgeIn)]) -> Result<Vec<String>>
 
 /// `graph_edge_add(from_id, to_id, type [, options])` → the edge's id. Adding an edge that
 /// exists (same ends and type) updates it and makes it count again (not stale, valid).
-pub fn edge_add(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn edge_add(
     conn: &mut dyn Conn,
     from: &str,
     to: &str,
@@ -206,7 +207,7 @@ pub fn edge_add(
 /// Many edges at once, as [`edge_add`] one after another would leave them (an edge repeated
 /// in `edges` is written once, its later fields win, `valid_at` kept when left out). Errors
 /// name the edge's index. Returns how many distinct edges were written.
-pub fn edge_add_many(conn: &mut dyn Conn, edges: Vec<EdgeIn>) -> Result<usize> {
+pub(crate) fn edge_add_many(conn: &mut dyn Conn, edges: Vec<EdgeIn>) -> Result<usize> {
     let mut ends: Vec<&str> = edges
         .iter()
         .flat_map(|e| [e.from.as_str(), e.to.as_str()])
@@ -236,13 +237,14 @@ pub fn edge_add_many(conn: &mut dyn Conn, edges: Vec<EdgeIn>) -> Result<usize> {
 }
 
 /// `graph_edge_remove(id)` → 1 when removed, 0 when there was no such edge.
-pub fn edge_remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
+pub(crate) fn edge_remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
     Ok(conn.execute("DELETE FROM mem_graph_edges WHERE id = ?1", &[id.into()])? as i64)
 }
 
 /// `graph_edge_invalidate(id [, at])` → 1 when the fact was current and now ends at `at`
 /// (default: the database's clock), 0 otherwise. The edge stays, for `as_of` queries.
-pub fn edge_invalidate(conn: &mut dyn Conn, id: &str, at: Option<i64>) -> Result<i64> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn edge_invalidate(conn: &mut dyn Conn, id: &str, at: Option<i64>) -> Result<i64> {
     let at = match at {
         Some(t) => t,
         None => conn.now_ms()?,

@@ -25,7 +25,7 @@ impl Part for Bulk {
 }
 
 /// Whether a load is writing rows on this connection.
-pub fn in_bulk(conn: &mut dyn Conn) -> bool {
+pub(crate) fn in_bulk(conn: &mut dyn Conn) -> bool {
     conn.session().part::<Bulk>().0
 }
 
@@ -36,7 +36,8 @@ fn text_of(v: &Json) -> Option<String> {
 /// `graph_load(resource_id, graph)` → JSON `{nodes, edges, closureRows}`. `graph` is
 /// `{"nodes": [node …], "edges": [{"from", "to", "type", …options} …]}` with nodes as for
 /// `graph_node_upsert` and edges as for `graph_edge_add`. All or nothing.
-pub fn load(conn: &mut dyn Conn, resource: &str, graph: &str) -> Result<String> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn load(conn: &mut dyn Conn, resource: &str, graph: &str) -> Result<String> {
     let g = crate::json_input::parse("graph", graph)?;
     let Json::Object(g) = g else {
         return Err(Error::invalid("graph", "must be a JSON object"));

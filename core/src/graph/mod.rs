@@ -6,16 +6,16 @@
 //! way the closure is maintained. A node's removal removes its edges (and so their closure
 //! rows) in the trigger of `mem_graph_nodes`.
 
-pub mod bound;
-pub mod closure;
-pub mod edges;
-pub mod load;
-pub mod nodes;
-pub mod path;
-pub mod query;
-pub mod settings;
-pub mod upkeep;
-pub mod walk;
+internal!(bound);
+pub(crate) mod closure;
+internal!(edges);
+internal!(load);
+internal!(nodes);
+pub(crate) mod path;
+pub(crate) mod query;
+internal!(settings);
+pub(crate) mod upkeep;
+pub(crate) mod walk;
 
 /// The documented tables that hold a resource's graph: a caller that reaches none of its rows
 /// there may not touch or count its derived rows ([`crate::db::access`]).

@@ -6,7 +6,7 @@ use crate::{ids, Conn, Error, Result, Value};
 use std::collections::HashMap;
 
 /// Where a node or edge came from.
-pub const SOURCES: &[&str] = &["ast", "scip", "llm", "agent"];
+pub(crate) const SOURCES: &[&str] = &["ast", "scip", "llm", "agent"];
 
 const NODE_KEYS: &[&str] = &[
     "id",
@@ -49,7 +49,7 @@ pub(super) fn source(o: &Opts) -> Result<String> {
 
 /// A node as the client gives it, checked.
 #[derive(Clone, Debug)]
-pub struct NodeIn {
+pub(crate) struct NodeIn {
     pub id: Option<String>,
     ty: String,
     label: String,
@@ -66,7 +66,7 @@ pub struct NodeIn {
 
 impl NodeIn {
     /// The node JSON of `graph_node_upsert` (errors name `node.<key>`).
-    pub fn parse(node: &str) -> Result<NodeIn> {
+    pub(crate) fn parse(node: &str) -> Result<NodeIn> {
         let o = Opts::parse("node", Some(node), NODE_KEYS)?;
         let ty = o
             .opt_str("type")?
@@ -190,7 +190,8 @@ fn write(conn: &mut dyn Conn, resource: &str, nodes: &[(String, NodeIn)]) -> Res
 /// `graph_node_upsert(resource_id, node_json)` → the node's id. The node is the one with the
 /// given `id`, else the one with the same (resource, type, label, file_path) — the smallest id
 /// when several share it — else a new one; its fields are set and its staleness cleared.
-pub fn upsert(conn: &mut dyn Conn, resource: &str, node: &str) -> Result<String> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn upsert(conn: &mut dyn Conn, resource: &str, node: &str) -> Result<String> {
     let n = NodeIn::parse(node)?;
     let id = resolve(conn, resource, &n)?;
     write(conn, resource, &[(id.clone(), n)])?;
@@ -219,7 +220,7 @@ pub(crate) fn owners(conn: &mut dyn Conn, ids: &[&str]) -> Result<HashMap<String
 /// Many nodes of `resource` at once, as [`upsert`] one after another would leave them: ids
 /// resolved (a key or id repeated in `nodes` is the same node, its later fields win), then
 /// written many per statement. Errors name the node's index.
-pub fn upsert_many(conn: &mut dyn Conn, resource: &str, nodes: Vec<NodeIn>) -> Result<usize> {
+pub(crate) fn upsert_many(conn: &mut dyn Conn, resource: &str, nodes: Vec<NodeIn>) -> Result<usize> {
     let given: Vec<&str> = nodes.iter().filter_map(|n| n.id.as_deref()).collect();
     let owner = owners(conn, &given)?;
     let mut keys: HashMap<(String, String, String), String> = HashMap::new();
@@ -272,14 +273,16 @@ pub fn upsert_many(conn: &mut dyn Conn, resource: &str, nodes: Vec<NodeIn>) -> R
 
 /// `graph_node_remove(id)` → 1 when removed, 0 when there was no such node. Its edges and
 /// their closure rows go with it.
-pub fn remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
     Ok(conn.execute("DELETE FROM mem_graph_nodes WHERE id = ?1", &[id.into()])? as i64)
 }
 
 /// `graph_mark_stale(resource_id, file_path [, now])` → the nodes and edges marked: every
 /// node of the file, and every edge from one of them (the file's code changed, so what it
 /// said may no longer hold). Re-adding an edge or upserting a node clears its mark.
-pub fn mark_stale(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn mark_stale(
     conn: &mut dyn Conn,
     resource: &str,
     file: &str,
@@ -305,7 +308,7 @@ pub fn mark_stale(
 /// `graph_file_changed(resource_id, file_path, content_hash)` → whether the file changed: when
 /// the hash differs from the one its nodes carry, they take the new hash and the file is
 /// marked stale ([`mark_stale`]). An indexer can call it on every save.
-pub fn file_changed(conn: &mut dyn Conn, resource: &str, file: &str, hash: &str) -> Result<bool> {
+pub(crate) fn file_changed(conn: &mut dyn Conn, resource: &str, file: &str, hash: &str) -> Result<bool> {
     let changed = conn.execute(
         "UPDATE mem_graph_nodes SET content_hash = ?3 WHERE resource_id = ?1 AND file_path = ?2 \
          AND (content_hash IS NULL OR content_hash <> ?3)",

@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 
 /// A walk from its first node to its last, with the type and weight of each hop.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Path {
+pub(crate) struct Path {
     pub nodes: Vec<String>,
     pub types: Vec<String>,
     pub weights: Vec<f64>,
@@ -12,7 +12,7 @@ pub struct Path {
 
 impl Path {
     /// The empty walk that starts and ends at `node`.
-    pub fn at(node: &str) -> Path {
+    pub(crate) fn at(node: &str) -> Path {
         Path {
             nodes: vec![node.to_string()],
             types: Vec::new(),
@@ -21,27 +21,27 @@ impl Path {
     }
 
     /// Hops.
-    pub fn depth(&self) -> usize {
+    pub(crate) fn depth(&self) -> usize {
         self.types.len()
     }
 
     /// The sum of the hop weights, added first to last (so the same path always sums to the
     /// same bits, however it was assembled).
-    pub fn total_weight(&self) -> f64 {
+    pub(crate) fn total_weight(&self) -> f64 {
         self.weights.iter().fold(0.0, |s, w| s + w)
     }
 
-    pub fn first(&self) -> &str {
+    pub(crate) fn first(&self) -> &str {
         &self.nodes[0]
     }
 
-    pub fn last(&self) -> &str {
+    pub(crate) fn last(&self) -> &str {
         &self.nodes[self.nodes.len() - 1]
     }
 
     /// This path, one hop to `node`, then `tail` (which starts at `node`); `None` when the
     /// result would visit a node twice.
-    pub fn join(&self, ty: &str, weight: f64, tail: &Path) -> Option<Path> {
+    pub(crate) fn join(&self, ty: &str, weight: f64, tail: &Path) -> Option<Path> {
         if tail.nodes.iter().any(|n| self.nodes.contains(n)) {
             return None;
         }
@@ -63,7 +63,7 @@ impl Path {
     /// The closure keeps, per pair, the least path in this order: fewer hops, then higher
     /// total weight (to a billionth), then the smaller sequence of node ids, then of edge
     /// types.
-    pub fn order(&self, other: &Path) -> Ordering {
+    pub(crate) fn order(&self, other: &Path) -> Ordering {
         self.depth()
             .cmp(&other.depth())
             .then_with(|| other.weight_units().cmp(&self.weight_units()))
@@ -71,23 +71,23 @@ impl Path {
             .then_with(|| self.types.cmp(&other.types))
     }
 
-    pub fn better_than(&self, other: &Path) -> bool {
+    pub(crate) fn better_than(&self, other: &Path) -> bool {
         self.order(other) == Ordering::Less
     }
 
     /// Whether the hop `from → to` of type `ty` is one of this path's.
-    pub fn uses(&self, from: &str, to: &str, ty: &str) -> bool {
+    pub(crate) fn uses(&self, from: &str, to: &str, ty: &str) -> bool {
         (0..self.depth())
             .any(|i| self.nodes[i] == from && self.nodes[i + 1] == to && self.types[i] == ty)
     }
 
     /// The three JSON columns of a closure row: path, edge_types, hop_weights.
-    pub fn to_json(&self) -> crate::Result<(String, String, String)> {
+    pub(crate) fn to_json(&self) -> crate::Result<(String, String, String)> {
         Ok((json(&self.nodes)?, json(&self.types)?, json(&self.weights)?))
     }
 
     /// A path from the JSON columns of a closure row.
-    pub fn from_json(path: &str, types: &str, weights: &str) -> crate::Result<Path> {
+    pub(crate) fn from_json(path: &str, types: &str, weights: &str) -> crate::Result<Path> {
         let bad = |e: serde_json::Error| {
             crate::Error::internal(format!("mem_graph_closure holds malformed JSON: {e}"))
         };

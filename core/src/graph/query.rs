@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 row! {
     /// One row of `graph_neighbors`: a reached node and the best path to it.
-    pub struct Neighbor {
+    pub(crate) struct Neighbor {
         pub node_id: String,
         pub depth: i64,
         pub path: JsonText,
@@ -39,7 +39,7 @@ const NEIGHBOR_OPTIONS: &[&str] = &[
 ];
 
 /// A reached node with the best path between it and the start.
-pub struct Reached {
+pub(crate) struct Reached {
     pub id: String,
     pub depth: usize,
     pub total_weight: f64,
@@ -249,7 +249,7 @@ fn node_rows(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<(String, Row)>> 
 /// with the best path to each. Options: `edge_types`, `node_types`, `include_stale`, `as_of`
 /// (epoch ms: the edges valid then), `limit` (default 100). Order: depth, then total weight
 /// descending, then node id.
-pub fn neighbors(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<Vec<Neighbor>> {
+pub(crate) fn neighbors(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<Vec<Neighbor>> {
     Ok(reached(conn, node, options)?
         .into_iter()
         .map(|r| Neighbor {
@@ -266,7 +266,7 @@ pub fn neighbors(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Resu
 }
 
 /// [`neighbors`] as the reached nodes themselves, for callers in the core.
-pub fn reached(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<Vec<Reached>> {
+pub(crate) fn reached(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<Vec<Reached>> {
     let o = Opts::parse("options", options, NEIGHBOR_OPTIONS)?;
     let dir = o.opt_str("direction")?.unwrap_or_else(|| "out".into());
     check_one_of("options.direction", &dir, &["out", "in", "both"])?;
@@ -287,7 +287,7 @@ const IMPACT_OPTIONS: &[&str] = NEIGHBOR_OPTIONS.split_at(1).1;
 /// path to it, within `max_depth`, default the resource's depth), grouped by depth, and the
 /// files they are in — what to re-check when the node changes. `hubs` lists the reached hubs,
 /// whose dependents were not followed (ask `graph_impact` of each).
-pub fn impact(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<String> {
+pub(crate) fn impact(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, IMPACT_OPTIONS)?;
     let s = start(conn, node)?;
     let a = ask(&o, None, &s, vec![Direction::In])?;
@@ -333,7 +333,7 @@ pub fn impact(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<
 
 /// `graph_stats(resource_id)` → JSON counts: nodes (and stale ones), edges (stale, no longer
 /// valid), closure rows, and the depth bound.
-pub fn stats(conn: &mut dyn Conn, r: &str) -> Result<String> {
+pub(crate) fn stats(conn: &mut dyn Conn, r: &str) -> Result<String> {
     // Derived rows are counted only for a resource the caller sees: every figure of the
     // answer comes from the caller's view.
     let seen = access::may(conn, Act::See, super::TABLES, r)?;

@@ -7,7 +7,8 @@ use crate::{Conn, Result, Value};
 /// `graph_configure(resource_id [, options])` → `graph_stats` JSON: sets the resource's
 /// `max_depth` (1–6) and `hub_in_degree` (1–10⁹); the options left out keep their values. A
 /// change rebuilds the resource's closure (the settings table's trigger), in this call.
-pub fn configure(conn: &mut dyn Conn, r: &str, options: Option<&str>) -> Result<String> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn configure(conn: &mut dyn Conn, r: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, &["max_depth", "hub_in_degree"])?;
     let (depth, hub) = bound::settings(conn, r)?;
     let depth = o.int("max_depth", depth as i64, 1, bound::MAX_DEPTH as i64)?;

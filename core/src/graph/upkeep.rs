@@ -63,7 +63,7 @@ fn stop_counting(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
 }
 
 /// After an edge row is inserted.
-pub fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
+pub(crate) fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
     if load::in_bulk(conn) {
         return Ok(());
     }
@@ -76,7 +76,7 @@ pub fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
 }
 
 /// The counting state of an edge before a change.
-pub struct OldEdge {
+pub(crate) struct OldEdge {
     pub from: String,
     pub to: String,
     pub ty: String,
@@ -98,7 +98,7 @@ impl OldEdge {
 
 /// After an edge row changed in a way the closure sees (ends, type, weight, staleness,
 /// validity): the old hop stops counting, the new one starts.
-pub fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()> {
+pub(crate) fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()> {
     if load::in_bulk(conn) {
         return Ok(());
     }
@@ -114,7 +114,7 @@ pub fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()
 }
 
 /// After an edge row is gone.
-pub fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge) -> Result<()> {
+pub(crate) fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge) -> Result<()> {
     if old.active {
         stop_counting(conn, &old.hop(resource))?;
     }
@@ -122,7 +122,7 @@ pub fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge) -> Res
 }
 
 /// After a node row is gone: its edges go (their triggers update the closure).
-pub fn on_node_delete(conn: &mut dyn Conn, id: &str) -> Result<()> {
+pub(crate) fn on_node_delete(conn: &mut dyn Conn, id: &str) -> Result<()> {
     conn.execute(
         "DELETE FROM mem_graph_edges WHERE from_id = ?1 OR to_id = ?1",
         &[id.into()],
@@ -132,6 +132,6 @@ pub fn on_node_delete(conn: &mut dyn Conn, id: &str) -> Result<()> {
 
 /// After a resource's settings row is written or gone: its closure is rebuilt to the new
 /// bounds.
-pub fn on_settings_change(conn: &mut dyn Conn, resource: &str) -> Result<()> {
+pub(crate) fn on_settings_change(conn: &mut dyn Conn, resource: &str) -> Result<()> {
     closure::rebuild(conn, resource).map(|_| ())
 }

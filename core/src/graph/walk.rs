@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Which way a walk follows the edges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
+pub(crate) enum Direction {
     /// From an edge's `from_id` to its `to_id`.
     Out,
     /// Against the edges: what reaches the start.
@@ -19,7 +19,7 @@ pub enum Direction {
 
 /// Which edges a walk may take.
 #[derive(Clone, Debug, Default)]
-pub struct EdgeFilter {
+pub(crate) struct EdgeFilter {
     /// Stale edges too.
     pub include_stale: bool,
     /// Only these types (all when `None`).
@@ -30,7 +30,7 @@ pub struct EdgeFilter {
 
 impl EdgeFilter {
     /// The edges the closure is made of: current (not invalidated) and not stale.
-    pub fn present() -> EdgeFilter {
+    pub(crate) fn present() -> EdgeFilter {
         EdgeFilter::default()
     }
 }
@@ -39,7 +39,7 @@ impl EdgeFilter {
 type Step = (String, String, String, f64);
 
 /// Where a walk reads the edges of its frontier.
-pub trait Edges {
+pub(crate) trait Edges {
     /// Every hop out of (or, walking in, into) `nodes`.
     fn hops(&mut self, nodes: &[String]) -> Result<Vec<Step>>;
 }
@@ -93,12 +93,12 @@ impl Edges for Table<'_> {
 
 /// The present, non-stale edges of a resource held in memory, walked out: a rebuild reads
 /// them once instead of one statement per node and hop.
-pub struct Present {
+pub(crate) struct Present {
     out: HashMap<String, Vec<(String, String, f64)>>,
 }
 
 impl Present {
-    pub fn load(conn: &mut dyn Conn, resource: &str) -> Result<Present> {
+    pub(crate) fn load(conn: &mut dyn Conn, resource: &str) -> Result<Present> {
         let mut out: HashMap<String, Vec<(String, String, f64)>> = HashMap::new();
         for r in conn.query(
             "SELECT from_id, to_id, type, weight FROM mem_graph_edges WHERE resource_id = ?1 \
@@ -115,7 +115,7 @@ impl Present {
     }
 
     /// The nodes with an outgoing edge, in byte order.
-    pub fn sources(&self) -> Vec<String> {
+    pub(crate) fn sources(&self) -> Vec<String> {
         let mut s: Vec<String> = self.out.keys().cloned().collect();
         s.sort();
         s
@@ -138,7 +138,7 @@ impl Edges for Present {
 /// edges `filter` allows (the start itself excluded), passing through no hub of `bound`. For
 /// [`Direction::In`] a path runs from the reached node to `start`, as the closure stores it.
 /// Cost: the edges of the nodes reached before the last hop.
-pub fn walk(
+pub(crate) fn walk(
     conn: &mut dyn Conn,
     start: &str,
     dir: Direction,
@@ -151,7 +151,7 @@ pub fn walk(
 }
 
 /// [`walk`] over any [`Edges`] (which must follow `dir`).
-pub fn walk_over(
+pub(crate) fn walk_over(
     edges: &mut dyn Edges,
     start: &str,
     dir: Direction,

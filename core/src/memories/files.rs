@@ -6,7 +6,7 @@ use crate::{Conn, Result, Value};
 use std::collections::BTreeSet;
 
 /// The distinct paths of a stored `related_files` array (anything else names no file).
-pub fn paths(json: &str) -> BTreeSet<String> {
+pub(crate) fn paths(json: &str) -> BTreeSet<String> {
     serde_json::from_str::<Vec<serde_json::Value>>(json)
         .unwrap_or_default()
         .into_iter()
@@ -15,7 +15,7 @@ pub fn paths(json: &str) -> BTreeSet<String> {
 }
 
 /// Moves memory `seq` from the files of `old` to those of `new` (JSON arrays as stored).
-pub fn sync(conn: &mut dyn Conn, seq: i64, old: &str, new: &str) -> Result<()> {
+pub(crate) fn sync(conn: &mut dyn Conn, seq: i64, old: &str, new: &str) -> Result<()> {
     let (old, new) = (paths(old), paths(new));
     for gone in old.difference(&new) {
         conn.execute(

@@ -9,7 +9,7 @@ use crate::{Result, Value};
 
 /// A memory filter, checked.
 #[derive(Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     pub resource: Option<String>,
     pub scope: Option<String>,
     /// `None`: every type; an empty list passes nothing.
@@ -18,11 +18,11 @@ pub struct Filter {
 }
 
 /// The option keys [`Filter::from_options`] reads.
-pub const KEYS: &[&str] = &["resource_id", "types", "scope", "include_deprecated"];
+pub(crate) const KEYS: &[&str] = &["resource_id", "types", "scope", "include_deprecated"];
 
 impl Filter {
     /// The filter that `resource_id`, `scope`, `types` and `include_deprecated` ask for.
-    pub fn from_options(o: &Opts) -> Result<Filter> {
+    pub(crate) fn from_options(o: &Opts) -> Result<Filter> {
         let scope = o.opt_str("scope")?;
         if let Some(s) = &scope {
             check_one_of("options.scope", s, SCOPES)?;
@@ -41,7 +41,7 @@ impl Filter {
 
     /// The conditions on the memory columns of `alias` (`""` for none), their values pushed
     /// onto `params`; `None` when every memory passes.
-    pub fn sql(&self, alias: &str, params: &mut Vec<Value>) -> Option<String> {
+    pub(crate) fn sql(&self, alias: &str, params: &mut Vec<Value>) -> Option<String> {
         let col = |c: &str| {
             if alias.is_empty() {
                 c.to_owned()

@@ -21,16 +21,16 @@ use crate::{Conn, Error, Result, Value};
 use serde_json::json;
 
 /// Accesses (since the last correction) per confidence step.
-pub const ACCESSES_PER_STEP: i64 = 5;
+pub(crate) const ACCESSES_PER_STEP: i64 = 5;
 /// The confidence one step adds, and the most access can raise it to.
-pub const STEP: f64 = 0.05;
-pub const ACCESS_CAP: f64 = 0.95;
+pub(crate) const STEP: f64 = 0.05;
+pub(crate) const ACCESS_CAP: f64 = 0.95;
 /// Accesses (since the last correction) that clear `needs_review`.
-pub const ACCESSES_TO_TRUST: i64 = 10;
+pub(crate) const ACCESSES_TO_TRUST: i64 = 10;
 /// Half-lives without access before a memory is deprecated.
-pub const HALF_LIVES_TO_DEPRECATE: f64 = 3.0;
+pub(crate) const HALF_LIVES_TO_DEPRECATE: f64 = 3.0;
 /// Days a deprecated memory is kept before it is deleted.
-pub const GRACE_DAYS: f64 = 30.0;
+pub(crate) const GRACE_DAYS: f64 = 30.0;
 
 fn now_or(conn: &mut dyn Conn, now: Option<i64>) -> Result<i64> {
     match now {
@@ -40,7 +40,7 @@ fn now_or(conn: &mut dyn Conn, now: Option<i64>) -> Result<i64> {
 }
 
 /// `confidence` decayed to `now` (see the module's formula).
-pub fn decayed(
+pub(crate) fn decayed(
     confidence: f64,
     half_life_days: Option<f64>,
     pinned: bool,
@@ -57,7 +57,8 @@ pub fn decayed(
 }
 
 /// `mem_memory_confidence(id [, now])` → the decayed confidence, or NULL for an unknown id.
-pub fn current_confidence(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<f64>> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn current_confidence(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<f64>> {
     let now = now_or(conn, now)?;
     let row = conn
         .query(
@@ -91,7 +92,7 @@ const NULLABLE: &[&str] = &[
 /// unknown id. The patch sets the fields it names (`null` clears a nullable one); tags and
 /// files are replaced, not merged. A new content is scanned for secrets (options.secrets as
 /// for `mem_remember`) and must not be another memory's of the same resource and scope.
-pub fn update(conn: &mut dyn Conn, id: &str, patch: &str, options: Option<&str>) -> Result<i64> {
+pub(crate) fn update(conn: &mut dyn Conn, id: &str, patch: &str, options: Option<&str>) -> Result<i64> {
     let p = Opts::parse("patch", Some(patch), MEMORY_KEYS)?;
     let o = Opts::parse("options", options, UPDATE_OPTIONS)?;
     let policy = Secrets::from_options(&o)?;
@@ -242,7 +243,8 @@ pub fn update(conn: &mut dyn Conn, id: &str, patch: &str, options: Option<&str>)
 
 /// `mem_memory_deprecate(id [, now])` → 1 when the memory was current and is now deprecated
 /// (kept, excluded from search and recall by default; pruned 30 days later), 0 otherwise.
-pub fn deprecate(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<i64> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn deprecate(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<i64> {
     let now = now_or(conn, now)?;
     Ok(conn.execute(
         "UPDATE mem_memories SET deprecated = 1, deprecated_at = ?2, updated_at = ?2 \
@@ -255,7 +257,7 @@ pub fn deprecate(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<i64>
 /// counting one access (the memory was injected into a prompt), or NULL for an unknown id.
 /// The confidence step is rounded to a billionth, so that repeated steps land on the same
 /// decimal on every backend.
-pub fn touch(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<String>> {
+pub(crate) fn touch(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<String>> {
     let now = now_or(conn, now)?;
     let lock = conn.dialect().row_lock(RowLock::Update);
     let Some(row) = conn
@@ -303,7 +305,8 @@ pub fn touch(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<S
 /// `mem_prune(resource_id [, now])` → JSON `{deprecated, deleted}`: memories of the resource
 /// not accessed for 3 half-lives are deprecated, those deprecated more than 30 days ago are
 /// deleted; never pinned or user-verified ones.
-pub fn prune(conn: &mut dyn Conn, resource: &str, now: Option<i64>) -> Result<String> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn prune(conn: &mut dyn Conn, resource: &str, now: Option<i64>) -> Result<String> {
     let now = now_or(conn, now)?;
     let deprecated = conn.execute(
         &format!(

@@ -10,22 +10,23 @@
 //! * [`filter`]: which memories a read may return; [`files`]: the files they name;
 //! * the row triggers below keep the search index exact for plain SQL too.
 
-pub mod files;
-pub mod filter;
-pub mod lifecycle;
-pub mod remember;
-pub mod search;
-pub mod secrets;
+pub(crate) mod files;
+pub(crate) mod filter;
+internal!(lifecycle);
+internal!(remember);
+internal!(search);
+internal!(secrets);
 
 use crate::db::row::Fields;
 use crate::{search as engine, Conn, Error, Result, Value};
 use sha2::{Digest, Sha256};
 
 /// The search namespace of memories.
-pub const NS_MEMORIES: &str = "memory";
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const NS_MEMORIES: &str = "memory";
 
 /// Memory types.
-pub const TYPES: &[&str] = &[
+pub(crate) const TYPES: &[&str] = &[
     "gotcha",
     "decision",
     "preference",
@@ -45,7 +46,7 @@ pub const TYPES: &[&str] = &[
 ];
 
 /// Where a memory came from.
-pub const SOURCES: &[&str] = &[
+pub(crate) const SOURCES: &[&str] = &[
     "agent_explicit",
     "observer_inferred",
     "qa_auto",
@@ -55,10 +56,10 @@ pub const SOURCES: &[&str] = &[
 ];
 
 /// How widely a memory applies.
-pub const SCOPES: &[&str] = &["global", "module", "work_unit", "session"];
+pub(crate) const SCOPES: &[&str] = &["global", "module", "work_unit", "session"];
 
 /// How one memory relates to another (or to a file).
-pub const RELATIONS: &[&str] = &[
+pub(crate) const RELATIONS: &[&str] = &[
     "required_with",
     "conflicts_with",
     "validates",
@@ -68,7 +69,8 @@ pub const RELATIONS: &[&str] = &[
 
 /// The seed's default half-life in days per type; `None`: the type does not decay
 /// (decisions never do; the seed gives the other unlisted types no decay either).
-pub fn default_half_life(ty: &str) -> Option<f64> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn default_half_life(ty: &str) -> Option<f64> {
     match ty {
         "work_state" => Some(7.0),
         "e2e_observation" => Some(30.0),
@@ -81,12 +83,13 @@ pub fn default_half_life(ty: &str) -> Option<f64> {
 }
 
 /// Milliseconds per day, for half-lives and grace periods.
-pub const MS_PER_DAY: f64 = 86_400_000.0;
+pub(crate) const MS_PER_DAY: f64 = 86_400_000.0;
 
 /// `mem_content_hash(content)`: what makes two memories the same — the SHA-256 (hex) of the
 /// content with its whitespace runs collapsed and its ends trimmed, so re-remembering a fact
 /// with another line break reinforces it.
-pub fn content_hash(content: Option<&str>) -> Option<String> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn content_hash(content: Option<&str>) -> Option<String> {
     let content = content?;
     let normal: Vec<&str> = content.split_whitespace().collect();
     let digest = Sha256::digest(normal.join(" ").as_bytes());
@@ -95,7 +98,7 @@ pub fn content_hash(content: Option<&str>) -> Option<String> {
 
 /// The text the index holds for a memory: its content, tags and related files (the seed's
 /// FTS columns), from the stored JSON arrays.
-pub fn indexed_text(content: &str, tags: &str, related_files: &str) -> String {
+pub(crate) fn indexed_text(content: &str, tags: &str, related_files: &str) -> String {
     let words = |json: &str| -> String {
         serde_json::from_str::<Vec<String>>(json)
             .unwrap_or_default()
@@ -122,7 +125,7 @@ fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64, String)> {
 }
 
 /// A memory's indexed columns before a change.
-pub struct OldMemory {
+pub(crate) struct OldMemory {
     pub content: String,
     pub tags: String,
     pub related_files: String,
@@ -136,7 +139,7 @@ impl OldMemory {
 
 /// After a memory row is inserted: it is indexed and filed under its related files (once,
 /// however often this runs).
-pub fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
+pub(crate) fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
     let (text, created, related) = indexed(conn, seq)?;
     engine::index_new(conn, NS_MEMORIES, seq, &text, created, false)?;
     files::sync(conn, seq, "[]", &related)
@@ -144,7 +147,7 @@ pub fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
 
 /// After a memory's content, tags, related files or creation time changed: re-indexed and
 /// re-filed.
-pub fn on_update(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
+pub(crate) fn on_update(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
     let (text, created, related) = indexed(conn, seq)?;
     engine::index_doc(conn, NS_MEMORIES, seq, &text, created, Some(&old.text()))?;
     files::sync(conn, seq, &old.related_files, &related)
@@ -166,7 +169,7 @@ const SCANNED: &[(&str, bool)] = &[
 /// After a memory row is written, by plain SQL as by agentmem: refused when any of its text
 /// holds a secret, as `mem_remember` refuses one (plain SQL cannot ask for redaction). The
 /// error names the column (and the string of a JSON column), the kind and where it starts.
-pub fn check_secrets(conn: &mut dyn Conn, seq: i64) -> Result<()> {
+pub(crate) fn check_secrets(conn: &mut dyn Conn, seq: i64) -> Result<()> {
     let cols: Vec<String> = SCANNED
         .iter()
         .map(|(c, json)| {
@@ -229,7 +232,7 @@ fn strings_of(at: &str, v: &serde_json::Value) -> Vec<(String, String)> {
 }
 
 /// After a memory row is gone: it leaves the index and its files.
-pub fn on_delete(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
+pub(crate) fn on_delete(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
     engine::remove_doc(conn, NS_MEMORIES, seq, Some(&old.text()))?;
     files::sync(conn, seq, &old.related_files, "[]")
 }

@@ -38,14 +38,14 @@ pub(crate) const MEMORY_KEYS: &[&str] = &[
 const OPTIONS: &[&str] = &["after_external_tool", "secrets", "now"];
 
 /// Longest content, in characters.
-pub const MAX_CONTENT: usize = 100_000;
+pub(crate) const MAX_CONTENT: usize = 100_000;
 
 /// Longest citation, in characters (an inline chip).
-pub const MAX_CITATION: usize = 40;
+pub(crate) const MAX_CITATION: usize = 40;
 
 /// What to do with a secret found in text to store.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Secrets {
+pub(crate) enum Secrets {
     Refuse,
     Redact,
 }
@@ -446,7 +446,8 @@ fn reinforce(
 /// content was remembered again after it was superseded). `memory_json` holds the memory's fields (`type` and `content` required).
 /// Options: `after_external_tool` (the trust gate: needs review, confidence × 0.7),
 /// `secrets` (`refuse`, the default, or `redact`), `now`.
-pub fn remember(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn remember(
     conn: &mut dyn Conn,
     resource: &str,
     memory: &str,

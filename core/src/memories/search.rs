@@ -14,7 +14,7 @@ use crate::{Conn, Result};
 
 row! {
     /// One row of `mem_memory_search`.
-    pub struct MemoryHit {
+    pub(crate) struct MemoryHit {
         pub memory_id: String,
         pub resource_id: String,
         pub r#type: String,
@@ -30,7 +30,7 @@ row! {
 }
 
 /// Largest `limit` accepted.
-pub const MAX_LIMIT: i64 = 1000;
+pub(crate) const MAX_LIMIT: i64 = 1000;
 
 /// The memories a search may return (see [`Filter`]).
 fn allowed(conn: &mut dyn Conn, filter: &Filter) -> Result<Allowed> {
@@ -50,7 +50,8 @@ fn allowed(conn: &mut dyn Conn, filter: &Filter) -> Result<Allowed> {
 /// decayed confidence. Options: `resource_id`, `types` (array), `scope`,
 /// `include_deprecated` (false), and the search settings of `mem_search` (`limit` default
 /// 10, `now`, weights, `half_life_days`).
-pub fn search(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn search(
     conn: &mut dyn Conn,
     query: Option<&str>,
     options: Option<&str>,

@@ -5,7 +5,7 @@ use crate::Result;
 
 /// When observation, buffering, activation, blocking and reflection are due.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Config {
+pub(crate) struct Config {
     /// Pending message tokens that make an observation due (30 000).
     pub observation_threshold: i64,
     /// Observation tokens that make a reflection due (40 000).
@@ -37,7 +37,7 @@ impl Default for Config {
     }
 }
 
-pub const KEYS: &[&str] = &[
+pub(crate) const KEYS: &[&str] = &[
     "observation_threshold",
     "reflection_threshold",
     "buffer_tokens",
@@ -49,7 +49,7 @@ pub const KEYS: &[&str] = &[
 
 impl Config {
     /// The defaults overridden by a record's `config` JSON (or a call's options).
-    pub fn with_overrides(mut self, o: &Opts) -> Result<Config> {
+    pub(crate) fn with_overrides(mut self, o: &Opts) -> Result<Config> {
         self.observation_threshold = o.int(
             "observation_threshold",
             self.observation_threshold,
@@ -94,7 +94,7 @@ impl Config {
         Ok(self)
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "observation_threshold": self.observation_threshold,
             "reflection_threshold": self.reflection_threshold,

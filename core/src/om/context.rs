@@ -5,9 +5,9 @@
 use super::pending;
 use super::prompts;
 use super::record::{self, Key, Record, Scope};
-use super::time;
 use crate::json_opts::Opts;
 use crate::threads::lifecycle::{self, State};
+use crate::time;
 use crate::tokens::{self, Encoding};
 use crate::{threads::working_memory, Conn, Error, Result, Value};
 use serde_json::Value as Json;
@@ -54,7 +54,7 @@ static FIXED_TOKENS: once_cell::sync::Lazy<(i64, i64)> = once_cell::sync::Lazy::
 ///
 /// `msgs` are the key's unobserved messages with their text (other threads' appear in the
 /// resource-scope block).
-pub fn system_message(
+pub(crate) fn system_message(
     conn: &mut dyn Conn,
     thread_id: &str,
     key: &Key,
@@ -130,7 +130,7 @@ fn refuse_deleted(conn: &mut dyn Conn, thread_id: &str) -> Result<()> {
 }
 
 /// `om_context(thread_id [, options])` → the system message or NULL. Option `scope`.
-pub fn om_context(
+pub(crate) fn om_context(
     conn: &mut dyn Conn,
     thread_id: &str,
     options: Option<&str>,
@@ -151,7 +151,7 @@ pub fn om_context(
 /// observations), then the thread's unobserved messages, oldest first. The answer never passes
 /// `budget` tokens (default 100 000): the oldest messages are dropped, and a budget too small
 /// for the system parts is an error rather than an answer over budget.
-pub fn mem_context(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) -> Result<String> {
+pub(crate) fn mem_context(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, &["scope", "budget"])?;
     let budget = o.int("budget", 100_000, 0, i64::MAX / 4)?;
     refuse_deleted(conn, thread_id)?;

@@ -10,7 +10,7 @@ use super::record::{self, Key};
 use crate::{ids, Conn, Error, Result, Value};
 
 /// Default lease length: 30 s (the seed's).
-pub const DEFAULT_LEASE_MS: i64 = 30_000;
+pub(crate) const DEFAULT_LEASE_MS: i64 = 30_000;
 const MAX_LEASE_MS: i64 = 3_600_000;
 
 fn lease_ms(v: Option<i64>) -> Result<i64> {
@@ -33,7 +33,7 @@ fn owner(o: &str) -> Result<&str> {
 /// What a lease is taken for: its flag is set with the lease, so
 /// another process sees the work in progress, and a crashed owner's flag is stale once its
 /// lease expires (`om_status` reports flags of live leases only).
-pub const PURPOSES: &[(&str, &str)] = &[
+pub(crate) const PURPOSES: &[(&str, &str)] = &[
     ("observe", "is_observing"),
     ("reflect", "is_reflecting"),
     ("buffer_observation", "is_buffering_observation"),
@@ -44,7 +44,7 @@ pub const PURPOSES: &[(&str, &str)] = &[
 /// `None` while another owner holds a live lease. The same owner may take a new operation at
 /// any time, which fences its own older operation. `purpose` (one of [`PURPOSES`]) sets the
 /// matching in-progress flag; the other flags are cleared.
-pub fn acquire(
+pub(crate) fn acquire(
     conn: &mut dyn Conn,
     key: &str,
     owner_id: &str,
@@ -101,7 +101,7 @@ pub fn acquire(
 
 /// `om_heartbeat(lookup_key, owner_id, operation_id [, lease_ms])` → whether the live lease
 /// was extended.
-pub fn heartbeat(
+pub(crate) fn heartbeat(
     conn: &mut dyn Conn,
     key: &str,
     owner_id: &str,
@@ -129,7 +129,7 @@ pub fn heartbeat(
 
 /// `om_release_lease(lookup_key, owner_id, operation_id)` → whether this operation's lease was
 /// released (false when it had been superseded).
-pub fn release(conn: &mut dyn Conn, key: &str, owner_id: &str, op: &str) -> Result<bool> {
+pub(crate) fn release(conn: &mut dyn Conn, key: &str, owner_id: &str, op: &str) -> Result<bool> {
     let owner = owner(owner_id)?;
     let key = Key::parse(conn, key)?;
     let n = conn.execute(
@@ -144,14 +144,14 @@ pub fn release(conn: &mut dyn Conn, key: &str, owner_id: &str, op: &str) -> Resu
 /// A call made under a lease, as its arguments arrive: the record's lookup key, and the owner
 /// and operation the lease was granted to.
 #[derive(Clone, Copy)]
-pub struct Fenced<'a> {
+pub(crate) struct Fenced<'a> {
     pub key: &'a str,
     pub owner_id: &'a str,
     pub operation_id: &'a str,
 }
 
 impl<'a> Fenced<'a> {
-    pub fn new(key: &'a str, owner_id: &'a str, operation_id: &'a str) -> Fenced<'a> {
+    pub(crate) fn new(key: &'a str, owner_id: &'a str, operation_id: &'a str) -> Fenced<'a> {
         Fenced {
             key,
             owner_id,
@@ -160,7 +160,7 @@ impl<'a> Fenced<'a> {
     }
 
     /// The owner (checked for shape) and the operation.
-    pub fn checked(&self) -> Result<(&'a str, &'a str)> {
+    pub(crate) fn checked(&self) -> Result<(&'a str, &'a str)> {
         Ok((owner(self.owner_id)?, self.operation_id))
     }
 }
@@ -168,13 +168,13 @@ impl<'a> Fenced<'a> {
 /// A call that hands over an agent's answer under a lease, as its arguments arrive: the
 /// record's lookup key, the owner and operation the lease was granted to, and the answer.
 #[derive(Clone, Copy)]
-pub struct Answered<'a> {
+pub(crate) struct Answered<'a> {
     pub fenced: Fenced<'a>,
     pub answer: Option<&'a str>,
 }
 
 impl<'a> Answered<'a> {
-    pub fn new(
+    pub(crate) fn new(
         key: &'a str,
         owner_id: &'a str,
         operation_id: &'a str,
@@ -187,7 +187,7 @@ impl<'a> Answered<'a> {
     }
 
     /// The owner and operation ([`Fenced::checked`]) and the parsed answer.
-    pub fn checked(&self) -> Result<(&'a str, &'a str, super::parse::Parsed)> {
+    pub(crate) fn checked(&self) -> Result<(&'a str, &'a str, super::parse::Parsed)> {
         let (owner, op) = self.fenced.checked()?;
         let parsed = super::parse::parse("answer", self.answer.unwrap_or(""))?;
         Ok((owner, op, parsed))

@@ -4,25 +4,24 @@
 //! atomically under a fenced lease ([`lease`]), and assembles the next call's context
 //! ([`context`]).
 
-pub mod config;
-pub mod context;
-pub mod lease;
-pub mod observe;
-pub mod parse;
-pub mod pending;
-pub mod prompts;
-pub mod record;
-pub mod reflect;
-pub mod search;
-pub mod status;
-pub mod time;
+pub(crate) mod config;
+pub(crate) mod context;
+pub(crate) mod lease;
+pub(crate) mod observe;
+internal!(parse);
+pub(crate) mod pending;
+pub(crate) mod prompts;
+pub(crate) mod record;
+pub(crate) mod reflect;
+pub(crate) mod search;
+pub(crate) mod status;
 
 use crate::json_opts::Opts;
 use crate::{Conn, Result};
 
 /// `om_configure(lookup_key, config)` → the record's thresholds after the change (JSON).
 /// Keys: see [`config::KEYS`]; unknown keys are refused.
-pub fn configure(conn: &mut dyn Conn, key: &str, config_json: Option<&str>) -> Result<String> {
+pub(crate) fn configure(conn: &mut dyn Conn, key: &str, config_json: Option<&str>) -> Result<String> {
     let key = record::Key::parse(conn, key)?;
     let o = Opts::parse("config", config_json, config::KEYS)?;
     let cfg = config::Config::default().with_overrides(&o)?;

@@ -6,8 +6,9 @@
 use super::lease::{Answered, Fenced};
 use super::parse::{self, Parsed};
 use super::pending::{self, Msg};
+use super::prompts;
 use super::record::{self, Chunk, Key, Record, Scope};
-use super::{prompts, time};
+use crate::time;
 use crate::tokens::{self, Encoding};
 use crate::{threads, Conn, Error, Result, Value};
 use serde_json::json;
@@ -18,7 +19,7 @@ use std::collections::HashSet;
 /// are left out. In resource scope the batch is the thread with the oldest unobserved message
 /// (oldest first), shown with the whole observation pool. Options: `max_tokens` caps
 /// the batch (oldest messages first; at least one message).
-pub fn observer_input(conn: &mut dyn Conn, key: &str, options: Option<&str>) -> Result<String> {
+pub(crate) fn observer_input(conn: &mut dyn Conn, key: &str, options: Option<&str>) -> Result<String> {
     let (key, o, rec) = record::prompt_input(conn, key, options, &["max_tokens"])?;
     let max_tokens = o.int("max_tokens", i64::MAX, 1, i64::MAX)?;
     let buffered = pending::buffered_ids(rec.as_ref());
@@ -69,7 +70,7 @@ fn role_label(role: &str) -> &str {
 
 /// The observer's user message: the observations so far for context, then the new messages
 /// grouped by date with 24-hour times (UTC).
-pub fn observer_prompt(previous: &str, batch: &[Msg]) -> String {
+pub(crate) fn observer_prompt(previous: &str, batch: &[Msg]) -> String {
     let mut s = String::from("<previous-observations>\n");
     s.push_str(if previous.trim().is_empty() {
         "None yet."
@@ -329,7 +330,7 @@ fn with_batch(
 
 /// `om_apply_observation(lookup_key, owner_id, operation_id, answer, message_ids)` → the
 /// observation tokens after applying, or `None` when the lease was lost or superseded.
-pub fn apply_observation(
+pub(crate) fn apply_observation(
     conn: &mut dyn Conn,
     call: &Answered,
     message_ids: &str,
@@ -367,7 +368,7 @@ fn apply(conn: &mut dyn Conn, mut b: Batch) -> Result<Option<i64>> {
 /// `om_buffer_chunk(lookup_key, owner_id, operation_id, answer, message_ids)` → the number of
 /// buffered chunks, or `None` when the lease was lost. The messages stay pending until
 /// `om_activate`; no later chunk or observation may cover them again.
-pub fn buffer_chunk(
+pub(crate) fn buffer_chunk(
     conn: &mut dyn Conn,
     call: &Answered,
     message_ids: &str,
@@ -400,7 +401,7 @@ fn buffer(conn: &mut dyn Conn, mut b: Batch) -> Result<Option<i64>> {
 
 /// `om_activate(lookup_key, owner_id, operation_id)` → chunks activated (oldest first, each
 /// into its thread's section), or `None` when the lease was lost.
-pub fn activate(conn: &mut dyn Conn, call: &Fenced) -> Result<Option<i64>> {
+pub(crate) fn activate(conn: &mut dyn Conn, call: &Fenced) -> Result<Option<i64>> {
     let (owner, op) = call.checked()?;
     let Some((key, mut rec, now)) = guarded(conn, call.key, owner, op)? else {
         return Ok(None);

@@ -20,7 +20,8 @@ use crate::{Error, Result};
 
 /// What one answer says.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Parsed {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Parsed {
     pub observations: String,
     pub current_task: Option<String>,
     pub suggested_response: Option<String>,
@@ -30,7 +31,8 @@ pub struct Parsed {
 const BLOCKS: [&str; 3] = ["observations", "current-task", "suggested-response"];
 
 /// Parses an answer; every error names `arg` and nothing of a refused answer is used.
-pub fn parse(arg: &str, text: &str) -> Result<Parsed> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn parse(arg: &str, text: &str) -> Result<Parsed> {
     let bad = |rule: String| Error::invalid(arg, format!("{rule} (nothing was applied)"));
     crate::args::no_nul(arg, text)?;
     if text.len() > crate::threads::messages::MAX_CONTENT_BYTES {
@@ -186,7 +188,7 @@ fn has_words(text: &str) -> bool {
 }
 
 /// Removes `<thread …>` and `</thread>` tags (any case), keeping their contents.
-pub fn strip_thread_tags(text: &str) -> String {
+pub(crate) fn strip_thread_tags(text: &str) -> String {
     let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 
 /// An unobserved message.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Msg {
+pub(crate) struct Msg {
     pub id: String,
     pub thread_id: String,
     pub role: String,
@@ -24,7 +24,7 @@ pub struct Msg {
 }
 
 /// Unobserved messages of the key's scope, oldest first. O(unobserved · log n).
-pub fn unobserved(
+pub(crate) fn unobserved(
     conn: &mut dyn Conn,
     key: &Key,
     rec: Option<&Record>,
@@ -74,7 +74,7 @@ pub fn unobserved(
 
 /// Count and tokens of the unobserved messages, as index range sums: the messages at or after
 /// the cursor, less the observed ones among them. O(log n + range) inside the database.
-pub fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Result<(i64, i64)> {
+pub(crate) fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Result<(i64, i64)> {
     let cursor = rec.and_then(|r| r.last_observed_at);
     let (column, value) = match key.scope {
         Scope::Thread => ("thread_id", key.thread_id.clone().unwrap_or_default()),
@@ -125,7 +125,7 @@ pub fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Result<(i
 }
 
 /// Ids covered by the record's buffered chunks.
-pub fn buffered_ids(rec: Option<&Record>) -> HashSet<String> {
+pub(crate) fn buffered_ids(rec: Option<&Record>) -> HashSet<String> {
     rec.map(|r| {
         r.chunks
             .iter()

@@ -1,19 +1,19 @@
 //! The observer's and reflector's prompts, verbatim (in `prompts/*.md`), and how they are
 //! assembled from their shared parts.
 
-pub const OBSERVER_EXTRACTION_INSTRUCTIONS: &str = include_str!("prompts/observer_extraction.md");
-pub const OBSERVER_OUTPUT_FORMAT: &str = include_str!("prompts/observer_output_format.md");
-pub const OBSERVER_GUIDELINES: &str = include_str!("prompts/observer_guidelines.md");
+pub(crate) const OBSERVER_EXTRACTION_INSTRUCTIONS: &str = include_str!("prompts/observer_extraction.md");
+pub(crate) const OBSERVER_OUTPUT_FORMAT: &str = include_str!("prompts/observer_output_format.md");
+pub(crate) const OBSERVER_GUIDELINES: &str = include_str!("prompts/observer_guidelines.md");
 const OBSERVER_SYSTEM_TEMPLATE: &str = include_str!("prompts/observer_system.md");
 const REFLECTOR_SYSTEM_TEMPLATE: &str = include_str!("prompts/reflector_system.md");
-pub const COMPRESSION_GUIDANCE: [&str; 3] = [
+pub(crate) const COMPRESSION_GUIDANCE: [&str; 3] = [
     "",
     include_str!("prompts/compression_1.md"),
     include_str!("prompts/compression_2.md"),
 ];
-pub const CONTINUATION_HINT: &str = include_str!("prompts/continuation_hint.md");
-pub const CONTEXT_PROMPT: &str = include_str!("prompts/context_prompt.md");
-pub const CONTEXT_INSTRUCTIONS: &str = include_str!("prompts/context_instructions.md");
+pub(crate) const CONTINUATION_HINT: &str = include_str!("prompts/continuation_hint.md");
+pub(crate) const CONTEXT_PROMPT: &str = include_str!("prompts/context_prompt.md");
+pub(crate) const CONTEXT_INSTRUCTIONS: &str = include_str!("prompts/context_instructions.md");
 
 fn fill(template: &str) -> String {
     template
@@ -29,12 +29,12 @@ fn fill(template: &str) -> String {
 }
 
 /// The observer's system prompt (seed "Observer System Prompt (Complete)").
-pub fn observer_system() -> String {
+pub(crate) fn observer_system() -> String {
     fill(OBSERVER_SYSTEM_TEMPLATE)
 }
 
 /// The reflector's system prompt plus the compression guidance of `level` (0–2).
-pub fn reflector_system(level: usize) -> String {
+pub(crate) fn reflector_system(level: usize) -> String {
     let mut s = fill(REFLECTOR_SYSTEM_TEMPLATE);
     s.push_str(COMPRESSION_GUIDANCE[level.min(2)]);
     s

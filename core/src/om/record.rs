@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// `thread:<id>` or `resource:<id>`, checked against the threads table.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Key {
+pub(crate) struct Key {
     pub text: String,
     pub scope: Scope,
     pub thread_id: Option<String>,
@@ -16,13 +16,13 @@ pub struct Key {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Scope {
+pub(crate) enum Scope {
     Thread,
     Resource,
 }
 
 impl Scope {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Scope::Thread => "thread",
             Scope::Resource => "resource",
@@ -32,7 +32,7 @@ impl Scope {
 
 impl Key {
     /// Parses and checks a lookup key: its thread (or a thread of its resource) must exist.
-    pub fn parse(conn: &mut dyn Conn, text: &str) -> Result<Key> {
+    pub(crate) fn parse(conn: &mut dyn Conn, text: &str) -> Result<Key> {
         if let Some(t) = text.strip_prefix("thread:") {
             let resource_id = threads::resource_of(conn, t)?;
             return Ok(Key {
@@ -63,7 +63,7 @@ impl Key {
     }
 
     /// The key a thread's memory lives under, for `scope` "thread" (default) or "resource".
-    pub fn for_thread(conn: &mut dyn Conn, thread_id: &str, scope: Option<&str>) -> Result<Key> {
+    pub(crate) fn for_thread(conn: &mut dyn Conn, thread_id: &str, scope: Option<&str>) -> Result<Key> {
         let resource_id = threads::resource_of(conn, thread_id)?;
         match scope.unwrap_or("thread") {
             "thread" => Ok(Key {
@@ -89,7 +89,7 @@ impl Key {
 /// A buffered observation chunk (seed: bufferedObservationChunks), oldest first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Chunk {
+pub(crate) struct Chunk {
     pub content: String,
     pub current_task: Option<String>,
     pub suggested_response: Option<String>,
@@ -101,7 +101,7 @@ pub struct Chunk {
 
 /// The active record of a key, as stored.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Record {
+pub(crate) struct Record {
     pub seq: i64,
     pub id: String,
     pub generation: i64,
@@ -173,13 +173,13 @@ fn from_row(row: Row) -> Result<Record> {
 
 impl Record {
     /// The record's thresholds: defaults overridden by its stored config.
-    pub fn config(&self) -> Result<Config> {
+    pub(crate) fn config(&self) -> Result<Config> {
         let o = Opts::parse("config", Some(&self.config_json), config::KEYS)?;
         Config::default().with_overrides(&o)
     }
 
     /// Whether `owner`/`op` hold a live lease at `now`.
-    pub fn leased_by(&self, owner: &str, op: &str, now: i64) -> bool {
+    pub(crate) fn leased_by(&self, owner: &str, op: &str, now: i64) -> bool {
         self.lock_owner_id.as_deref() == Some(owner)
             && self.lock_operation_id.as_deref() == Some(op)
             && self.lock_expires_at.is_some_and(|t| t > now)
@@ -188,7 +188,7 @@ impl Record {
 
 /// What a prompt builder starts from: the record's key, its options (keys `allowed`) and the
 /// record, if there is one yet.
-pub fn prompt_input(
+pub(crate) fn prompt_input(
     conn: &mut dyn Conn,
     key: &str,
     options: Option<&str>,
@@ -201,7 +201,7 @@ pub fn prompt_input(
 }
 
 /// The active record of a key, if any.
-pub fn load(conn: &mut dyn Conn, key: &Key) -> Result<Option<Record>> {
+pub(crate) fn load(conn: &mut dyn Conn, key: &Key) -> Result<Option<Record>> {
     load_columns(
         conn,
         key,
@@ -212,7 +212,7 @@ pub fn load(conn: &mut dyn Conn, key: &Key) -> Result<Option<Record>> {
 
 /// The active record without its texts (the observations are empty; a buffered reflection
 /// shows as an empty text, its base as NULL).
-pub fn load_bookkeeping(conn: &mut dyn Conn, key: &Key) -> Result<Option<Record>> {
+pub(crate) fn load_bookkeeping(conn: &mut dyn Conn, key: &Key) -> Result<Option<Record>> {
     load_columns(
         conn,
         key,
@@ -238,7 +238,7 @@ fn load_columns(
 }
 
 /// The active record of a key, created (generation 0, origin initialization) if missing.
-pub fn load_or_create(conn: &mut dyn Conn, key: &Key, now: i64) -> Result<Record> {
+pub(crate) fn load_or_create(conn: &mut dyn Conn, key: &Key, now: i64) -> Result<Record> {
     if let Some(r) = load(conn, key)? {
         return Ok(r);
     }
@@ -260,7 +260,7 @@ pub fn load_or_create(conn: &mut dyn Conn, key: &Key, now: i64) -> Result<Record
 
 /// Writes the record's memory fields back, only while `owner`/`op` hold the lease at `now`
 /// (one compare-and-set statement). Returns false, writing nothing, when the lease was lost.
-pub fn store_guarded(
+pub(crate) fn store_guarded(
     conn: &mut dyn Conn,
     r: &Record,
     owner: &str,

@@ -17,7 +17,7 @@ use serde_json::json;
 /// `om_reflector_input(lookup_key [, options])` → JSON `{system, prompt, observationTokens,
 /// compressionLevel}`. Option `compression_level` 0–2 adds the seed's compression guidance
 /// for retries whose output was too large.
-pub fn reflector_input(conn: &mut dyn Conn, key: &str, options: Option<&str>) -> Result<String> {
+pub(crate) fn reflector_input(conn: &mut dyn Conn, key: &str, options: Option<&str>) -> Result<String> {
     let (key, o, rec) = record::prompt_input(conn, key, options, &["compression_level"])?;
     let level = o.int("compression_level", 0, 0, 2)?;
     let observations = rec.as_ref().map_or("", |r| r.active_observations.as_str());
@@ -64,7 +64,7 @@ fn check_size(reflection: &str, threshold: i64, level: i64) -> Result<()> {
 }
 
 /// The last compression level (0, 1, 2).
-pub const MAX_COMPRESSION_LEVEL: i64 = 2;
+pub(crate) const MAX_COMPRESSION_LEVEL: i64 = 2;
 
 fn compression_level(level: Option<i64>) -> Result<i64> {
     let level = level.unwrap_or(0);
@@ -107,7 +107,7 @@ fn reflectable(
 /// `om_apply_reflection(lookup_key, owner_id, operation_id, answer [, compression_level])` →
 /// the new generation, or `None` when the lease was lost. Refused while messages are
 /// unobserved, and while the reflection is still over the threshold below the last level.
-pub fn apply_reflection(
+pub(crate) fn apply_reflection(
     conn: &mut dyn Conn,
     call: &Answered,
     level: Option<i64>,
@@ -137,7 +137,7 @@ pub fn apply_reflection(
 /// whether it was kept (`None` when the lease was lost): a reflection of the current
 /// observations, made in the background before the threshold, kept with the observations it
 /// condensed until `om_activate_reflection` swaps it in.
-pub fn buffer_reflection(
+pub(crate) fn buffer_reflection(
     conn: &mut dyn Conn,
     call: &Answered,
     level: Option<i64>,
@@ -173,7 +173,7 @@ pub fn buffer_reflection(
 /// `None` when the lease was lost: the buffered reflection becomes the next generation, with
 /// every observation line added since it was made kept beside it. Refused when none is
 /// buffered, and while messages are unobserved.
-pub fn activate_reflection(conn: &mut dyn Conn, call: &Fenced) -> Result<Option<i64>> {
+pub(crate) fn activate_reflection(conn: &mut dyn Conn, call: &Fenced) -> Result<Option<i64>> {
     let (owner, op) = call.checked()?;
     let key = Key::parse(conn, call.key)?;
     let now = conn.now_ms()?;

@@ -9,10 +9,10 @@ use crate::threads::lifecycle;
 use crate::{Conn, Result};
 
 /// The namespace of observation documents.
-pub const NS_OBSERVATIONS: &str = "obs";
+pub(crate) const NS_OBSERVATIONS: &str = "obs";
 
 /// Indexes (or re-indexes) a record's active observations; `old` is the text indexed before.
-pub fn index(
+pub(crate) fn index(
     conn: &mut dyn Conn,
     seq: i64,
     observations: &str,
@@ -23,12 +23,12 @@ pub fn index(
 }
 
 /// Takes a record that is no longer active out of the index; `old` is its indexed text.
-pub fn unindex(conn: &mut dyn Conn, seq: i64, old: &str) -> Result<()> {
+pub(crate) fn unindex(conn: &mut dyn Conn, seq: i64, old: &str) -> Result<()> {
     search::remove_doc(conn, NS_OBSERVATIONS, seq, Some(old)).map(|_| ())
 }
 
 /// Rebuilds the observation index from the active records. Returns the document count.
-pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
+pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
     let docs = search::documents(
         conn,
         "SELECT seq, active_observations, updated_at FROM mem_om_records WHERE is_active = 1 ORDER BY seq",
@@ -39,7 +39,7 @@ pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
 
 /// Which records a search may return: those of a thread or resource, updated within a time
 /// range (both ends inclusive, as for messages); records of deleted threads only when asked.
-pub struct Scope {
+pub(crate) struct Scope {
     pub thread_id: Option<String>,
     pub resource_id: Option<String>,
     pub since: Option<i64>,
@@ -48,7 +48,7 @@ pub struct Scope {
 }
 
 /// An observation hit: the engine's hit and its record.
-pub struct ObservationHit {
+pub(crate) struct ObservationHit {
     pub hit: search::Hit,
     pub id: String,
     pub thread_id: String,
@@ -59,7 +59,7 @@ pub struct ObservationHit {
 }
 
 /// The active records matching `query` within `scope`, best first.
-pub fn hits(
+pub(crate) fn hits(
     conn: &mut dyn Conn,
     query: &str,
     params: &SearchParams,

@@ -15,7 +15,7 @@ use serde_json::{json, Value as Json};
 /// buffer (another `buffer_tokens` not yet covered by a chunk), buffer_reflection (the
 /// observations passed `reflection_buffer_at` of the reflection threshold and no reflection
 /// is buffered yet: reflect in the background), none.
-pub fn action(
+pub(crate) fn action(
     rec: Option<&Record>,
     pending: i64,
     buffered: i64,
@@ -54,7 +54,7 @@ pub fn action(
 }
 
 /// `om_status(thread_id [, options])`. Index range sums; no message row is read.
-pub fn status(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) -> Result<String> {
+pub(crate) fn status(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, &["scope"])?;
     let key = Key::for_thread(conn, thread_id, o.opt_str("scope")?.as_deref())?;
     let rec = record::load_bookkeeping(conn, &key)?;

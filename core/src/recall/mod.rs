@@ -7,7 +7,7 @@
 //! * [`hybrid`]: `mem_recall_hybrid`, long-term memories, messages, observations, tasks and
 //!   the graph fused into one ranked, token-budgeted list (docs/recall.md).
 
-pub mod hybrid;
-pub mod search;
-pub mod thread_context;
-pub mod turn;
+internal!(hybrid);
+internal!(search);
+pub(crate) mod thread_context;
+pub(crate) mod turn;

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 row! {
     /// One row of `mem_search`.
     #[derive(Clone, Debug, PartialEq)]
-    pub struct SearchRow {
+    pub(crate) struct SearchRow {
         pub message_id: String,
         pub thread_id: String,
         pub resource_id: Option<String>,
@@ -51,11 +51,11 @@ const OPTIONS: &[&str] = &[
 const SNIPPET_OPTIONS: &[&str] = &["start", "end", "ellipsis", "tokens"];
 
 /// Largest `limit` accepted.
-pub const MAX_LIMIT: i64 = 1000;
+pub(crate) const MAX_LIMIT: i64 = 1000;
 
 /// One search hit: the row `mem_search` returns, and what else the core needs of the message.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MessageHit {
+pub(crate) struct MessageHit {
     pub seq: i64,
     /// Its snippet is filled by [`search`] for the hits it returns, when asked for.
     pub row: SearchRow,
@@ -67,7 +67,7 @@ pub struct MessageHit {
 
 /// Which messages a search may return.
 #[derive(Clone, Debug, Default)]
-pub struct Filters {
+pub(crate) struct Filters {
     pub thread_id: Option<String>,
     pub resource_id: Option<String>,
     pub role: Option<String>,
@@ -124,7 +124,8 @@ impl Filters {
 }
 
 /// A parsed search request.
-pub struct Request {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Request {
     pub params: SearchParams,
     pub filters: Filters,
     pub snippet: SnippetSettings,
@@ -134,7 +135,8 @@ pub struct Request {
 
 impl Request {
     /// Parses `mem_search` options.
-    pub fn parse(options: Option<&str>) -> Result<Request> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn parse(options: Option<&str>) -> Result<Request> {
         let o = Opts::parse("options", options, &[PARAM_OPTIONS, OPTIONS].concat())?;
         let params = SearchParams::from_options(&o, 10, MAX_LIMIT)?;
         let filters = Filters {
@@ -181,20 +183,9 @@ impl Request {
     }
 }
 
-/// `mem_search(query [, options])`. Top-k by block-max WAND over the message index and over the
-/// observations (`source` `reflection`), merged by score, then one indexed lookup of the k rows.
-/// An empty or all-punctuation query returns no rows.
-pub fn search(
-    conn: &mut dyn Conn,
-    query: Option<&str>,
-    options: Option<&str>,
-) -> Result<Vec<MessageHit>> {
-    search_with(conn, query, options, true)
-}
-
 /// `mem_search(query [, options])`: [`search_with`] as rows, snippets cut only when the
 /// statement reads them.
-pub fn search_rows(
+pub(crate) fn search_rows(
     conn: &mut dyn Conn,
     query: Option<&str>,
     options: Option<&str>,
@@ -206,7 +197,7 @@ pub fn search_rows(
 
 /// [`search`], with the snippets left empty when `snippets` is false (a SQLite statement that
 /// does not read the column: cutting a snippet reads the whole text of a hit).
-pub fn search_with(
+pub(crate) fn search_with(
     conn: &mut dyn Conn,
     query: Option<&str>,
     options: Option<&str>,
@@ -233,7 +224,7 @@ pub fn search_with(
 
 /// How many messages and observations match `query` within the request's filters, counted
 /// up to `cap` (the engine's top `cap`, without reading the rows).
-pub fn count(conn: &mut dyn Conn, query: &str, req: &Request, cap: usize) -> Result<usize> {
+pub(crate) fn count(conn: &mut dyn Conn, query: &str, req: &Request, cap: usize) -> Result<usize> {
     let params = SearchParams {
         limit: cap,
         ..req.params.clone()
@@ -296,7 +287,7 @@ fn observation_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<V
 
 /// Runs a parsed request: the engine's first stage, the thread context (see
 /// [`crate::recall::thread_context`]), then one lookup of the kept rows.
-pub fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
+pub(crate) fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
     let allowed = req.filters.allowed(conn)?;
     let limit = req.params.limit;
     let params = SearchParams {

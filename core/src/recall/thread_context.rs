@@ -21,12 +21,12 @@
 use std::collections::HashMap;
 
 /// Default `context_weight` (see docs/search.md for the measurement).
-pub const DEFAULT_WEIGHT: f64 = 0.25;
+pub(crate) const DEFAULT_WEIGHT: f64 = 0.25;
 /// Smallest first stage.
-pub const CANDIDATES: usize = 50;
+pub(crate) const CANDIDATES: usize = 50;
 
 /// How many candidates to rank for `limit` results.
-pub fn first_stage(limit: usize, weight: f64) -> usize {
+pub(crate) fn first_stage(limit: usize, weight: f64) -> usize {
     if weight == 0.0 || limit == 0 {
         limit
     } else {
@@ -36,7 +36,7 @@ pub fn first_stage(limit: usize, weight: f64) -> usize {
 
 /// A first-stage candidate.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub seq: i64,
     pub thread_id: String,
     pub message_index: i64,
@@ -47,12 +47,12 @@ pub struct Candidate {
 }
 
 /// Whether a message of this role is a turn of the conversation.
-pub fn is_turn(role: &str) -> bool {
+pub(crate) fn is_turn(role: &str) -> bool {
     role == "user" || role == "assistant"
 }
 
 /// Adds the neighbors' share to each candidate's score and sorts them by the final score.
-pub fn rerank(cands: &mut [Candidate], weight: f64) {
+pub(crate) fn rerank(cands: &mut [Candidate], weight: f64) {
     if weight != 0.0 {
         let own: HashMap<(&str, i64), f64> = cands
             .iter()

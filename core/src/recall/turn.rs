@@ -25,7 +25,7 @@ const OPTIONS: &[&str] = &[
 row! {
     /// One recalled message; `content` is the injection text (what goes into a prompt).
     #[derive(Clone, Debug, PartialEq)]
-    pub struct Recalled {
+    pub(crate) struct Recalled {
         pub message_id: String,
         pub thread_id: String,
         pub role: String,
@@ -52,7 +52,7 @@ fn looks_like_options(hint: &str) -> bool {
 }
 
 /// O(last_n · log n), plus one search and top_k range reads with a hint.
-pub fn recall(
+pub(crate) fn recall(
     conn: &mut dyn Conn,
     thread_id: &str,
     hint: Option<&str>,

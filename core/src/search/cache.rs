@@ -11,13 +11,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Default memory bound of the page cache.
-pub const DEFAULT_PAGE_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_PAGE_BYTES: usize = 64 * 1024 * 1024;
 /// Default memory bound of the header, deletion and decoded-document caches (together): an
 /// eighth each for headers and deletion sets, the rest for decoded document pages, 20 bytes a
 /// document, so that 2.4M documents fit (a search scores documents scattered over the whole
 /// index, and re-decoding their pages cost a quarter of a warm query at 1M messages when only
 /// 0.8M fitted).
-pub const DEFAULT_META_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_META_BYTES: usize = 64 * 1024 * 1024;
 /// Bytes charged per entry beside its data (map entries, the Arc).
 const OVERHEAD: usize = 96;
 
@@ -46,47 +46,47 @@ fn with<T>(f: impl FnOnce(&mut Caches) -> T) -> T {
     }))
 }
 
-pub fn page(build: u64, no: u32) -> Option<Page> {
+pub(crate) fn page(build: u64, no: u32) -> Option<Page> {
     with(|c| c.pages.get(&(build, no)))
 }
 
-pub fn put_page(build: u64, no: u32, p: Page) {
+pub(crate) fn put_page(build: u64, no: u32, p: Page) {
     let w = p.len() + OVERHEAD;
     with(|c| c.pages.put((build, no), p, w))
 }
 
-pub fn header(build: u64) -> Option<Arc<Header>> {
+pub(crate) fn header(build: u64) -> Option<Arc<Header>> {
     with(|c| c.headers.get(&build))
 }
 
-pub fn put_header(build: u64, h: Arc<Header>, weight: usize) {
+pub(crate) fn put_header(build: u64, h: Arc<Header>, weight: usize) {
     with(|c| c.headers.put(build, h, weight + OVERHEAD))
 }
 
-pub fn dead(version: u64) -> Option<Arc<Dead>> {
+pub(crate) fn dead(version: u64) -> Option<Arc<Dead>> {
     with(|c| c.deads.get(&version))
 }
 
-pub fn put_dead(version: u64, d: Arc<Dead>, weight: usize) {
+pub(crate) fn put_dead(version: u64, d: Arc<Dead>, weight: usize) {
     with(|c| c.deads.put(version, d, weight + OVERHEAD))
 }
 
-pub fn doc_page(build: u64, no: u32) -> Option<Arc<DocPage>> {
+pub(crate) fn doc_page(build: u64, no: u32) -> Option<Arc<DocPage>> {
     with(|c| c.docs.get(&(build, no)))
 }
 
-pub fn put_doc_page(build: u64, no: u32, d: Arc<DocPage>) {
+pub(crate) fn put_doc_page(build: u64, no: u32, d: Arc<DocPage>) {
     let w = d.keys.len() * 20 + OVERHEAD;
     with(|c| c.docs.put((build, no), d, w))
 }
 
 /// Sets the page cache's memory bound in bytes (evicting at once); 0 disables it.
-pub fn set_page_limit(bytes: usize) {
+pub(crate) fn set_page_limit(bytes: usize) {
     with(|c| c.pages.set_limit(bytes))
 }
 
 /// The page cache's size and use.
-pub fn page_stats() -> CacheStats {
+pub(crate) fn page_stats() -> CacheStats {
     with(|c| c.pages.stats())
 }
 
@@ -94,13 +94,13 @@ static READ_PAGES: AtomicU64 = AtomicU64::new(0);
 static READ_BYTES: AtomicU64 = AtomicU64::new(0);
 
 /// Counts a page read from the database (by any search, flush or merge of the process).
-pub fn note_read(bytes: usize) {
+pub(crate) fn note_read(bytes: usize) {
     READ_PAGES.fetch_add(1, Ordering::Relaxed);
     READ_BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
 }
 
 /// Pages and bytes read from the database by this process.
-pub fn reads() -> (u64, u64) {
+pub(crate) fn reads() -> (u64, u64) {
     (
         READ_PAGES.load(Ordering::Relaxed),
         READ_BYTES.load(Ordering::Relaxed),
@@ -108,10 +108,10 @@ pub fn reads() -> (u64, u64) {
 }
 
 /// Largest page-cache bound accepted (16 GiB).
-pub const MAX_PAGE_BYTES: i64 = 16 << 30;
+pub(crate) const MAX_PAGE_BYTES: i64 = 16 << 30;
 
 /// Empties every cache (benchmarks measure cold searches this way).
-pub fn clear() {
+pub(crate) fn clear() {
     with(|c| {
         c.pages.clear();
         c.headers.clear();

@@ -89,7 +89,8 @@ struct Found {
 /// Compares the index with the documents it should hold (key, text, created_at) and lists
 /// every problem: missing, extra and stale documents, broken segments, deletions and
 /// statistics. An empty list means the index is exact.
-pub fn check(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn check(
     conn: &mut dyn Conn,
     ns: &str,
     expected: &[(i64, String, i64)],

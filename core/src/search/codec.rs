@@ -2,7 +2,7 @@
 
 use crate::{Error, Result};
 
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -12,7 +12,7 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 
 /// Reads a varint at `*pos`; `None` when the buffer ends or the varint is too long.
 #[inline]
-pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+pub(crate) fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
     // Most values of a postings block (ordinal deltas, frequencies, positions) take one byte.
     let b = *buf.get(*pos)?;
     if b < 0x80 {
@@ -39,16 +39,16 @@ fn get_varint_long(buf: &[u8], pos: &mut usize) -> Option<u64> {
     }
 }
 
-pub fn zigzag(v: i64) -> u64 {
+pub(crate) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-pub fn unzigzag(v: u64) -> i64 {
+pub(crate) fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 /// A term with prefix compression: the bytes it shares with the previous term, then the rest.
-pub fn put_term(out: &mut Vec<u8>, prev: &[u8], term: &[u8]) {
+pub(crate) fn put_term(out: &mut Vec<u8>, prev: &[u8], term: &[u8]) {
     let shared = prev.iter().zip(term).take_while(|(a, b)| a == b).count();
     put_varint(out, shared as u64);
     put_varint(out, (term.len() - shared) as u64);
@@ -56,47 +56,47 @@ pub fn put_term(out: &mut Vec<u8>, prev: &[u8], term: &[u8]) {
 }
 
 /// The error of stored bytes that do not decode.
-pub fn corrupt(what: &str) -> Error {
+pub(crate) fn corrupt(what: &str) -> Error {
     Error::internal(format!(
         "search index is corrupt ({what}); run mem_reindex()"
     ))
 }
 
 /// Reads stored bytes in order; every failure is [`corrupt`] naming the field.
-pub struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     pub buf: &'a [u8],
     pub pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(buf: &'a [u8]) -> Self {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
         Reader { buf, pos: 0 }
     }
 
-    pub fn at_end(&self) -> bool {
+    pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.buf.len()
     }
 
-    pub fn varint(&mut self, what: &str) -> Result<u64> {
+    pub(crate) fn varint(&mut self, what: &str) -> Result<u64> {
         get_varint(self.buf, &mut self.pos).ok_or_else(|| corrupt(what))
     }
 
-    pub fn u32(&mut self, what: &str) -> Result<u32> {
+    pub(crate) fn u32(&mut self, what: &str) -> Result<u32> {
         u32::try_from(self.varint(what)?).map_err(|_| corrupt(what))
     }
 
-    pub fn i64(&mut self, what: &str) -> Result<i64> {
+    pub(crate) fn i64(&mut self, what: &str) -> Result<i64> {
         Ok(unzigzag(self.varint(what)?))
     }
 
-    pub fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+    pub(crate) fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).ok_or_else(|| corrupt(what))?;
         let b = self.buf.get(self.pos..end).ok_or_else(|| corrupt(what))?;
         self.pos = end;
         Ok(b)
     }
 
-    pub fn magic(&mut self, m: &[u8; 4], what: &str) -> Result<()> {
+    pub(crate) fn magic(&mut self, m: &[u8; 4], what: &str) -> Result<()> {
         if self.bytes(4, what)? != m {
             return Err(corrupt(what));
         }
@@ -104,7 +104,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A prefix-compressed term after `prev` (see [`put_term`]), written into `term`.
-    pub fn term(&mut self, term: &mut Vec<u8>, what: &str) -> Result<()> {
+    pub(crate) fn term(&mut self, term: &mut Vec<u8>, what: &str) -> Result<()> {
         let shared = self.varint(what)? as usize;
         let n = self.varint(what)? as usize;
         if shared > term.len() {

@@ -12,13 +12,15 @@ use std::collections::HashMap;
 
 /// A document's terms (ascending) with their positions, and its length in tokens.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DocTerms {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct DocTerms {
     pub len: u32,
     pub terms: Vec<(String, Vec<u32>)>,
 }
 
 /// Tokenizes a document. Its length counts every token but stems.
-pub fn analyze(text: &str) -> DocTerms {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn analyze(text: &str) -> DocTerms {
     let mut tokens = tokenize(text);
     let stems = tokens.iter().filter(|t| t.kind == Kind::Stem).count();
     let len = u32::try_from(tokens.len() - stems).unwrap_or(u32::MAX);
@@ -36,7 +38,8 @@ pub fn analyze(text: &str) -> DocTerms {
 
 /// [`analyze`] then [`encode`], without building the terms: the path every indexed write
 /// takes. Returns the length and the payload.
-pub fn analyze_encoded(text: &str) -> (u32, Vec<u8>) {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn analyze_encoded(text: &str) -> (u32, Vec<u8>) {
     TERMS.with(|t| {
         let mut t = t.borrow_mut();
         t.clear();
@@ -68,7 +71,9 @@ thread_local! {
     static TERMS: std::cell::RefCell<TermTable> = std::cell::RefCell::default();
 }
 
-pub fn encode(doc: &DocTerms) -> Vec<u8> {
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn encode(doc: &DocTerms) -> Vec<u8> {
     let mut out = Vec::new();
     put_varint(&mut out, doc.terms.len() as u64);
     for (t, ps) in &doc.terms {
@@ -85,7 +90,8 @@ pub fn encode(doc: &DocTerms) -> Vec<u8> {
 }
 
 /// Decodes a payload; `None` when it is malformed.
-pub fn decode(buf: &[u8], len: u32) -> Option<DocTerms> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn decode(buf: &[u8], len: u32) -> Option<DocTerms> {
     let mut p = 0;
     let n = get_varint(buf, &mut p)?;
     let mut terms = Vec::with_capacity(n.min(1 << 16) as usize);
@@ -118,7 +124,7 @@ pub fn decode(buf: &[u8], len: u32) -> Option<DocTerms> {
 }
 
 /// The distinct terms of a document, as a deletion records them.
-pub fn encode_term_set(doc: &DocTerms) -> Vec<u8> {
+pub(crate) fn encode_term_set(doc: &DocTerms) -> Vec<u8> {
     let mut out = Vec::new();
     put_varint(&mut out, doc.terms.len() as u64);
     let mut prev: &[u8] = &[];
@@ -130,7 +136,7 @@ pub fn encode_term_set(doc: &DocTerms) -> Vec<u8> {
 }
 
 /// Decodes [`encode_term_set`]; `None` when malformed.
-pub fn decode_term_set(buf: &[u8]) -> Option<Vec<Vec<u8>>> {
+pub(crate) fn decode_term_set(buf: &[u8]) -> Option<Vec<Vec<u8>>> {
     let mut r = Reader::new(buf);
     let n = r.varint("term set").ok()?;
     if n > buf.len() as u64 {
@@ -150,7 +156,7 @@ pub fn decode_term_set(buf: &[u8]) -> Option<Vec<Vec<u8>>> {
 
 /// One term of a payload, without decoding its positions: the term, its tf and its positions
 /// as stored (delta varints, the same encoding as a segment's positions stream).
-pub struct RawTerm<'a> {
+pub(crate) struct RawTerm<'a> {
     pub term: &'a [u8],
     pub tf: u32,
     pub positions: &'a [u8],
@@ -158,7 +164,8 @@ pub struct RawTerm<'a> {
 
 /// The terms of a payload with the checks of [`decode`] (terms ascending and UTF-8, tf ≥ 1,
 /// positions within u32, nothing left over); `None` when it is malformed.
-pub fn raw_terms(buf: &[u8]) -> Option<Vec<RawTerm<'_>>> {
+#[cfg(test)]
+pub(crate) fn raw_terms(buf: &[u8]) -> Option<Vec<RawTerm<'_>>> {
     let mut out = Vec::new();
     for_each_raw_term(buf, |t| out.push(t))?;
     Some(out)
@@ -167,7 +174,7 @@ pub fn raw_terms(buf: &[u8]) -> Option<Vec<RawTerm<'_>>> {
 /// Calls `f` with each term of a payload, checked as by [`raw_terms`] (without collecting
 /// them: a search's delta keeps few of them); `None` when it is malformed (`f` may have seen
 /// some terms).
-pub fn for_each_raw_term<'a>(buf: &'a [u8], mut f: impl FnMut(RawTerm<'a>)) -> Option<()> {
+pub(crate) fn for_each_raw_term<'a>(buf: &'a [u8], mut f: impl FnMut(RawTerm<'a>)) -> Option<()> {
     let mut p = 0;
     let n = get_varint(buf, &mut p)?;
     let mut prev: Option<&[u8]> = None;
@@ -202,7 +209,8 @@ pub fn for_each_raw_term<'a>(buf: &'a [u8], mut f: impl FnMut(RawTerm<'a>)) -> O
 }
 
 /// A document entering a segment from the delta: key, `created_at`, length and payload.
-pub struct Pending<'a> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Pending<'a> {
     pub key: i64,
     pub created: i64,
     pub len: u32,
@@ -213,7 +221,7 @@ pub struct Pending<'a> {
 /// the stored positions without decoding them (the payload uses the segment's encoding).
 /// Only the terms `keep` accepts get postings (a search keeps its own terms); every document
 /// counts in the statistics. A key given twice keeps its first entry.
-pub fn build(
+pub(crate) fn build(
     docs: &[Pending<'_>],
     keep: &dyn Fn(&[u8]) -> bool,
     sink: &mut dyn FnMut(u32, &[u8]) -> crate::Result<()>,

@@ -22,10 +22,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Memory bound of the bases of all indexes of the process.
-pub const BASE_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const BASE_BYTES: usize = 32 * 1024 * 1024;
 
 /// A built delta: its versions by ordinal (key order), and its pages.
-pub struct Base {
+pub(crate) struct Base {
     /// doc → (ver, ord)
     versions: HashMap<i64, (i64, u32)>,
     /// By ordinal: length and payload (for the terms of a version that goes).
@@ -60,7 +60,7 @@ fn remember(key: Key, base: Arc<Base>) {
 }
 
 /// Forgets every base (benchmarks measure cold searches this way).
-pub fn clear() {
+pub(crate) fn clear() {
     let mut g = BASES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(l) = g.as_mut() {
         l.clear();
@@ -75,7 +75,7 @@ fn rebuild_after(base_docs: usize) -> usize {
 /// The views of the delta's new versions for a search whose terms `keep` accepts: the base
 /// (with deletions for the versions that changed) and the versions it lacks. `None` when the
 /// delta changed between the snapshot and the payload reads (the search retries).
-pub fn views(
+pub(crate) fn views(
     conn: &mut dyn Conn,
     ns: &str,
     index: i64,

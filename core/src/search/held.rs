@@ -64,7 +64,8 @@ impl Entry {
 /// part of the connection's session, which drops it when the transaction ends and follows its
 /// savepoints.
 #[derive(Default)]
-pub struct Held {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Held {
     namespaces: Vec<String>,
     log: Vec<Entry>,
     last: HashMap<(u8, i64), usize>,
@@ -204,25 +205,26 @@ impl Part for Held {
 }
 
 /// What the connection holds.
-pub fn of(conn: &mut dyn Conn) -> &mut Held {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn of(conn: &mut dyn Conn) -> &mut Held {
     conn.session().part::<Held>()
 }
 
 impl Held {
     /// Holds a new version of `doc` (replacing a held one).
-    pub fn hold(&mut self, ns: &str, doc: i64, version: NewVersion) {
+    pub(crate) fn hold(&mut self, ns: &str, doc: i64, version: NewVersion) {
         let ns = self.ns_id(ns);
         self.push(Entry::Put { ns, doc, version });
     }
 
     /// Whether `doc` is held (a version not yet written).
-    pub fn holds(&self, ns: &str, doc: i64) -> bool {
+    pub(crate) fn holds(&self, ns: &str, doc: i64) -> bool {
         self.find_ns(ns)
             .is_some_and(|n| self.live((n, doc)).is_some())
     }
 
     /// Drops a held document; `false` when it was not held.
-    pub fn drop_held(&mut self, ns: &str, doc: i64) -> bool {
+    pub(crate) fn drop_held(&mut self, ns: &str, doc: i64) -> bool {
         let Some(n) = self.find_ns(ns).filter(|&n| self.live((n, doc)).is_some()) else {
             return false;
         };
@@ -232,24 +234,26 @@ impl Held {
 
     /// Analysed bytes held since the innermost open savepoint began, versions replaced since
     /// included: about what [`Held::take_top`] would write.
-    pub fn top_bytes(&self) -> usize {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn top_bytes(&self) -> usize {
         self.pushed - self.top().1
     }
 
     /// Analysed bytes held over all savepoint levels, versions replaced since included.
-    pub fn total_bytes(&self) -> usize {
+    pub(crate) fn total_bytes(&self) -> usize {
         self.pushed
     }
 
     /// Whether any document is held.
-    pub fn any(&self) -> bool {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn any(&self) -> bool {
         self.last
             .values()
             .any(|&i| matches!(self.log[i], Entry::Put { .. }))
     }
 
     /// The documents held in `ns`, in key order: (doc, version).
-    pub fn documents(&self, ns: &str) -> Vec<(i64, NewVersion)> {
+    pub(crate) fn documents(&self, ns: &str) -> Vec<(i64, NewVersion)> {
         self.live_from(0)
             .into_iter()
             .find(|(n, _)| n == ns)
@@ -258,19 +262,19 @@ impl Held {
     }
 
     /// The namespaces documents are held of.
-    pub fn namespaces(&self) -> Vec<String> {
+    pub(crate) fn namespaces(&self) -> Vec<String> {
         self.live_from(0).into_iter().map(|(ns, _)| ns).collect()
     }
 
     /// Everything held, by namespace, each in key order, for the writes of a committing
     /// transaction; nothing is held afterwards.
-    pub fn take_all(&mut self) -> Vec<(String, Vec<(i64, NewVersion)>)> {
+    pub(crate) fn take_all(&mut self) -> Vec<(String, Vec<(i64, NewVersion)>)> {
         std::mem::take(self).live_from(0)
     }
 
     /// What was held since the innermost open savepoint began, for a write before the commit
     /// (see the module's documentation); it leaves the held set.
-    pub fn take_top(&mut self) -> Vec<(String, Vec<(i64, NewVersion)>)> {
+    pub(crate) fn take_top(&mut self) -> Vec<(String, Vec<(i64, NewVersion)>)> {
         let (top, _) = self.top();
         let docs = self.live_from(top);
         self.compact_from(top);
@@ -279,7 +283,7 @@ impl Held {
 
     /// Every held document of `ns` is now in the index's tables (a reindex rebuilt them from
     /// the table rows, which hold them too).
-    pub fn stored(&mut self, ns: &str) {
+    pub(crate) fn stored(&mut self, ns: &str) {
         let Some(n) = self.find_ns(ns) else {
             return;
         };

@@ -10,22 +10,22 @@ use crate::Result;
 
 /// Counts work; says when to ask the host about cancellation.
 #[derive(Clone, Debug, Default)]
-pub struct Ticker {
+pub(crate) struct Ticker {
     n: u32,
 }
 
 impl Ticker {
     /// Units of work between two questions: about 50–200 µs of work, so a cancel takes effect
     /// within a millisecond and asking costs under 2 % of the work.
-    pub const EVERY: u32 = 2048;
+    pub(crate) const EVERY: u32 = 2048;
 
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Ticker::default()
     }
 
     /// One unit of work done; `ask` is called when it is time.
     #[inline]
-    pub fn tick(&mut self, ask: impl FnOnce() -> Result<()>) -> Result<()> {
+    pub(crate) fn tick(&mut self, ask: impl FnOnce() -> Result<()>) -> Result<()> {
         self.n = self.n.wrapping_add(1);
         if self.n % Self::EVERY == 0 {
             ask()
@@ -35,7 +35,7 @@ impl Ticker {
     }
 
     /// `n` units of work done at once.
-    pub fn ticks(&mut self, n: usize, ask: impl FnOnce() -> Result<()>) -> Result<()> {
+    pub(crate) fn ticks(&mut self, n: usize, ask: impl FnOnce() -> Result<()>) -> Result<()> {
         let before = self.n / Self::EVERY;
         self.n = self.n.wrapping_add(n.min(u32::MAX as usize) as u32);
         if self.n / Self::EVERY != before {

@@ -6,7 +6,7 @@ use std::hash::Hash;
 
 /// A cache's size and use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacheStats {
+pub(crate) struct CacheStats {
     pub entries: usize,
     pub bytes: usize,
     pub limit: usize,
@@ -21,7 +21,7 @@ pub struct CacheStats {
 /// date when something is evicted: its oldest record whose entry was used since is moved to
 /// that use, and the first record that is still its entry's last use is the least recently
 /// used entry.
-pub struct Lru<K, V> {
+pub(crate) struct Lru<K, V> {
     map: HashMap<K, Slot<V>, foldhash::fast::RandomState>,
     order: BTreeMap<u64, K>,
     bytes: usize,
@@ -40,7 +40,7 @@ struct Slot<V> {
 }
 
 impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
-    pub fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         Lru {
             map: HashMap::default(),
             order: BTreeMap::new(),
@@ -52,7 +52,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
         }
     }
 
-    pub fn get(&mut self, k: &K) -> Option<V> {
+    pub(crate) fn get(&mut self, k: &K) -> Option<V> {
         self.tick += 1;
         match self.map.get_mut(k) {
             Some(slot) => {
@@ -68,7 +68,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
     }
 
     /// Inserts `v` weighing `weight` bytes, evicting the least recently used above the bound.
-    pub fn put(&mut self, k: K, v: V, weight: usize) {
+    pub(crate) fn put(&mut self, k: K, v: V, weight: usize) {
         self.tick += 1;
         let tick = self.tick;
         let slot = Slot {
@@ -104,18 +104,18 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
         }
     }
 
-    pub fn set_limit(&mut self, limit: usize) {
+    pub(crate) fn set_limit(&mut self, limit: usize) {
         self.limit = limit;
         self.shrink();
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.map.clear();
         self.order.clear();
         self.bytes = 0;
     }
 
-    pub fn stats(&self) -> CacheStats {
+    pub(crate) fn stats(&self) -> CacheStats {
         CacheStats {
             entries: self.map.len(),
             bytes: self.bytes,

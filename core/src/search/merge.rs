@@ -24,18 +24,19 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Analysed bytes in the delta that trigger a flush into a new segment.
-pub const FLUSH_BYTES: i64 = 512 * 1024;
+pub(crate) const FLUSH_BYTES: i64 = 512 * 1024;
 /// Delta rows that trigger a flush whatever their size.
-pub const FLUSH_DOCS: i64 = 4096;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const FLUSH_DOCS: i64 = 4096;
 /// Live documents of a level-0 segment.
-pub const LEVEL_DOCS: i64 = 1024;
+pub(crate) const LEVEL_DOCS: i64 = 1024;
 /// Segments per level before they merge.
-pub const MERGE_FACTOR: usize = 8;
+pub(crate) const MERGE_FACTOR: usize = 8;
 /// Pages a merge reads per statement.
 const READAHEAD: u32 = 64;
 
 /// The level of a segment of `docs` live documents.
-pub fn level(docs: i64) -> u32 {
+pub(crate) fn level(docs: i64) -> u32 {
     let mut l = 0;
     let mut cap = LEVEL_DOCS;
     while docs > cap && l < 30 {
@@ -46,13 +47,13 @@ pub fn level(docs: i64) -> u32 {
 }
 
 /// Whether a delta of `rows` rows holding `bytes` of analysed terms is flushed.
-pub fn delta_is_full(rows: i64, bytes: i64) -> bool {
+pub(crate) fn delta_is_full(rows: i64, bytes: i64) -> bool {
     rows >= FLUSH_DOCS || bytes >= FLUSH_BYTES
 }
 
 /// Which segments to merge next, given (segment number, documents, deleted) in number order;
 /// empty when the index is in shape.
-pub fn pick(segs: &[(i64, i64, i64)]) -> Vec<i64> {
+pub(crate) fn pick(segs: &[(i64, i64, i64)]) -> Vec<i64> {
     for &(no, docs, dead) in segs {
         if docs > 0 && dead * 5 > docs {
             return vec![no];
@@ -70,7 +71,7 @@ pub fn pick(segs: &[(i64, i64, i64)]) -> Vec<i64> {
 }
 
 /// One input of a merge.
-pub struct Input {
+pub(crate) struct Input {
     pub row: SegRow,
     pub seg: Segment,
     pub dead: Arc<Dead>,
@@ -107,7 +108,7 @@ fn reader<'c>(conn: &'c mut dyn Conn, i: &Input, window: &'c mut Readahead) -> S
 
 /// Merges stored segments into one holding their live documents, written through `sink`.
 /// Reads every input once, in order, and holds one term's postings at a time.
-pub fn merge(
+pub(crate) fn merge(
     conn: &mut dyn Conn,
     inputs: &[Input],
     sink: &mut dyn FnMut(&mut dyn Conn, u32, &[u8]) -> Result<()>,

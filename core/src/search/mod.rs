@@ -16,34 +16,38 @@
 //! document is live in exactly one place: as a new version in the delta, or in one segment
 //! where it is not deleted. See docs/search.md for the formulas, defaults and the layout.
 
-pub mod cache;
-pub mod check;
-pub mod codec;
-pub mod delta;
-pub mod delta_view;
-pub mod engine;
-pub mod held;
-pub mod interrupt;
-pub mod lru;
-pub mod merge;
-pub mod pages;
-pub mod postings;
-pub mod query;
-pub mod rows;
-pub mod scoring;
-pub mod segment;
-pub mod snippet;
-pub mod stats;
-pub mod stem;
-pub mod stopwords;
-pub mod store;
-pub mod term_table;
-pub mod tokenizer;
+pub(crate) mod cache;
+pub(crate) mod check;
+pub(crate) mod codec;
+internal!(delta);
+pub(crate) mod delta_view;
+internal!(engine);
+internal!(held);
+pub(crate) mod interrupt;
+pub(crate) mod lru;
+internal!(merge);
+pub(crate) mod pages;
+pub(crate) mod postings;
+internal!(query);
+pub(crate) mod rows;
+internal!(scoring);
+pub(crate) mod segment;
+pub(crate) mod snippet;
+pub(crate) mod stats;
+internal!(stem);
+pub(crate) mod stopwords;
+pub(crate) mod store;
+pub(crate) mod term_table;
+internal!(tokenizer);
 
-pub use check::check;
-pub use engine::{Hit, SearchResult, SearchStats};
-pub use scoring::{check_weight, SearchParams};
-pub use snippet::{snippet, SnippetSettings, Snippeter};
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) use check::check;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) use engine::{Hit, SearchResult};
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) use scoring::{check_weight, SearchParams};
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) use snippet::{snippet, SnippetSettings, Snippeter};
 
 use crate::{Conn, Error, Result};
 use engine::{Pending, SegView, Src, View};
@@ -53,7 +57,7 @@ use std::sync::Arc;
 use store::{DeltaRow, Lock, NewVersion, OldVersion, SegRow};
 
 /// The namespace of message documents.
-pub const NS_MESSAGES: &str = "msg";
+pub(crate) const NS_MESSAGES: &str = "msg";
 
 fn check_ns(ns: &str) -> Result<()> {
     if ns.is_empty() || ns.len() > 64 || ns.chars().any(|c| c.is_control()) {
@@ -79,7 +83,8 @@ fn new_version(text: &str, created: i64) -> NewVersion {
 /// counted, so a handler run twice books once. A new key (a message's next `seq`) takes one
 /// statement. With `hold`, which only a caller whose host writes held documents before the
 /// transaction commits may pass (see [`held`]), a new key is kept in memory instead.
-pub fn index_new(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn index_new(
     conn: &mut dyn Conn,
     ns: &str,
     doc: i64,
@@ -130,7 +135,8 @@ pub fn index_new(
 
 /// Analysed bytes a connection holds before it writes them as a segment without waiting for
 /// the commit (a transaction that writes a million messages holds at most this much).
-pub const HELD_BYTES: usize = 4 * 1024 * 1024;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const HELD_BYTES: usize = 4 * 1024 * 1024;
 
 /// Analysed bytes a connection holds at most, over all its open savepoints: past it new
 /// documents go straight to the delta. (Each level writes what it holds past [`HELD_BYTES`]
@@ -147,14 +153,15 @@ const HELD_SEGMENT_BYTES: usize = 128 * 1024;
 /// Writes everything the connection holds into the index's tables, for a transaction that
 /// is committing: as one new segment per namespace when there are many documents, as delta
 /// rows otherwise.
-pub fn write_held(conn: &mut dyn Conn) -> Result<()> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn write_held(conn: &mut dyn Conn) -> Result<()> {
     let docs = held::of(conn).take_all();
     write_documents(conn, docs)
 }
 
 /// Writes what the connection held since its innermost open savepoint began (see [`held`]),
 /// for a transaction that holds too much or a maintenance call that reads the tables.
-pub fn write_held_top(conn: &mut dyn Conn) -> Result<()> {
+pub(crate) fn write_held_top(conn: &mut dyn Conn) -> Result<()> {
     let docs = held::of(conn).take_top();
     write_documents(conn, docs)
 }
@@ -196,7 +203,8 @@ fn write_documents(conn: &mut dyn Conn, held: Vec<(String, Vec<(i64, NewVersion)
 /// is needed only when that version lives in a segment (its terms keep the statistics exact
 /// until the deletion is flushed). Cost: O(tokens) plus a lookup of the old version, and the
 /// amortised flush and merges.
-pub fn index_doc(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn index_doc(
     conn: &mut dyn Conn,
     ns: &str,
     doc: i64,
@@ -237,7 +245,8 @@ pub fn index_doc(
 }
 
 /// Removes a document; `false` when it was not indexed. `old_text` as for [`index_doc`].
-pub fn remove_doc(conn: &mut dyn Conn, ns: &str, doc: i64, old_text: Option<&str>) -> Result<bool> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn remove_doc(conn: &mut dyn Conn, ns: &str, doc: i64, old_text: Option<&str>) -> Result<bool> {
     check_ns(ns)?;
     if held::of(conn).drop_held(ns, doc) {
         return Ok(true);
@@ -356,7 +365,8 @@ fn maybe_flush(conn: &mut dyn Conn, ns: &str, bytes: usize) -> Result<()> {
 
 /// Top-k search. `filter` (built by the caller from thread, role, time filters) is asked
 /// only about documents that could enter the top k.
-pub fn search(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn search(
     conn: &mut dyn Conn,
     ns: &str,
     query: &str,
@@ -480,7 +490,8 @@ fn store_segment(
 /// segments' deletion sets (when it is full, see [`merge::delta_is_full`], or any when
 /// `force`); then runs the merge policy. Takes the namespace exclusively (when `force` is
 /// false, only if it is free).
-pub fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
     check_ns(ns)?;
     if force {
         write_held_top(conn)?;
@@ -620,7 +631,8 @@ fn merge_segments(conn: &mut dyn Conn, ns: &str, rows: &[SegRow]) -> Result<()> 
 }
 
 /// Flushes the delta and merges everything into one segment without deletions.
-pub fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<()> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<()> {
     check_ns(ns)?;
     flush(conn, ns, true)?;
     merge_policy(conn, ns, true)
@@ -630,7 +642,7 @@ pub fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<()> {
 /// that no deleted document's postings, positions or terms are left in any page: what a
 /// verified forget needs (deletions are otherwise only marked until a merge). Costs the
 /// segments with deletions, not the whole index as [`optimize`] does.
-pub fn purge(conn: &mut dyn Conn, ns: &str) -> Result<()> {
+pub(crate) fn purge(conn: &mut dyn Conn, ns: &str) -> Result<()> {
     check_ns(ns)?;
     flush(conn, ns, true)?;
     store::lock_meta(conn, ns, Lock::Exclusive)?;
@@ -643,11 +655,11 @@ pub fn purge(conn: &mut dyn Conn, ns: &str) -> Result<()> {
 }
 
 /// Documents per segment built by [`reindex`] (the merge policy then combines them).
-pub const REINDEX_CHUNK: usize = 65_536;
+pub(crate) const REINDEX_CHUNK: usize = 65_536;
 
 /// Reads `(key, text, created)` documents from a statement returning those three columns;
 /// rows with a NULL key or time are skipped, NULL text is the empty document.
-pub fn documents(conn: &mut dyn Conn, sql: &str) -> Result<Vec<(i64, String, i64)>> {
+pub(crate) fn documents(conn: &mut dyn Conn, sql: &str) -> Result<Vec<(i64, String, i64)>> {
     Ok(conn
         .query(sql, &[])?
         .into_iter()
@@ -663,7 +675,8 @@ pub fn documents(conn: &mut dyn Conn, sql: &str) -> Result<Vec<(i64, String, i64
 
 /// Replaces the namespace's index by `docs` (key, text, created_at); a key given twice keeps
 /// its last entry.
-pub fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]) -> Result<()> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]) -> Result<()> {
     check_ns(ns)?;
     // The documents given include those held: they are stored by this rebuild, at keys
     // this transaction may not have seen stored.

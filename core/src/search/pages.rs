@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 /// Bytes per page. Below SQLite's 4 KiB page (no overflow chain) and Postgres' inline limit
 /// (stored `PLAIN`, no TOAST).
-pub const PAGE_SIZE: usize = 3900;
+pub(crate) const PAGE_SIZE: usize = 3900;
 
 /// A segment's pages form three areas, each numbered from 0 and written as a stream: the
 /// postings, the term dictionary and the documents. A page number carries its area in its top
 /// bits, so a writer never needs to know one area's size before writing another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Area {
+pub(crate) enum Area {
     Postings = 0,
     Dict = 1,
     Docs = 2,
@@ -26,21 +26,21 @@ pub enum Area {
 const AREA_SHIFT: u32 = 28;
 
 /// Page `n` of an area, as a segment-wide page number.
-pub fn page_no(area: Area, n: u32) -> u32 {
+pub(crate) fn page_no(area: Area, n: u32) -> u32 {
     ((area as u32) << AREA_SHIFT) | n
 }
 
 /// The row id of page `page` of segment `seg`.
-pub fn page_id(seg: i64, page: u32) -> i64 {
+pub(crate) fn page_id(seg: i64, page: u32) -> i64 {
     (seg << 32) | i64::from(page)
 }
 
 /// A page's bytes.
-pub type Page = Arc<[u8]>;
+pub(crate) type Page = Arc<[u8]>;
 
 /// Where a segment's pages come from: the database (through the cache) or memory (the delta,
 /// and a segment being built).
-pub trait PageSource {
+pub(crate) trait PageSource {
     /// Page `no`; an error when it is missing (a concurrent merge removed the segment: the
     /// search retries on a fresh snapshot).
     fn page(&mut self, no: u32) -> Result<Page>;
@@ -65,10 +65,10 @@ pub trait PageSource {
 
 /// Pages held in memory, by page number.
 #[derive(Default)]
-pub struct MemPages(pub HashMap<u32, Page>);
+pub(crate) struct MemPages(pub HashMap<u32, Page>);
 
 impl MemPages {
-    pub fn get(&self, no: u32) -> Result<Page> {
+    pub(crate) fn get(&self, no: u32) -> Result<Page> {
         self.0
             .get(&no)
             .cloned()
@@ -83,7 +83,7 @@ impl PageSource for MemPages {
 }
 
 /// Reads bytes `[from, to)` of an area, appending them to `out`.
-pub fn read_range(
+pub(crate) fn read_range(
     src: &mut dyn PageSource,
     area: Area,
     from: u64,

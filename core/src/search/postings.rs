@@ -15,13 +15,13 @@ use super::pages::{read_range, Area, PageSource};
 use crate::Result;
 
 /// Documents per block.
-pub const BLOCK: usize = 128;
+pub(crate) const BLOCK: usize = 128;
 /// Ordinal of an exhausted cursor.
-pub const END: u32 = u32::MAX;
+pub(crate) const END: u32 = u32::MAX;
 
 /// A block's bounds and place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BlockMeta {
+pub(crate) struct BlockMeta {
     pub last: u32,
     pub count: u32,
     pub max_tf: u32,
@@ -35,7 +35,7 @@ pub struct BlockMeta {
 
 /// A term's statistics and the bounds of all its blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct TermBounds {
+pub(crate) struct TermBounds {
     pub df: u32,
     pub n_blocks: u32,
     pub max_tf: u32,
@@ -48,7 +48,7 @@ pub struct TermBounds {
 /// encoded (delta varints) at `bytes[starts[i]..starts[i + 1]]`, so a merge copies positions
 /// without decoding them.
 #[derive(Clone, Debug, Default)]
-pub struct TermPostings {
+pub(crate) struct TermPostings {
     pub ords: Vec<u32>,
     pub tfs: Vec<u32>,
     pub starts: Vec<u32>,
@@ -56,23 +56,24 @@ pub struct TermPostings {
 }
 
 impl TermPostings {
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.ords.clear();
         self.tfs.clear();
         self.starts.clear();
         self.bytes.clear();
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ords.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.ords.is_empty()
     }
 
     /// Adds a posting with its positions (ascending, at least one).
-    pub fn push(&mut self, ord: u32, positions: &[u32]) {
+    #[cfg(test)]
+    pub(crate) fn push(&mut self, ord: u32, positions: &[u32]) {
         self.ords.push(ord);
         self.tfs.push(positions.len() as u32);
         self.starts.push(self.bytes.len() as u32);
@@ -84,7 +85,7 @@ impl TermPostings {
     }
 
     /// Adds a posting whose `tf` positions are already encoded.
-    pub fn push_raw(&mut self, ord: u32, tf: u32, encoded: &[u8]) {
+    pub(crate) fn push_raw(&mut self, ord: u32, tf: u32, encoded: &[u8]) {
         self.ords.push(ord);
         self.tfs.push(tf);
         self.starts.push(self.bytes.len() as u32);
@@ -101,12 +102,12 @@ impl TermPostings {
     }
 
     /// Whether the ordinals ascend strictly.
-    pub fn is_sorted(&self) -> bool {
+    pub(crate) fn is_sorted(&self) -> bool {
         self.ords.windows(2).all(|w| w[0] < w[1])
     }
 
     /// Copies the postings into `out` ordered by ordinal (stable).
-    pub fn sorted_into(&self, out: &mut TermPostings) {
+    pub(crate) fn sorted_into(&self, out: &mut TermPostings) {
         let mut idx: Vec<usize> = (0..self.len()).collect();
         idx.sort_by_key(|&i| self.ords[i]);
         out.clear();
@@ -119,14 +120,14 @@ impl TermPostings {
 /// Buffers [`encode_term`] reuses from term to term (a segment build encodes every term of
 /// its documents, most of them in one short block).
 #[derive(Default)]
-pub struct EncodeScratch {
+pub(crate) struct EncodeScratch {
     metas: Vec<BlockMeta>,
     data: Vec<u8>,
 }
 
 /// Appends one term's postings (sorted by ordinal) to `out`; `lens` and `created` are indexed
 /// by ordinal. Returns the term's bounds.
-pub fn encode_term(
+pub(crate) fn encode_term(
     tp: &TermPostings,
     lens: &[u32],
     created: &[i64],
@@ -205,14 +206,15 @@ pub fn encode_term(
 
 /// The skip table of a term whose postings (`post_len` bytes in all) start at `bytes` (enough
 /// of them to hold the table): the blocks and the offset of the first block.
-pub fn read_skip(bytes: &[u8], b: &TermBounds, post_len: u64) -> Result<(Vec<BlockMeta>, usize)> {
+#[cfg(test)]
+pub(crate) fn read_skip(bytes: &[u8], b: &TermBounds, post_len: u64) -> Result<(Vec<BlockMeta>, usize)> {
     let mut metas = Vec::with_capacity(b.n_blocks as usize);
     let table = read_skip_into(bytes, b, post_len, &mut metas)?;
     Ok((metas, table))
 }
 
 /// [`read_skip`] into `metas` (emptied first), returning the offset of the first block.
-pub fn read_skip_into(
+pub(crate) fn read_skip_into(
     bytes: &[u8],
     b: &TermBounds,
     post_len: u64,
@@ -264,7 +266,7 @@ pub fn read_skip_into(
 }
 
 /// Upper bound of a skip table's size in bytes (6 varints of at most 10 bytes per block).
-pub fn skip_bytes_max(b: &TermBounds) -> usize {
+pub(crate) fn skip_bytes_max(b: &TermBounds) -> usize {
     if b.n_blocks <= 1 {
         0
     } else {
@@ -274,7 +276,7 @@ pub fn skip_bytes_max(b: &TermBounds) -> usize {
 
 /// Decodes a block's ordinals and frequencies from `data` (the block's bytes); `base` is the
 /// previous block's last ordinal (0 for the first). Returns where the positions start.
-pub fn decode_block(
+pub(crate) fn decode_block(
     data: &[u8],
     count: u32,
     base: u32,
@@ -312,7 +314,7 @@ pub fn decode_block(
 
 /// A cursor over one term's postings in one segment; blocks are read from the segment's
 /// postings area when the cursor reaches them.
-pub struct TermCursor {
+pub(crate) struct TermCursor {
     /// Byte offset of the term's first block in the postings area.
     data_start: u64,
     pub blocks: Vec<BlockMeta>,
@@ -339,7 +341,8 @@ pub struct TermCursor {
 impl TermCursor {
     /// A cursor over the blocks of a term whose first block starts at `data_start` of the
     /// postings area; positioned on its first document.
-    pub fn open(
+    #[cfg(test)]
+    pub(crate) fn open(
         src: &mut dyn PageSource,
         data_start: u64,
         blocks: Vec<BlockMeta>,
@@ -352,7 +355,7 @@ impl TermCursor {
 
     /// A cursor over nothing, whose buffers [`TermCursor::start`] fills: a merge reuses one
     /// per input for every term.
-    pub fn empty() -> TermCursor {
+    pub(crate) fn empty() -> TermCursor {
         TermCursor {
             data_start: 0,
             blocks: Vec::new(),
@@ -375,7 +378,7 @@ impl TermCursor {
 
     /// Positions the cursor on the first document of the term whose blocks are in `blocks`
     /// and start at `data_start`.
-    pub fn start(&mut self, src: &mut dyn PageSource, data_start: u64) -> Result<()> {
+    pub(crate) fn start(&mut self, src: &mut dyn PageSource, data_start: u64) -> Result<()> {
         self.data_start = data_start;
         self.doc = END;
         if !self.blocks.is_empty() {
@@ -414,15 +417,15 @@ impl TermCursor {
     }
 
     #[inline]
-    pub fn doc(&self) -> u32 {
+    pub(crate) fn doc(&self) -> u32 {
         self.doc
     }
 
-    pub fn tf(&self) -> u32 {
+    pub(crate) fn tf(&self) -> u32 {
         self.tfs.get(self.i).copied().unwrap_or(0)
     }
 
-    pub fn next(&mut self, src: &mut dyn PageSource) -> Result<()> {
+    pub(crate) fn next(&mut self, src: &mut dyn PageSource) -> Result<()> {
         if self.doc == END {
             return Ok(());
         }
@@ -438,7 +441,7 @@ impl TermCursor {
     }
 
     /// Moves to the first document ≥ `target`, reading only the block that holds it.
-    pub fn advance(&mut self, src: &mut dyn PageSource, target: u32) -> Result<()> {
+    pub(crate) fn advance(&mut self, src: &mut dyn PageSource, target: u32) -> Result<()> {
         if self.doc >= target {
             return Ok(());
         }
@@ -460,14 +463,14 @@ impl TermCursor {
     }
 
     /// The block that holds the first document ≥ `target`, without moving or reading.
-    pub fn shallow(&self, target: u32) -> Option<&BlockMeta> {
+    pub(crate) fn shallow(&self, target: u32) -> Option<&BlockMeta> {
         let start = self.bi.min(self.blocks.len());
         let k = self.blocks[start..].partition_point(|b| b.last < target);
         self.blocks.get(start + k)
     }
 
     /// The current document's positions as stored (delta varints), for a merge to copy.
-    pub fn raw_positions(&mut self) -> &[u8] {
+    pub(crate) fn raw_positions(&mut self) -> &[u8] {
         if self.doc == END {
             return &[];
         }
@@ -495,7 +498,7 @@ impl TermCursor {
     }
 
     /// The positions of the current document (ascending).
-    pub fn positions(&mut self) -> &[u32] {
+    pub(crate) fn positions(&mut self) -> &[u32] {
         if self.doc == END {
             return &[];
         }

@@ -18,15 +18,17 @@ use super::{stem, stopwords};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest number of dictionary terms one `prefix*` expands to.
-pub const MAX_PREFIX_TERMS: usize = 64;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const MAX_PREFIX_TERMS: usize = 64;
 /// Largest number of clauses read from one query; the rest is ignored.
-pub const MAX_CLAUSES: usize = 64;
+pub(crate) const MAX_CLAUSES: usize = 64;
 /// Only this many bytes of a query are read.
-pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_QUERY_BYTES: usize = 16 * 1024;
 
 /// Something a document can contain.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Matcher {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) enum Matcher {
     /// One token.
     Term(String),
     /// Atoms at consecutive positions (two or more).
@@ -40,7 +42,8 @@ pub enum Matcher {
 
 /// A parsed query: scoring clauses in canonical (query-text) order, and constraints.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Query {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Query {
     /// Clauses that score. Terms are unique among the `Term` clauses.
     pub should: Vec<Matcher>,
     /// Every one of these must occur.
@@ -53,7 +56,7 @@ pub struct Query {
 
 /// Why a query term weighs less.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lighter {
+pub(crate) enum Lighter {
     /// A stem term, or the stem of a query word searched as a word.
     Stem,
     /// An English function word in a query that has other words.
@@ -62,13 +65,14 @@ pub enum Lighter {
 
 impl Query {
     /// True when the query can match nothing (no scoring clause).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.should.is_empty()
     }
 
     /// The weight of a term's idf: 1 for the query's own words, `stem_weight` for stems,
     /// `stopword_weight` for function words when the query has other words.
-    pub fn weight(&self, term: &str, params: &SearchParams) -> f64 {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn weight(&self, term: &str, params: &SearchParams) -> f64 {
         match self.lighter.get(term) {
             None => 1.0,
             Some(Lighter::Stem) => params.stem_weight,
@@ -78,7 +82,8 @@ impl Query {
 
     /// The weight of a scoring clause as a whole: `proximity_weight` for [`Matcher::Near`],
     /// 1 otherwise (its terms keep their own weights inside).
-    pub fn clause_weight(m: &Matcher, params: &SearchParams) -> f64 {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn clause_weight(m: &Matcher, params: &SearchParams) -> f64 {
         match m {
             Matcher::Near(_) => params.proximity_weight,
             _ => 1.0,
@@ -87,7 +92,8 @@ impl Query {
 
     /// The query without the clauses whose weight is 0 under `params` (a weight of 0 turns
     /// stems, function words beside other words, or proximity off: they no longer match).
-    pub fn weighed(mut self, params: &SearchParams) -> Query {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn weighed(mut self, params: &SearchParams) -> Query {
         let keep: Vec<bool> = self
             .should
             .iter()
@@ -126,7 +132,7 @@ impl Query {
 
     /// The document terms that can matter to this query: its terms and atoms, and the terms
     /// under its prefixes.
-    pub fn terms(&self) -> Mentioned<'_> {
+    pub(crate) fn terms(&self) -> Mentioned<'_> {
         let mut m = Mentioned::default();
         for c in self.should.iter().chain(&self.must).chain(&self.must_not) {
             match c {
@@ -145,13 +151,13 @@ impl Query {
 
 /// The terms a query mentions (see [`Query::terms`]).
 #[derive(Default)]
-pub struct Mentioned<'q> {
+pub(crate) struct Mentioned<'q> {
     exact: std::collections::HashSet<&'q [u8], foldhash::fast::RandomState>,
     prefixes: Vec<&'q [u8]>,
 }
 
 impl Mentioned<'_> {
-    pub fn contains(&self, term: &[u8]) -> bool {
+    pub(crate) fn contains(&self, term: &[u8]) -> bool {
         self.exact.contains(term) || self.prefixes.iter().any(|p| term.starts_with(p))
     }
 }
@@ -182,7 +188,8 @@ fn constraint_of(text: &str) -> Option<Matcher> {
 }
 
 /// Parses a query. Never fails; see the module documentation for the language.
-pub fn parse(query: &str) -> Query {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn parse(query: &str) -> Query {
     let mut q = Query::default();
     let mut stems = BTreeSet::new();
     let mut near: Vec<Matcher> = Vec::new();

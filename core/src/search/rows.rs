@@ -11,7 +11,7 @@ use crate::{Conn, Result, Row, Value};
 use std::collections::{HashMap, HashSet};
 
 /// The keys a search may return.
-pub enum Allowed {
+pub(crate) enum Allowed {
     /// Nothing is filtered.
     All,
     /// Only these keys.
@@ -22,11 +22,11 @@ pub enum Allowed {
 }
 
 /// A ranking's best `n` items among some keys (all when `None`).
-pub type Ranking<'a, T> =
+pub(crate) type Ranking<'a, T> =
     dyn FnMut(&mut dyn Conn, usize, Option<&HashSet<i64>>) -> Result<Vec<T>> + 'a;
 
 /// Up to this many keys a filter is listed up front; beyond, it is checked lazily.
-pub const LISTED: usize = 4096;
+pub(crate) const LISTED: usize = 4096;
 
 /// The longest prefix of a ranking a lazy filter is applied to before it is listed.
 const LAZY_PREFIX: usize = 32_768;
@@ -36,7 +36,7 @@ impl Allowed {
     /// when they are few
     /// (a thread's messages), checked lazily when they are many (a whole resource), because
     /// listing 100 000 keys costs more than the search itself.
-    pub fn query(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<Allowed> {
+    pub(crate) fn query(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<Allowed> {
         let rows = conn.query(&format!("{sql} LIMIT {LISTED}"), params)?;
         if rows.len() == LISTED {
             return Ok(Allowed::Where {
@@ -50,7 +50,7 @@ impl Allowed {
     /// Every row of `table` the current user may see: all, unless row-level security hides
     /// some (then each key the ranking offers is checked against the table, as a lazy filter
     /// is, so the best `k` are the best `k` the user may see).
-    pub fn every(conn: &mut dyn Conn, table: &str) -> Result<Allowed> {
+    pub(crate) fn every(conn: &mut dyn Conn, table: &str) -> Result<Allowed> {
         Ok(if conn.row_security(table)? {
             Allowed::Where {
                 sql: format!("SELECT seq FROM {table} WHERE 1 = 1"),
@@ -63,7 +63,7 @@ impl Allowed {
 
     /// A filter checked lazily without probing: for a caller that counted its keys cheaper
     /// than listing them would (`sql` as [`Allowed::query`] takes it).
-    pub fn lazy(sql: String, params: Vec<Value>) -> Allowed {
+    pub(crate) fn lazy(sql: String, params: Vec<Value>) -> Allowed {
         Allowed::Where { sql, params }
     }
 
@@ -80,7 +80,7 @@ impl Allowed {
     /// the keys (`WITH wanted … FROM wanted CROSS JOIN <its tables> WHERE <its conditions>
     /// AND <key> = wanted.want_seq`), so that each key is one primary-key lookup whatever the
     /// planner thinks of the filter's own indexes.
-    pub fn check(&self, conn: &mut dyn Conn, seqs: &[i64]) -> Result<Vec<bool>> {
+    pub(crate) fn check(&self, conn: &mut dyn Conn, seqs: &[i64]) -> Result<Vec<bool>> {
         let passing = match self {
             Allowed::All => return Ok(vec![true; seqs.len()]),
             Allowed::Only(set) => return Ok(seqs.iter().map(|s| set.contains(s)).collect()),
@@ -113,7 +113,7 @@ impl Allowed {
     /// to the ranking; a lazy one is applied to its best items, a few times `k` of them, as
     /// eight times as many each round while too few pass, and past a bound listed after all. Either
     /// way the answer is the same: the best `k` allowed items, in the ranking's order.
-    pub fn first_passing<T>(
+    pub(crate) fn first_passing<T>(
         &self,
         conn: &mut dyn Conn,
         k: usize,
@@ -152,7 +152,7 @@ fn keys(rows: &[Row]) -> HashSet<i64> {
 }
 
 /// Runs the engine over namespace `ns`, returning only allowed documents.
-pub fn search_allowed(
+pub(crate) fn search_allowed(
     conn: &mut dyn Conn,
     ns: &str,
     query: &str,
@@ -182,7 +182,7 @@ pub fn search_allowed(
 
 /// `columns` of the rows of `table` whose `seq` is in `seqs`, by seq (one statement).
 /// `table` and `columns` are the caller's constants, never user text.
-pub fn hydrate(
+pub(crate) fn hydrate(
     conn: &mut dyn Conn,
     table: &str,
     columns: &str,

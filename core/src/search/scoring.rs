@@ -16,23 +16,25 @@ use crate::json_opts::Opts;
 use crate::{Error, Result};
 
 /// Default recency weight: the newest document gets up to 30 % more than its BM25.
-pub const DEFAULT_RECENCY_WEIGHT: f64 = 0.3;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const DEFAULT_RECENCY_WEIGHT: f64 = 0.3;
 /// Default half-life of the recency boost: 7 days in milliseconds.
-pub const DEFAULT_HALF_LIFE_MS: f64 = 7.0 * 24.0 * 3600.0 * 1000.0;
+pub(crate) const DEFAULT_HALF_LIFE_MS: f64 = 7.0 * 24.0 * 3600.0 * 1000.0;
 /// Default weight of a stem (see [`super::stem`]).
-pub const DEFAULT_STEM_WEIGHT: f64 = 0.5;
+pub(crate) const DEFAULT_STEM_WEIGHT: f64 = 0.5;
 /// Default weight of a function word (see [`super::stopwords`]).
-pub const DEFAULT_STOPWORD_WEIGHT: f64 = 0.2;
+pub(crate) const DEFAULT_STOPWORD_WEIGHT: f64 = 0.2;
 /// Default weight of two query words found next to each other (see [`super::query`]).
-pub const DEFAULT_PROXIMITY_WEIGHT: f64 = 0.5;
+pub(crate) const DEFAULT_PROXIMITY_WEIGHT: f64 = 0.5;
 /// Default number of hits.
-pub const DEFAULT_LIMIT: usize = 10;
+pub(crate) const DEFAULT_LIMIT: usize = 10;
 /// Largest `limit` accepted.
-pub const MAX_LIMIT: usize = 100_000;
+pub(crate) const MAX_LIMIT: usize = 100_000;
 
 /// Per-call search settings.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SearchParams {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct SearchParams {
     /// Number of hits to return (0 returns none).
     pub limit: usize,
     /// "Now" for the recency boost in Unix ms; `None` takes the database clock.
@@ -70,7 +72,7 @@ impl Default for SearchParams {
 }
 
 /// The options every searcher takes, by name.
-pub const PARAM_OPTIONS: &[&str] = &[
+pub(crate) const PARAM_OPTIONS: &[&str] = &[
     "limit",
     "now",
     "recency_weight",
@@ -83,7 +85,7 @@ pub const PARAM_OPTIONS: &[&str] = &[
 impl SearchParams {
     /// The settings named in a searcher's options ([`PARAM_OPTIONS`]): `limit` (default
     /// `default_limit`, at most `max_limit`), `now`, the weights and `half_life_days`, checked.
-    pub fn from_options(o: &Opts, default_limit: i64, max_limit: i64) -> Result<SearchParams> {
+    pub(crate) fn from_options(o: &Opts, default_limit: i64, max_limit: i64) -> Result<SearchParams> {
         let d = SearchParams::default();
         let mut params = SearchParams {
             limit: o.int("limit", default_limit, 0, max_limit)? as usize,
@@ -111,7 +113,7 @@ impl SearchParams {
     }
 
     /// Checks every setting; the error names the setting and the rule.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.limit > MAX_LIMIT {
             return Err(Error::invalid(
                 "limit",
@@ -148,7 +150,8 @@ impl SearchParams {
 }
 
 /// An analysis weight (`stem_weight`, `context_weight`, …): a number between 0 and 1.
-pub fn check_weight(name: &str, v: f64) -> Result<()> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn check_weight(name: &str, v: f64) -> Result<()> {
     if v.is_finite() && (0.0..=1.0).contains(&v) {
         Ok(())
     } else {
@@ -157,21 +160,21 @@ pub fn check_weight(name: &str, v: f64) -> Result<()> {
 }
 
 /// Non-negative BM25 inverse document frequency of a term in `df` of `n` documents.
-pub fn idf(n: u64, df: u64) -> f64 {
+pub(crate) fn idf(n: u64, df: u64) -> f64 {
     let n = n as f64;
     let df = df as f64;
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
 /// The term-frequency part of BM25.
-pub fn tf_part(tf: u32, len: u64, avgdl: f64, k1: f64, b: f64) -> f64 {
+pub(crate) fn tf_part(tf: u32, len: u64, avgdl: f64, k1: f64, b: f64) -> f64 {
     let tf = tf as f64;
     let norm = if avgdl > 0.0 { len as f64 / avgdl } else { 1.0 };
     tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * norm))
 }
 
 /// The recency factor in `[1, 1 + w]`; non-decreasing in `created_at`.
-pub fn recency(created_at: i64, now: i64, weight: f64, half_life_ms: f64) -> f64 {
+pub(crate) fn recency(created_at: i64, now: i64, weight: f64, half_life_ms: f64) -> f64 {
     if weight == 0.0 {
         return 1.0;
     }
@@ -181,13 +184,13 @@ pub fn recency(created_at: i64, now: i64, weight: f64, half_life_ms: f64) -> f64
 
 /// The statistics a query is scored with.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Stats {
+pub(crate) struct Stats {
     pub docs: u64,
     pub total_len: u64,
 }
 
 impl Stats {
-    pub fn avgdl(&self) -> f64 {
+    pub(crate) fn avgdl(&self) -> f64 {
         if self.docs == 0 {
             0.0
         } else {

@@ -5,7 +5,8 @@ use super::tokenizer::{tokenize, Kind};
 
 /// How snippets look.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SnippetSettings {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct SnippetSettings {
     /// Put before a match.
     pub start: String,
     /// Put after a match.
@@ -28,23 +29,25 @@ impl Default for SnippetSettings {
 }
 
 /// Longest text (in bytes) a snippet reads; longer texts are cut first.
-pub const MAX_SNIPPET_INPUT: usize = 1 << 20;
+pub(crate) const MAX_SNIPPET_INPUT: usize = 1 << 20;
 
 /// The window of `text` with the most query matches (the first such window), matches wrapped
 /// in the markers, cuts marked with the ellipsis. Never fails.
-pub fn snippet(text: &str, query: &str, settings: &SnippetSettings) -> String {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn snippet(text: &str, query: &str, settings: &SnippetSettings) -> String {
     Snippeter::new(query, settings).of(text)
 }
 
 /// Snippets of many texts for one query (the query is read once).
-pub struct Snippeter<'s> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Snippeter<'s> {
     terms: Vec<String>,
     prefixes: Vec<String>,
     settings: &'s SnippetSettings,
 }
 
 impl<'s> Snippeter<'s> {
-    pub fn new(query: &str, settings: &'s SnippetSettings) -> Self {
+    pub(crate) fn new(query: &str, settings: &'s SnippetSettings) -> Self {
         let q = parse(query);
         let mut terms: Vec<String> = Vec::new();
         let mut prefixes: Vec<String> = Vec::new();
@@ -63,7 +66,7 @@ impl<'s> Snippeter<'s> {
     }
 
     /// The snippet of one text.
-    pub fn of(&self, text: &str) -> String {
+    pub(crate) fn of(&self, text: &str) -> String {
         let mut cut_at = text.len().min(MAX_SNIPPET_INPUT);
         while !text.is_char_boundary(cut_at) {
             cut_at -= 1;

@@ -30,7 +30,7 @@ fn int(v: Option<&Value>) -> u64 {
 /// Per namespace (`msg`, `task`, `obs`): segments, live and deleted documents, terms and
 /// postings summed over segments, and bytes by part (postings, dictionary, documents,
 /// headers, deletions, delta) with their total and the bytes per posting.
-pub fn index_stats(conn: &mut dyn Conn) -> Result<String> {
+pub(crate) fn index_stats(conn: &mut dyn Conn) -> Result<String> {
     let mut all: BTreeMap<String, Ns> = BTreeMap::new();
     let rows = conn.query(
         "SELECT ns, length(header), coalesce(length(dead), 0) FROM mem_idx_segments",
@@ -134,7 +134,7 @@ pub fn index_stats(conn: &mut dyn Conn) -> Result<String> {
 /// `mem_search_cache([limit_bytes])`: sets the page cache's bound when given (0 empties and
 /// disables it), then describes the caches of this process as JSON: the bound, bytes and pages
 /// held, hits and misses, and the pages and bytes read from the database so far.
-pub fn cache_status(limit_bytes: Option<i64>) -> crate::Result<String> {
+pub(crate) fn cache_status(limit_bytes: Option<i64>) -> crate::Result<String> {
     if let Some(l) = limit_bytes {
         if !(0..=cache::MAX_PAGE_BYTES).contains(&l) {
             return Err(crate::Error::invalid(

@@ -12,7 +12,8 @@ use rust_stemmers::{Algorithm, Stemmer};
 use std::cell::RefCell;
 
 /// The first character of a stem term.
-pub const STEM_MARK: char = '~';
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const STEM_MARK: char = '~';
 /// Shortest and longest word stemmed, in bytes.
 const MIN_BYTES: usize = 3;
 const MAX_BYTES: usize = 32;
@@ -33,21 +34,22 @@ thread_local! {
 
 /// Whether a lower-cased single-atom word is stemmed: 3 to 32 ASCII letters, and not a
 /// function word (those weigh little in a query; their forms carry no meaning).
-pub fn is_stemmable(word: &str) -> bool {
+pub(crate) fn is_stemmable(word: &str) -> bool {
     (MIN_BYTES..=MAX_BYTES).contains(&word.len())
         && word.bytes().all(|b| b.is_ascii_lowercase())
         && !super::stopwords::is_stopword(word)
 }
 
 /// The stem of a lower-cased standalone word, when it is stemmable and differs from it.
-pub fn stem(word: &str) -> Option<String> {
+#[cfg(test)]
+pub(crate) fn stem(word: &str) -> Option<String> {
     let mut s = String::new();
     stem_into(word, &mut s).then(|| s[STEM_MARK.len_utf8()..].to_owned())
 }
 
 /// Writes the stem term (`~stem`) of a lower-cased standalone word into `out` and returns
 /// true, when the word is stemmable and its stem differs from it.
-pub fn stem_into(word: &str, out: &mut String) -> bool {
+pub(crate) fn stem_into(word: &str, out: &mut String) -> bool {
     if !is_stemmable(word) {
         return false;
     }
@@ -74,7 +76,7 @@ pub fn stem_into(word: &str, out: &mut String) -> bool {
 }
 
 /// The index term of a stem.
-pub fn term(stem: &str) -> String {
+pub(crate) fn term(stem: &str) -> String {
     let mut t = String::with_capacity(stem.len() + 1);
     t.push(STEM_MARK);
     t.push_str(stem);
@@ -82,7 +84,7 @@ pub fn term(stem: &str) -> String {
 }
 
 /// Whether an index term is a stem term.
-pub fn is_stem_term(term: &[u8]) -> bool {
+pub(crate) fn is_stem_term(term: &[u8]) -> bool {
     term.first() == Some(&(STEM_MARK as u8))
 }
 

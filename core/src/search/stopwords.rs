@@ -131,7 +131,7 @@ const WORDS: &[&str] = &[
 /// Whether a lower-cased term is an English function word. Asked of every prose word
 /// indexed, so it is one hash and one compare (a binary search over the list cost 3% of an
 /// insert).
-pub fn is_stopword(term: &str) -> bool {
+pub(crate) fn is_stopword(term: &str) -> bool {
     static SET: std::sync::OnceLock<
         std::collections::HashSet<&'static str, foldhash::fast::FixedState>,
     > = std::sync::OnceLock::new();

@@ -32,7 +32,7 @@ fn blob(v: Value) -> Vec<u8> {
 }
 
 /// A random 63-bit id (segment builds, deletion versions, delta row versions).
-pub fn random_id() -> i64 {
+pub(crate) fn random_id() -> i64 {
     let u = uuid::Uuid::now_v7();
     let b = u.as_bytes();
     let mut x = [0u8; 8];
@@ -42,7 +42,7 @@ pub fn random_id() -> i64 {
 
 /// A segment as listed in a snapshot.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SegRow {
+pub(crate) struct SegRow {
     pub seg_no: i64,
     pub build: i64,
     pub doc_count: i64,
@@ -75,7 +75,7 @@ impl SegRow {
 
 /// A delta row.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct DeltaRow {
+pub(crate) struct DeltaRow {
     pub doc: i64,
     pub ver: i64,
     /// The new version (`None`: the row only deletes an old version).
@@ -86,14 +86,14 @@ pub struct DeltaRow {
 
 impl DeltaRow {
     /// Bytes of analysed terms the row holds (what a search decodes, what a flush moves).
-    pub fn payload_bytes(&self) -> usize {
+    pub(crate) fn payload_bytes(&self) -> usize {
         self.new.as_ref().map_or(0, |n| n.terms.len())
             + self.old.as_ref().map_or(0, |o| o.terms.len())
     }
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct NewVersion {
+pub(crate) struct NewVersion {
     pub len: u32,
     pub created: i64,
     /// The analysed terms (see [`super::delta`]).
@@ -102,7 +102,7 @@ pub struct NewVersion {
 
 impl NewVersion {
     /// Document `key` in this version, as the segment builder and in-memory views take it.
-    pub fn pending(&self, key: i64) -> super::delta::Pending<'_> {
+    pub(crate) fn pending(&self, key: i64) -> super::delta::Pending<'_> {
         super::delta::Pending {
             key,
             created: self.created,
@@ -113,7 +113,7 @@ impl NewVersion {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct OldVersion {
+pub(crate) struct OldVersion {
     pub seg_no: i64,
     pub ord: u32,
     pub len: u32,
@@ -125,7 +125,7 @@ pub struct OldVersion {
 /// segments, and the delta rows without the payloads of their new versions (see
 /// [`super::delta_view`], which reads those it lacks).
 #[derive(Clone, Debug, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// The index's random id (`mem_idx_meta.index_uuid`); 0 before its first write.
     pub index: i64,
     pub segments: Vec<SegRow>,
@@ -160,7 +160,7 @@ fn delta_row(row: Row) -> DeltaRow {
 const DELTA_COLUMNS: &str = "doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms";
 
 /// The segments and the delta of a namespace, in one statement.
-pub fn snapshot(conn: &mut dyn Conn, ns: &str) -> Result<Snapshot> {
+pub(crate) fn snapshot(conn: &mut dyn Conn, ns: &str) -> Result<Snapshot> {
     let rows = conn.query(
         "SELECT CAST(0 AS BIGINT), seg_no, build, doc_count, total_len, dead_count, dead_len, dead_ver, \
            min_key, max_key, CAST(NULL AS @BLOB), CAST(NULL AS @BLOB) FROM mem_idx_segments WHERE ns = ?1 \
@@ -194,7 +194,7 @@ pub fn snapshot(conn: &mut dyn Conn, ns: &str) -> Result<Snapshot> {
 }
 
 /// The delta rows of a namespace (flushes; the namespace row is locked).
-pub fn delta_rows(conn: &mut dyn Conn, ns: &str) -> Result<Vec<DeltaRow>> {
+pub(crate) fn delta_rows(conn: &mut dyn Conn, ns: &str) -> Result<Vec<DeltaRow>> {
     let rows = conn.query(
         &format!("SELECT {DELTA_COLUMNS} FROM mem_idx_delta WHERE ns = ?1"),
         &[ns.into()],
@@ -205,7 +205,7 @@ pub fn delta_rows(conn: &mut dyn Conn, ns: &str) -> Result<Vec<DeltaRow>> {
 }
 
 /// `(ver, payload)` of the new versions of `docs` (every document of the delta when `None`).
-pub fn delta_payloads(
+pub(crate) fn delta_payloads(
     conn: &mut dyn Conn,
     ns: &str,
     docs: Option<&[i64]>,
@@ -249,7 +249,7 @@ pub fn delta_payloads(
 const PAYLOAD_LOOKUPS: usize = 256;
 
 /// One document's delta row, if any.
-pub fn delta_row_of(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Option<DeltaRow>> {
+pub(crate) fn delta_row_of(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Option<DeltaRow>> {
     Ok(conn
         .query(
             &format!("SELECT {DELTA_COLUMNS} FROM mem_idx_delta WHERE ns = ?1 AND doc = ?2"),
@@ -296,20 +296,10 @@ const INSERT_DELTA: &str = "INSERT INTO mem_idx_delta (ns, doc, ver, len, create
      VALUES (?1, ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT), CAST(?6 AS @BLOB), CAST(?7 AS BIGINT), \
      CAST(?8 AS BIGINT), CAST(?9 AS BIGINT), CAST(?10 AS @BLOB))";
 
-/// Inserts a delta row for a document that has none; `false` (nothing written) when it has.
-pub fn insert_delta_new(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
-    let n = conn.execute(
-        &format!("{INSERT_DELTA} ON CONFLICT (ns, doc) DO NOTHING"),
-        &delta_params(ns, d),
-    )?;
-    note_stored(conn, ns, d.doc);
-    Ok(n > 0)
-}
-
 /// Inserts the delta row of a document that is certainly not indexed — no delta row, and no
 /// segment whose key range holds it (a message's next `seq`) — in one statement; `false`
 /// (nothing written) otherwise, for the caller to look closer.
-pub fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
+pub(crate) fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
     let n = conn.execute(
         "INSERT INTO mem_idx_delta (ns, doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms) \
          SELECT ?1, ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT), CAST(?6 AS @BLOB), CAST(?7 AS BIGINT), \
@@ -328,7 +318,7 @@ pub fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result
 /// connections write never puts a key of ours above it; this connection's own writes raise it
 /// ([`note_stored`]). A part of the connection's session, forgotten when a transaction ends.
 #[derive(Default)]
-pub struct FreshAbove(HashMap<String, i64>);
+pub(crate) struct FreshAbove(HashMap<String, i64>);
 
 impl Part for FreshAbove {
     fn commit(&mut self) {
@@ -341,21 +331,21 @@ impl Part for FreshAbove {
 }
 
 /// A key of `ns` was written to the delta or a segment on this connection.
-pub fn note_stored(conn: &mut dyn Conn, ns: &str, doc: i64) {
+pub(crate) fn note_stored(conn: &mut dyn Conn, ns: &str, doc: i64) {
     if let Some(above) = conn.session().part::<FreshAbove>().0.get_mut(ns) {
         *above = (*above).max(doc);
     }
 }
 
 /// Forgets what the connection knew of the keys its index holds (a reindex rebuilt it).
-pub fn forget_fresh(conn: &mut dyn Conn) {
+pub(crate) fn forget_fresh(conn: &mut dyn Conn) {
     conn.session().part::<FreshAbove>().0.clear();
 }
 
 /// Whether `doc` may be indexed already: it has a delta row, or a segment's key range holds
 /// it (the careful path of [`super::index_new`] then looks closer). A key above every stored
 /// one (see [`FreshAbove`]) needs no look.
-pub fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
+pub(crate) fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
     let fresh = conn.session().part::<FreshAbove>();
     if fresh.0.get(ns).is_some_and(|&above| doc > above) {
         return Ok(false);
@@ -387,7 +377,7 @@ pub fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
 
 /// Writes the delta row of a new version of `doc`, keeping the deletion of an older version
 /// the row may already carry (held documents written at commit).
-pub fn put_new_version(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
+pub(crate) fn put_new_version(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
     conn.execute(
         &format!(
             "{INSERT_DELTA} ON CONFLICT (ns, doc) DO UPDATE SET ver = excluded.ver, len = excluded.len, \
@@ -400,7 +390,7 @@ pub fn put_new_version(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()
 }
 
 /// Writes a document's delta row, replacing the one it has.
-pub fn put_delta(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
+pub(crate) fn put_delta(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
     conn.execute(
         &format!(
             "{INSERT_DELTA} ON CONFLICT (ns, doc) DO UPDATE SET ver = excluded.ver, len = excluded.len, \
@@ -414,7 +404,7 @@ pub fn put_delta(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
 }
 
 /// Removes a document's delta row.
-pub fn delete_delta(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
+pub(crate) fn delete_delta(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
     conn.execute(
         "DELETE FROM mem_idx_delta WHERE ns = ?1 AND doc = ?2",
         &[ns.into(), doc.into()],
@@ -423,7 +413,7 @@ pub fn delete_delta(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
 }
 
 /// Rows and payload bytes of a namespace's delta (a hint for when to flush).
-pub fn delta_size(conn: &mut dyn Conn, ns: &str) -> Result<(i64, i64)> {
+pub(crate) fn delta_size(conn: &mut dyn Conn, ns: &str) -> Result<(i64, i64)> {
     let row = conn
         .query(
             "SELECT count(*), coalesce(sum(length(terms)), 0) + coalesce(sum(length(old_terms)), 0) \
@@ -439,7 +429,7 @@ pub fn delta_size(conn: &mut dyn Conn, ns: &str) -> Result<(i64, i64)> {
 
 /// Removes the delta rows a flush consumed, each only if its version is still the one read
 /// (a concurrent writer's newer version stays for the next flush).
-pub fn consume_delta(conn: &mut dyn Conn, ns: &str, rows: &[DeltaRow]) -> Result<()> {
+pub(crate) fn consume_delta(conn: &mut dyn Conn, ns: &str, rows: &[DeltaRow]) -> Result<()> {
     for chunk in rows.chunks(256) {
         let n = chunk.len();
         let list = |from: usize| {
@@ -464,7 +454,7 @@ pub fn consume_delta(conn: &mut dyn Conn, ns: &str, rows: &[DeltaRow]) -> Result
 
 /// How a write holds its namespace (Postgres; SQLite has one writer at a time anyway).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lock {
+pub(crate) enum Lock {
     /// Flushes and merges rewrite segments: one at a time, waiting for the others.
     Exclusive,
     /// A flush a write starts on its way: taken only if free, else left to a later write.
@@ -476,7 +466,7 @@ pub enum Lock {
 
 /// Creates the namespace's row if needed and locks it; `false` when [`Lock::TryExclusive`]
 /// found it taken. Callers re-read everything they rewrite after this.
-pub fn lock_meta(conn: &mut dyn Conn, ns: &str, lock: Lock) -> Result<bool> {
+pub(crate) fn lock_meta(conn: &mut dyn Conn, ns: &str, lock: Lock) -> Result<bool> {
     conn.execute(
         "INSERT INTO mem_idx_meta (ns, index_uuid, generation) VALUES (?1, ?2, 0) ON CONFLICT (ns) DO NOTHING",
         &[ns.into(), random_id().to_string().into()],
@@ -498,7 +488,7 @@ pub fn lock_meta(conn: &mut dyn Conn, ns: &str, lock: Lock) -> Result<bool> {
 }
 
 /// The segments of a namespace, by number.
-pub fn segments(conn: &mut dyn Conn, ns: &str) -> Result<Vec<SegRow>> {
+pub(crate) fn segments(conn: &mut dyn Conn, ns: &str) -> Result<Vec<SegRow>> {
     let rows = conn.query(
         "SELECT seg_no, build, doc_count, total_len, dead_count, dead_len, dead_ver, min_key, max_key \
          FROM mem_idx_segments WHERE ns = ?1 ORDER BY seg_no",
@@ -511,7 +501,7 @@ pub fn segments(conn: &mut dyn Conn, ns: &str) -> Result<Vec<SegRow>> {
 }
 
 /// The segments whose key range holds `doc`.
-pub fn segments_covering(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Vec<SegRow>> {
+pub(crate) fn segments_covering(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Vec<SegRow>> {
     Ok(segments(conn, ns)?
         .into_iter()
         .filter(|s| s.min_key <= doc && doc <= s.max_key)
@@ -519,7 +509,7 @@ pub fn segments_covering(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Vec<
 }
 
 /// A segment's header, from the cache or its row; `None` when the segment is gone.
-pub fn header(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Segment>> {
+pub(crate) fn header(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Segment>> {
     if let Some(h) = cache::header(seg.build as u64) {
         return Ok(Some(Segment { header: h }));
     }
@@ -535,7 +525,7 @@ pub fn header(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Segment>> {
 }
 
 /// A segment's deletions, from the cache or its row; `None` when the segment changed.
-pub fn dead(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Arc<Dead>>> {
+pub(crate) fn dead(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Arc<Dead>>> {
     if seg.dead_ver == 0 {
         return Ok(Some(Arc::new(Dead::default())));
     }
@@ -554,7 +544,7 @@ pub fn dead(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Arc<Dead>>> {
 }
 
 /// Writes a segment's new deletions under a new version.
-pub fn set_dead(conn: &mut dyn Conn, seg_no: i64, d: &Dead) -> Result<()> {
+pub(crate) fn set_dead(conn: &mut dyn Conn, seg_no: i64, d: &Dead) -> Result<()> {
     let ver = random_id();
     let bytes = d.encode();
     conn.execute(
@@ -572,7 +562,7 @@ pub fn set_dead(conn: &mut dyn Conn, seg_no: i64, d: &Dead) -> Result<()> {
 }
 
 /// Inserts a segment's row before its pages are written; returns its number.
-pub fn insert_segment(conn: &mut dyn Conn, ns: &str, build: i64) -> Result<i64> {
+pub(crate) fn insert_segment(conn: &mut dyn Conn, ns: &str, build: i64) -> Result<i64> {
     conn.query_value(
         "INSERT INTO mem_idx_segments (ns, build, doc_count, total_len, min_key, max_key, header) \
          VALUES (?1, ?2, 0, 0, 0, 0, CAST(?3 AS @BLOB)) RETURNING seg_no",
@@ -583,7 +573,7 @@ pub fn insert_segment(conn: &mut dyn Conn, ns: &str, build: i64) -> Result<i64> 
 }
 
 /// Completes a segment's row with its header once its pages are written.
-pub fn finish_segment(conn: &mut dyn Conn, seg_no: i64, build: i64, h: &Header) -> Result<()> {
+pub(crate) fn finish_segment(conn: &mut dyn Conn, seg_no: i64, build: i64, h: &Header) -> Result<()> {
     let bytes = h.encode();
     conn.execute(
         "UPDATE mem_idx_segments SET doc_count = ?2, total_len = ?3, min_key = ?4, max_key = ?5, header = ?6 \
@@ -605,7 +595,7 @@ pub fn finish_segment(conn: &mut dyn Conn, seg_no: i64, build: i64, h: &Header) 
 const PAGES_PER_INSERT: usize = 16;
 
 /// Buffers a segment's pages and writes them in multi-row statements.
-pub struct PageWriter {
+pub(crate) struct PageWriter {
     seg_no: i64,
     build: u64,
     pending: Vec<(u32, Vec<u8>)>,
@@ -614,7 +604,7 @@ pub struct PageWriter {
 }
 
 impl PageWriter {
-    pub fn new(seg_no: i64, build: i64) -> PageWriter {
+    pub(crate) fn new(seg_no: i64, build: i64) -> PageWriter {
         PageWriter {
             seg_no,
             build: build as u64,
@@ -623,7 +613,7 @@ impl PageWriter {
         }
     }
 
-    pub fn put(&mut self, conn: &mut dyn Conn, no: u32, data: &[u8]) -> Result<()> {
+    pub(crate) fn put(&mut self, conn: &mut dyn Conn, no: u32, data: &[u8]) -> Result<()> {
         self.bytes += data.len() as u64;
         self.pending.push((no, data.to_vec()));
         if self.pending.len() >= PAGES_PER_INSERT {
@@ -632,7 +622,7 @@ impl PageWriter {
         Ok(())
     }
 
-    pub fn flush(&mut self, conn: &mut dyn Conn) -> Result<()> {
+    pub(crate) fn flush(&mut self, conn: &mut dyn Conn) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
@@ -656,7 +646,7 @@ impl PageWriter {
 }
 
 /// Deletes a segment: its pages, then its row.
-pub fn delete_segment(conn: &mut dyn Conn, seg_no: i64) -> Result<()> {
+pub(crate) fn delete_segment(conn: &mut dyn Conn, seg_no: i64) -> Result<()> {
     conn.execute(
         "DELETE FROM mem_idx_pages WHERE id >= ?1 AND id <= ?2",
         &[
@@ -672,7 +662,7 @@ pub fn delete_segment(conn: &mut dyn Conn, seg_no: i64) -> Result<()> {
 }
 
 /// Deletes everything of a namespace except its row.
-pub fn clear(conn: &mut dyn Conn, ns: &str) -> Result<()> {
+pub(crate) fn clear(conn: &mut dyn Conn, ns: &str) -> Result<()> {
     for seg in segments(conn, ns)? {
         delete_segment(conn, seg.seg_no)?;
     }
@@ -684,7 +674,7 @@ pub fn clear(conn: &mut dyn Conn, ns: &str) -> Result<()> {
 /// keeps one per input for the whole merge, so that the many small postings lists of one
 /// page range cost one read of that range, not one each.
 #[derive(Default)]
-pub struct Readahead {
+pub(crate) struct Readahead {
     pages: HashMap<u32, Page>,
 }
 
@@ -697,7 +687,7 @@ impl Readahead {
 }
 
 /// Pages of a stored segment, through the page cache; counts what it had to read.
-pub struct StoredPages<'c> {
+pub(crate) struct StoredPages<'c> {
     conn: &'c mut dyn Conn,
     seg_no: i64,
     build: u64,
@@ -712,7 +702,7 @@ pub struct StoredPages<'c> {
 }
 
 impl<'c> StoredPages<'c> {
-    pub fn new(conn: &'c mut dyn Conn, seg_no: i64, build: i64) -> Self {
+    pub(crate) fn new(conn: &'c mut dyn Conn, seg_no: i64, build: i64) -> Self {
         StoredPages {
             conn,
             seg_no,
@@ -727,7 +717,7 @@ impl<'c> StoredPages<'c> {
     /// A reader that reads `size` pages at a time into `window` and caches nothing (merges,
     /// checks). The window outlives the reader, so a later reader of the same segment goes
     /// on where this one stopped.
-    pub fn sequential(
+    pub(crate) fn sequential(
         conn: &'c mut dyn Conn,
         seg_no: i64,
         build: i64,
@@ -756,7 +746,7 @@ impl<'c> StoredPages<'c> {
 }
 
 /// The error text of a segment that vanished mid-read; a search retries on it.
-pub fn is_vanished(e: &Error) -> bool {
+pub(crate) fn is_vanished(e: &Error) -> bool {
     matches!(e, Error::Database(m) if m.starts_with("search index segment ") && m.ends_with(" changed while it was read"))
 }
 

@@ -8,7 +8,7 @@
 
 /// Terms numbered in order of appearance, with their occurrences.
 #[derive(Default)]
-pub struct TermTable {
+pub(crate) struct TermTable {
     /// The distinct terms' bytes, back to back.
     arena: Vec<u8>,
     /// Per term: start and length in `arena`, and its number of occurrences.
@@ -30,7 +30,7 @@ const KEPT_SLOTS: usize = 1 << 14;
 
 impl TermTable {
     /// Empties the table, keeping its memory.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.arena.clear();
         self.terms.clear();
         if self.slots.len() > KEPT_SLOTS {
@@ -54,7 +54,7 @@ impl TermTable {
     }
 
     /// Records an occurrence of `term` at `pos` (positions never decrease).
-    pub fn add(&mut self, term: &[u8], pos: u32) {
+    pub(crate) fn add(&mut self, term: &[u8], pos: u32) {
         if self.slots.len() < 2 * (self.terms.len() + 1) {
             self.grow();
         }
@@ -93,7 +93,7 @@ impl TermTable {
 
     /// Calls `f(term, positions)` for each distinct term in ascending byte order, its
     /// positions ascending.
-    pub fn for_each_sorted(&mut self, mut f: impl FnMut(&[u8], &[u32])) {
+    pub(crate) fn for_each_sorted(&mut self, mut f: impl FnMut(&[u8], &[u32])) {
         let mut order = std::mem::take(&mut self.order);
         order.clear();
         order.extend(0..self.terms.len() as u32);
@@ -123,21 +123,17 @@ impl TermTable {
     }
 
     /// Distinct terms recorded.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.terms.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
-    }
-
     /// Bytes of all distinct terms.
-    pub fn term_bytes(&self) -> usize {
+    pub(crate) fn term_bytes(&self) -> usize {
         self.arena.len()
     }
 
     /// Occurrences recorded.
-    pub fn occurrences(&self) -> usize {
+    pub(crate) fn occurrences(&self) -> usize {
         self.occurrences.len()
     }
 }
@@ -145,7 +141,7 @@ impl TermTable {
 /// Sorts term numbers by their terms' bytes. Terms are compared by their first eight bytes as
 /// one integer first, and only equal prefixes compare the rest: most comparisons of an
 /// analysis or a segment build end there.
-pub fn sort_by_bytes<'a>(ids: &mut [u32], bytes: impl Fn(u32) -> &'a [u8]) {
+pub(crate) fn sort_by_bytes<'a>(ids: &mut [u32], bytes: impl Fn(u32) -> &'a [u8]) {
     let prefix = |b: &[u8]| {
         let mut w = [0u8; 8];
         let n = b.len().min(8);

@@ -23,13 +23,16 @@
 
 /// Atoms longer than this many bytes are cut (at a character boundary): hashes and base64
 /// blobs stay searchable by their start without bloating the dictionary.
-pub const MAX_ATOM_BYTES: usize = 64;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const MAX_ATOM_BYTES: usize = 64;
 /// Whole and piece tokens longer than this are not emitted (their atoms still are).
-pub const MAX_WHOLE_BYTES: usize = 128;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const MAX_WHOLE_BYTES: usize = 128;
 
 /// What a token stands for inside its compound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) enum Kind {
     /// The whole compound (`src/auth/login.ts`).
     Whole,
     /// One joiner-separated piece of several atoms (`login_schema` in `a/login_schema.rs`).
@@ -42,7 +45,8 @@ pub enum Kind {
 
 /// One token with its position and its byte span in the source text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Token {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Token {
     pub text: String,
     pub pos: u32,
     pub start: usize,
@@ -173,14 +177,15 @@ fn joiner_len(rest: &str) -> usize {
 }
 
 /// Tokenizes `text` into every token (wholes, pieces, atoms, stems) with positions and spans.
-pub fn tokenize(text: &str) -> Vec<Token> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn tokenize(text: &str) -> Vec<Token> {
     let mut out = Vec::new();
     tokenize_into(text, &mut out);
     out
 }
 
 /// Like [`tokenize`], appending to `out`.
-pub fn tokenize_into(text: &str, out: &mut Vec<Token>) {
+pub(crate) fn tokenize_into(text: &str, out: &mut Vec<Token>) {
     scan(text, &mut |t, pos, start, end, kind| {
         out.push(Token {
             text: t.to_owned(),
@@ -194,7 +199,7 @@ pub fn tokenize_into(text: &str, out: &mut Vec<Token>) {
 
 /// Calls `emit(text, pos, start, end, kind)` for each token in [`tokenize`]'s order, the text
 /// lent from a buffer the scan reuses: indexing allocates nothing per token.
-pub fn scan(text: &str, emit: &mut dyn FnMut(&str, u32, usize, usize, Kind)) {
+pub(crate) fn scan(text: &str, emit: &mut dyn FnMut(&str, u32, usize, usize, Kind)) {
     let mut pos: u32 = 0;
     let mut i = 0;
     let bytes = text.len();
@@ -283,7 +288,8 @@ fn trim_underscores(text: &str, mut s: usize, mut e: usize) -> (usize, usize) {
 }
 
 /// The token texts only, in emission order.
-pub fn token_texts(text: &str) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn token_texts(text: &str) -> Vec<String> {
     tokenize(text).into_iter().map(|t| t.text).collect()
 }
 

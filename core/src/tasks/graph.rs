@@ -34,19 +34,19 @@ use crate::{Conn, Error, Result, Value};
 use std::collections::{HashMap, HashSet};
 
 /// The search namespace of task documents (keyed by `mem_tasks.seq`).
-pub const NS_TASKS: &str = "task";
+pub(crate) const NS_TASKS: &str = "task";
 
 /// Advisory lock key serialising blocking-edge inserts in Postgres ("agmt").
 const DEP_LOCK_KEY: i64 = 0x6167_6d74;
 
 /// The dependency types that block: `blocks` directly, `parent-child` through the parent.
-pub fn is_blocking(dep_type: &str) -> bool {
+pub(crate) fn is_blocking(dep_type: &str) -> bool {
     dep_type == "blocks" || dep_type == "parent-child"
 }
 
 /// The columns of a task row the triggers read and may complete.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TaskRow {
+pub(crate) struct TaskRow {
     pub seq: i64,
     pub id: String,
     pub title: String,
@@ -63,7 +63,7 @@ pub struct TaskRow {
 
 impl TaskRow {
     /// The `mem_tasks` columns a row is read from, in field order.
-    pub const COLUMNS: [&'static str; 15] = [
+    pub(crate) const COLUMNS: [&'static str; 15] = [
         "seq",
         "id",
         "title",
@@ -82,7 +82,7 @@ impl TaskRow {
     ];
 
     /// What the search index holds for the task: title, description and summary.
-    pub fn search_text(&self) -> String {
+    pub(crate) fn search_text(&self) -> String {
         search_text(
             &self.title,
             self.description.as_deref(),
@@ -140,7 +140,7 @@ impl crate::db::row::Completed for TaskRow {
 }
 
 /// A task's indexed text from its title, description and summary.
-pub fn search_text(title: &str, description: Option<&str>, summary: Option<&str>) -> String {
+pub(crate) fn search_text(title: &str, description: Option<&str>, summary: Option<&str>) -> String {
     let mut s = title.to_owned();
     for part in [description, summary].into_iter().flatten() {
         s.push('\n');
@@ -151,7 +151,7 @@ pub fn search_text(title: &str, description: Option<&str>, summary: Option<&str>
 
 /// A dependency row as the triggers see it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct DepRow {
+pub(crate) struct DepRow {
     pub seq: i64,
     pub task_id: String,
     pub depends_on_id: String,
@@ -159,7 +159,7 @@ pub struct DepRow {
 }
 
 impl DepRow {
-    pub const COLUMNS: [&'static str; 4] = ["seq", "task_id", "depends_on_id", "type"];
+    pub(crate) const COLUMNS: [&'static str; 4] = ["seq", "task_id", "depends_on_id", "type"];
 }
 
 impl crate::db::row::Stored for DepRow {
@@ -314,7 +314,7 @@ fn task_exists(conn: &mut dyn Conn, id: &str) -> Result<bool> {
 
 /// A path `from → … → to` along blocking dependencies (task → what it depends on), if any.
 /// Depth-first over the tasks reachable from `from`; each visited task costs one indexed query.
-pub fn blocking_path(conn: &mut dyn Conn, from: &str, to: &str) -> Result<Option<Vec<String>>> {
+pub(crate) fn blocking_path(conn: &mut dyn Conn, from: &str, to: &str) -> Result<Option<Vec<String>>> {
     if from == to {
         return Ok(Some(vec![from.to_owned()]));
     }
@@ -351,7 +351,7 @@ pub fn blocking_path(conn: &mut dyn Conn, from: &str, to: &str) -> Result<Option
 
 /// Refuses a blocking dependency `task_id → depends_on_id` that would close a cycle, naming
 /// it: `dependency cycle: A → B → C → A`.
-pub fn check_cycle(conn: &mut dyn Conn, task_id: &str, depends_on_id: &str) -> Result<()> {
+pub(crate) fn check_cycle(conn: &mut dyn Conn, task_id: &str, depends_on_id: &str) -> Result<()> {
     if task_id == depends_on_id {
         return Err(Error::invalid(
             "depends_on_id",
@@ -373,7 +373,7 @@ pub fn check_cycle(conn: &mut dyn Conn, task_id: &str, depends_on_id: &str) -> R
 }
 
 /// Checks a dependency type against [`DEP_TYPES`].
-pub fn check_dep_type(arg: &str, t: &str) -> Result<()> {
+pub(crate) fn check_dep_type(arg: &str, t: &str) -> Result<()> {
     super::check_one_of(arg, t, DEP_TYPES)
 }
 
@@ -382,7 +382,7 @@ pub fn check_dep_type(arg: &str, t: &str) -> Result<()> {
 /// A new task row (no dependency can name it yet, and the schema keeps its counters at 0): a
 /// closed row gets its `closed_at`; the search index takes its text. Returns whether the row
 /// changed.
-pub fn on_task_insert(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
+pub(crate) fn on_task_insert(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
     super::check_id_text("id", &row.id)?;
     let before = row.clone();
     if row.status == STATUS_CLOSED && row.closed_at.is_none() {
@@ -396,7 +396,7 @@ pub fn on_task_insert(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
 /// fills `closed_at` and clears the threads' active-task pointers, reopening clears
 /// `closed_at` and `close_reason`. Returns whether the row changed. The dependents are
 /// refreshed by [`after_task_status`] once the new status is visible.
-pub fn on_task_status(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
+pub(crate) fn on_task_status(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
     let before = row.clone();
     if row.status == STATUS_CLOSED {
         if row.closed_at.is_none() {
@@ -412,14 +412,14 @@ pub fn on_task_status(conn: &mut dyn Conn, row: &mut TaskRow) -> Result<bool> {
 
 /// After a task's status crossed the closed line: its `blocks` dependents gain or lose an open
 /// blocker.
-pub fn after_task_status(conn: &mut dyn Conn, id: &str) -> Result<()> {
+pub(crate) fn after_task_status(conn: &mut dyn Conn, id: &str) -> Result<()> {
     let deps = dependents(conn, &[id.to_owned()], "blocks")?;
     refresh(conn, deps)
 }
 
 /// Title, description or summary changed: the search index takes the new text (`old` is the
 /// text it held).
-pub fn on_task_text(conn: &mut dyn Conn, row: &TaskRow, old: &str) -> Result<()> {
+pub(crate) fn on_task_text(conn: &mut dyn Conn, row: &TaskRow, old: &str) -> Result<()> {
     index(conn, row, Some(old))
 }
 
@@ -436,7 +436,7 @@ fn index(conn: &mut dyn Conn, row: &TaskRow, old: Option<&str>) -> Result<()> {
 }
 
 /// A task's id is what dependencies, labels and links refer to: it cannot change.
-pub fn on_task_id_change() -> Result<()> {
+pub(crate) fn on_task_id_change() -> Result<()> {
     Err(Error::invalid(
         "id",
         "a task's id cannot change (create a new task and close this one as duplicate)",
@@ -446,7 +446,7 @@ pub fn on_task_id_change() -> Result<()> {
 /// After a task row is deleted: its dependencies (in both directions), labels, links and
 /// search document go; deleting the dependency rows refreshes the dependents. Refused while
 /// the task still exists, so a call by hand cannot strip a live task.
-pub fn on_task_delete(conn: &mut dyn Conn, seq: i64, id: &str, old_text: &str) -> Result<()> {
+pub(crate) fn on_task_delete(conn: &mut dyn Conn, seq: i64, id: &str, old_text: &str) -> Result<()> {
     let live = conn.query_value(
         "SELECT 1 FROM mem_tasks WHERE seq = ?1 UNION ALL SELECT 1 FROM mem_tasks WHERE id = ?2",
         &[Value::Int(seq), id.into()],
@@ -478,7 +478,7 @@ pub fn on_task_delete(conn: &mut dyn Conn, seq: i64, id: &str, old_text: &str) -
 /// After a dependency row is inserted: both tasks must exist, a blocking one must not close a
 /// cycle; then the task is refreshed (its target locked first, so a concurrent status change
 /// of the target is seen).
-pub fn on_dep_insert(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
+pub(crate) fn on_dep_insert(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
     check_dep_type("type", &dep.dep_type)?;
     if dep.task_id == dep.depends_on_id {
         return check_cycle(conn, &dep.task_id, &dep.depends_on_id);
@@ -533,13 +533,13 @@ fn same_resource(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
 }
 
 /// After a dependency row is deleted: the task is refreshed (a no-op when the task is gone).
-pub fn on_dep_delete(conn: &mut dyn Conn, task_id: &str) -> Result<()> {
+pub(crate) fn on_dep_delete(conn: &mut dyn Conn, task_id: &str) -> Result<()> {
     refresh(conn, vec![task_id.to_owned()])
 }
 
 /// Dependency rows are not updated in place: the old edge's effect would have to be undone
 /// with values SQLite's triggers cannot see.
-pub fn on_dep_update() -> Result<()> {
+pub(crate) fn on_dep_update() -> Result<()> {
     Err(Error::invalid(
         "mem_task_deps",
         "dependencies cannot be updated; delete the row and insert the new one",

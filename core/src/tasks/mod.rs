@@ -11,34 +11,34 @@
 //! Every write goes through plain `INSERT`/`UPDATE`/`DELETE` on the documented tables; the
 //! triggers call [`graph`], so rows written by an ORM get exactly the same bookkeeping.
 
-pub mod graph;
-pub mod ops;
-pub mod query;
+pub(crate) mod graph;
+internal!(ops);
+internal!(query);
 
 use crate::db::row::Fields;
 use crate::{ids, Conn, Error, Result, Value};
 
-pub const STATUSES: &[&str] = &["open", "in_progress", "closed"];
-pub const STATUS_CLOSED: &str = "closed";
-pub const TYPES: &[&str] = &["bug", "feature", "task", "epic", "chore"];
-pub const DEP_TYPES: &[&str] = &["blocks", "parent-child", "related", "discovered-from"];
-pub const CLOSE_REASONS: &[&str] = &["completed", "wontfix", "duplicate"];
-pub const RELATIONS: &[&str] = &["output", "reference"];
+pub(crate) const STATUSES: &[&str] = &["open", "in_progress", "closed"];
+pub(crate) const STATUS_CLOSED: &str = "closed";
+pub(crate) const TYPES: &[&str] = &["bug", "feature", "task", "epic", "chore"];
+pub(crate) const DEP_TYPES: &[&str] = &["blocks", "parent-child", "related", "discovered-from"];
+pub(crate) const CLOSE_REASONS: &[&str] = &["completed", "wontfix", "duplicate"];
+pub(crate) const RELATIONS: &[&str] = &["output", "reference"];
 
 /// Longest title accepted, in characters (max 500).
-pub const MAX_TITLE_CHARS: usize = 500;
+pub(crate) const MAX_TITLE_CHARS: usize = 500;
 /// Longest label accepted, in characters.
-pub const MAX_LABEL_CHARS: usize = 100;
+pub(crate) const MAX_LABEL_CHARS: usize = 100;
 
 /// Checks an id given as text.
-pub fn check_id_text(arg: &str, id: &str) -> Result<()> {
+pub(crate) fn check_id_text(arg: &str, id: &str) -> Result<()> {
     ids::check_id(arg, id)
 }
 
-pub use crate::args::check_one_of;
+pub(crate) use crate::args::check_one_of;
 
 /// A title: 1 to 500 characters, not only whitespace, no NUL.
-pub fn check_title(arg: &str, title: &str) -> Result<()> {
+pub(crate) fn check_title(arg: &str, title: &str) -> Result<()> {
     if title.trim().is_empty() {
         return Err(Error::invalid(arg, "must not be empty"));
     }
@@ -53,7 +53,7 @@ pub fn check_title(arg: &str, title: &str) -> Result<()> {
 }
 
 /// A priority 0 (highest) to 4.
-pub fn check_priority(arg: &str, p: i64) -> Result<()> {
+pub(crate) fn check_priority(arg: &str, p: i64) -> Result<()> {
     if (0..=4).contains(&p) {
         Ok(())
     } else {
@@ -62,7 +62,7 @@ pub fn check_priority(arg: &str, p: i64) -> Result<()> {
 }
 
 /// Labels: 1 to 100 characters each, no control characters; duplicates are dropped.
-pub fn check_labels(arg: &str, labels: &[String]) -> Result<Vec<String>> {
+pub(crate) fn check_labels(arg: &str, labels: &[String]) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::with_capacity(labels.len());
     for l in labels {
         let n = l.chars().count();
@@ -81,7 +81,7 @@ pub fn check_labels(arg: &str, labels: &[String]) -> Result<Vec<String>> {
 }
 
 /// `columns` (the caller's constant list) of the task `id`, or `task not found: <id>`.
-pub fn task_columns(conn: &mut dyn Conn, id: &str, columns: &str) -> Result<Fields> {
+pub(crate) fn task_columns(conn: &mut dyn Conn, id: &str, columns: &str) -> Result<Fields> {
     let row = conn
         .query(
             &format!("SELECT {columns} FROM mem_tasks WHERE id = ?1"),
@@ -94,7 +94,7 @@ pub fn task_columns(conn: &mut dyn Conn, id: &str, columns: &str) -> Result<Fiel
 }
 
 /// The task's status, or `task not found: <id>`.
-pub fn status_of(conn: &mut dyn Conn, id: &str) -> Result<String> {
+pub(crate) fn status_of(conn: &mut dyn Conn, id: &str) -> Result<String> {
     conn.query_value("SELECT status FROM mem_tasks WHERE id = ?1", &[id.into()])?
         .and_then(Value::into_string)
         .ok_or_else(|| Error::not_found("task", id))
@@ -102,7 +102,7 @@ pub fn status_of(conn: &mut dyn Conn, id: &str) -> Result<String> {
 
 /// Removes `active_task_id` from every thread that points at the task (O(pointing threads)
 /// through the expression index on the pointer).
-pub fn clear_active_pointers(conn: &mut dyn Conn, task_id: &str) -> Result<u64> {
+pub(crate) fn clear_active_pointers(conn: &mut dyn Conn, task_id: &str) -> Result<u64> {
     let d = conn.dialect();
     let sql = format!(
         "UPDATE mem_threads SET metadata = {} WHERE {} = ?1",

@@ -40,8 +40,8 @@ const UPDATE_OPTIONS: &[&str] = &[
 
 const MS_PER_DAY: i64 = 86_400_000;
 /// Beads' compaction tiers: a task closed this many days ago may be compacted to level 1 / 2.
-pub const TIER1_DAYS: i64 = 30;
-pub const TIER2_DAYS: i64 = 90;
+pub(crate) const TIER1_DAYS: i64 = 30;
+pub(crate) const TIER2_DAYS: i64 = 90;
 
 fn task_exists(conn: &mut dyn Conn, id: &str) -> Result<bool> {
     Ok(conn
@@ -71,7 +71,8 @@ fn insert_labels(conn: &mut dyn Conn, id: &str, labels: &[String]) -> Result<()>
 /// description, priority (0–4, default 2), type (default task), labels, assignee, parent
 /// (adds a parent-child dependency), metadata, defer_until, id, created_at. O(log n) plus
 /// indexing the text.
-pub fn create(conn: &mut dyn Conn, title: &str, options: Option<&str>) -> Result<String> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn create(conn: &mut dyn Conn, title: &str, options: Option<&str>) -> Result<String> {
     check_title("title", title)?;
     let o = Opts::parse("options", options, CREATE_OPTIONS)?;
     let id = match o.opt_str("id")? {
@@ -146,7 +147,7 @@ pub fn create(conn: &mut dyn Conn, title: &str, options: Option<&str>) -> Result
 
 /// Checks a dependency before it is written: both tasks exist, the type is known, no
 /// self-dependency, no cycle among blocking types. `Ok(false)` when it already exists.
-pub fn check_dep(
+pub(crate) fn check_dep(
     conn: &mut dyn Conn,
     task_id: &str,
     depends_on_id: &str,
@@ -176,14 +177,16 @@ pub fn check_dep(
 /// A dependency as `task_dep_add` and `task_dep_remove` name it: both tasks (required) and
 /// the type (optional).
 #[derive(Clone, Copy, Debug)]
-pub struct Dep<'a> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Dep<'a> {
     pub task_id: &'a str,
     pub depends_on_id: &'a str,
     pub ty: Option<&'a str>,
 }
 
 impl<'a> Dep<'a> {
-    pub fn new(task_id: &'a str, depends_on_id: &'a str, ty: Option<&'a str>) -> Dep<'a> {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn new(task_id: &'a str, depends_on_id: &'a str, ty: Option<&'a str>) -> Dep<'a> {
         Dep {
             task_id,
             depends_on_id,
@@ -195,7 +198,8 @@ impl<'a> Dep<'a> {
 /// `task_dep_add(task_id, depends_on_id [, type])` → 1 when added, 0 when it was there.
 /// Type `blocks` by default. O(tasks reachable from depends_on_id) for the cycle check plus
 /// O(descendants whose state flips).
-pub fn dep_add(conn: &mut dyn Conn, dep: &Dep) -> Result<i64> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn dep_add(conn: &mut dyn Conn, dep: &Dep) -> Result<i64> {
     let Dep {
         task_id,
         depends_on_id,
@@ -215,7 +219,8 @@ pub fn dep_add(conn: &mut dyn Conn, dep: &Dep) -> Result<i64> {
 
 /// `task_dep_remove(task_id, depends_on_id [, type])` → the number of dependencies removed
 /// (every type between the two tasks when type is NULL).
-pub fn dep_remove(conn: &mut dyn Conn, dep: &Dep) -> Result<i64> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn dep_remove(conn: &mut dyn Conn, dep: &Dep) -> Result<i64> {
     let Dep {
         task_id,
         depends_on_id,
@@ -233,7 +238,7 @@ pub fn dep_remove(conn: &mut dyn Conn, dep: &Dep) -> Result<i64> {
 
 /// Why a claim was refused.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     NotFound,
     ClaimedBy(String),
     Blocked(Vec<String>),
@@ -241,7 +246,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn into_error(self, task_id: &str) -> Error {
+    pub(crate) fn into_error(self, task_id: &str) -> Error {
         match self {
             Refusal::NotFound => Error::not_found("task", task_id),
             Refusal::ClaimedBy(s) => Error::invalid(
@@ -268,7 +273,7 @@ impl Refusal {
 /// one changes the row (Postgres re-checks the condition after the row lock; SQLite has one
 /// writer). A re-claim by the same session is a no-op success. With a thread, the thread's
 /// metadata gets `active_task_id` and `session_id`. O(log n).
-pub fn try_claim(
+pub(crate) fn try_claim(
     conn: &mut dyn Conn,
     task_id: &str,
     session_id: &str,
@@ -325,7 +330,8 @@ pub fn try_claim(
 }
 
 /// [`try_claim`] with refusals as errors; returns the task id.
-pub fn claim(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn claim(
     conn: &mut dyn Conn,
     task_id: &str,
     session_id: &str,
@@ -367,7 +373,8 @@ fn set_thread_pointers(
 /// `task_close(task_id, reason, summary)` → id. Reason completed, wontfix or duplicate; the
 /// summary is required. The status trigger unblocks dependents (O(dependents whose state
 /// flips, and their descendants)) and clears threads' active-task pointers.
-pub fn close(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn close(
     conn: &mut dyn Conn,
     task_id: &str,
     reason: &str,
@@ -395,7 +402,8 @@ pub fn close(
 /// `task_update(task_id, options)` → id. Options: title, description, priority, type,
 /// labels (replaces the set), status (only "open": reopens a closed task or releases a
 /// claim), assignee, defer_until, metadata; `null` clears an optional field.
-pub fn update(conn: &mut dyn Conn, task_id: &str, options: Option<&str>) -> Result<String> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn update(conn: &mut dyn Conn, task_id: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, UPDATE_OPTIONS)?;
     status_of(conn, task_id)?;
     let mut sets: Vec<String> = Vec::new();
@@ -505,7 +513,7 @@ pub fn update(conn: &mut dyn Conn, task_id: &str, options: Option<&str>) -> Resu
 /// `task_link(task_id, message_id [, relation])` → 1 for a new link, 0 when the link existed
 /// (its relation is updated). Relation output (default) or reference. A message without a
 /// task gets this one as its `task_id`.
-pub fn link(
+pub(crate) fn link(
     conn: &mut dyn Conn,
     task_id: &str,
     message_id: &str,
@@ -549,7 +557,7 @@ const COMPACT_OPTIONS: &[&str] = &["level", "force", "now"];
 /// (JSON), then the description goes and the summary becomes the given text. Only closed
 /// tasks; level 1 needs the task closed for 30 days, level 2 for 90 (beads' tiers) unless
 /// `force`. Options: level (default: one above the current), force, now.
-pub fn compact(
+pub(crate) fn compact(
     conn: &mut dyn Conn,
     task_id: &str,
     summary: Option<&str>,
@@ -620,7 +628,7 @@ pub fn compact(
 
 /// `task_restore(task_id)` → 1. Puts back the description and summary kept by the first
 /// compaction and returns the task to level 0.
-pub fn restore(conn: &mut dyn Conn, task_id: &str) -> Result<i64> {
+pub(crate) fn restore(conn: &mut dyn Conn, task_id: &str) -> Result<i64> {
     let mut f = super::task_columns(conn, task_id, "compaction_level, original_content")?;
     let level = f.int().unwrap_or(0);
     let original = f.text();

@@ -33,8 +33,8 @@ const LIST_OPTIONS: &[&str] = &[
 ];
 const SEARCH_OPTIONS: &[&str] = &["resource_id", "limit", "status", "now"];
 
-pub const MAX_READY_LIMIT: i64 = 1000;
-pub const MAX_LIST_LIMIT: i64 = 10_000;
+pub(crate) const MAX_READY_LIMIT: i64 = 1000;
+pub(crate) const MAX_LIST_LIMIT: i64 = 10_000;
 
 /// The rows of a task query whose first column is the task id, each as its id, the task's
 /// labels (JSON array text) and the row's other columns.
@@ -148,7 +148,7 @@ impl Filter {
 row! {
     /// One row of `task_ready`.
     #[derive(Clone, Debug, PartialEq)]
-    pub struct ReadyRow {
+    pub(crate) struct ReadyRow {
         pub id: String,
         pub title: String,
         pub priority: i64,
@@ -163,7 +163,7 @@ row! {
 
 row! {
     /// One row of `task_list`.
-    pub struct TaskRow {
+    pub(crate) struct TaskRow {
         pub id: String,
         pub title: String,
         pub status: String,
@@ -182,7 +182,7 @@ row! {
 
 row! {
     /// One row of `task_search`.
-    pub struct TaskHit {
+    pub(crate) struct TaskHit {
         pub id: String,
         pub title: String,
         pub status: String,
@@ -198,7 +198,8 @@ row! {
 /// 10), labels (all must be present), assignee, parent (any descendant), type, include_epics,
 /// now. Without filters it reads the first `limit` entries of the partial index
 /// `mem_tasks_ready`: O(limit + skipped deferred or epic rows), no graph walk.
-pub fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>> {
     let o = Opts::parse("options", options, READY_OPTIONS)?;
     let limit = o.int("limit", 10, 0, MAX_READY_LIMIT)?;
     let now = match o.opt_int("now")? {
@@ -239,7 +240,7 @@ pub fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>
 
 /// `task_list([options])`: tasks by priority, then age, then id. Options: status, type,
 /// assignee, labels, parent, blocked (true/false), limit (default 100).
-pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<TaskRow>> {
+pub(crate) fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<TaskRow>> {
     let o = Opts::parse("options", options, LIST_OPTIONS)?;
     let limit = o.int("limit", 100, 0, MAX_LIST_LIMIT)?;
     let mut f = Filter::new(vec![Value::Int(limit)]);
@@ -283,7 +284,7 @@ pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<TaskRow>> 
 
 /// `task_search(query [, options])`: the search engine over title, description and summary
 /// (namespace `task`). Options: limit (default 10), status, now.
-pub fn search_tasks(
+pub(crate) fn search_tasks(
     conn: &mut dyn Conn,
     query: Option<&str>,
     options: Option<&str>,
@@ -349,7 +350,7 @@ pub fn search_tasks(
 }
 
 /// Rebuilds the task index from `mem_tasks`. Returns the document count.
-pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
+pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
     let rows = conn.query(
         "SELECT seq, title, description, summary, created_at FROM mem_tasks ORDER BY seq",
         &[],
@@ -373,7 +374,7 @@ pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
 
 /// What blocks a task, root causes first: its open `blocks` targets, then (for a task blocked
 /// through its parents) the open blockers of its blocked ancestors. O(blocked ancestry).
-pub fn blockers(conn: &mut dyn Conn, task_id: &str) -> Result<Vec<String>> {
+pub(crate) fn blockers(conn: &mut dyn Conn, task_id: &str) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     let mut seen: HashSet<String> = HashSet::from([task_id.to_owned()]);
     let mut queue = vec![task_id.to_owned()];
@@ -410,7 +411,7 @@ pub fn blockers(conn: &mut dyn Conn, task_id: &str) -> Result<Vec<String>> {
 
 /// The tasks as the tools' `Task` objects (absent optional fields left out), in the order of
 /// `ids`; unknown ids are skipped. A handful of indexed queries for any number of tasks.
-pub fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Json>> {
+pub(crate) fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Json>> {
     let mut objs: HashMap<String, Map<String, Json>> = HashMap::new();
     for chunk in ids.chunks(500) {
         let ph: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
@@ -514,7 +515,7 @@ pub fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Json>> {
 
 /// The task, whether it is blocked, and what blocks it (as `Task` objects); `None` for an
 /// unknown id.
-pub fn show_value(conn: &mut dyn Conn, task_id: &str) -> Result<Option<Json>> {
+pub(crate) fn show_value(conn: &mut dyn Conn, task_id: &str) -> Result<Option<Json>> {
     let Some(task) = task_objects(conn, &[task_id.to_owned()])?
         .into_iter()
         .next()
@@ -541,7 +542,8 @@ pub fn show_value(conn: &mut dyn Conn, task_id: &str) -> Result<Option<Json>> {
 }
 
 /// `task_show(task_id)` → JSON `{"task": Task, "isBlocked": …, "blockingTasks": [Task]}`.
-pub fn show(conn: &mut dyn Conn, task_id: &str) -> Result<String> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn show(conn: &mut dyn Conn, task_id: &str) -> Result<String> {
     show_value(conn, task_id)?
         .map(|v| v.to_string())
         .ok_or_else(|| Error::not_found("task", task_id))
@@ -550,7 +552,7 @@ pub fn show(conn: &mut dyn Conn, task_id: &str) -> Result<String> {
 /// Ready tasks (open, unblocked, not deferred, epics excluded) and blocked non-closed tasks,
 /// of a resource or of the whole database: the counts of the task-query tool. O(ready +
 /// blocked) index entries.
-pub fn counts(conn: &mut dyn Conn, resource: Option<&str>) -> Result<(i64, i64)> {
+pub(crate) fn counts(conn: &mut dyn Conn, resource: Option<&str>) -> Result<(i64, i64)> {
     let now = conn.now_ms()?;
     let within = "(CAST(?1 AS TEXT) IS NULL OR resource_id = CAST(?1 AS TEXT))";
     let ready = conn

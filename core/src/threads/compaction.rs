@@ -10,7 +10,7 @@ use crate::{ids, threads, Conn, Error, Result, Value};
 
 /// `mem_compact(thread_id, start_index, end_index, summary [, extracted_code])` → compaction id.
 /// O(range · log n) plus re-indexing the range.
-pub fn compact(
+pub(crate) fn compact(
     conn: &mut dyn Conn,
     thread_id: &str,
     start: i64,
@@ -111,7 +111,7 @@ pub fn compact(
 
 /// `mem_uncompact(compaction_id)` → number of messages restored. Their search and injection
 /// text become the raw content again and the compaction record goes.
-pub fn uncompact(conn: &mut dyn Conn, id: &str) -> Result<i64> {
+pub(crate) fn uncompact(conn: &mut dyn Conn, id: &str) -> Result<i64> {
     let ids = conn
         .query_value(
             "SELECT CAST(original_message_ids AS TEXT) FROM mem_compactions WHERE id = ?1",

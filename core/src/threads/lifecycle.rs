@@ -10,16 +10,16 @@ use crate::{Conn, Error, Result, Value};
 
 /// A thread's state, as stored in `mem_threads.state`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     Active,
     Archived,
     Deleted,
 }
 
 impl State {
-    pub const ALL: [State; 3] = [State::Active, State::Archived, State::Deleted];
+    pub(crate) const ALL: [State; 3] = [State::Active, State::Archived, State::Deleted];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             State::Active => "active",
             State::Archived => "archived",
@@ -28,7 +28,7 @@ impl State {
     }
 
     /// The state named `s`, or an error naming `arg`.
-    pub fn parse(arg: &str, s: &str) -> Result<State> {
+    pub(crate) fn parse(arg: &str, s: &str) -> Result<State> {
         State::ALL
             .into_iter()
             .find(|st| st.as_str() == s)
@@ -38,16 +38,17 @@ impl State {
 
 /// What moves a thread from one state to another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     Archive,
     Delete,
     Restore,
 }
 
 impl Event {
-    pub const ALL: [Event; 3] = [Event::Archive, Event::Delete, Event::Restore];
+    #[cfg(test)]
+    pub(crate) const ALL: [Event; 3] = [Event::Archive, Event::Delete, Event::Restore];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Event::Archive => "archive",
             Event::Delete => "delete",
@@ -56,7 +57,7 @@ impl Event {
     }
 
     /// The state the event leads to, wherever it is valid.
-    pub fn target(self) -> State {
+    pub(crate) fn target(self) -> State {
         match self {
             Event::Archive => State::Archived,
             Event::Delete => State::Deleted,
@@ -67,7 +68,7 @@ impl Event {
 
 /// The state `event` moves a thread in state `from` to, or `invalid transition: <from>
 /// -[<event>]-> <to>` when the machine has no such transition.
-pub fn transition(from: State, event: Event) -> Result<State> {
+pub(crate) fn transition(from: State, event: Event) -> Result<State> {
     let to = event.target();
     let valid = matches!(
         (from, event),
@@ -93,7 +94,7 @@ pub fn transition(from: State, event: Event) -> Result<State> {
 }
 
 /// The state of a thread, or `thread not found`.
-pub fn state_of(conn: &mut dyn Conn, thread_id: &str) -> Result<State> {
+pub(crate) fn state_of(conn: &mut dyn Conn, thread_id: &str) -> Result<State> {
     let s = conn
         .query_value(
             "SELECT state FROM mem_threads WHERE id = ?1",
@@ -107,7 +108,7 @@ pub fn state_of(conn: &mut dyn Conn, thread_id: &str) -> Result<State> {
 /// `mem_thread_archive` / `mem_thread_delete` / `mem_thread_restore`: applies `event` to the
 /// thread and returns its new state. The update is conditional on the state read, so two
 /// callers racing on one thread cannot both apply a transition from the same state.
-pub fn apply(conn: &mut dyn Conn, thread_id: &str, event: Event) -> Result<String> {
+pub(crate) fn apply(conn: &mut dyn Conn, thread_id: &str, event: Event) -> Result<String> {
     loop {
         let from = state_of(conn, thread_id)?;
         let to = transition(from, event)?;
@@ -131,7 +132,7 @@ pub fn apply(conn: &mut dyn Conn, thread_id: &str, event: Event) -> Result<Strin
 
 /// Refuses a new message for a thread that is not active (the message insert trigger's
 /// check, so plain SQL is refused as `mem_message_add` is).
-pub fn check_accepts_messages(thread_id: &str, state: &str) -> Result<()> {
+pub(crate) fn check_accepts_messages(thread_id: &str, state: &str) -> Result<()> {
     if state == State::Active.as_str() {
         return Ok(());
     }
@@ -147,12 +148,12 @@ pub fn check_accepts_messages(thread_id: &str, state: &str) -> Result<()> {
 /// The condition that leaves out the rows (of a table with a `thread_id` column) of deleted
 /// threads; rows of no thread pass. A search adds it only when [`any_deleted`] says so, so a
 /// database without deleted threads pays nothing.
-pub const NOT_IN_DELETED: &str =
+pub(crate) const NOT_IN_DELETED: &str =
     "(thread_id IS NULL OR thread_id NOT IN (SELECT id FROM mem_threads WHERE state = 'deleted'))";
 
 /// Whether any thread (of `resource_id`, when given) is deleted: one probe of the
 /// `(state, resource_id)` index.
-pub fn any_deleted(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<bool> {
+pub(crate) fn any_deleted(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<bool> {
     let found = match resource_id {
         Some(r) => conn.query_value(
             "SELECT 1 FROM mem_threads WHERE state = 'deleted' AND resource_id = ?1 LIMIT 1",
@@ -169,7 +170,7 @@ pub fn any_deleted(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<boo
 /// The filter a read of rows with a `thread_id` appends: ` AND` [`NOT_IN_DELETED`] when a
 /// thread (of `resource_id`, when given) is deleted and the caller did not ask for deleted
 /// threads, and nothing otherwise.
-pub fn hide_deleted(
+pub(crate) fn hide_deleted(
     conn: &mut dyn Conn,
     resource_id: Option<&str>,
     include_deleted: bool,
@@ -182,7 +183,7 @@ pub fn hide_deleted(
 }
 
 /// The error of a read that names a deleted thread without asking for deleted threads.
-pub fn hidden(thread_id: &str) -> Error {
+pub(crate) fn hidden(thread_id: &str) -> Error {
     Error::invalid(
         "thread_id",
         format!(

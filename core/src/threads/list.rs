@@ -21,7 +21,7 @@ use serde_json::Value as Json;
 
 row! {
     /// One thread of `mem_thread_list`, with the cursor of the page that ends at it.
-    pub struct ThreadRow {
+    pub(crate) struct ThreadRow {
         pub id: String,
         pub resource_id: String,
         pub agent_id: Option<String>,
@@ -73,12 +73,12 @@ const OPTIONS: &[&str] = &[
 ];
 
 /// Default and largest page size.
-pub const DEFAULT_LIMIT: i64 = 50;
-pub const MAX_LIMIT: i64 = 1000;
+pub(crate) const DEFAULT_LIMIT: i64 = 50;
+pub(crate) const MAX_LIMIT: i64 = 1000;
 
 /// The position after which a page starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     pub updated_at: i64,
     pub id: String,
 }
@@ -86,12 +86,12 @@ pub struct Cursor {
 impl Cursor {
     const PREFIX: &'static str = "t1:";
 
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         format!("{}{}:{}", Self::PREFIX, self.updated_at, self.id)
     }
 
     /// The cursor a row returned, or an error naming `arg`.
-    pub fn decode(arg: &str, s: &str) -> Result<Cursor> {
+    pub(crate) fn decode(arg: &str, s: &str) -> Result<Cursor> {
         let bad = || Error::invalid(arg, "is not a cursor mem_thread_list returned");
         let rest = s.strip_prefix(Self::PREFIX).ok_or_else(bad)?;
         let (at, id) = rest.split_once(':').ok_or_else(bad)?;
@@ -109,7 +109,7 @@ impl Cursor {
 /// `mem_thread_list([options])`. Deleted threads are left out unless `state` is `deleted` or
 /// `include_deleted` is true. O(threads in scope · log page): the resource's threads through
 /// the `(resource_id, created_at)` index, ordered by a top-k sort.
-pub fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ThreadRow>> {
+pub(crate) fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ThreadRow>> {
     let o = Opts::parse("options", options, OPTIONS)?;
     let limit = o.int("limit", DEFAULT_LIMIT, 1, MAX_LIMIT)? as usize;
     let state = o

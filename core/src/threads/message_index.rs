@@ -7,7 +7,7 @@ use crate::{Conn, Result};
 
 row! {
     /// One row of `mem_index_check`.
-    pub struct IndexProblem {
+    pub(crate) struct IndexProblem {
         pub problem: String,
     }
 }
@@ -21,7 +21,7 @@ fn expected_docs(conn: &mut dyn Conn) -> Result<Vec<(i64, String, i64)>> {
 }
 
 /// `mem_index_check()`: every difference between the message index and `mem_messages`.
-pub fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
+pub(crate) fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
     let docs = expected_docs(conn)?;
     let problems = search::check(conn, NS_MESSAGES, &docs)?;
     Ok(problems
@@ -31,13 +31,13 @@ pub fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
 }
 
 /// `mem_reindex()`: rebuilds the message index from `mem_messages`. Returns the document count.
-pub fn reindex(conn: &mut dyn Conn) -> Result<i64> {
+pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
     let docs = expected_docs(conn)?;
     search::reindex(conn, NS_MESSAGES, &docs)?;
     Ok(docs.len() as i64)
 }
 
 /// `mem_optimize()`: merges the message index into one segment.
-pub fn optimize(conn: &mut dyn Conn) -> Result<()> {
+pub(crate) fn optimize(conn: &mut dyn Conn) -> Result<()> {
     search::optimize(conn, NS_MESSAGES)
 }

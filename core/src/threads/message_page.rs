@@ -13,7 +13,7 @@ use crate::{Conn, Error, Result, Row, Value};
 
 row! {
     /// One message of `mem_messages_page`.
-    pub struct PageRow {
+    pub(crate) struct PageRow {
         pub id: String,
         pub message_index: Option<i64>,
         pub role: String,
@@ -51,13 +51,13 @@ impl PageRow {
 const OPTIONS: &[&str] = &["after", "before", "limit", "order", "include_deleted"];
 
 /// Default and largest page size.
-pub const DEFAULT_LIMIT: i64 = 50;
-pub const MAX_LIMIT: i64 = 1000;
+pub(crate) const DEFAULT_LIMIT: i64 = 50;
+pub(crate) const MAX_LIMIT: i64 = 1000;
 
 /// `mem_messages_page(thread_id [, options])`: options `after`, `before` (message indexes,
 /// exclusive), `limit`, `order` (`asc`, the default, or `desc`). A deleted thread's messages
 /// are read only with `include_deleted`.
-pub fn page(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) -> Result<Vec<PageRow>> {
+pub(crate) fn page(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) -> Result<Vec<PageRow>> {
     let o = Opts::parse("options", options, OPTIONS)?;
     let limit = o.int("limit", DEFAULT_LIMIT, 1, MAX_LIMIT)?;
     let desc = match o.opt_str("order")?.as_deref() {

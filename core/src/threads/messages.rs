@@ -25,15 +25,15 @@ use crate::tokens::{self, Encoding};
 use crate::{ids, json_opts::Opts, threads::lifecycle, Conn, Error, Result, Value};
 
 /// The roles a message may have.
-pub const ROLES: &[&str] = &["user", "assistant", "system", "tool"];
+pub(crate) const ROLES: &[&str] = &["user", "assistant", "system", "tool"];
 
 /// Largest message content accepted, in bytes (4 MiB). Larger texts belong in a file, not in
 /// an agent's memory; the limit keeps one row from stalling tokenisation and indexing.
-pub const MAX_CONTENT_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_CONTENT_BYTES: usize = 4 * 1024 * 1024;
 
 /// A message row as the triggers see it. Columns in the order of [`Draft::COLUMNS`].
 #[derive(Clone, Debug, PartialEq)]
-pub struct Draft {
+pub(crate) struct Draft {
     pub seq: i64,
     pub id: String,
     pub thread_id: String,
@@ -53,7 +53,7 @@ pub struct Draft {
 
 impl Draft {
     /// The `mem_messages` columns a draft is read from and written back to.
-    pub const COLUMNS: [&'static str; 14] = [
+    pub(crate) const COLUMNS: [&'static str; 14] = [
         "seq",
         "id",
         "thread_id",
@@ -71,7 +71,8 @@ impl Draft {
     ];
 
     /// The draft's values in [`Draft::COLUMNS`] order.
-    pub fn to_values(&self) -> Vec<Value> {
+    #[cfg(test)]
+    pub(crate) fn to_values(&self) -> Vec<Value> {
         vec![
             Value::Int(self.seq),
             self.id.as_str().into(),
@@ -92,7 +93,7 @@ impl Draft {
 
     /// What the search index holds for the message: its search text, or the raw text when
     /// that is NULL (the two are stored once when equal).
-    pub fn indexed_text(&self) -> &str {
+    pub(crate) fn indexed_text(&self) -> &str {
         self.search_text.as_deref().unwrap_or(&self.raw_content)
     }
 }
@@ -148,7 +149,7 @@ impl crate::db::row::Completed for Draft {
 /// When a trigger completes a row: Postgres before the row is written (the trigger rewrites
 /// `NEW`), SQLite after (the handler writes the filled columns back).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Timing {
+pub(crate) enum Timing {
     /// Postgres: filled and booked before the write.
     BeforeWrite,
     /// Postgres: filled before the write, booked with the other rows of its statement when
@@ -162,7 +163,7 @@ pub enum Timing {
 }
 
 /// Checks a role against [`ROLES`].
-pub fn check_role(role: &str) -> Result<()> {
+pub(crate) fn check_role(role: &str) -> Result<()> {
     if ROLES.contains(&role) {
         Ok(())
     } else {
@@ -178,7 +179,7 @@ pub fn check_role(role: &str) -> Result<()> {
 }
 
 /// Checks message text: at most [`MAX_CONTENT_BYTES`], no NUL characters.
-pub fn check_content(arg: &str, text: &str) -> Result<()> {
+pub(crate) fn check_content(arg: &str, text: &str) -> Result<()> {
     if text.len() > MAX_CONTENT_BYTES {
         return Err(Error::invalid(
             arg,
@@ -195,7 +196,7 @@ pub fn check_content(arg: &str, text: &str) -> Result<()> {
 const ADD_OPTIONS: &[&str] = &["id", "created_at", "metadata", "task_id"];
 
 /// `mem_message_add(thread_id, role, content [, options])` → id. O(log n) plus tokenising.
-pub fn add(
+pub(crate) fn add(
     conn: &mut dyn Conn,
     thread_id: &str,
     role: &str,
@@ -307,7 +308,7 @@ impl Adding {
 ///
 /// `hold` lets the search document wait in memory until the transaction commits; only a host
 /// that writes held documents before every commit may pass it (see [`search::held`]).
-pub fn complete_insert(
+pub(crate) fn complete_insert(
     conn: &mut dyn Conn,
     mut d: Draft,
     timing: Timing,
@@ -483,9 +484,8 @@ fn will_conflict(conn: &mut dyn Conn, d: &Draft) -> Result<bool> {
 
 /// A row a statement inserted, as its end books it.
 #[derive(Clone, Debug)]
-pub struct Inserted {
+pub(crate) struct Inserted {
     pub seq: i64,
-    pub id: String,
     pub thread_id: String,
     pub message_index: i64,
     pub token_count: i64,
@@ -499,14 +499,14 @@ const THREADS_PER_STATEMENT: usize = 256;
 
 /// Whether the row `id` a statement inserted was booked by `mem_message_add` itself
 /// (forgetting it): the statement's end must not book it again.
-pub fn booked_by_add(conn: &mut dyn Conn, id: &str) -> bool {
+pub(crate) fn booked_by_add(conn: &mut dyn Conn, id: &str) -> bool {
     conn.session().part::<Adding>().booked.remove(id)
 }
 
 /// Books the rows a statement inserted ([`Timing::BeforeStatementEnd`]) other than those
 /// [`booked_by_add`]: each thread's counters in one update for all of its rows, and each
 /// row's search document (held with `hold`, see [`search::held`]).
-pub fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) -> Result<()> {
+pub(crate) fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) -> Result<()> {
     // thread → (rows, tokens, highest index, latest created_at)
     let mut by_thread: std::collections::BTreeMap<&str, (i64, i64, i64, i64)> =
         std::collections::BTreeMap::new();
@@ -615,7 +615,7 @@ fn index_new(conn: &mut dyn Conn, d: &Draft, hold: bool) -> Result<bool> {
 
 /// Which of the watched columns an update changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Changed {
+pub(crate) struct Changed {
     pub raw_content: bool,
     pub search_text: bool,
     pub created_at: bool,
@@ -628,7 +628,7 @@ pub struct Changed {
 /// `old_tokens` is the count booked on the thread for this row: the stored count, which a
 /// plain `UPDATE` cannot change, so running the handler again finds nothing to add.
 /// `old_search` is the search text before the update (the text the index holds).
-pub fn complete_update(
+pub(crate) fn complete_update(
     conn: &mut dyn Conn,
     changed: Changed,
     old_tokens: Option<i64>,
@@ -670,7 +670,7 @@ pub fn complete_update(
 /// After a message row is gone: take it off the thread's totals and out of the search index.
 /// A row that still exists is refused, so a call by hand changes nothing. The index counter is
 /// not lowered, so message indexes are never reused.
-pub fn after_delete(conn: &mut dyn Conn, row: &Booked) -> Result<()> {
+pub(crate) fn after_delete(conn: &mut dyn Conn, row: &Booked) -> Result<()> {
     let live = conn.query_value(
         "SELECT 1 FROM mem_messages WHERE seq = ?1",
         &[Value::Int(row.seq)],
@@ -700,7 +700,7 @@ fn unbook(conn: &mut dyn Conn, row: &Booked) -> Result<()> {
 /// needs once the row is gone (deleted, or replaced by SQLite's `INSERT OR REPLACE`, which
 /// deletes conflicting rows without running their delete triggers).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Booked {
+pub(crate) struct Booked {
     pub seq: i64,
     pub thread_id: String,
     pub token_count: i64,
@@ -710,7 +710,7 @@ pub struct Booked {
 /// The existing rows a new row conflicts with, on `seq`, `id` or `(thread_id,
 /// message_index)`. SQLite's before-insert trigger asks only when one exists, and keeps the
 /// answer for the after-insert handler ([`settle_replaced`]).
-pub fn conflicts(
+pub(crate) fn conflicts(
     conn: &mut dyn Conn,
     seq: Option<i64>,
     id: Option<&str>,
@@ -740,7 +740,7 @@ pub fn conflicts(
 /// conflicting row that is gone, or whose `seq` the new row took, was replaced, and is taken
 /// off the books (once: the booking token). A conflicting row still there (the insert was
 /// ignored for it) changes nothing.
-pub fn settle_replaced(conn: &mut dyn Conn, seq: i64, gone: &[Booked]) -> Result<()> {
+pub(crate) fn settle_replaced(conn: &mut dyn Conn, seq: i64, gone: &[Booked]) -> Result<()> {
     for r in gone {
         let replaced = r.seq == seq
             || conn

@@ -12,29 +12,26 @@
 //! Searching messages (with observations) and a turn's recall read across memories: see
 //! [`crate::recall`].
 
-pub mod compaction;
-pub mod lifecycle;
-pub mod list;
-pub mod message_index;
-pub mod message_page;
-pub mod messages;
-pub mod task_link;
-pub mod working_memory;
+pub(crate) mod compaction;
+pub(crate) mod lifecycle;
+pub(crate) mod list;
+pub(crate) mod message_index;
+pub(crate) mod message_page;
+pub(crate) mod messages;
+pub(crate) mod task_link;
+pub(crate) mod working_memory;
 
 use crate::db::row::Cells;
 use crate::json_opts::{self, Opts};
 use crate::{ids, Conn, Error, Result, Row, Value};
 use serde_json::{Map, Value as Json};
 
-/// Longest resource id accepted.
-pub const MAX_RESOURCE_LEN: usize = 200;
-
 /// Options `mem_thread_create` understands.
 const CREATE_OPTIONS: &[&str] = &["id", "agent_id", "user_id"];
 
 /// `mem_thread_create(resource_id [, title [, metadata [, options]]])`: options `id`,
 /// `agent_id`, `user_id`. O(log n).
-pub fn create(
+pub(crate) fn create(
     conn: &mut dyn Conn,
     resource_id: &str,
     title: Option<&str>,
@@ -80,11 +77,11 @@ fn opt_id(o: &Opts, key: &str) -> Result<Option<String>> {
 }
 
 /// The columns of a thread as [`get`] returns them, in this order.
-pub const THREAD_COLUMNS: &str = "id, resource_id, agent_id, user_id, title, state, metadata, \
+pub(crate) const THREAD_COLUMNS: &str = "id, resource_id, agent_id, user_id, title, state, metadata, \
      created_at, updated_at, message_count, token_count";
 
 /// A thread's row as JSON: the shape `mem_thread_get` returns and `mem_threads` lists.
-pub fn thread_json(row: Row) -> Result<Json> {
+pub(crate) fn thread_json(row: Row) -> Result<Json> {
     let mut c = Cells::new("mem_threads", THREAD_FIELDS, row);
     let mut m = Map::new();
     for key in &THREAD_FIELDS[..6] {
@@ -128,7 +125,7 @@ fn row_of(conn: &mut dyn Conn, thread_id: &str) -> Result<Row> {
 }
 
 /// `mem_thread_get(id)` → the thread as JSON (its counters included), in any state.
-pub fn get(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
+pub(crate) fn get(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
     Ok(thread_json(row_of(conn, thread_id)?)?.to_string())
 }
 
@@ -138,7 +135,7 @@ const PATCH_KEYS: &[&str] = &["title", "metadata", "agent_id", "user_id"];
 /// `mem_thread_update(id, patch)` → the thread as JSON. `title`, `agent_id` and `user_id` are
 /// replaced (`null` clears them); `metadata` is merged into the thread's, a key set to `null`
 /// removed. The state changes only through its events (`mem_thread_archive`, …).
-pub fn update(conn: &mut dyn Conn, thread_id: &str, patch: &str) -> Result<String> {
+pub(crate) fn update(conn: &mut dyn Conn, thread_id: &str, patch: &str) -> Result<String> {
     if let Ok(Json::Object(m)) = serde_json::from_str::<Json>(patch) {
         if m.contains_key("state") {
             return Err(Error::invalid(
@@ -197,7 +194,7 @@ pub fn update(conn: &mut dyn Conn, thread_id: &str, patch: &str) -> Result<Strin
 }
 
 /// The thread's resource id, or `thread not found`.
-pub fn resource_of(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
+pub(crate) fn resource_of(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
     conn.query_value(
         "SELECT resource_id FROM mem_threads WHERE id = ?1",
         &[thread_id.into()],
@@ -209,7 +206,7 @@ pub fn resource_of(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
 /// Recounts a thread's counters from its messages (SQLite: after `INSERT OR REPLACE` put a
 /// new row in place of a thread whose messages stayed). `next_message_index` continues after
 /// the largest index present. O(messages of the thread) through its index; idempotent.
-pub fn recount(conn: &mut dyn Conn, thread_id: &str) -> Result<()> {
+pub(crate) fn recount(conn: &mut dyn Conn, thread_id: &str) -> Result<()> {
     conn.execute(
         "UPDATE mem_threads SET \
            message_count = (SELECT count(*) FROM mem_messages m WHERE m.thread_id = ?1), \

@@ -6,7 +6,7 @@
 use crate::{Conn, Result, Value};
 
 /// The message being linked.
-pub struct NewMessage<'a> {
+pub(crate) struct NewMessage<'a> {
     pub id: &'a str,
     pub role: &'a str,
     pub created_at: i64,
@@ -15,7 +15,7 @@ pub struct NewMessage<'a> {
 /// Called for every new message without a `task_id`, with the thread's active task and
 /// session (read by the same statement that books the message); returns the task the message
 /// now belongs to. One indexed lookup when the thread has an active task, none otherwise.
-pub fn implicit(
+pub(crate) fn implicit(
     conn: &mut dyn Conn,
     m: NewMessage,
     active_task: Option<String>,

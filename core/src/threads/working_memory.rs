@@ -9,9 +9,9 @@ use crate::{Conn, Error, Result, Value};
 const TEMPLATE: &str = include_str!("working_memory_template.md");
 
 /// Longest stored working memory, in bytes.
-pub const MAX_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_BYTES: usize = 64 * 1024;
 /// Longest injected working memory, in characters.
-pub const MAX_INJECTED_CHARS: usize = 4000;
+pub(crate) const MAX_INJECTED_CHARS: usize = 4000;
 
 fn check_key(key: &str) -> Result<&str> {
     let ok = ["resource:", "thread:"]
@@ -27,7 +27,7 @@ fn check_key(key: &str) -> Result<&str> {
 }
 
 /// The stored text of a scope, if any.
-pub fn stored(conn: &mut dyn Conn, key: &str) -> Result<Option<String>> {
+pub(crate) fn stored(conn: &mut dyn Conn, key: &str) -> Result<Option<String>> {
     Ok(conn
         .query_value(
             "SELECT content FROM mem_working_memory WHERE scope_key = ?1",
@@ -37,13 +37,13 @@ pub fn stored(conn: &mut dyn Conn, key: &str) -> Result<Option<String>> {
 }
 
 /// `wm_get(scope_key)` → the stored text, or the default template.
-pub fn get(conn: &mut dyn Conn, key: &str) -> Result<String> {
+pub(crate) fn get(conn: &mut dyn Conn, key: &str) -> Result<String> {
     let key = check_key(key)?;
     Ok(stored(conn, key)?.unwrap_or_else(|| TEMPLATE.trim().to_owned()))
 }
 
 /// `wm_set(scope_key, content)` → the stored length in characters.
-pub fn set(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> {
+pub(crate) fn set(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> {
     let key = check_key(key)?;
     put(conn, key, content)?;
     Ok(content.chars().count() as i64)
@@ -51,7 +51,7 @@ pub fn set(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> {
 
 /// Stores a scope's text (every writer goes through here: `wm_set` and the task tool's
 /// `update_context`), after the size and content rules. Returns the time it was written.
-pub fn put(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> {
+pub(crate) fn put(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> {
     if content.len() > MAX_BYTES {
         return Err(Error::invalid(
             "content",
@@ -70,7 +70,7 @@ pub fn put(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> {
 
 /// Text safe to inject: the delimiters it is wrapped in are removed, so stored text cannot
 /// close the block early, and it is cut to [`MAX_INJECTED_CHARS`].
-pub fn sanitize(text: &str) -> String {
+pub(crate) fn sanitize(text: &str) -> String {
     let mut s = text.to_owned();
     for tag in [
         "<working-memory>",

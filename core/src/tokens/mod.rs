@@ -4,21 +4,22 @@
 //! whose tables are compiled in and load in about 60 ms once per process (every Postgres
 //! backend pays it on first use; tiktoken took 210 ms, and a faster counter we measured, 500).
 
-pub mod o200k_split;
+pub(crate) mod o200k_split;
 
 use crate::{Error, Result};
 use bpe_openai::Tokenizer;
 
 /// The encodings `mem_tokens` accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Encoding {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) enum Encoding {
     O200kBase,
     Cl100kBase,
 }
 
 impl Encoding {
     /// Parses an encoding name; `None` means the default, o200k_base.
-    pub fn parse(name: Option<&str>) -> Result<Self> {
+    pub(crate) fn parse(name: Option<&str>) -> Result<Self> {
         match name.map(str::trim) {
             None | Some("") | Some("o200k_base") => Ok(Encoding::O200kBase),
             Some("cl100k_base") => Ok(Encoding::Cl100kBase),
@@ -44,7 +45,8 @@ impl Encoding {
 /// tiktoken does), so a piece's count never depends on its neighbors: short pieces — words,
 /// identifiers, indentation, punctuation, which repeat all through an agent's messages — are
 /// counted once and remembered in a small direct-mapped memo per thread.
-pub fn count(text: &str, encoding: Encoding) -> i64 {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn count(text: &str, encoding: Encoding) -> i64 {
     let tok = encoding.tokenizer();
     MEMO.with(|memo| {
         let mut memo = memo.borrow_mut();

@@ -109,7 +109,7 @@ fn piece_end(t: &[u8], i: usize) -> usize {
 }
 
 /// Calls `f` with each piece of `text`, in order. `text` must be ASCII.
-pub fn for_each_piece<'t>(text: &'t [u8], mut f: impl FnMut(&'t [u8])) {
+pub(crate) fn for_each_piece<'t>(text: &'t [u8], mut f: impl FnMut(&'t [u8])) {
     debug_assert!(text.is_ascii());
     let mut i = 0;
     while i < text.len() {

@@ -32,7 +32,7 @@ impl From<Error> for Failure {
 impl Failure {
     /// The error of the core call behind a tool, naming the argument as the LLM wrote it:
     /// `names` maps the call's argument (`options.max_depth`) to the tool's (`maxDepth`).
-    pub fn renamed(e: Error, names: &[(&str, &str)]) -> Failure {
+    pub(crate) fn renamed(e: Error, names: &[(&str, &str)]) -> Failure {
         let msg = e.to_string();
         for (core, tool) in names {
             if let Some(rest) = msg.strip_prefix(core).filter(|r| r.starts_with(':')) {
@@ -74,7 +74,7 @@ pub(crate) struct Input {
 }
 
 impl Input {
-    pub fn parse(
+    pub(crate) fn parse(
         input: Option<&[u8]>,
         context: Option<&[u8]>,
     ) -> std::result::Result<Input, Failure> {
@@ -99,14 +99,14 @@ impl Input {
     }
 
     /// The `action` key as given (absent or not a string: `None`).
-    pub fn action(&self) -> Option<String> {
+    pub(crate) fn action(&self) -> Option<String> {
         self.map
             .get("action")
             .and_then(Json::as_str)
             .map(str::to_owned)
     }
 
-    pub fn opt_str(&self, key: &str) -> std::result::Result<Option<String>, Failure> {
+    pub(crate) fn opt_str(&self, key: &str) -> std::result::Result<Option<String>, Failure> {
         match self.map.get(key) {
             None | Some(Json::Null) => Ok(None),
             Some(Json::String(s)) => Ok(Some(s.clone())),
@@ -114,13 +114,13 @@ impl Input {
         }
     }
 
-    pub fn str(&self, key: &str) -> std::result::Result<String, Failure> {
+    pub(crate) fn str(&self, key: &str) -> std::result::Result<String, Failure> {
         self.opt_str(key)?
             .ok_or_else(|| format!("{key}: must be a string").into())
     }
 
     /// A key of the input, else of the context.
-    pub fn context(&self, key: &str) -> std::result::Result<Option<String>, Failure> {
+    pub(crate) fn context(&self, key: &str) -> std::result::Result<Option<String>, Failure> {
         if let Some(v) = self.opt_str(key)? {
             return Ok(Some(v));
         }
@@ -129,7 +129,7 @@ impl Input {
 
     /// A key of the context only: a bound the agent set, which the LLM's arguments cannot
     /// widen.
-    pub fn scope(&self, key: &str) -> std::result::Result<Option<String>, Failure> {
+    pub(crate) fn scope(&self, key: &str) -> std::result::Result<Option<String>, Failure> {
         match self.ctx.get(key) {
             None | Some(Json::Null) => Ok(None),
             Some(Json::String(s)) => Ok(Some(s.clone())),
@@ -137,12 +137,12 @@ impl Input {
         }
     }
 
-    pub fn limit(&self, default: i64, max: i64) -> std::result::Result<i64, Failure> {
+    pub(crate) fn limit(&self, default: i64, max: i64) -> std::result::Result<i64, Failure> {
         self.int("limit", default, 1, max)
     }
 
     /// An integer key between `min` and `max`, `default` when absent.
-    pub fn int(
+    pub(crate) fn int(
         &self,
         key: &str,
         default: i64,
@@ -158,7 +158,7 @@ impl Input {
         }
     }
 
-    pub fn bool(&self, key: &str, default: bool) -> std::result::Result<bool, Failure> {
+    pub(crate) fn bool(&self, key: &str, default: bool) -> std::result::Result<bool, Failure> {
         match self.map.get(key) {
             None | Some(Json::Null) => Ok(default),
             Some(Json::Bool(b)) => Ok(*b),
@@ -167,7 +167,7 @@ impl Input {
     }
 
     /// An array of strings (absent: empty).
-    pub fn strings(&self, key: &str) -> std::result::Result<Vec<String>, Failure> {
+    pub(crate) fn strings(&self, key: &str) -> std::result::Result<Vec<String>, Failure> {
         match self.map.get(key) {
             None | Some(Json::Null) => Ok(Vec::new()),
             Some(Json::Array(a)) => a

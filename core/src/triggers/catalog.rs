@@ -552,7 +552,6 @@ fn messages_booked(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
             let num = |i: usize| r.get(i).and_then(Value::as_i64).unwrap_or(0);
             page.push(Inserted {
                 seq: num(0),
-                id,
                 thread_id: text(2).unwrap_or_default(),
                 message_index: num(3),
                 token_count: num(4),

@@ -41,13 +41,13 @@ pub fn fire_sqlite(
 
 /// The rows of a SQLite firing: the arguments its trigger passed, `NEW`'s declared columns
 /// then `OLD`'s.
-pub struct SqliteRows {
+pub(super) struct SqliteRows {
     trigger: &'static Trigger,
     args: Vec<Value>,
 }
 
 impl SqliteRows {
-    pub fn new(trigger: &'static Trigger, args: Vec<Value>) -> Result<SqliteRows> {
+    pub(super) fn new(trigger: &'static Trigger, args: Vec<Value>) -> Result<SqliteRows> {
         let expected = trigger.new.len() + trigger.old.len();
         if args.len() != expected {
             return Err(Error::Database(format!(
@@ -97,11 +97,11 @@ impl Rows for SqliteRows {
 
 /// The function the schema's type checks call for text that holds U+0000, or JSON text that
 /// may (`\u0000`) — SQLite only; see [`refuse_nul`].
-pub const REFUSE_NUL: &str = "mem__refuse_nul";
+pub(super) const REFUSE_NUL: &str = "mem__refuse_nul";
 
 /// `mem__refuse_nul(column, value)`: fails with the rule's error, naming the column and the
 /// character (or the JSON path); passes JSON whose `\u0000` was an escaped backslash.
-pub fn refuse_nul(args: &[Value]) -> Result<()> {
+pub(super) fn refuse_nul(args: &[Value]) -> Result<()> {
     let column = args.first().and_then(Value::as_str).unwrap_or_default();
     let Some(Value::Text(s)) = args.get(1) else {
         return Ok(());

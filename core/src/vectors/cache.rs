@@ -7,17 +7,17 @@ use crate::search::lru::Lru;
 use std::sync::{Arc, Mutex};
 
 /// Default memory bound: 100 000 vectors of 1 024 dimensions fit.
-pub const DEFAULT_BYTES: usize = 512 * 1024 * 1024;
+pub(crate) const DEFAULT_BYTES: usize = 512 * 1024 * 1024;
 
 /// A chunk's vectors, decoded: the seqs, and their floats contiguous.
-pub struct Chunk {
+pub(crate) struct Chunk {
     pub seqs: Vec<i64>,
     pub floats: Vec<f32>,
 }
 
 impl Chunk {
     /// A chunk from its stored blobs (int64 and float32, little-endian).
-    pub fn decode(seqs: &[u8], floats: &[u8]) -> Chunk {
+    pub(crate) fn decode(seqs: &[u8], floats: &[u8]) -> Chunk {
         Chunk {
             seqs: seqs
                 .chunks_exact(8)
@@ -43,12 +43,12 @@ fn with<T>(f: impl FnOnce(&mut Lru<i64, Arc<Chunk>>) -> T) -> T {
 }
 
 /// The chunk of `build`, when cached.
-pub fn get(build: i64) -> Option<Arc<Chunk>> {
+pub(crate) fn get(build: i64) -> Option<Arc<Chunk>> {
     with(|c| c.get(&build))
 }
 
 /// Keeps the chunk of `build`.
-pub fn put(build: i64, chunk: Arc<Chunk>) {
+pub(crate) fn put(build: i64, chunk: Arc<Chunk>) {
     let w = chunk.weight();
     with(|c| c.put(build, chunk, w))
 }

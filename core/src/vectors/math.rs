@@ -5,7 +5,8 @@
 
 /// How a search measures distance; smaller is closer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Metric {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) enum Metric {
     /// `1 − cos(q, v)`; a zero vector is at distance 1.
     Cosine,
     /// Euclidean distance.
@@ -15,9 +16,9 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const NAMES: &'static [&'static str] = &["cosine", "l2", "dot"];
+    pub(crate) const NAMES: &'static [&'static str] = &["cosine", "l2", "dot"];
 
-    pub fn parse(name: &str) -> Option<Metric> {
+    pub(crate) fn parse(name: &str) -> Option<Metric> {
         match name {
             "cosine" => Some(Metric::Cosine),
             "l2" => Some(Metric::L2),
@@ -113,19 +114,21 @@ fn squared_l2(q: &[f32], v: &[f32]) -> f64 {
 
 /// `v · v`, summed as every distance sums it (8 float32 lanes): what decides whether the
 /// distances of `v` can be computed at all (see [`super::check_norm`]).
-pub fn squared_norm(v: &[f32]) -> f64 {
+pub(crate) fn squared_norm(v: &[f32]) -> f64 {
     dot_and_norm(v, v).1
 }
 
 /// A query, prepared once for many distances.
-pub struct Query {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Query {
     pub v: Vec<f32>,
     norm: f64,
     metric: Metric,
 }
 
 impl Query {
-    pub fn new(v: Vec<f32>, metric: Metric) -> Query {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn new(v: Vec<f32>, metric: Metric) -> Query {
         let (_, nn) = dot_and_norm(&v, &v);
         Query {
             norm: nn.sqrt(),
@@ -135,7 +138,8 @@ impl Query {
     }
 
     /// The distance from the query to `v` (same length).
-    pub fn distance(&self, v: &[f32]) -> f64 {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn distance(&self, v: &[f32]) -> f64 {
         match self.metric {
             Metric::L2 => squared_l2(&self.v, v).sqrt(),
             Metric::Dot => -dot_and_norm(&self.v, v).0,

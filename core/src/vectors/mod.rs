@@ -8,22 +8,22 @@
 //!   model into one chunk row, which is what a search scans;
 //! * [`search`]: `mem_vector_search`.
 
-pub mod cache;
-pub mod math;
-pub mod search;
-pub mod store;
+pub(crate) mod cache;
+internal!(math);
+internal!(search);
+internal!(store);
 
 use crate::{Error, Result};
 
 /// What a vector may belong to.
-pub const KINDS: &[&str] = &["memory", "message"];
+pub(crate) const KINDS: &[&str] = &["memory", "message"];
 
 /// The most dimensions a vector may have.
-pub const MAX_DIMS: usize = 8192;
+pub(crate) const MAX_DIMS: usize = 8192;
 
 /// A vector from its stored form: float32 little-endian, 1 to [`MAX_DIMS`] of them, finite,
 /// with a norm distances can use ([`check_norm`]).
-pub fn from_blob(arg: &str, bytes: &[u8]) -> Result<Vec<f32>> {
+pub(crate) fn from_blob(arg: &str, bytes: &[u8]) -> Result<Vec<f32>> {
     if bytes.is_empty() || bytes.len() % 4 != 0 || bytes.len() / 4 > MAX_DIMS {
         return Err(Error::invalid(
             arg,
@@ -45,11 +45,11 @@ pub fn from_blob(arg: &str, bytes: &[u8]) -> Result<Vec<f32>> {
 
 /// The largest squared norm a vector may have: a quarter of float32's largest value, so that
 /// `q · v` and `|q − v|²` of any two vectors, summed in float32 lanes, stay finite.
-pub const MAX_SQUARED_NORM: f64 = f32::MAX as f64 / 4.0;
+pub(crate) const MAX_SQUARED_NORM: f64 = f32::MAX as f64 / 4.0;
 
 /// A vector every distance is defined for: not zero (it has no direction, so its cosine
 /// distance to anything is undefined), and short enough that no sum of a distance overflows.
-pub fn check_norm(arg: &str, v: &[f32]) -> Result<()> {
+pub(crate) fn check_norm(arg: &str, v: &[f32]) -> Result<()> {
     let nn = math::squared_norm(v);
     if nn == 0.0 {
         return Err(Error::invalid(
@@ -70,7 +70,8 @@ pub fn check_norm(arg: &str, v: &[f32]) -> Result<()> {
 }
 
 /// The stored form of a vector.
-pub fn to_blob(v: &[f32]) -> Vec<u8> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
@@ -85,7 +86,7 @@ fn check_finite(arg: &str, v: &[f32]) -> Result<()> {
 }
 
 /// `mem_vector(json)` → the stored form of a JSON array of numbers.
-pub fn from_json(json: Option<&str>) -> Result<Option<Vec<u8>>> {
+pub(crate) fn from_json(json: Option<&str>) -> Result<Option<Vec<u8>>> {
     let Some(text) = json else { return Ok(None) };
     let arg = "json";
     let items: Vec<serde_json::Value> = serde_json::from_str(text)

@@ -20,7 +20,8 @@ use std::sync::Arc;
 row! {
     /// One row of `mem_vector_search`: the vector's owner and its distance to the query.
     #[derive(Debug)]
-    pub struct Nearest {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) struct Nearest {
         pub kind: String,
         pub id: String,
         pub distance: f64,
@@ -30,7 +31,7 @@ row! {
 const OPTIONS: &[&str] = &["metric", "limit", "kind", "resource_id", "types"];
 
 /// Largest `limit` accepted.
-pub const MAX_LIMIT: i64 = 1000;
+pub(crate) const MAX_LIMIT: i64 = 1000;
 
 /// A candidate: distance, then seq (ties: the earlier vector first).
 #[derive(PartialEq)]
@@ -71,7 +72,7 @@ impl TopK {
 
 /// Whose vectors a search may return: owners of these kinds, memories passing a memory
 /// filter, messages of a resource.
-pub struct Owners {
+pub(crate) struct Owners {
     pub kinds: Vec<String>,
     pub memories: Filter,
 }
@@ -125,7 +126,7 @@ impl Owners {
     /// The embeddings of `model` whose owners pass. Few passing owners (counted from their
     /// indexes) are joined to their vectors up front; many are checked lazily, a batch of the
     /// scan's best vectors at a time, each vector looking its owner up.
-    pub fn allowed(&self, conn: &mut dyn Conn, model: &str) -> Result<Allowed> {
+    pub(crate) fn allowed(&self, conn: &mut dyn Conn, model: &str) -> Result<Allowed> {
         let tables = self.tables();
         let unfiltered = tables
             .iter()
@@ -271,7 +272,7 @@ fn scan_model(
 }
 
 /// A vector found: its distance and owner.
-pub struct Found {
+pub(crate) struct Found {
     pub distance: f64,
     pub kind: String,
     pub owner_id: String,
@@ -280,7 +281,7 @@ pub struct Found {
 /// The `k` vectors of `model` closest to `query` whose owners pass, closest first (ties: the
 /// earlier vector first). Empty when the caller sees no vector of the model; an error when
 /// the vectors it sees have another number of dimensions.
-pub fn nearest(
+pub(crate) fn nearest(
     conn: &mut dyn Conn,
     model: &str,
     query: Vec<f32>,
@@ -331,7 +332,8 @@ pub fn nearest(
 /// `model` closest to `query_vector`, closest first (ties: the earlier vector first), as
 /// (kind, id, distance). Options: `metric` (`cosine` default, `l2`, `dot`), `limit`, `kind`,
 /// `resource_id`, `types` (memory types).
-pub fn search(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn search(
     conn: &mut dyn Conn,
     model: &str,
     query: Option<&[u8]>,
@@ -356,7 +358,7 @@ pub fn search(
 }
 
 /// The `metric` option (`cosine` when absent).
-pub fn metric(o: &Opts) -> Result<Metric> {
+pub(crate) fn metric(o: &Opts) -> Result<Metric> {
     let name = o.opt_str("metric")?.unwrap_or_else(|| "cosine".into());
     check_one_of("options.metric", &name, Metric::NAMES)?;
     Ok(Metric::parse(&name).unwrap_or(Metric::Cosine))

@@ -26,11 +26,12 @@ use crate::search::store::random_id;
 use crate::{Conn, Error, Result, Value};
 
 /// Vectors per chunk.
-pub const CHUNK: usize = 256;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const CHUNK: usize = 256;
 
 /// A model's vectors of one width: what a chunk holds and a search scans.
 #[derive(Clone, Copy, Debug)]
-pub struct Shelf<'a> {
+pub(crate) struct Shelf<'a> {
     pub model: &'a str,
     pub dims: i64,
 }
@@ -40,14 +41,14 @@ impl Shelf<'_> {
     /// changed since. Regular chunks are numbered from 1 across the model's widths; a loose
     /// chunk is numbered by its width, negated, so each width has its own. It becomes a
     /// regular chunk when full.
-    pub fn loose(&self) -> i64 {
+    pub(crate) fn loose(&self) -> i64 {
         -self.dims
     }
 }
 
 /// The number of the shelf's last regular chunk and that chunk's `upto` ((0, 0) when it has
 /// none).
-pub fn last_pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<(i64, i64)> {
+pub(crate) fn last_pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<(i64, i64)> {
     Ok(conn
         .query(
             "SELECT chunk, upto FROM mem_vec_chunks WHERE model = ?1 AND dims = ?2 AND chunk > 0 \
@@ -88,7 +89,8 @@ pub(super) fn has_width(conn: &mut dyn Conn, model: &str, dims: i64) -> Result<b
 /// little-endian bytes (`mem_vector('[…]')` makes them from JSON). One vector per (kind, id,
 /// model): setting it again replaces it. The owner must exist; a model's vectors all have
 /// the dimensions of its first.
-pub fn embed_set(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn embed_set(
     conn: &mut dyn Conn,
     kind: &str,
     id: &str,
@@ -193,7 +195,7 @@ fn check_row(conn: &mut dyn Conn, seq: i64) -> Result<Written> {
 
 /// After an embedding row is inserted: checked, unpacked, and its model packed when it has a
 /// chunk's worth of unpacked vectors.
-pub fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
+pub(crate) fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
     let w = check_row(conn, seq)?;
     let shelf = Shelf {
         model: &w.model,
@@ -298,7 +300,7 @@ fn place(conn: &mut dyn Conn, shelf: Shelf, seq: i64) -> Result<()> {
 
 /// After an embedding's vector, dims or model changed: out of its old chunk, into the loose
 /// chunk (or unpacked, above the last pack), and its model packed when due.
-pub fn on_update(
+pub(crate) fn on_update(
     conn: &mut dyn Conn,
     seq: i64,
     old_model: &str,
@@ -319,20 +321,11 @@ pub fn on_update(
 }
 
 /// After an embedding row is gone: out of its chunk.
-pub fn on_delete(conn: &mut dyn Conn, seq: i64, model: &str, chunk: Option<i64>) -> Result<()> {
+pub(crate) fn on_delete(conn: &mut dyn Conn, seq: i64, model: &str, chunk: Option<i64>) -> Result<()> {
     match chunk {
         Some(c) => take_out(conn, model, c, seq),
         None => Ok(()),
     }
-}
-
-/// The vectors of an owner that is gone (a memory or a message deleted).
-pub fn forget(conn: &mut dyn Conn, kind: &str, owner: &str) -> Result<()> {
-    conn.execute(
-        "DELETE FROM mem_embeddings WHERE kind = ?1 AND owner_id = ?2",
-        &[kind.into(), owner.into()],
-    )?;
-    Ok(())
 }
 
 /// The number of `model`'s last regular chunk, of any width (0 when it has none).

@@ -21,7 +21,8 @@ mod tests;
 
 /// A secret found in a text: its kind and where it is (byte range of the original text).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Finding {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Finding {
     pub kind: &'static str,
     pub start: usize,
     pub end: usize,
@@ -69,7 +70,8 @@ fn rules(text: &str) -> Vec<Hit> {
 
 /// Every secret in `text`, in order of position. Overlapping findings become one, spanning
 /// them all, named by the most telling rule.
-pub fn scan(text: &str) -> Vec<Finding> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn scan(text: &str) -> Vec<Finding> {
     let norm = normalize::normalize(text);
     let mut hits = rules(&norm.text);
     encoded::find(&norm.text, rules, &mut hits);
@@ -100,7 +102,7 @@ pub fn scan(text: &str) -> Vec<Finding> {
 }
 
 /// `text` with every finding replaced by `[REDACTED:<kind>]`.
-pub fn redact(text: &str, findings: &[Finding]) -> String {
+pub(crate) fn redact(text: &str, findings: &[Finding]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for f in findings {
@@ -113,6 +115,6 @@ pub fn redact(text: &str, findings: &[Finding]) -> String {
 }
 
 /// The character offset (0-based) of byte `at` in `text`: what an error reports.
-pub fn char_offset(text: &str, at: usize) -> usize {
+pub(crate) fn char_offset(text: &str, at: usize) -> usize {
     text[..at].chars().count()
 }

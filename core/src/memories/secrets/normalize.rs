@@ -15,7 +15,7 @@ pub(super) struct Normalized<'a> {
 
 impl Normalized<'_> {
     /// The original byte range of the normalised range `start..end` (`start < end`).
-    pub fn original(&self, start: usize, end: usize) -> (usize, usize) {
+    pub(super) fn original(&self, start: usize, end: usize) -> (usize, usize) {
         match &self.from {
             None => (start, end),
             Some(m) => (m[start].0, m[end - 1].1),

@@ -17,17 +17,17 @@ use std::collections::{BTreeMap, HashMap};
 
 /// What a candidate is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
+pub(crate) enum Kind {
     Memory,
     Message,
     Observation,
 }
 
 /// The kind names, as options and rows spell them.
-pub const KIND_NAMES: &[&str] = &["memory", "message", "observation"];
+pub(crate) const KIND_NAMES: &[&str] = &["memory", "message", "observation"];
 
 impl Kind {
-    pub fn parse(name: &str) -> Option<Kind> {
+    pub(crate) fn parse(name: &str) -> Option<Kind> {
         match name {
             "memory" => Some(Kind::Memory),
             "message" => Some(Kind::Message),
@@ -36,7 +36,7 @@ impl Kind {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         KIND_NAMES[self as usize]
     }
 
@@ -50,7 +50,7 @@ impl Kind {
 }
 
 /// A candidate: its kind and its row's `seq`.
-pub type Key = (Kind, i64);
+pub(crate) type Key = (Kind, i64);
 
 /// The rows of `kind` a list may return: memories through the memory filter, messages and
 /// observations of the resource (active observations only), not of a deleted thread.
@@ -82,7 +82,7 @@ fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> 
 }
 
 /// The BM25 list of `kind`: the search engine's best `k` for `query` (recency boost included).
-pub fn bm25(
+pub(crate) fn bm25(
     conn: &mut dyn Conn,
     kind: Kind,
     query: &str,
@@ -107,7 +107,7 @@ pub fn bm25(
 
 /// The dense list: the `k` vectors of `model` closest to `query` among the owners of `kinds`
 /// that pass (memories and messages have vectors).
-pub fn dense(
+pub(crate) fn dense(
     conn: &mut dyn Conn,
     model: &str,
     query: Vec<f32>,
@@ -167,7 +167,7 @@ pub fn dense(
 /// The graph list: memories about the files around the agent's (their related files, or the
 /// node they are attached to), nearest first — in the files themselves, then a hop away —
 /// then by how many of those files and nodes they name, then newest first.
-pub fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: usize) -> Result<Vec<Key>> {
+pub(crate) fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: usize) -> Result<Vec<Key>> {
     let mut params = Vec::new();
     let conds = filter
         .sql("m", &mut params)
@@ -239,10 +239,10 @@ pub fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: usize) ->
 /// The confidence of what no one reviewed: a new memory's default, and what a message or an
 /// observation counts as, so that raw conversation never outranks a curated memory that
 /// matches as well.
-pub const UNREVIEWED: f64 = 0.8;
+pub(crate) const UNREVIEWED: f64 = 0.8;
 
 /// What recall needs of a candidate's row.
-pub struct Row {
+pub(crate) struct Row {
     pub id: String,
     pub content: String,
     /// The memory type; `None` for messages and observations.
@@ -255,7 +255,7 @@ pub struct Row {
 }
 
 /// The rows of `keys`, by key (rows deleted meanwhile are missing).
-pub fn rows_of(conn: &mut dyn Conn, keys: &[Key], now: i64) -> Result<HashMap<Key, Row>> {
+pub(crate) fn rows_of(conn: &mut dyn Conn, keys: &[Key], now: i64) -> Result<HashMap<Key, Row>> {
     let mut out = HashMap::new();
     for kind in [Kind::Memory, Kind::Message, Kind::Observation] {
         let seqs: Vec<i64> = keys.iter().filter(|k| k.0 == kind).map(|k| k.1).collect();

@@ -14,12 +14,12 @@
 //!
 //! Every row says which lists found it, at which rank, and what multiplied its score.
 
-pub mod candidates;
-pub mod fuse;
-pub mod neighbors;
-pub mod pack;
-pub mod phases;
-pub mod query_type;
+pub(crate) mod candidates;
+internal!(fuse);
+pub(crate) mod neighbors;
+internal!(pack);
+internal!(phases);
+pub(crate) mod query_type;
 
 use self::candidates::{Key, Kind, KIND_NAMES};
 use self::fuse::{Family, List, BOOST_END, BOOST_TOP};
@@ -37,7 +37,7 @@ use std::collections::HashSet;
 row! {
     /// One row of `mem_recall_hybrid`: what was recalled, the rank each list gave it, and
     /// what multiplied its score.
-    pub struct Recalled {
+    pub(crate) struct Recalled {
         pub kind: &'static str,
         pub id: String,
         pub content: String,
@@ -240,7 +240,7 @@ struct Scored {
 
 /// `mem_recall_hybrid(query [, options])` → the memories (and messages, observations) to put
 /// in the prompt, best first, packed into a token budget. See the module and docs/recall.md.
-pub fn recall_hybrid(
+pub(crate) fn recall_hybrid(
     conn: &mut dyn Conn,
     query: Option<&str>,
     options: Option<&str>,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// Nodes and files by their distance from the files asked about: 0 (in them) or 1 (a hop
 /// away).
 #[derive(Default)]
-pub struct Around {
+pub(crate) struct Around {
     pub nodes: BTreeMap<String, u8>,
     pub files: BTreeMap<String, u8>,
 }
@@ -28,7 +28,7 @@ impl Around {
 }
 
 /// The graph around `files` in `resource` (every resource when `None`: unindexed).
-pub fn around(conn: &mut dyn Conn, resource: Option<&str>, files: &[String]) -> Result<Around> {
+pub(crate) fn around(conn: &mut dyn Conn, resource: Option<&str>, files: &[String]) -> Result<Around> {
     let mut out = Around::default();
     for f in files {
         out.files.insert(f.clone(), 0);

@@ -7,7 +7,8 @@ use super::phases::OTHER;
 
 /// A candidate to pack: its class (a memory type, or [`OTHER`]) and its exact token count.
 #[derive(Clone, Debug)]
-pub struct Item<'a> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Item<'a> {
     pub class: &'a str,
     pub tokens: i64,
 }
@@ -19,7 +20,8 @@ pub struct Item<'a> {
 /// uses the share of [`OTHER`], or none); a second pass fills what is left of the budget,
 /// best first, with items the shares turned away. Without one, only the second pass runs.
 /// At most `limit` items are taken; an item longer than the budget is never taken.
-pub fn pack<'a>(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn pack<'a>(
     items: &[Item<'a>],
     budget: i64,
     allocation: Option<&[(&str, f64)]>,

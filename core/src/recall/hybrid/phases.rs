@@ -2,7 +2,7 @@
 //! phase's token budget is shared between memory types.
 
 /// The phases of work, in the seed's order.
-pub const PHASES: &[&str] = &[
+pub(crate) const PHASES: &[&str] = &[
     "define",
     "implement",
     "validate",
@@ -13,13 +13,14 @@ pub const PHASES: &[&str] = &[
 
 /// The budget when no phase is given: the seed's smallest per-phase budget, so an unphased
 /// recall never crowds a prompt more than a phased one would.
-pub const DEFAULT_BUDGET: i64 = 2000;
+pub(crate) const DEFAULT_BUDGET: i64 = 2000;
 
 /// The class of every type a phase's allocation does not name.
-pub const OTHER: &str = "other";
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const OTHER: &str = "other";
 
 /// How much a memory of type `ty` counts in `phase` (1 when the seed gives no weight).
-pub fn weight(phase: Option<&str>, ty: &str) -> f64 {
+pub(crate) fn weight(phase: Option<&str>, ty: &str) -> f64 {
     let table: &[(&str, f64)] = match phase {
         Some("define") => &[
             ("workflow_recipe", 1.4),
@@ -71,7 +72,7 @@ pub fn weight(phase: Option<&str>, ty: &str) -> f64 {
 
 /// How much a memory's source is trusted: what the user taught most, what the observer
 /// inferred least.
-pub fn trust(source: &str) -> f64 {
+pub(crate) fn trust(source: &str) -> f64 {
     match source {
         "user_taught" => 1.4,
         "agent_explicit" => 1.2,
@@ -82,13 +83,15 @@ pub fn trust(source: &str) -> f64 {
 }
 
 /// A phase's token budget and the share of it reserved for each class of memory.
-pub struct Packing {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Packing {
     pub budget: i64,
     pub allocation: &'static [(&'static str, f64)],
 }
 
 /// The seed's packing of `phase`; `None` without a phase (no shares: best first).
-pub fn packing(phase: Option<&str>) -> Option<Packing> {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn packing(phase: Option<&str>) -> Option<Packing> {
     let (budget, allocation): (i64, &'static [(&'static str, f64)]) = match phase? {
         "define" => (
             2500,

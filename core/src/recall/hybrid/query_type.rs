@@ -5,7 +5,7 @@ use crate::{Error, Result};
 
 /// The kinds of query the fusion weighs differently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueryType {
+pub(crate) enum QueryType {
     /// Names a symbol or a path: exact terms matter most.
     Identifier,
     /// Asks in prose: meaning matters most.
@@ -15,7 +15,7 @@ pub enum QueryType {
 }
 
 /// The query type names, as options and rows spell them.
-pub const NAMES: &[&str] = &["identifier", "semantic", "structural"];
+pub(crate) const NAMES: &[&str] = &["identifier", "semantic", "structural"];
 
 /// Tools whose recent use makes a question structural: the seed's and this project's graph
 /// queries.
@@ -28,14 +28,14 @@ const STRUCTURAL_TOOLS: &[&str] = &[
 
 /// How much each list counts in the fusion.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Weights {
+pub(crate) struct Weights {
     pub bm25: f64,
     pub dense: f64,
     pub graph: f64,
 }
 
 impl QueryType {
-    pub fn parse(name: &str) -> Option<QueryType> {
+    pub(crate) fn parse(name: &str) -> Option<QueryType> {
         match name {
             "identifier" => Some(QueryType::Identifier),
             "semantic" => Some(QueryType::Semantic),
@@ -44,7 +44,7 @@ impl QueryType {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             QueryType::Identifier => "identifier",
             QueryType::Semantic => "semantic",
@@ -54,7 +54,7 @@ impl QueryType {
 
     /// The seed's weights: identifiers trust BM25, prose trusts the embedding, structural
     /// questions trust the graph.
-    pub fn weights(self) -> Weights {
+    pub(crate) fn weights(self) -> Weights {
         let (bm25, dense, graph) = match self {
             QueryType::Identifier => (0.5, 0.2, 0.3),
             QueryType::Semantic => (0.25, 0.5, 0.25),
@@ -66,7 +66,7 @@ impl QueryType {
 
 /// The seed's detection: a camelCase or snake_case word or a path is an identifier query;
 /// otherwise a graph tool among the recent calls makes it structural; otherwise semantic.
-pub fn detect(query: &str, recent_tools: &[String]) -> QueryType {
+pub(crate) fn detect(query: &str, recent_tools: &[String]) -> QueryType {
     let chars: Vec<char> = query.chars().collect();
     let identifier = query.contains('/')
         || chars.windows(2).any(|w| {
@@ -87,7 +87,7 @@ pub fn detect(query: &str, recent_tools: &[String]) -> QueryType {
 
 impl Weights {
     /// `weights` from a JSON object `{bm25, dense, graph}` over `base` (keys absent keep it).
-    pub fn merged(base: Weights, object: &str) -> Result<Weights> {
+    pub(crate) fn merged(base: Weights, object: &str) -> Result<Weights> {
         let o = crate::json_opts::Opts::parse(
             "options.weights",
             Some(object),

@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
 
 #[derive(Clone, Copy, Debug)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub score: f64,
     pub doc: i64,
     pub bm25: f64,
@@ -32,13 +32,13 @@ impl Ord for Entry {
     }
 }
 
-pub struct TopK {
+pub(crate) struct TopK {
     pub k: usize,
     pub heap: BinaryHeap<Entry>,
 }
 
 impl TopK {
-    pub fn threshold(&self) -> Option<f64> {
+    pub(crate) fn threshold(&self) -> Option<f64> {
         if self.heap.len() >= self.k {
             self.heap.peek().map(|e| e.score)
         } else {
@@ -46,7 +46,7 @@ impl TopK {
         }
     }
 
-    pub fn push(&mut self, e: Entry) {
+    pub(crate) fn push(&mut self, e: Entry) {
         if self.heap.len() < self.k {
             self.heap.push(e);
         } else if let Some(top) = self.heap.peek() {
@@ -60,7 +60,7 @@ impl TopK {
 
 /// What one search accumulates across views: the top k, the statistics, the documents the
 /// seeding pass scored, and the ticker that lets the host cancel.
-pub struct Collector {
+pub(crate) struct Collector {
     pub top: TopK,
     pub stats: SearchStats,
     pub seeded: HashSet<i64>,

@@ -8,7 +8,7 @@ use crate::search::postings::{TermCursor, END};
 use crate::search::segment::{Segment, TermInfo};
 use crate::Result;
 
-pub struct TermC {
+pub(crate) struct TermC {
     pub c: TermCursor,
     pub idf: f64,
     pub max_ub: f64,
@@ -20,7 +20,7 @@ pub struct TermC {
 }
 
 impl TermC {
-    pub fn open(
+    pub(crate) fn open(
         seg: &Segment,
         src: &mut dyn PageSource,
         info: &TermInfo,
@@ -57,7 +57,7 @@ impl TermC {
 /// times the corpus. A document qualifies only when each term occurs at least as often as the
 /// phrase needs it; positions are then checked from the term with the fewest positions, with
 /// an early exit per start.
-pub struct PhraseC {
+pub(crate) struct PhraseC {
     /// The distinct terms.
     terms: Vec<TermC>,
     /// For each phrase position, its term (an index into `terms`).
@@ -94,14 +94,14 @@ impl PhraseC {
     }
 
     /// The phrase as a cursor of its own, on its first match.
-    pub fn driving(mut self, src: &mut dyn PageSource) -> Result<Cur> {
+    pub(crate) fn driving(mut self, src: &mut dyn PageSource) -> Result<Cur> {
         self.find(src, 0)?;
         Ok(Cur::Phrase(self))
     }
 
     /// Opens a phrase clause's cursor in a view; `None` when a term of it is not in the
     /// segment (nothing there can match).
-    pub fn open(
+    pub(crate) fn open(
         seg: &Segment,
         src: &mut dyn PageSource,
         ts: &[usize],
@@ -134,7 +134,7 @@ impl PhraseC {
     /// Whether the phrase occurs in document `d`, looking no further than `d`: its cursors
     /// only move forward, so the calls must come in ascending order. A proximity clause is
     /// checked this way only for the documents a search scores, never walked on its own.
-    pub fn at(&mut self, src: &mut dyn PageSource, d: u32) -> Result<bool> {
+    pub(crate) fn at(&mut self, src: &mut dyn PageSource, d: u32) -> Result<bool> {
         for t in self.terms.iter_mut() {
             self.work += 1;
             t.c.advance(src, d)?;
@@ -146,7 +146,7 @@ impl PhraseC {
     }
 
     /// The clause's BM25 contribution at the current document (no recency).
-    pub fn contribution(&self, len: u32, sc: &Scorer) -> f64 {
+    pub(crate) fn contribution(&self, len: u32, sc: &Scorer) -> f64 {
         let mut s = 0.0;
         for &a in &self.atoms {
             let t = &self.terms[a];
@@ -156,12 +156,12 @@ impl PhraseC {
     }
 
     /// Cursor moves made.
-    pub fn work(&self) -> u64 {
+    pub(crate) fn work(&self) -> u64 {
         self.work
     }
 
     /// Bytes of postings read.
-    pub fn bytes_read(&self) -> u64 {
+    pub(crate) fn bytes_read(&self) -> u64 {
         self.terms.iter().map(|t| t.c.bytes_read).sum()
     }
 
@@ -234,7 +234,7 @@ impl PhraseC {
     }
 
     /// Each phrase position's upper bound (a repeated term counts each time).
-    pub fn max_ub(&self) -> f64 {
+    pub(crate) fn max_ub(&self) -> f64 {
         self.weight
             * self
                 .atoms
@@ -244,7 +244,7 @@ impl PhraseC {
     }
 }
 
-pub enum Cur {
+pub(crate) enum Cur {
     Term(TermC),
     Phrase(PhraseC),
 }
@@ -252,7 +252,7 @@ pub enum Cur {
 impl Cur {
     /// The cursor of a clause in a view; `None` when a term of it is not in the segment.
     /// `infos[i]` is the segment's entry for plan term `i`.
-    pub fn open(
+    pub(crate) fn open(
         seg: &Segment,
         src: &mut dyn PageSource,
         c: &PClause,
@@ -275,14 +275,14 @@ impl Cur {
     }
 
     #[inline]
-    pub fn doc(&self) -> u32 {
+    pub(crate) fn doc(&self) -> u32 {
         match self {
             Cur::Term(t) => t.c.doc(),
             Cur::Phrase(p) => p.doc,
         }
     }
 
-    pub fn next(&mut self, src: &mut dyn PageSource) -> Result<()> {
+    pub(crate) fn next(&mut self, src: &mut dyn PageSource) -> Result<()> {
         match self {
             Cur::Term(t) => t.c.next(src),
             Cur::Phrase(p) => {
@@ -294,7 +294,7 @@ impl Cur {
         }
     }
 
-    pub fn advance(&mut self, src: &mut dyn PageSource, target: u32) -> Result<()> {
+    pub(crate) fn advance(&mut self, src: &mut dyn PageSource, target: u32) -> Result<()> {
         match self {
             Cur::Term(t) => t.c.advance(src, target),
             Cur::Phrase(p) => {
@@ -307,7 +307,7 @@ impl Cur {
     }
 
     /// Cursor moves this phrase made.
-    pub fn work(&self) -> u64 {
+    pub(crate) fn work(&self) -> u64 {
         match self {
             Cur::Term(_) => 0,
             Cur::Phrase(p) => p.work(),
@@ -315,21 +315,21 @@ impl Cur {
     }
 
     /// Bytes of postings this cursor read.
-    pub fn bytes_read(&self) -> u64 {
+    pub(crate) fn bytes_read(&self) -> u64 {
         match self {
             Cur::Term(t) => t.c.bytes_read,
             Cur::Phrase(p) => p.bytes_read(),
         }
     }
 
-    pub fn max_ub(&self) -> f64 {
+    pub(crate) fn max_ub(&self) -> f64 {
         match self {
             Cur::Term(t) => t.max_ub + t.carried,
             Cur::Phrase(p) => p.max_ub(),
         }
     }
 
-    pub fn block_ub(&mut self, target: u32, sc: &Scorer) -> (f64, u32) {
+    pub(crate) fn block_ub(&mut self, target: u32, sc: &Scorer) -> (f64, u32) {
         match self {
             Cur::Term(t) => t.block_ub(target, sc),
             Cur::Phrase(p) => {
@@ -352,7 +352,7 @@ impl Cur {
     }
 
     /// The BM25 contribution at the current document (no recency).
-    pub fn contribution(&self, len: u32, sc: &Scorer) -> f64 {
+    pub(crate) fn contribution(&self, len: u32, sc: &Scorer) -> f64 {
         match self {
             Cur::Term(t) => t.idf * sc.tf(t.c.tf(), len),
             Cur::Phrase(p) => p.contribution(len, sc),

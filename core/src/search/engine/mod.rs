@@ -9,16 +9,18 @@
 //! * [`collector`] — the shared top k;
 //! * [`result`] — the hits and what the search did.
 
-pub mod collector;
-pub mod cursor;
-pub mod plan;
-pub mod result;
-pub mod scorer;
-pub mod view;
-pub mod wand;
+pub(crate) mod collector;
+pub(crate) mod cursor;
+pub(crate) mod plan;
+pub(crate) mod result;
+pub(crate) mod scorer;
+pub(crate) mod view;
+pub(crate) mod wand;
 
-pub use result::{Hit, SearchResult, SearchStats};
-pub use view::{Pending, SegView, Src, View};
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) use result::{Hit, SearchResult, SearchStats};
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) use view::{Pending, SegView, Src, View};
 
 use super::interrupt::Ticker;
 use super::pages::PageSource;
@@ -31,7 +33,8 @@ use std::collections::{BinaryHeap, HashSet};
 
 /// Runs a query over views (segments and the delta). Fails when the host cancels it or a
 /// segment vanished under it (a concurrent merge: the caller retries).
-pub fn execute(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn execute(
     conn: &mut dyn Conn,
     views: &mut [View],
     q: &Query,

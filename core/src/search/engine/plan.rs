@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 /// A scoring or constraint clause resolved to term numbers in [`Plan::terms`].
 #[derive(Clone, Debug, PartialEq)]
-pub enum PClause {
+pub(crate) enum PClause {
     Term(usize),
     /// Atoms at consecutive positions, and the weight of the clause.
     Phrase(Vec<usize>, f64),
@@ -20,7 +20,7 @@ pub enum PClause {
 
 /// Distinct terms, scoring clauses in canonical order, constraints as any-of lists.
 #[derive(Clone, Debug, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub terms: Vec<String>,
     pub should: Vec<PClause>,
     pub must: Vec<Vec<PClause>>,
@@ -41,7 +41,7 @@ impl Plan {
 /// [`MAX_PREFIX_TERMS`]. Each view reads its dictionary from the prefix until it has seen
 /// that many terms live in it: a term among the first live ones overall is among the first
 /// live ones of every view that holds it live, so the union of what the views read is enough.
-pub fn expand_prefix(conn: &mut dyn Conn, views: &mut [View], prefix: &str) -> Result<Vec<String>> {
+pub(crate) fn expand_prefix(conn: &mut dyn Conn, views: &mut [View], prefix: &str) -> Result<Vec<String>> {
     let mut live: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
     for v in views.iter_mut() {
         let (seg, dead, pending) = (&v.seg.seg, &v.seg.dead, &v.seg.pending);
@@ -88,7 +88,7 @@ fn resolve(
 }
 
 /// Resolves a parsed query: prefixes expanded, `Term` scoring clauses deduplicated.
-pub fn plan(
+pub(crate) fn plan(
     conn: &mut dyn Conn,
     views: &mut [View],
     q: &Query,

@@ -2,7 +2,8 @@
 
 /// One hit.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Hit {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Hit {
     /// The document key.
     pub doc: i64,
     /// `bm25 × recency`.
@@ -13,7 +14,8 @@ pub struct Hit {
 
 /// What a search did.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct SearchStats {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct SearchStats {
     /// Documents whose score was computed in full.
     pub scored_docs: u64,
     /// Blocks skipped because their upper bound could not reach the k-th score.
@@ -38,7 +40,8 @@ pub struct SearchStats {
 
 /// The hits (best first) and the statistics of a search.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct SearchResult {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct SearchResult {
     pub hits: Vec<Hit>,
     pub stats: SearchStats,
 }

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Where a view's pages come from.
-pub enum Src {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) enum Src {
     /// A stored segment (through the page cache).
     Stored { seg_no: i64, build: i64 },
     /// The delta, built in memory for this search.
@@ -21,7 +22,8 @@ pub enum Src {
 
 /// Deletions recorded in the delta, not yet flushed into the segment's [`Dead`].
 #[derive(Clone, Debug, Default)]
-pub struct Pending {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Pending {
     pub ords: Vec<u32>,
     pub len: u64,
     pub terms: HashMap<Vec<u8>, u32>,
@@ -29,20 +31,22 @@ pub struct Pending {
 
 /// One segment (or the delta) in a search: what it holds, and where its pages come from
 /// (separate, so a search can read pages while it looks at the segment).
-pub struct View {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct View {
     pub seg: SegView,
     pub src: Src,
 }
 
 /// A segment with its deletions: what a search looks at.
-pub struct SegView {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct SegView {
     pub seg: Segment,
     pub dead: Arc<Dead>,
     pub pending: Pending,
 }
 
 /// A view's page source for the duration of one phase of a search.
-pub enum ViewSource<'c> {
+pub(crate) enum ViewSource<'c> {
     Stored(StoredPages<'c>),
     Mem(&'c MemPages),
 }
@@ -79,7 +83,7 @@ impl PageSource for ViewSource<'_> {
 
 impl ViewSource<'_> {
     /// Pages and bytes this source read from the database.
-    pub fn reads(&self) -> (u64, u64) {
+    pub(crate) fn reads(&self) -> (u64, u64) {
         match self {
             ViewSource::Stored(s) => (s.pages_read, s.bytes_read),
             ViewSource::Mem(_) => (0, 0),
@@ -88,7 +92,7 @@ impl ViewSource<'_> {
 }
 
 impl Src {
-    pub fn open<'c>(&'c mut self, conn: &'c mut dyn Conn) -> ViewSource<'c> {
+    pub(crate) fn open<'c>(&'c mut self, conn: &'c mut dyn Conn) -> ViewSource<'c> {
         match self {
             Src::Stored { seg_no, build } => {
                 ViewSource::Stored(StoredPages::new(conn, *seg_no, *build))
@@ -102,7 +106,8 @@ impl Src {
 impl View {
     /// Fresh documents (the delta's new versions) as a segment built in memory for one
     /// search, with postings for the terms `keep` accepts; `None` when there are none.
-    pub fn in_memory(
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn in_memory(
         fresh: &[crate::search::delta::Pending<'_>],
         keep: &dyn Fn(&[u8]) -> bool,
     ) -> Result<Option<View>> {
@@ -127,38 +132,38 @@ impl View {
         }))
     }
 
-    pub fn live_docs(&self) -> u64 {
+    pub(crate) fn live_docs(&self) -> u64 {
         self.seg.live_docs()
     }
 
-    pub fn live_len(&self) -> u64 {
+    pub(crate) fn live_len(&self) -> u64 {
         self.seg.live_len()
     }
 }
 
 impl SegView {
-    pub fn live_docs(&self) -> u64 {
+    pub(crate) fn live_docs(&self) -> u64 {
         u64::from(self.seg.doc_count())
             - self.dead.ords.len() as u64
             - self.pending.ords.len() as u64
     }
 
-    pub fn live_len(&self) -> u64 {
+    pub(crate) fn live_len(&self) -> u64 {
         self.seg.header.total_len - self.dead.len - self.pending.len
     }
 
     /// Live documents holding a term the segment has.
-    pub fn live_df(&self, term: &[u8], info: &TermInfo) -> u64 {
+    pub(crate) fn live_df(&self, term: &[u8], info: &TermInfo) -> u64 {
         live_df(&self.dead, &self.pending, term, info)
     }
 
-    pub fn is_dead(&self, ord: u32) -> bool {
+    pub(crate) fn is_dead(&self, ord: u32) -> bool {
         self.dead.is_dead(ord) || self.pending.ords.binary_search(&ord).is_ok()
     }
 }
 
 /// Live documents holding a term, given a segment's deletions.
-pub fn live_df(dead: &Dead, pending: &Pending, term: &[u8], info: &TermInfo) -> u64 {
+pub(crate) fn live_df(dead: &Dead, pending: &Pending, term: &[u8], info: &TermInfo) -> u64 {
     let n = dead.count(term) + pending.terms.get(term).copied().unwrap_or(0);
     u64::from(info.bounds.df).saturating_sub(u64::from(n))
 }
@@ -167,13 +172,13 @@ pub fn live_df(dead: &Dead, pending: &Pending, term: &[u8], info: &TermInfo) -> 
 /// stored segments are shared through the process-wide cache: a search scores documents
 /// scattered over many pages, and decoding a page costs more than scoring its one document.
 #[derive(Default)]
-pub struct Docs {
+pub(crate) struct Docs {
     page: Option<(u32, Arc<DocPage>)>,
 }
 
 impl Docs {
     /// `(key, length, created_at)` of ordinal `ord`.
-    pub fn get(
+    pub(crate) fn get(
         &mut self,
         seg: &Segment,
         src: &mut dyn PageSource,

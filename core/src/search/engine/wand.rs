@@ -238,7 +238,7 @@ fn accept(
 /// One view's search: the view, the query plan with its terms' dictionary entries in this
 /// view and their idfs, the scorer, and the caller's filter.
 #[derive(Clone, Copy)]
-pub struct ViewQuery<'a> {
+pub(crate) struct ViewQuery<'a> {
     pub view: &'a SegView,
     pub plan: &'a Plan,
     pub infos: &'a [Option<TermInfo>],
@@ -248,7 +248,7 @@ pub struct ViewQuery<'a> {
 }
 
 /// Searches one view: seeds the heap, then block-max WAND.
-pub fn run_view(q: &ViewQuery, src: &mut dyn PageSource, col: &mut Collector) -> Result<()> {
+pub(crate) fn run_view(q: &ViewQuery, src: &mut dyn PageSource, col: &mut Collector) -> Result<()> {
     let mut docs = Docs::default();
     seed(q, src, col, &mut docs)?;
     let Some(mut cs) = Cursors::open(&q.view.seg, src, q.plan, q.infos, q.idfs, q.sc)? else {

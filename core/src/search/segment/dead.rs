@@ -9,7 +9,7 @@ use crate::Result;
 const MAGIC: &[u8; 4] = b"AMD1";
 
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Dead {
+pub(crate) struct Dead {
     /// Deleted ordinals, ascending.
     pub ords: Vec<u32>,
     /// Their total length in tokens.
@@ -19,16 +19,12 @@ pub struct Dead {
 }
 
 impl Dead {
-    pub fn is_empty(&self) -> bool {
-        self.ords.is_empty()
-    }
-
-    pub fn is_dead(&self, ord: u32) -> bool {
+    pub(crate) fn is_dead(&self, ord: u32) -> bool {
         self.ords.binary_search(&ord).is_ok()
     }
 
     /// Deleted documents holding `term`.
-    pub fn count(&self, term: &[u8]) -> u32 {
+    pub(crate) fn count(&self, term: &[u8]) -> u32 {
         self.terms
             .binary_search_by(|(t, _)| t.as_slice().cmp(term))
             .map_or(0, |i| self.terms[i].1)
@@ -36,7 +32,7 @@ impl Dead {
 
     /// These deletions plus more: `(ordinal, length, the document's distinct terms)`.
     /// Ordinals already dead are ignored.
-    pub fn with(&self, more: &[(u32, u32, Vec<Vec<u8>>)]) -> Dead {
+    pub(crate) fn with(&self, more: &[(u32, u32, Vec<Vec<u8>>)]) -> Dead {
         let mut out = self.clone();
         let mut counts: std::collections::BTreeMap<Vec<u8>, u32> =
             self.terms.iter().cloned().collect();
@@ -53,7 +49,7 @@ impl Dead {
         out
     }
 
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut o = Vec::with_capacity(16 + self.ords.len() * 2 + self.terms.len() * 8);
         o.extend_from_slice(MAGIC);
         put_varint(&mut o, self.ords.len() as u64);
@@ -73,7 +69,7 @@ impl Dead {
         o
     }
 
-    pub fn decode(buf: &[u8]) -> Result<Dead> {
+    pub(crate) fn decode(buf: &[u8]) -> Result<Dead> {
         if buf.is_empty() {
             return Ok(Dead::default());
         }

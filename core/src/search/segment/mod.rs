@@ -13,25 +13,25 @@
 //! A segment never changes once written; documents deleted from it are recorded beside it
 //! ([`dead`]) until a merge drops them.
 
-pub mod dead;
-pub mod writer;
+pub(crate) mod dead;
+pub(crate) mod writer;
 
 use super::codec::{corrupt, put_term, put_varint, zigzag, Reader};
 use super::pages::{page_no, read_range, Area, PageSource};
 use super::postings::{read_skip_into, skip_bytes_max, TermBounds, TermCursor};
 use crate::Result;
 
-pub use dead::Dead;
-pub use writer::SegmentWriter;
+pub(crate) use dead::Dead;
+pub(crate) use writer::SegmentWriter;
 
 /// Documents per document page.
-pub const DOCS_PER_PAGE: usize = 128;
+pub(crate) const DOCS_PER_PAGE: usize = 128;
 
 const MAGIC: &[u8; 4] = b"AMH2";
 
 /// A document entering a segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DocIn {
+pub(crate) struct DocIn {
     pub key: i64,
     pub len: u32,
     pub created: i64,
@@ -39,7 +39,7 @@ pub struct DocIn {
 
 /// What a segment is, in a few hundred bytes per thousand pages.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Header {
+pub(crate) struct Header {
     pub doc_count: u32,
     pub total_len: u64,
     pub min_key: i64,
@@ -58,7 +58,7 @@ pub struct Header {
 }
 
 impl Header {
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut o = Vec::with_capacity(64 + self.dict_first.len() * 12 + self.doc_first.len() * 4);
         o.extend_from_slice(MAGIC);
         put_varint(&mut o, u64::from(self.doc_count));
@@ -84,7 +84,7 @@ impl Header {
         o
     }
 
-    pub fn decode(buf: &[u8]) -> Result<Header> {
+    pub(crate) fn decode(buf: &[u8]) -> Result<Header> {
         let mut r = Reader::new(buf);
         r.magic(MAGIC, "segment header")?;
         let mut h = Header {
@@ -125,14 +125,14 @@ impl Header {
 
 /// Where a term's postings are and what bounds them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TermInfo {
+pub(crate) struct TermInfo {
     pub bounds: TermBounds,
     pub post_off: u64,
     pub post_len: u64,
 }
 
 /// Every entry of a dictionary page, in term order.
-pub fn read_dict_page(page: &[u8]) -> Result<Vec<(Vec<u8>, TermInfo)>> {
+pub(crate) fn read_dict_page(page: &[u8]) -> Result<Vec<(Vec<u8>, TermInfo)>> {
     let mut out = Vec::new();
     scan_dict_page(page, &mut |t, info| {
         out.push((t.to_vec(), info));
@@ -143,7 +143,7 @@ pub fn read_dict_page(page: &[u8]) -> Result<Vec<(Vec<u8>, TermInfo)>> {
 
 /// Decodes a dictionary page entry by entry, in term order, until `f` returns false (a
 /// lookup stops at the first term not below the one it wants, without allocating).
-pub fn scan_dict_page(
+pub(crate) fn scan_dict_page(
     page: &[u8],
     f: &mut dyn FnMut(&[u8], TermInfo) -> Result<bool>,
 ) -> Result<()> {
@@ -184,7 +184,7 @@ pub fn scan_dict_page(
 
 /// The documents of one document page.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct DocPage {
+pub(crate) struct DocPage {
     pub keys: Vec<i64>,
     pub lens: Vec<u32>,
     pub created: Vec<i64>,
@@ -192,12 +192,12 @@ pub struct DocPage {
 
 /// Reading a segment. Holds only the header; pages come from a [`PageSource`].
 #[derive(Clone, Debug)]
-pub struct Segment {
+pub(crate) struct Segment {
     pub header: std::sync::Arc<Header>,
 }
 
 impl Segment {
-    pub fn doc_count(&self) -> u32 {
+    pub(crate) fn doc_count(&self) -> u32 {
         self.header.doc_count
     }
 
@@ -211,7 +211,7 @@ impl Segment {
     }
 
     /// A term's entry, reading one dictionary page.
-    pub fn term(&self, src: &mut dyn PageSource, term: &[u8]) -> Result<Option<TermInfo>> {
+    pub(crate) fn term(&self, src: &mut dyn PageSource, term: &[u8]) -> Result<Option<TermInfo>> {
         let Some(p) = self.dict_page_of(term) else {
             return Ok(None);
         };
@@ -228,7 +228,7 @@ impl Segment {
 
     /// The terms starting with `prefix`, ascending, with their entries; `f` decides for each
     /// whether to keep it and returns false to stop.
-    pub fn terms_with_prefix(
+    pub(crate) fn terms_with_prefix(
         &self,
         src: &mut dyn PageSource,
         prefix: &[u8],
@@ -253,14 +253,14 @@ impl Segment {
     }
 
     /// A cursor over a term's postings (its skip table read first).
-    pub fn cursor(&self, src: &mut dyn PageSource, info: &TermInfo) -> Result<TermCursor> {
+    pub(crate) fn cursor(&self, src: &mut dyn PageSource, info: &TermInfo) -> Result<TermCursor> {
         let mut c = TermCursor::empty();
         self.cursor_into(src, info, &mut c)?;
         Ok(c)
     }
 
     /// [`Segment::cursor`] reusing `c`'s buffers.
-    pub fn cursor_into(
+    pub(crate) fn cursor_into(
         &self,
         src: &mut dyn PageSource,
         info: &TermInfo,
@@ -284,7 +284,7 @@ impl Segment {
     }
 
     /// Document page `p`.
-    pub fn doc_page(&self, src: &mut dyn PageSource, p: u32) -> Result<DocPage> {
+    pub(crate) fn doc_page(&self, src: &mut dyn PageSource, p: u32) -> Result<DocPage> {
         if p >= self.header.doc_pages {
             return Err(corrupt("document page number"));
         }
@@ -321,7 +321,7 @@ impl Segment {
     }
 
     /// The ordinal of a key, reading one document page; `None` when absent.
-    pub fn ord_of(&self, src: &mut dyn PageSource, key: i64) -> Result<Option<u32>> {
+    pub(crate) fn ord_of(&self, src: &mut dyn PageSource, key: i64) -> Result<Option<u32>> {
         if self.header.doc_count == 0 || key < self.header.min_key || key > self.header.max_key {
             return Ok(None);
         }
@@ -338,7 +338,8 @@ impl Segment {
     }
 
     /// Every term with its entry, in order (merges, checks): `f` is called per term.
-    pub fn for_each_term(
+    #[cfg(test)]
+    pub(crate) fn for_each_term(
         &self,
         src: &mut dyn PageSource,
         f: &mut dyn FnMut(&[u8], &TermInfo) -> Result<()>,

@@ -10,10 +10,10 @@ use crate::search::postings::{encode_term, EncodeScratch, TermPostings};
 use crate::{Error, Result};
 
 /// Where a writer's pages go: `(page number, bytes)`.
-pub type Sink<'a> = &'a mut dyn FnMut(u32, &[u8]) -> Result<()>;
+pub(crate) type Sink<'a> = &'a mut dyn FnMut(u32, &[u8]) -> Result<()>;
 
 /// Builds one segment.
-pub struct SegmentWriter<'a> {
+pub(crate) struct SegmentWriter<'a> {
     sink: Sink<'a>,
     lens: Vec<u32>,
     created: Vec<i64>,
@@ -30,7 +30,7 @@ pub struct SegmentWriter<'a> {
 
 impl<'a> SegmentWriter<'a> {
     /// Starts a segment of documents sorted by key (unique) and writes their pages.
-    pub fn new(docs: &[DocIn], sink: Sink<'a>) -> Result<SegmentWriter<'a>> {
+    pub(crate) fn new(docs: &[DocIn], sink: Sink<'a>) -> Result<SegmentWriter<'a>> {
         if docs.windows(2).any(|w| w[0].key >= w[1].key) {
             return Err(Error::internal(
                 "segment build: document keys not strictly ascending",
@@ -82,7 +82,7 @@ impl<'a> SegmentWriter<'a> {
 
     /// Adds a term (greater than the previous one) with its postings sorted by ordinal; a term
     /// without postings is skipped.
-    pub fn add_term(&mut self, term: &[u8], postings: &TermPostings) -> Result<()> {
+    pub(crate) fn add_term(&mut self, term: &[u8], postings: &TermPostings) -> Result<()> {
         if postings.is_empty() {
             return Ok(());
         }
@@ -157,7 +157,7 @@ impl<'a> SegmentWriter<'a> {
     }
 
     /// Writes the last partial pages and returns the header.
-    pub fn finish(mut self) -> Result<Header> {
+    pub(crate) fn finish(mut self) -> Result<Header> {
         self.flush_dict()?;
         if !self.post.is_empty() {
             (self.sink)(page_no(Area::Postings, self.header.post_pages), &self.post)?;

@@ -1,5 +1,5 @@
-//! Calendar dates for prompts, from Unix milliseconds, in UTC (no time-zone database in the
-//! core: the observer sees the same dates on every backend).
+//! Calendar dates for prompts and reports, from Unix milliseconds, in UTC (no time-zone
+//! database in the core: the observer sees the same dates on every backend).
 
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
