@@ -23,7 +23,7 @@ pub enum Type {
 
 impl Type {
     /// The name the reference uses.
-    pub fn doc_name(self) -> &'static str {
+    pub(crate) fn doc_name(self) -> &'static str {
         match self {
             Type::Text => "text",
             Type::Int => "integer",

@@ -28,7 +28,7 @@ impl Error {
     }
 
     /// A missing row, named by its id (cut and escaped: see [`echo`]).
-    pub fn not_found(kind: &'static str, id: impl AsRef<str>) -> Self {
+    pub(crate) fn not_found(kind: &'static str, id: impl AsRef<str>) -> Self {
         Error::NotFound {
             kind,
             id: echo_bare(id.as_ref()),
@@ -50,7 +50,7 @@ impl Error {
     }
 
     /// Turns a caught panic payload into an error, so no panic crosses FFI.
-    pub fn from_panic(payload: Box<dyn std::any::Any + Send>) -> Self {
+    pub(crate) fn from_panic(payload: Box<dyn std::any::Any + Send>) -> Self {
         let msg = payload
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
@@ -141,7 +141,7 @@ impl Error {
     /// A statement that failed on one of agentmem's tables being absent says how to create
     /// them, keeping the database's words: a SQLite file is empty until `mem_init()`, and
     /// `no such table: mem_idx_docs` would not tell a new user that.
-    pub fn uninitialised(self) -> Error {
+    pub(crate) fn uninitialised(self) -> Error {
         match &self {
             Error::Database(m)
                 if m.starts_with("no such table: mem_")

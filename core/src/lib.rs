@@ -24,20 +24,19 @@ macro_rules! internal {
 }
 
 // The adapters' surface: the function and trigger catalogs, the connection and its session,
-// the schema, the host's transaction moments, and the tools.
+// the schema and the host's transaction moments.
 pub mod api;
 pub mod db;
 pub mod error;
 pub mod memo;
 pub mod schema;
 pub mod time;
-pub mod tools;
 pub mod transaction;
 pub mod triggers;
 
 internal!(
-    args, columns, data, graph, ids, json_input, json_opts, memories, om, recall, search, tasks,
-    threads, tokens, vectors,
+    tools, args, columns, data, graph, ids, json_input, json_opts, memories, om, recall, search,
+    tasks, threads, tokens, vectors,
 );
 
 pub use db::conn::Conn;

@@ -9,7 +9,7 @@
 
 /// A hash of `bytes` under a per-process `seed`, so that no input can be written to make
 /// its keys share slots.
-pub fn hash(seed: u64, bytes: &[u8]) -> u64 {
+pub(crate) fn hash(seed: u64, bytes: &[u8]) -> u64 {
     let mut h = seed ^ bytes.len() as u64;
     for chunk in bytes.chunks(8) {
         let mut w = [0u8; 8];
@@ -21,7 +21,7 @@ pub fn hash(seed: u64, bytes: &[u8]) -> u64 {
 }
 
 /// A random seed for [`hash`], new in every process.
-pub fn seed() -> u64 {
+pub(crate) fn seed() -> u64 {
     std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0u8) | 1
 }
 
@@ -59,7 +59,7 @@ impl std::hash::Hasher for FastHasher {
 
 /// A direct-mapped memo of keys up to `N` bytes; longer keys are never remembered. Its
 /// slots are allocated on first use.
-pub struct Memo<const N: usize, V> {
+pub(crate) struct Memo<const N: usize, V> {
     slots: Vec<Slot<N, V>>,
     count: usize,
     seed: u64,
@@ -74,7 +74,7 @@ struct Slot<const N: usize, V> {
 
 impl<const N: usize, V: Copy + Default> Memo<N, V> {
     /// A memo of `count` slots (a power of two).
-    pub fn new(count: usize) -> Self {
+    pub(crate) fn new(count: usize) -> Self {
         debug_assert!(count.is_power_of_two() && N < 256);
         Memo {
             slots: Vec::new(),
@@ -88,7 +88,7 @@ impl<const N: usize, V: Copy + Default> Memo<N, V> {
     }
 
     /// The value remembered for `key`.
-    pub fn get(&self, key: &[u8]) -> Option<V> {
+    pub(crate) fn get(&self, key: &[u8]) -> Option<V> {
         if key.len() > N || self.slots.is_empty() {
             return None;
         }
@@ -97,7 +97,7 @@ impl<const N: usize, V: Copy + Default> Memo<N, V> {
     }
 
     /// Remembers `value` for `key` (a key of more than `N` bytes, or an empty one, is not).
-    pub fn put(&mut self, key: &[u8], value: V) {
+    pub(crate) fn put(&mut self, key: &[u8], value: V) {
         if key.len() > N || key.is_empty() {
             return;
         }
@@ -117,7 +117,7 @@ impl<const N: usize, V: Copy + Default> Memo<N, V> {
     }
 
     /// The value for `key`, computed by `f` and remembered when it was not.
-    pub fn get_or(&mut self, key: &[u8], f: impl FnOnce() -> V) -> V {
+    pub(crate) fn get_or(&mut self, key: &[u8], f: impl FnOnce() -> V) -> V {
         match self.get(key) {
             Some(v) => v,
             None => {

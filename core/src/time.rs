@@ -24,19 +24,19 @@ pub fn parts(ms: i64) -> (i64, u32, u32, u32, u32) {
 }
 
 /// `Dec 4, 2025`.
-pub fn date(ms: i64) -> String {
+pub(crate) fn date(ms: i64) -> String {
     let (y, m, d, _, _) = parts(ms);
     format!("{} {d}, {y}", MONTHS[(m - 1) as usize])
 }
 
 /// `14:30`.
-pub fn time(ms: i64) -> String {
+pub(crate) fn time(ms: i64) -> String {
     let (_, _, _, h, mi) = parts(ms);
     format!("{h:02}:{mi:02}")
 }
 
 /// `2025-12-30 14:23`.
-pub fn stamp(ms: i64) -> String {
+pub(crate) fn stamp(ms: i64) -> String {
     let (y, m, d, h, mi) = parts(ms);
     format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}")
 }

@@ -36,7 +36,7 @@ impl Call {
 
 /// How an argument is passed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pass {
+pub(crate) enum Pass {
     /// Always (SQL has no default for it).
     Required,
     /// May be left out: `DEFAULT NULL`.
@@ -48,7 +48,7 @@ pub enum Pass {
 /// A parameter type of a catalog declaration: its SQL type, how it is passed, and how its
 /// argument is read, in two steps so that a call's arguments are all checked (types, UTF-8)
 /// before any NULL is refused (see [`read_texts`]).
-pub trait Arg {
+pub(crate) trait Arg {
     const TYPE: Type;
     const PASS: Pass;
     /// What the first step keeps.
@@ -64,14 +64,14 @@ pub trait Arg {
 /// A required argument that may be NULL (the core function decides what NULL means):
 /// `Nullable<&str>` gives an `Option<&str>`. `&str` refuses NULL, and `Option<&str>` may be
 /// left out.
-pub struct Nullable<T>(PhantomData<T>);
+pub(crate) struct Nullable<T>(PhantomData<T>);
 
 /// Text taken as it came, not checked as UTF-8: the tools answer bad text with JSON instead
 /// of an SQL error. The core function gets the bytes (`Option<&[u8]>`).
-pub enum RawText {}
+pub(crate) enum RawText {}
 
 /// The types an argument is read as: the SQL type, and the check of a value that is not NULL.
-pub trait Base {
+pub(crate) trait Base {
     const TYPE: Type;
     type Owned;
     type Value<'a>;
@@ -215,7 +215,11 @@ impl<R: Columns> Arg for Wanted<R> {
 
 /// The first step for the text arguments of a call, which are checked before the others:
 /// `Some` for a text argument, `None` for one that [`read_others`] reads.
-pub fn read_texts<A: Arg>(call: &Call, i: usize, name: &'static str) -> Result<Option<A::Read>> {
+pub(crate) fn read_texts<A: Arg>(
+    call: &Call,
+    i: usize,
+    name: &'static str,
+) -> Result<Option<A::Read>> {
     match A::TYPE {
         Type::Text => A::read(call, i, name).map(Some),
         _ => Ok(None),
@@ -223,7 +227,7 @@ pub fn read_texts<A: Arg>(call: &Call, i: usize, name: &'static str) -> Result<O
 }
 
 /// The first step for the arguments [`read_texts`] left.
-pub fn read_others<A: Arg>(
+pub(crate) fn read_others<A: Arg>(
     read: Option<A::Read>,
     call: &Call,
     i: usize,
@@ -238,7 +242,7 @@ pub fn read_others<A: Arg>(
 /// The number of SQL arguments and of required ones, from how each parameter is passed; a
 /// required argument after an optional one, or an SQL one after a hidden one, is refused with
 /// `error` (at compile time: the catalog is a constant).
-pub const fn arity(passes: &[Pass], error: &'static str) -> (usize, usize) {
+pub(crate) const fn arity(passes: &[Pass], error: &'static str) -> (usize, usize) {
     let (mut sql, mut required, mut i) = (0, 0, 0);
     while i < passes.len() {
         match passes[i] {

@@ -27,22 +27,22 @@ use crate::columns::Type;
 use crate::Value;
 
 /// The scalar result types, as a declaration names them (`-> Json`).
-pub mod sql {
-    pub struct Text;
-    pub struct Json;
-    pub struct Int;
-    pub struct Real;
-    pub struct Bool;
-    pub struct Blob;
+pub(crate) mod sql {
+    pub(crate) struct Text;
+    pub(crate) struct Json;
+    pub(crate) struct Int;
+    pub(crate) struct Real;
+    pub(crate) struct Bool;
+    pub(crate) struct Blob;
 }
 
 /// A scalar result type's SQL type.
-pub trait Scalar {
+pub(crate) trait Scalar {
     const TYPE: Type;
 }
 
 /// A Rust value that a function of result type `S` may return (NULL for `None`).
-pub trait Returned<S: Scalar> {
+pub(crate) trait Returned<S: Scalar> {
     fn value(self) -> Value;
 }
 

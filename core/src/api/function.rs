@@ -51,7 +51,7 @@ pub struct Function {
 
 /// What [`functions!`] calls: the function, then one method per flag.
 impl Function {
-    pub const fn new(
+    pub(crate) const fn new(
         name: &'static str,
         args: (&'static [Field], usize),
         returns: Returns,
@@ -68,14 +68,14 @@ impl Function {
         }
     }
 
-    pub const fn owner_only(self) -> Function {
+    pub(crate) const fn owner_only(self) -> Function {
         Function {
             owner_only: true,
             ..self
         }
     }
 
-    pub const fn generic_plans(self) -> Function {
+    pub(crate) const fn generic_plans(self) -> Function {
         Function {
             generic_plans: true,
             ..self
@@ -99,7 +99,9 @@ impl Function {
     }
 
     /// Whether the function is internal (`mem__…`): registered, but not part of the API.
-    pub fn is_internal(&self) -> bool {
+    #[cfg(any(test, feature = "testing"))]
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn is_internal(&self) -> bool {
         self.name.starts_with("mem__")
     }
 }
@@ -138,7 +140,9 @@ fn call_form(f: &Function) -> String {
 
 impl Nature {
     /// The word the reference uses.
-    pub fn doc_name(self) -> &'static str {
+    #[cfg(any(test, feature = "testing"))]
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn doc_name(self) -> &'static str {
         match self {
             Nature::Pure => "pure",
             Nature::Volatile => "volatile",
@@ -149,7 +153,7 @@ impl Nature {
 }
 
 /// `"mem_tokens(text [, encoding]) takes 1 to 2 arguments, got 3"`.
-pub fn arity_error(f: &Function, got: usize) -> crate::Error {
+pub(crate) fn arity_error(f: &Function, got: usize) -> crate::Error {
     let takes = if f.required == f.args.len() {
         format!("{}", f.required)
     } else {

@@ -23,10 +23,10 @@ mod tools;
 mod vectors;
 
 pub use crate::columns::{Field, Type};
-pub use call::{arity, read_others, read_texts, Arg, Call, Nullable, Pass, RawText};
+pub(crate) use call::{arity, read_others, read_texts, Arg, Nullable, RawText};
 pub(crate) use declare::{functions, returns};
-pub use declare::{sql, Returned, Scalar};
-pub use function::{arity_error, signature, Function, Nature, Returns, ScalarRun, TableRun};
+pub(crate) use declare::{sql, Returned, Scalar};
+pub use function::{signature, Function, Nature, Returns, ScalarRun, TableRun};
 
 /// Every function, grouped by what it serves.
 pub fn functions() -> impl Iterator<Item = &'static Function> {
@@ -50,7 +50,9 @@ pub fn find(name: &str) -> Option<&'static Function> {
 
 /// The reference's table of signatures (Markdown), one row per public function in catalog
 /// order. `docs/functions.md` carries it between [`REFERENCE_BEGIN`] and [`REFERENCE_END`].
-pub fn reference() -> String {
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn reference() -> String {
     let mut s = String::from("| signature | nature |\n|---|---|\n");
     for f in functions().filter(|f| !f.is_internal()) {
         s.push_str(&format!(
@@ -63,13 +65,18 @@ pub fn reference() -> String {
 }
 
 /// The line before the generated table in `docs/functions.md`.
-pub const REFERENCE_BEGIN: &str =
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const REFERENCE_BEGIN: &str =
     "<!-- signatures: generated from the catalog (core/src/api); `make docs` rewrites -->";
 /// The line after it.
-pub const REFERENCE_END: &str = "<!-- end of signatures -->";
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const REFERENCE_END: &str = "<!-- end of signatures -->";
 
 #[cfg(test)]
 mod tests {
+    use super::function::arity_error;
     use super::*;
     use std::collections::HashSet;
 

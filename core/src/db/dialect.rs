@@ -13,7 +13,7 @@ pub enum Dialect {
 
 /// A row lock a statement takes (`SELECT … FOR …`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RowLock {
+pub(crate) enum RowLock {
     /// Waits for, then excludes, every other lock on the rows.
     Update,
     /// As `Update`, but skips rows another transaction holds.
@@ -32,7 +32,7 @@ pub enum RowLock {
 impl Dialect {
     /// SQL for the text of `key` in the JSON object column `column` (NULL when absent). Keys
     /// are the core's own constants, never user text.
-    pub fn json_text(self, column: &str, key: &str) -> String {
+    pub(crate) fn json_text(self, column: &str, key: &str) -> String {
         match self {
             Dialect::Sqlite => format!("CAST(json_extract({column}, '$.{key}') AS TEXT)"),
             Dialect::Postgres => format!("({column} ->> '{key}')"),
@@ -40,7 +40,7 @@ impl Dialect {
     }
 
     /// SQL for the JSON object column `column` without `key` (a core constant).
-    pub fn json_without(self, column: &str, key: &str) -> String {
+    pub(crate) fn json_without(self, column: &str, key: &str) -> String {
         match self {
             Dialect::Sqlite => format!("json_remove({column}, '$.{key}')"),
             Dialect::Postgres => format!("{column} - '{key}'"),
@@ -48,7 +48,7 @@ impl Dialect {
     }
 
     /// A query for the database's clock in Unix epoch milliseconds.
-    pub fn clock_ms_sql(self) -> &'static str {
+    pub(crate) fn clock_ms_sql(self) -> &'static str {
         match self {
             Dialect::Sqlite => "SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
             Dialect::Postgres => "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint",
@@ -58,12 +58,12 @@ impl Dialect {
     /// Whether concurrent writers make explicit locks necessary. SQLite serialises writers
     /// (one write transaction per database), so its row locks and advisory locks are no-ops;
     /// Postgres runs writers side by side under READ COMMITTED.
-    pub fn has_concurrent_writers(self) -> bool {
+    pub(crate) fn has_concurrent_writers(self) -> bool {
         self == Dialect::Postgres
     }
 
     /// The clause that takes `lock` on the rows a `SELECT` reads; empty in SQLite.
-    pub fn row_lock(self, lock: RowLock) -> &'static str {
+    pub(crate) fn row_lock(self, lock: RowLock) -> &'static str {
         match (self, lock) {
             (Dialect::Sqlite, _) => "",
             (Dialect::Postgres, RowLock::Update) => " FOR UPDATE",
@@ -76,7 +76,7 @@ impl Dialect {
 
     /// An index hint after a table name: SQLite's planner, without statistics, may prefer a
     /// worse index; Postgres has statistics and no hints.
-    pub fn index_hint(self, index: &str) -> String {
+    pub(crate) fn index_hint(self, index: &str) -> String {
         match self {
             Dialect::Sqlite => format!(" INDEXED BY {index}"),
             Dialect::Postgres => String::new(),
@@ -85,7 +85,7 @@ impl Dialect {
 
     /// The statement that says whether row-level security applies to the table `?1` for the
     /// current user; `None` where there is none.
-    pub fn row_security_sql(self) -> Option<&'static str> {
+    pub(crate) fn row_security_sql(self) -> Option<&'static str> {
         match self {
             Dialect::Sqlite => None,
             Dialect::Postgres => Some("SELECT row_security_active(CAST(?1 AS regclass))"),
@@ -113,7 +113,8 @@ impl Dialect {
 
     /// Expands the type markers (`@ROWID`, `@BLOB`, `@JSON`, `@DOUBLE`, `@FILLED`) of one
     /// statement; the schema's scripts and runtime SQL share them.
-    pub fn markers(self, line: &str) -> String {
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn markers(self, line: &str) -> String {
         let pairs: &[(&str, &str)] = match self {
             Dialect::Sqlite => &[
                 ("@ROWID", "INTEGER PRIMARY KEY"),
@@ -141,7 +142,7 @@ impl Dialect {
 
 /// Rewrites `?N` placeholders as Postgres `$N`. Question marks inside string literals are
 /// left alone; core statements never contain other question marks.
-pub fn to_postgres_placeholders(sql: &str) -> String {
+pub(crate) fn to_postgres_placeholders(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len());
     let mut in_str = false;
     let mut chars = sql.chars().peekable();

@@ -5,7 +5,7 @@
 pub(crate) mod access;
 pub(crate) mod batch;
 pub mod conn;
-pub mod dialect;
+pub(crate) mod dialect;
 pub(crate) mod failpoint;
 pub mod privilege;
 pub mod row;

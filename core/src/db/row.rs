@@ -22,7 +22,7 @@ pub struct Shape {
 
 /// A row type the triggers read: from the row Postgres hands them, or back from the table by
 /// `seq` (SQLite's triggers run after the write).
-pub trait Stored: Sized {
+pub(crate) trait Stored: Sized {
     const SHAPE: Shape;
     /// Reads the row from values in the shape's column order, strictly typed.
     fn from_values(v: Row) -> Result<Self>;
@@ -30,7 +30,7 @@ pub trait Stored: Sized {
 
 /// The columns of the row `seq` of the shape's table (names the core declares, never data;
 /// JSON columns read as text).
-pub fn load_columns(conn: &mut dyn Conn, shape: Shape, seq: i64) -> Result<Row> {
+pub(crate) fn load_columns(conn: &mut dyn Conn, shape: Shape, seq: i64) -> Result<Row> {
     let sql = format!(
         "SELECT {} FROM {} WHERE seq = ?1",
         shape
@@ -48,7 +48,7 @@ pub fn load_columns(conn: &mut dyn Conn, shape: Shape, seq: i64) -> Result<Row> 
 /// A row the triggers complete. The core alone says which columns it fills in and with what;
 /// Postgres writes them into `NEW` before the row is stored, SQLite (whose triggers run after)
 /// writes them back ([`store_columns`]). A column added here reaches both.
-pub trait Completed: Stored {
+pub(crate) trait Completed: Stored {
     /// The row's `seq` (its stable key while a trigger runs).
     fn seq(&self) -> i64;
     /// The filled-in columns and their values.
@@ -65,7 +65,7 @@ pub struct Completion {
 impl Completion {
     /// The columns `after` (the completed row) fills in differently from `before` (the row as
     /// it was read).
-    pub fn of<R: Completed>(before: &R, after: &R) -> Completion {
+    pub(crate) fn of<R: Completed>(before: &R, after: &R) -> Completion {
         Completion {
             table: R::SHAPE.table,
             seq: after.seq(),
@@ -84,7 +84,7 @@ impl Completion {
 /// changed columns are named: every index on a named column is rewritten even when its value
 /// stays, and a message's `id` or `task_id` index entry is usually left as it was. The
 /// statement is made from the row type's own column names, never from data.
-pub fn store_columns(conn: &mut dyn Conn, c: Completion) -> Result<()> {
+pub(crate) fn store_columns(conn: &mut dyn Conn, c: Completion) -> Result<()> {
     if c.changed.is_empty() {
         return Ok(());
     }
@@ -104,31 +104,31 @@ pub fn store_columns(conn: &mut dyn Conn, c: Completion) -> Result<()> {
 /// Reads the columns of a row one of the core's own statements returned, in order; a column
 /// past the end reads as NULL. (Trigger rows, whose storage classes SQLite does not enforce,
 /// are read by the strict [`Cells`] instead.)
-pub struct Fields(std::vec::IntoIter<Value>);
+pub(crate) struct Fields(std::vec::IntoIter<Value>);
 
 impl Fields {
-    pub fn new(row: Row) -> Fields {
+    pub(crate) fn new(row: Row) -> Fields {
         Fields(row.into_iter())
     }
 
     /// The next column.
-    pub fn value(&mut self) -> Value {
+    pub(crate) fn value(&mut self) -> Value {
         self.0.next().unwrap_or(Value::Null)
     }
 
     /// The next column as text; `None` for NULL or a value of another type.
-    pub fn text(&mut self) -> Option<String> {
+    pub(crate) fn text(&mut self) -> Option<String> {
         self.value().into_string()
     }
 
     /// The next column as an integer; `None` for NULL.
-    pub fn int(&mut self) -> Option<i64> {
+    pub(crate) fn int(&mut self) -> Option<i64> {
         self.value().as_i64()
     }
 }
 
 /// The cells of one row, read in column order.
-pub struct Cells {
+pub(crate) struct Cells {
     table: &'static str,
     cols: &'static [&'static str],
     vals: std::vec::IntoIter<Value>,
@@ -147,7 +147,7 @@ fn describe(v: &Value) -> String {
 
 impl Cells {
     /// `row` holds the values of `cols` in order; missing trailing values read as NULL.
-    pub fn new(table: &'static str, cols: &'static [&'static str], row: Row) -> Cells {
+    pub(crate) fn new(table: &'static str, cols: &'static [&'static str], row: Row) -> Cells {
         Cells {
             table,
             cols,
@@ -170,7 +170,7 @@ impl Cells {
     }
 
     /// An integer, or NULL.
-    pub fn opt_int(&mut self) -> Result<Option<i64>> {
+    pub(crate) fn opt_int(&mut self) -> Result<Option<i64>> {
         match self.next() {
             (_, Value::Null) => Ok(None),
             (_, Value::Int(i)) => Ok(Some(i)),
@@ -179,7 +179,7 @@ impl Cells {
     }
 
     /// An integer, not NULL.
-    pub fn int(&mut self) -> Result<i64> {
+    pub(crate) fn int(&mut self) -> Result<i64> {
         match self.next() {
             (_, Value::Int(i)) => Ok(i),
             (col, other) => Err(self.bad(col, "must be an integer", &other)),
@@ -188,7 +188,7 @@ impl Cells {
 
     /// Text, or NULL. Numbers in a text column are taken in their decimal form (SQLite's text
     /// affinity stores them so); blobs are refused.
-    pub fn opt_text(&mut self) -> Result<Option<String>> {
+    pub(crate) fn opt_text(&mut self) -> Result<Option<String>> {
         match self.next() {
             (_, Value::Null) => Ok(None),
             (_, Value::Text(s)) => Ok(Some(s)),
@@ -199,14 +199,14 @@ impl Cells {
     }
 
     /// Text, not NULL.
-    pub fn text(&mut self) -> Result<String> {
+    pub(crate) fn text(&mut self) -> Result<String> {
         let col = self.cols.get(self.i).copied().unwrap_or("?");
         self.opt_text()?
             .ok_or_else(|| self.bad(col, "must not be NULL", &Value::Null))
     }
 
     /// A JSON object given as text (SQLite) or `jsonb` read as text (Postgres).
-    pub fn json_object(&mut self) -> Result<String> {
+    pub(crate) fn json_object(&mut self) -> Result<String> {
         match self.next() {
             (col, Value::Text(s)) => match serde_json::from_str::<serde_json::Value>(&s) {
                 Ok(serde_json::Value::Object(_)) => Ok(s),

@@ -51,7 +51,8 @@ mod releases;
 mod render;
 
 pub use releases::{release, Release, RELEASES};
-pub use render::render;
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) use render::render;
 
 /// The Postgres schema of derived data ([`privilege::DERIVED`]): the extension's own, used by
 /// no application role.
@@ -60,14 +61,16 @@ pub const PRIVATE_SCHEMA: &str = "agentmem_private";
 use crate::{Conn, Dialect, Error, Result, Value};
 
 /// One numbered migration.
-pub struct Migration {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Migration {
     pub version: i64,
     pub name: &'static str,
     pub script: &'static str,
 }
 
 /// Every migration, oldest first. A migration is never edited once released: add a new one.
-pub const MIGRATIONS: &[Migration] = &[
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,
         name: "messages",
@@ -166,7 +169,8 @@ pub const MIGRATIONS: &[Migration] = &[
 ];
 
 /// The schema version this build creates.
-pub fn latest_version() -> i64 {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn latest_version() -> i64 {
     MIGRATIONS.last().map_or(0, |m| m.version)
 }
 
@@ -228,7 +232,7 @@ fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
 
 /// The version the database's schema is at (0 when agentmem was never initialised). On
 /// Postgres the extension made the table: reading it is all a caller may do.
-pub fn version(conn: &mut dyn Conn) -> Result<i64> {
+pub(crate) fn version(conn: &mut dyn Conn) -> Result<i64> {
     match conn.dialect() {
         Dialect::Sqlite => current_version(conn),
         Dialect::Postgres => applied(conn),
@@ -238,7 +242,7 @@ pub fn version(conn: &mut dyn Conn) -> Result<i64> {
 /// `mem_init([version])`. In SQLite it creates or migrates the schema; in Postgres the
 /// extension's scripts do that (`CREATE EXTENSION`, `ALTER EXTENSION … UPDATE`), so it only
 /// reports the version, and a target version is refused rather than ignored.
-pub fn init(conn: &mut dyn Conn, target: Option<i64>) -> Result<i64> {
+pub(crate) fn init(conn: &mut dyn Conn, target: Option<i64>) -> Result<i64> {
     match (conn.dialect(), target) {
         (Dialect::Sqlite, _) => migrate(conn, target),
         (Dialect::Postgres, None) => version(conn),

@@ -5,7 +5,8 @@
 use crate::Dialect;
 
 /// Renders a neutral script for one dialect.
-pub fn render(script: &str, dialect: Dialect) -> String {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn render(script: &str, dialect: Dialect) -> String {
     let mut out = String::with_capacity(script.len() + 256);
     for line in script.lines() {
         let trimmed = line.trim_start();

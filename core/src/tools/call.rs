@@ -232,7 +232,8 @@ pub(crate) fn known(i: &Input, actions: &[&str]) -> std::result::Result<String, 
 pub(crate) type Run = fn(&mut dyn Conn, &Input) -> Answer;
 
 /// One tool.
-pub struct Tool {
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Tool {
     pub name: &'static str,
     /// What the LLM reads to decide when and how to call it.
     pub description: &'static str,
@@ -246,7 +247,7 @@ pub struct Tool {
 impl Tool {
     /// The JSON Schema of the tool's arguments: an object of its properties, the required
     /// ones required and no others allowed.
-    pub fn schema(&self) -> Json {
+    pub(crate) fn schema(&self) -> Json {
         json!({
             "type": "object",
             "properties": (self.properties)(),

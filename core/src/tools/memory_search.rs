@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value as Json};
 
 /// Runs the tool: a bad call answers `{"success":false,"error":…}` (see
 /// [`super::call::tool_call`]).
-pub fn memory_search(
+pub(crate) fn memory_search(
     conn: &mut dyn Conn,
     input: Option<&[u8]>,
     context: Option<&[u8]>,

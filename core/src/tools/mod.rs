@@ -11,16 +11,17 @@ mod graph_impact;
 mod graph_neighbors;
 mod memory_recall;
 mod memory_remember;
-pub mod memory_search;
+pub(crate) mod memory_search;
 mod target;
-pub mod tasks;
+pub(crate) mod tasks;
 
 use crate::{Conn, Result};
-pub use call::Tool;
+pub(crate) use call::Tool;
 use serde_json::{json, Value as Json};
 
 /// Every tool, in the order clients list them.
-pub const TOOLS: &[Tool] = &[
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) const TOOLS: &[Tool] = &[
     memory_search::TOOL,
     tasks::QUERY,
     tasks::MUTATE,
@@ -32,11 +33,11 @@ pub const TOOLS: &[Tool] = &[
 
 /// The shapes `mem_tools` writes: MCP's `tools/list` entries, OpenAI's function tools,
 /// Anthropic's tools.
-pub const FORMATS: &[&str] = &["mcp", "openai", "anthropic"];
+pub(crate) const FORMATS: &[&str] = &["mcp", "openai", "anthropic"];
 
 /// `mem_tools([format])`: every tool's definition as a JSON array, in the shape the client's
 /// API takes.
-pub fn definitions(format: Option<&str>) -> Result<String> {
+pub(crate) fn definitions(format: Option<&str>) -> Result<String> {
     let format = format.unwrap_or("mcp");
     crate::args::check_one_of("format", format, FORMATS)?;
     let defs: Vec<Json> = TOOLS
@@ -60,7 +61,8 @@ pub fn definitions(format: Option<&str>) -> Result<String> {
 
 /// `mem_tool(name, input [, context])`: runs the tool called `name`. An unknown tool, like a
 /// bad call, answers `{"success":false,"error":…}` (see [`call::tool_call`]).
-pub fn call(
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn call(
     conn: &mut dyn Conn,
     name: Option<&[u8]>,
     input: Option<&[u8]>,

@@ -28,7 +28,7 @@ fn one_task(conn: &mut dyn Conn, id: &str) -> Answer {
 
 /// `task_query(input [, context])`: actions ready (limit, default 5), show (id), list
 /// (status, limit), search (query, limit default 3, includeMessages).
-pub fn task_query(
+pub(crate) fn task_query(
     conn: &mut dyn Conn,
     input: Option<&[u8]>,
     context: Option<&[u8]>,
@@ -124,7 +124,7 @@ fn must_be_within(conn: &mut dyn Conn, i: &Input, id: &str) -> std::result::Resu
 }
 
 /// `task_mutate(input [, context])`: actions create, claim, close, dep, link, update_context.
-pub fn task_mutate(
+pub(crate) fn task_mutate(
     conn: &mut dyn Conn,
     input: Option<&[u8]>,
     context: Option<&[u8]>,

@@ -108,7 +108,7 @@ fn postgres(t: &Trigger) -> String {
 
 /// The statements that create `t` in `d` (none when it does not exist there or has no
 /// table).
-pub fn create(t: &Trigger, d: Dialect) -> Vec<String> {
+pub(crate) fn create(t: &Trigger, d: Dialect) -> Vec<String> {
     if t.table.is_empty() {
         return Vec::new();
     }
@@ -138,7 +138,7 @@ fn drop(t: &Trigger, d: Dialect) -> Vec<String> {
 }
 
 /// Every catalog trigger of `d`, dropped and created again: the schema's `@triggers` line.
-pub fn all(d: Dialect) -> String {
+pub(crate) fn all(d: Dialect) -> String {
     TRIGGERS
         .iter()
         .flat_map(|t| drop(t, d).into_iter().chain(create(t, d)))

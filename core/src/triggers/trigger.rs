@@ -15,7 +15,7 @@ pub enum Event {
 
 impl Event {
     /// The SQL keyword.
-    pub fn sql(self) -> &'static str {
+    pub(crate) fn sql(self) -> &'static str {
         match self {
             Event::Insert => "INSERT",
             Event::Update => "UPDATE",
@@ -82,7 +82,7 @@ pub struct Trigger {
 
 impl Trigger {
     /// Whether the trigger exists in a database of this kind.
-    pub fn in_sqlite(&self) -> bool {
+    pub(crate) fn in_sqlite(&self) -> bool {
         self.hosts != Hosts::Postgres
     }
 
@@ -145,46 +145,35 @@ impl<'a> Fired<'a> {
     }
 
     /// Column `col` of `NEW`.
-    pub fn new(&mut self, col: &str) -> Result<Value> {
+    pub(crate) fn new(&mut self, col: &str) -> Result<Value> {
         self.rows.value(true, col)
     }
 
     /// Column `col` of `OLD`.
-    pub fn old(&mut self, col: &str) -> Result<Value> {
+    pub(crate) fn old(&mut self, col: &str) -> Result<Value> {
         self.rows.value(false, col)
     }
 
     /// `NEW`'s `seq`.
-    pub fn seq(&mut self) -> Result<i64> {
+    pub(crate) fn seq(&mut self) -> Result<i64> {
         self.new("seq")?
             .as_i64()
             .ok_or_else(|| Error::invalid("seq", "must be an integer"))
     }
 
     /// A text column of `NEW` (`new`) or `OLD`, empty when NULL.
-    pub fn text(&mut self, new: bool, col: &str) -> Result<String> {
+    pub(crate) fn text(&mut self, new: bool, col: &str) -> Result<String> {
         Ok(self.rows.value(new, col)?.into_string().unwrap_or_default())
     }
 
     /// The whole `NEW` row, read as `R`.
-    pub fn new_row<R: Stored>(&mut self, conn: &mut dyn Conn) -> Result<R> {
+    pub(crate) fn new_row<R: Stored>(&mut self, conn: &mut dyn Conn) -> Result<R> {
         R::from_values(self.rows.new_row(conn, R::SHAPE)?)
-    }
-
-    /// The `OLD` row, read as `R` from the columns the trigger reads of it (the trigger
-    /// declares the shape's columns as its `old`).
-    pub fn old_row<R: Stored>(&mut self) -> Result<R> {
-        let values = R::SHAPE
-            .columns
-            .iter()
-            .map(|c| self.old(c))
-            .collect::<Result<Row>>()?;
-        R::from_values(values)
     }
 
     /// The completed row `after` of a completing handler, `before` as it was read: what
     /// changed is written into the row (see [`Rows::complete`]).
-    pub fn complete<R: Completed>(
+    pub(crate) fn complete<R: Completed>(
         &mut self,
         conn: &mut dyn Conn,
         before: &R,
@@ -199,22 +188,22 @@ impl<'a> Fired<'a> {
 
     /// Whether the handler runs after the row was written (SQLite's completing triggers) or
     /// before (Postgres').
-    pub fn after_write(&self) -> bool {
+    pub(crate) fn after_write(&self) -> bool {
         self.trigger.timing != Timing::Completing || self.rows.completes_after_write()
     }
 
     /// A statement trigger's next inserted row.
-    pub fn next_inserted(&mut self) -> Option<Row> {
+    pub(crate) fn next_inserted(&mut self) -> Option<Row> {
         self.rows.next_inserted()
     }
 
     /// Whether the trigger's table has the enabled trigger `name`.
-    pub fn table_has(&self, name: &str) -> bool {
+    pub(crate) fn table_has(&self, name: &str) -> bool {
         self.rows.table_has(name)
     }
 
     /// The arguments the trigger was created with.
-    pub fn arguments(&self) -> Vec<String> {
+    pub(crate) fn arguments(&self) -> Vec<String> {
         self.rows.arguments()
     }
 }
