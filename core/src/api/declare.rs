@@ -5,7 +5,7 @@
 //!     mem_thread_create(resource_id: &str, title: Option<&str>, metadata: Option<&str>,
 //!         options: Option<&str>) -> Text, writer => threads::create;
 //!     mem_thread_list(options: Option<&str>) -> Table<ThreadRow>, reader => thread_list::list;
-//!     mem_reindex() -> Int, writer, owner_only => message_search::reindex;
+//!     mem_reindex() -> Int, writer, owner_only => message_index::reindex;
 //! }
 //! ```
 //!
