@@ -169,8 +169,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
 ];
 
 /// The schema version this build creates.
-#[cfg_attr(feature = "testing", visibility::make(pub))]
-pub(crate) fn latest_version() -> i64 {
+pub fn latest_version() -> i64 {
     MIGRATIONS.last().map_or(0, |m| m.version)
 }
 
