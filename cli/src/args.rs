@@ -69,6 +69,26 @@ pub enum Command {
     Tool(Tool),
     /// Serve the tools to an MCP client over standard input and output.
     Mcp(Scope),
+    /// Feed the memory observer one hook event of a coding agent, read as JSON on standard
+    /// input (docs/observer.md).
+    Observe(Observe),
+}
+
+#[derive(Args)]
+pub struct Observe {
+    /// The project the agent works on: the session's resource.
+    #[arg(long)]
+    pub resource: String,
+    /// The session's type when the hook starts it (build, insights, roadmap, terminal,
+    /// changelog, spec, pr_review).
+    #[arg(long)]
+    pub session_type: Option<String>,
+    /// How a session that ends with this hook ended (success, failure, partial, abandoned).
+    #[arg(long)]
+    pub outcome: Option<String>,
+    /// The thread the session belongs to.
+    #[arg(long)]
+    pub thread: Option<String>,
 }
 
 #[derive(Args)]

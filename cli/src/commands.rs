@@ -168,6 +168,23 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
             let answer = db::scalar(db, "mem_tool", &[Some(&a.name), Some(&a.input), Some(&ctx)])?;
             Ok(output::json(style, &answer))
         }
+        Command::Observe(a) => {
+            let mut payload = String::new();
+            std::io::stdin()
+                .read_to_string(&mut payload)
+                .map_err(|e| format!("reading the hook payload from standard input: {e}"))?;
+            let o = Options::default()
+                .set("session_type", a.session_type)
+                .set("outcome", a.outcome)
+                .set("thread_id", a.thread)
+                .text();
+            let answer = db::scalar(
+                db,
+                "mem_observe_hook",
+                &[Some(&a.resource), Some(&payload), Some(&o)],
+            )?;
+            Ok(output::json(style, &answer))
+        }
         Command::Mcp(_) => unreachable!("the MCP server is started by main"),
     }
 }

@@ -35,8 +35,8 @@ pub mod transaction;
 pub mod triggers;
 
 internal!(
-    tools, args, columns, data, graph, ids, json_input, json_opts, memories, om, recall, search,
-    tasks, threads, tokens, vectors,
+    tools, args, columns, data, graph, ids, json_input, json_opts, memories, observer, om, recall,
+    search, tasks, threads, tokens, vectors,
 );
 
 pub use db::conn::Conn;

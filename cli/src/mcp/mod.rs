@@ -5,7 +5,8 @@
 //! on the command line as the context. So the tools, their schemas and their answers are the
 //! ones every other client gets, on SQLite and Postgres alike. A bad call is a tool error
 //! the model reads (`isError`), never a dead server; a malformed message gets JSON-RPC's
-//! error, with its id (frames.rs).
+//! error, with its id (frames.rs). Given a session and a resource, it records each call and
+//! its answer for the memory observer, as a coding agent's hook would (docs/observer.md).
 
 mod frames;
 mod stdio;
@@ -26,6 +27,8 @@ struct Server {
     /// Calls run one at a time on a blocking thread: the database clients are synchronous.
     db: Arc<Mutex<Box<dyn Db>>>,
     context: String,
+    /// The observer's resource and session, when both are given.
+    observed: Option<(String, String)>,
 }
 
 impl Server {
@@ -82,9 +85,15 @@ impl ServerHandler for Server {
             .map_or(json!({}), Json::Object)
             .to_string();
         let context = self.context.clone();
+        let observed = self.observed.clone();
         let answer = self
             .with_db(move |db| {
-                db::scalar(db, "mem_tool", &[Some(&name), Some(&input), Some(&context)])
+                let answer =
+                    db::scalar(db, "mem_tool", &[Some(&name), Some(&input), Some(&context)]);
+                if let Some((resource, session)) = observed {
+                    observe(db, &resource, &session, &name, &input, &answer);
+                }
+                answer
             })
             .await;
         Ok(match answer {
@@ -106,6 +115,38 @@ impl ServerHandler for Server {
     }
 }
 
+/// Records a call and its answer for the observer. The model's call has been answered
+/// already: an observer that refuses (a finalized session) is reported on standard error,
+/// never to the model.
+fn observe(
+    db: &mut dyn Db,
+    resource: &str,
+    session: &str,
+    tool: &str,
+    input: &str,
+    answer: &db::Result<Json>,
+) {
+    let response = match answer {
+        Ok(v) => v.clone(),
+        Err(e) => json!({ "success": false, "error": e }),
+    };
+    let payload = json!({
+        "hook_event_name": "PostToolUse",
+        "session_id": session,
+        "tool_name": tool,
+        "tool_input": serde_json::from_str::<Json>(input).unwrap_or(Json::Null),
+        "tool_response": response,
+    })
+    .to_string();
+    if let Err(e) = db::scalar(
+        db,
+        "mem_observe_hook",
+        &[Some(resource), Some(&payload), None],
+    ) {
+        eprintln!("agentmem mcp: the observer refused the call: {e}");
+    }
+}
+
 /// Serves until the client closes standard input.
 pub fn serve(db: Box<dyn Db>, scope: &Scope) -> db::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -115,6 +156,7 @@ pub fn serve(db: Box<dyn Db>, scope: &Scope) -> db::Result<()> {
     let server = Server {
         db: Arc::new(Mutex::new(db)),
         context: scope.context(),
+        observed: scope.resource.clone().zip(scope.session.clone()),
     };
     runtime.block_on(async move {
         let running = server

@@ -15,6 +15,7 @@ mod function;
 mod graph;
 mod memories;
 mod messages;
+mod observer;
 mod om;
 mod search;
 mod setup;
@@ -38,6 +39,7 @@ pub fn functions() -> impl Iterator<Item = &'static Function> {
         .chain(om::FUNCTIONS)
         .chain(graph::FUNCTIONS)
         .chain(memories::FUNCTIONS)
+        .chain(observer::FUNCTIONS)
         .chain(vectors::FUNCTIONS)
         .chain(data::FUNCTIONS)
         .chain(tools::FUNCTIONS)

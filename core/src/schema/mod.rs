@@ -166,6 +166,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "trigger_catalog",
         script: include_str!("../../../sql/migrations/0019_trigger_catalog.sql"),
     },
+    Migration {
+        version: 20,
+        name: "observer",
+        script: include_str!("../../../sql/migrations/0020_observer.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -106,6 +106,16 @@ pub fn open_with_triggers() -> Sq {
     triggers::open()
 }
 
+/// Runs `f` as an adapter runs a call of the catalog: inside it, `mem__internal()` is true,
+/// so the columns only agentmem writes may be written.
+#[allow(dead_code)]
+pub fn as_call<T>(f: impl FnOnce() -> T) -> T {
+    triggers::DEPTH.with(|d| d.set(d.get() + 1));
+    let r = f();
+    triggers::DEPTH.with(|d| d.set(d.get() - 1));
+    r
+}
+
 mod triggers {
     use super::{db, Shared, Sq};
     use agentmem_core::{triggers, Conn, Error, Result, Value};
@@ -117,7 +127,7 @@ mod triggers {
 
     thread_local! {
         /// How deep the test connection is inside a trigger function (for `mem__internal`).
-        static DEPTH: Cell<u32> = const { Cell::new(0) };
+        pub(super) static DEPTH: Cell<u32> = const { Cell::new(0) };
     }
 
     fn names() -> Vec<&'static str> {

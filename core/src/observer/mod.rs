@@ -1,0 +1,14 @@
+//! The memory observer: a passive layer that watches a session's tool calls, tool results,
+//! reasoning and steps, keeps cheap per-session analytics in tables (the scratchpad), and at
+//! the session's end promotes the few signals worth keeping into long-term memories
+//! (docs/observer.md).
+//!
+//! The agent calls nothing: a hook of the agent, or the MCP server, feeds `mem_observe`.
+
+pub(crate) mod event;
+pub(crate) mod fingerprint;
+pub(crate) mod language;
+pub(crate) mod signals;
+pub(crate) mod tools;
+
+internal!(hook, observe, promote, session, summary, synthesis);
