@@ -11,6 +11,7 @@
 
 mod corpus;
 mod generator;
+mod observer_bench;
 mod om_bench;
 mod pg_bench;
 mod queries;
@@ -471,6 +472,13 @@ fn main() {
         eprintln!("[tasks] ready queue, claims, closes");
         text.push('\n');
         text.push_str(&tasks_bench::run(
+            &s.extension,
+            pg_url.as_deref(),
+            args.quick,
+        ));
+        eprintln!("[observer] events and finalize");
+        text.push('\n');
+        text.push_str(&observer_bench::run(
             &s.extension,
             pg_url.as_deref(),
             args.quick,

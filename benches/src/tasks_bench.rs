@@ -63,14 +63,14 @@ fn ms(d: Duration) -> String {
 }
 
 /// One database the benchmark can drive.
-trait Db {
+pub(crate) trait Db {
     fn exec(&mut self, sql: &str);
     fn ids(&mut self, sql: &str) -> Vec<String>;
     fn one_text(&mut self, sql: &str, a: &str, b: &str);
     fn count(&mut self, sql: &str) -> i64;
 }
 
-struct Lite(rusqlite::Connection);
+pub(crate) struct Lite(pub(crate) rusqlite::Connection);
 
 impl Db for Lite {
     fn exec(&mut self, sql: &str) {
@@ -97,7 +97,7 @@ impl Db for Lite {
     }
 }
 
-struct Pg(postgres::Client);
+pub(crate) struct Pg(pub(crate) postgres::Client);
 
 impl Db for Pg {
     fn exec(&mut self, sql: &str) {

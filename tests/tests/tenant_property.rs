@@ -158,6 +158,7 @@ fn argument(rng: &mut Rng, p: &Pools, n: &mut u64, function: &str, arg: &str, ty
             _ => pick(rng, &p.memories),
         }),
         (_, "file_path") => lit(pick_str(rng, &["ta.ts", "tb.ts", "ta2.ts"])),
+        (_, "answer") if function == "mem_synthesis_answer" => lit("[{\"type\":\"gotcha\",\"content\":\"the bravo synthesis\"}]"),
         (_, "answer") => lit("<observations>* the bravo sneak</observations>"),
         (_, "message_ids") => lit(&format!("[\"{}\"]", pick(rng, &p.messages))),
         (_, "reason") => lit(pick_str(rng, &["completed", "wontfix"])),
@@ -177,6 +178,25 @@ fn argument(rng: &mut Rng, p: &Pools, n: &mut u64, function: &str, arg: &str, ty
             pick(rng, &p.threads)
         )),
         (_, "input") => lit(&tool_input(rng, p)),
+        (_, "event") => lit(pick_str(
+            rng,
+            &[
+                "{\"type\":\"tool_call\",\"tool\":\"Read\",\"args\":{\"file_path\":\"tb.ts\"},\"step\":2}",
+                "[{\"type\":\"reasoning\",\"text\":\"Correction: the bravo port.\"},{\"type\":\"step_complete\",\"step\":3}]",
+            ],
+        )),
+        // B's session, or a new one: a session id A holds is a unique key (docs/security.md,
+        // "What is not protected").
+        (_, "payload") => {
+            *n += 1;
+            let new = format!("tb-new-{n}");
+            lit(&format!(
+                "{{\"hook_event_name\":\"{}\",\"session_id\":\"{}\",\"tool_name\":\"Read\",\"tool_input\":{{\"file_path\":\"tb.ts\"}}}}",
+                pick_str(rng, &["PostToolUse", "Stop"]),
+                pick_str(rng, &["tb-session", &new])
+            ))
+        }
+        (_, "outcome") => lit(pick_str(rng, &["success", "failure"])),
         _ => json_argument(rng, p, n, function, arg, word),
     };
     v

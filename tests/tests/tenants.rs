@@ -28,6 +28,9 @@ fn snapshot(c: &mut Client) -> String {
         "SELECT scope_key, content FROM mem_working_memory ORDER BY 1",
         "SELECT lookup_key, active_observations, lock_owner_id FROM mem_om_records ORDER BY 1",
         "SELECT count(*) FROM mem_search('bravo')",
+        "SELECT id, status, events FROM mem_observer_sessions ORDER BY id",
+        "SELECT session_id, path, reads FROM mem_observer_files ORDER BY 1, 2",
+        "SELECT session_id, class, text FROM mem_observer_notes ORDER BY 1, 3",
     ]
     .iter()
     .map(|sql| ok(c, sql))
@@ -118,6 +121,12 @@ fn calls_at_b() -> Vec<(&'static str, String)> {
         ("mem_export_rows", format!("SELECT * FROM mem_export_rows('{{\"resource_id\":\"{b}\"}}')")),
         ("mem_import", format!("SELECT mem_import('{{\"format\":\"agentmem-export\",\"version\":1,\"scope\":{{}},\"tables\":{{\"mem_threads\":[{{\"id\":\"x\",\"resource_id\":\"{b}\",\"title\":null,\"metadata\":{{}},\"created_at\":1,\"updated_at\":1,\"state\":\"active\",\"agent_id\":null,\"user_id\":null}}]}}}}')")),
         ("mem_forget", format!("SELECT mem_forget('{b}')")),
+        ("mem_session_start", format!("SELECT mem_session_start('{b}', '{{\"id\":\"tb-session\"}}')")),
+        ("mem_observe", "SELECT mem_observe('tb-session', '{\"type\":\"step_complete\",\"step\":7}')".into()),
+        ("mem_observe_hook", format!("SELECT mem_observe_hook('{b}', '{{\"hook_event_name\":\"Stop\",\"session_id\":\"tb-session\"}}')")),
+        ("mem_session_finalize", "SELECT mem_session_finalize('tb-session', 'success')".into()),
+        ("mem_synthesis_answer", "SELECT mem_synthesis_answer('tb-session', '[]')".into()),
+        ("mem_session_summary", "SELECT mem_session_summary('tb-session')".into()),
         ("mem_tools", "SELECT mem_tools()".into()),
         ("mem_tool", format!("SELECT mem_tool('memory_recall', '{{\"query\":\"bravo gotcha\"}}', '{{\"resourceId\":\"{b}\"}}')")),
     ];

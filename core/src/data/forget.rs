@@ -41,6 +41,12 @@ pub(crate) const TABLES: &[&str] = &[
     "mem_graph_closure",
     "mem_graph_hubs",
     "mem_graph_settings",
+    "mem_observer_sessions",
+    "mem_observer_files",
+    "mem_observer_patterns",
+    "mem_observer_errors",
+    "mem_observer_pairs",
+    "mem_observer_notes",
 ];
 
 /// The derived tables among [`TABLES`]: the graph's, kept by resource.
@@ -52,6 +58,12 @@ const DERIVED: &[&str] = &["mem_graph_closure", "mem_graph_hubs"];
 /// is off in SQLite unless the connection turned it on; the message delete trigger takes each
 /// message out of the index and its vectors with it.
 const DELETE_ORDER: &[&str] = &[
+    "mem_observer_notes",
+    "mem_observer_pairs",
+    "mem_observer_errors",
+    "mem_observer_patterns",
+    "mem_observer_files",
+    "mem_observer_sessions",
     "mem_graph_edges",
     "mem_graph_nodes",
     "mem_graph_closure",

@@ -12,9 +12,10 @@
 //! | `UserPromptSubmit` | the end of a step (the next prompt begins another) |
 //! | `Stop`, `SessionEnd` | finalizes the session with `options.outcome` (default `success`) |
 //!
-//! Each tool call is a step of its own: hooks carry no step numbers.
+//! Each tool call is a step of its own: hooks carry no step numbers. Paths under the payload's
+//! `cwd` are made relative to it.
 
-use super::{observe, promote, session};
+use super::{observe, promote, session, tools};
 use crate::json_input;
 use crate::json_opts::Opts;
 use crate::{Conn, Error, Result, Value};
@@ -50,7 +51,10 @@ pub(crate) fn observe_hook(conn: &mut dyn Conn, resource_id: &str, payload: &str
         "PreToolUse" | "PostToolUse" => {
             let step = next_step(conn, &id)?;
             let tool = text(p, "tool_name")?;
-            let args = p.get("tool_input").cloned().unwrap_or(Json::Null);
+            let mut args = p.get("tool_input").cloned().unwrap_or(Json::Null);
+            if let (Some(cwd), Json::Object(a)) = (p.get("cwd").and_then(Json::as_str), &mut args) {
+                relative(a, cwd);
+            }
             let mut events = vec![json!({"type": "tool_call", "tool": tool, "args": args, "step": step})];
             if hook == "PostToolUse" {
                 events.push(result(&tool, p.get("tool_response"), step));
@@ -72,6 +76,26 @@ pub(crate) fn observe_hook(conn: &mut dyn Conn, resource_id: &str, payload: &str
         .transpose()
         .map_err(|e| Error::internal(format!("the observer answered malformed JSON: {e}")))?;
     Ok(json!({"hook": hook, "session_id": id, "answer": answer}).to_string())
+}
+
+/// Paths under the session's working directory, as the project names them (agents send
+/// absolute paths; the same file must count as the same file on every machine).
+fn relative(args: &mut Map<String, Json>, cwd: &str) {
+    let root = format!("{}/", cwd.trim_end_matches('/'));
+    for (k, v) in args.iter_mut() {
+        if !tools::PATH_KEYS.contains(&k.as_str()) && !tools::PATHS_KEYS.contains(&k.as_str()) {
+            continue;
+        }
+        let strip = |s: &mut Json| {
+            if let Some(rest) = s.as_str().and_then(|p| p.strip_prefix(&root)) {
+                *s = Json::String(rest.to_owned());
+            }
+        };
+        match v {
+            Json::Array(items) => items.iter_mut().for_each(strip),
+            v => strip(v),
+        }
+    }
 }
 
 fn text(p: &Map<String, Json>, key: &str) -> Result<String> {

@@ -169,7 +169,7 @@ fn save(conn: &mut dyn Conn, s: &Session) -> Result<()> {
         .collect();
     conn.execute(
         "UPDATE mem_observer_sessions SET step = ?2, events = ?3, steps_completed = ?4, \
-           input_tokens = ?5, max_step_tokens = ?6, external_step = ?7, self_corrections = ?8, \
+           input_tokens = ?5, max_step_tokens = ?6, external_step = CAST(?7 AS BIGINT), self_corrections = ?8, \
            recent = CAST(?9 AS @JSON), scratch_rows = ?10, evicted = ?11, \
            early = CAST(?12 AS @JSON) WHERE id = ?1",
         &[

@@ -109,10 +109,13 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
 
     // Files read or edited together, in sessions of the resource.
     for r in conn.query(
-        "SELECT p.file_a, p.file_b, count(DISTINCT q.session_id), min(p.last_step) \
-         FROM mem_observer_pairs p JOIN mem_observer_pairs q ON q.resource_id = p.resource_id \
-           AND q.file_a = p.file_a AND q.file_b = p.file_b \
-         WHERE p.session_id = ?1 GROUP BY p.file_a, p.file_b ORDER BY 3 DESC, 1, 2 LIMIT 50",
+        &format!(
+            "SELECT p.file_a, p.file_b, count(DISTINCT q.session_id), min(p.last_step) \
+             FROM mem_observer_pairs p JOIN mem_observer_pairs q ON q.resource_id = p.resource_id \
+               AND q.file_a = p.file_a AND q.file_b = p.file_b \
+             WHERE p.session_id = ?1 AND {} GROUP BY p.file_a, p.file_b ORDER BY 3 DESC, 1, 2 LIMIT 50",
+            counted("q")
+        ),
         &[p(id)],
     )? {
         let (a, b) = (text(&r[0]), text(&r[1]));
@@ -128,11 +131,14 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
 
     // Errors that a retry of the same tool got past, and how many sessions met them.
     for r in conn.query(
-        "SELECT e.fingerprint, e.tool, count(DISTINCT o.session_id), e.first_step, e.sample \
-         FROM mem_observer_errors e JOIN mem_observer_errors o ON o.resource_id = e.resource_id \
-           AND o.fingerprint = e.fingerprint \
-         WHERE e.session_id = ?1 AND e.resolved_step IS NOT NULL \
-         GROUP BY e.fingerprint, e.tool, e.first_step, e.sample ORDER BY 3 DESC, 1 LIMIT 50",
+        &format!(
+            "SELECT e.fingerprint, e.tool, count(DISTINCT o.session_id), e.first_step, e.sample \
+             FROM mem_observer_errors e JOIN mem_observer_errors o ON o.resource_id = e.resource_id \
+               AND o.fingerprint = e.fingerprint \
+             WHERE e.session_id = ?1 AND e.resolved_step IS NOT NULL AND {} \
+             GROUP BY e.fingerprint, e.tool, e.first_step, e.sample ORDER BY 3 DESC, 1 LIMIT 50",
+            counted("o")
+        ),
         &[p(id)],
     )? {
         let (fp, tool) = (text(&r[0]), text(&r[1]));
@@ -164,10 +170,13 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
         push(kind, sentence.clone(), content, files, 1, step);
     }
     for r in conn.query(
-        "SELECT n.data, count(DISTINCT o.session_id), min(n.step) FROM mem_observer_notes n \
-         JOIN mem_observer_notes o ON o.resource_id = n.resource_id AND o.class = n.class \
-           AND o.text = n.text \
-         WHERE n.session_id = ?1 AND n.class = 'backtrack' GROUP BY n.data ORDER BY 2 DESC LIMIT 20",
+        &format!(
+            "SELECT n.data, count(DISTINCT o.session_id), min(n.step) FROM mem_observer_notes n \
+             JOIN mem_observer_notes o ON o.resource_id = n.resource_id AND o.class = n.class \
+               AND o.text = n.text \
+             WHERE n.session_id = ?1 AND n.class = 'backtrack' AND {} GROUP BY n.data ORDER BY 2 DESC LIMIT 20",
+            counted("o")
+        ),
         &[p(id)],
     )? {
         let file = serde_json::from_str::<serde_json::Value>(r[0].as_str().unwrap_or("{}"))
@@ -185,9 +194,12 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
     }
     if let Some(r) = conn
         .query(
-            "SELECT count(DISTINCT o.session_id), min(n.step) FROM mem_observer_notes n \
-             JOIN mem_observer_notes o ON o.resource_id = n.resource_id AND o.class = n.class \
-             WHERE n.session_id = ?1 AND n.class = 'token_spike'",
+            &format!(
+                "SELECT count(DISTINCT o.session_id), min(n.step) FROM mem_observer_notes n \
+                 JOIN mem_observer_notes o ON o.resource_id = n.resource_id AND o.class = n.class \
+                 WHERE n.session_id = ?1 AND n.class = 'token_spike' AND {}",
+                counted("o")
+            ),
             &[p(id)],
         )?
         .into_iter()
@@ -208,12 +220,15 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
 
     // Patterns: repeated searches, tool sequences, web references, the first test run.
     for r in conn.query(
-        "SELECT p.kind, p.pattern, count(DISTINCT q.session_id), p.first_step, p.count \
-         FROM mem_observer_patterns p JOIN mem_observer_patterns q ON q.resource_id = p.resource_id \
-           AND q.kind = p.kind AND q.pattern = p.pattern \
-         WHERE p.session_id = ?1 AND ((p.kind = 'grep' AND p.count >= 3) \
-           OR (p.kind = 'sequence' AND p.count >= 2) OR p.kind = 'web') \
-         GROUP BY p.kind, p.pattern, p.first_step, p.count ORDER BY 3 DESC, 1, 2 LIMIT 50",
+        &format!(
+            "SELECT p.kind, p.pattern, count(DISTINCT q.session_id), p.first_step, p.count \
+             FROM mem_observer_patterns p JOIN mem_observer_patterns q ON q.resource_id = p.resource_id \
+               AND q.kind = p.kind AND q.pattern = p.pattern \
+             WHERE p.session_id = ?1 AND ((p.kind = 'grep' AND p.count >= 3) \
+               OR (p.kind = 'sequence' AND p.count >= 2) OR p.kind = 'web') AND {} \
+             GROUP BY p.kind, p.pattern, p.first_step, p.count ORDER BY 3 DESC, 1, 2 LIMIT 50",
+            counted("q")
+        ),
         &[p(id)],
     )? {
         let (kind, pattern) = (text(&r[0]), text(&r[1]));
@@ -234,7 +249,7 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
         .next()
     {
         let test = text(&r[0]);
-        let sessions = first_test_sessions(conn, resource, &test)?;
+        let sessions = first_test_sessions(conn, id, resource, &test)?;
         push(
             "test_order",
             test.clone(),
@@ -248,14 +263,17 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
     // Files: read early in many sessions, opened and left, or configuration that changed
     // with the code.
     for r in conn.query(
-        "SELECT f.path, f.reads, f.edits, f.config, f.first_step, \
-           count(DISTINCT o.session_id), \
-           count(DISTINCT CASE WHEN o.reads = 1 AND o.edits = 0 THEN o.session_id END), \
-           count(DISTINCT CASE WHEN o.config = 1 AND o.edits > 0 THEN o.session_id END) \
-         FROM mem_observer_files f JOIN mem_observer_files o ON o.resource_id = f.resource_id \
-           AND o.path = f.path \
-         WHERE f.session_id = ?1 \
-         GROUP BY f.path, f.reads, f.edits, f.config, f.first_step ORDER BY 6 DESC, 1 LIMIT 200",
+        &format!(
+            "SELECT f.path, f.reads, f.edits, f.config, f.first_step, \
+               count(DISTINCT CASE WHEN o.first_step <= 2 THEN o.session_id END), \
+               count(DISTINCT CASE WHEN o.reads = 1 AND o.edits = 0 THEN o.session_id END), \
+               count(DISTINCT CASE WHEN o.config = 1 AND o.edits > 0 THEN o.session_id END) \
+             FROM mem_observer_files f JOIN mem_observer_files o ON o.resource_id = f.resource_id \
+               AND o.path = f.path \
+             WHERE f.session_id = ?1 AND {} \
+             GROUP BY f.path, f.reads, f.edits, f.config, f.first_step ORDER BY 6 DESC, 1 LIMIT 200",
+            counted("o")
+        ),
         &[p(id)],
     )? {
         let path = text(&r[0]);
@@ -307,6 +325,15 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
     Ok(out)
 }
 
+/// Only the resource's finished sessions, and the one finishing, count: a session still
+/// running has not shown how it ends. `alias` names the joined scratchpad table.
+fn counted(alias: &str) -> String {
+    format!(
+        "({alias}.session_id = ?1 OR EXISTS (SELECT 1 FROM mem_observer_sessions s \
+           WHERE s.id = {alias}.session_id AND s.status = 'finalized'))"
+    )
+}
+
 /// The files the session read or edited at `step` (at most 5).
 fn files_at(conn: &mut dyn Conn, id: &str, step: i64) -> Result<Vec<String>> {
     Ok(conn
@@ -321,14 +348,17 @@ fn files_at(conn: &mut dyn Conn, id: &str, step: i64) -> Result<Vec<String>> {
 }
 
 /// Sessions of the resource whose first test run was `test`.
-fn first_test_sessions(conn: &mut dyn Conn, resource: &str, test: &str) -> Result<i64> {
+fn first_test_sessions(conn: &mut dyn Conn, id: &str, resource: &str, test: &str) -> Result<i64> {
     Ok(conn
         .query_value(
-            "SELECT count(*) FROM mem_observer_patterns p WHERE p.resource_id = ?1 \
-               AND p.kind = 'test' AND p.pattern = ?2 AND NOT EXISTS (SELECT 1 \
-                 FROM mem_observer_patterns e WHERE e.session_id = p.session_id \
-                 AND e.kind = 'test' AND e.first_event < p.first_event)",
-            &[resource.into(), test.into()],
+            &format!(
+                "SELECT count(*) FROM mem_observer_patterns p WHERE p.resource_id = ?2 \
+                   AND p.kind = 'test' AND p.pattern = ?3 AND {} AND NOT EXISTS (SELECT 1 \
+                     FROM mem_observer_patterns e WHERE e.session_id = p.session_id \
+                     AND e.kind = 'test' AND e.first_event < p.first_event)",
+                counted("p")
+            ),
+            &[id.into(), resource.into(), test.into()],
         )?
         .map_or(0, |v| int(&v)))
 }

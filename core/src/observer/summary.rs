@@ -92,7 +92,9 @@ fn text(s: &Json) -> String {
         let files: Vec<&str> = m["files"].as_array().map_or(Vec::new(), |f| f.iter().filter_map(Json::as_str).collect());
         let ty = m["type"].as_str().unwrap_or("").replace('_', " ").to_uppercase();
         let review = if m["needs_review"].as_bool() == Some(true) { "  [needs review]" } else { "" };
-        out.push_str(&format!("  {}/{}  {}  {}{}\n", i + 1, learned.len(), ty, files.join(", "), review));
+        let head = format!("  {}/{}  {}  {}{}", i + 1, learned.len(), ty, files.join(", "), review);
+        out.push_str(head.trim_end());
+        out.push('\n');
         out.push_str(&format!("       {}\n", first_chars(m["content"].as_str().unwrap_or(""), 160)));
     }
     out

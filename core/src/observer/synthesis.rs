@@ -255,7 +255,7 @@ pub(crate) fn answer(conn: &mut dyn Conn, session_id: &str, text: &str) -> Resul
         let memory = json!({
             "type": p.ty, "content": p.content, "confidence": p.confidence,
             "related_files": p.files, "tags": ["observer", "synthesis"],
-            "source": "observer_inferred", "session_id": session_id, "needs_review": 1,
+            "source": "observer_inferred", "session_id": session_id, "needs_review": true,
         });
         let r: Json = serde_json::from_str(&remember::remember(conn, &resource, &memory.to_string(), None)?)
             .map_err(|e| Error::internal(format!("mem_remember answered malformed JSON: {e}")))?;

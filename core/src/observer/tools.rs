@@ -70,10 +70,10 @@ pub(crate) fn kind(name: &str, args: &Map<String, Json>) -> Kind {
 }
 
 /// Argument keys that name files.
-const PATH_KEYS: &[&str] = &["file_path", "path", "filePath", "notebook_path", "filename", "file"];
+pub(crate) const PATH_KEYS: &[&str] = &["file_path", "path", "filePath", "notebook_path", "filename", "file"];
 
 /// Argument keys that name several files.
-const PATHS_KEYS: &[&str] = &["paths", "file_paths", "files"];
+pub(crate) const PATHS_KEYS: &[&str] = &["paths", "file_paths", "files"];
 
 /// The files a call names, as given (at most `max`).
 pub(crate) fn paths(args: &Map<String, Json>, max: usize) -> Vec<String> {

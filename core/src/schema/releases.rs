@@ -46,6 +46,12 @@ pub const RELEASES: &[Release] = &[
         private_derived_data: true,
         trigger_catalog: true,
     },
+    Release {
+        version: "0.5.0",
+        schema: 20,
+        private_derived_data: true,
+        trigger_catalog: true,
+    },
 ];
 
 /// The release `version`.
