@@ -179,8 +179,12 @@ fn replay(events: &[Json]) -> Model {
                     },
                     _ => {}
                 }
-                if recent.len() >= 2 {
-                    let n = recent.len();
+                // Sequences that change something: an edit or a command among them.
+                let changes = |t: &str| t == "Edit" || t == "Bash";
+                let n = recent.len();
+                if n >= 2
+                    && (changes(&recent[n - 2].0) || changes(&recent[n - 1].0) || changes(&tool))
+                {
                     count(
                         "sequence",
                         format!("{} > {} > {}", recent[n - 2].0, recent[n - 1].0, tool),

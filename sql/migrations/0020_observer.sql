@@ -51,6 +51,8 @@ CREATE TABLE mem_observer_files (
   reads        BIGINT NOT NULL DEFAULT 0 CHECK (reads >= 0),
   edits        BIGINT NOT NULL DEFAULT 0 CHECK (edits >= 0),
   config       INTEGER NOT NULL DEFAULT 0 CHECK (config IN (0, 1)),
+  -- Read, then left for a search elsewhere (the next call a grep or glob): a wrong guess.
+  left_for_search INTEGER NOT NULL DEFAULT 0 CHECK (left_for_search IN (0, 1)),
   first_step   BIGINT NOT NULL,
   last_step    BIGINT NOT NULL,
   -- The session's event number of the first and last access: the order within a step.
@@ -120,7 +122,7 @@ CREATE TABLE mem_observer_notes (
 CREATE INDEX mem_observer_notes_session ON mem_observer_notes (session_id, class);
 
 @types mem_observer_sessions id:text resource_id:text session_type:text thread_id:text? status:text outcome:text? step:int events:int steps_completed:int input_tokens:int max_step_tokens:int external_step:int? self_corrections:int recent:array scratch_rows:int max_scratch_rows:int evicted:int early:array result:object? synthesis:text? started_at:int updated_at:int finalized_at:int?
-@types mem_observer_files resource_id:text session_id:text path:text reads:int edits:int config:int first_step:int last_step:int first_event:int last_event:int
+@types mem_observer_files resource_id:text session_id:text path:text reads:int edits:int config:int left_for_search:int first_step:int last_step:int first_event:int last_event:int
 @types mem_observer_patterns resource_id:text session_id:text kind:text pattern:text count:int first_step:int last_step:int first_event:int
 @types mem_observer_errors resource_id:text session_id:text fingerprint:text tool:text sample:text count:int first_step:int last_step:int resolved_step:int?
 @types mem_observer_pairs resource_id:text session_id:text file_a:text file_b:text count:int last_step:int

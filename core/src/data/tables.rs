@@ -378,6 +378,7 @@ pub(crate) const TABLES: &[Table] = &[
             ("reads", Int),
             ("edits", Int),
             ("config", Int),
+            ("left_for_search", Int),
             ("first_step", Int),
             ("last_step", Int),
             ("first_event", Int),

@@ -29,6 +29,7 @@ static NAMES_ERROR: Lazy<Regex> =
     Lazy::new(|| Regex::new(r"(?i)error|failed|failure|panic|exception|cannot|not found").unwrap());
 
 /// The fingerprint of an error text, or `None` for a text with nothing in it.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn fingerprint(text: &str) -> Option<String> {
     let mut end = text.len().min(SCAN_BYTES);
     while !text.is_char_boundary(end) {

@@ -6,9 +6,8 @@
 //! The agent calls nothing: a hook of the agent, or the MCP server, feeds `mem_observe`.
 
 pub(crate) mod event;
-pub(crate) mod fingerprint;
 pub(crate) mod language;
 pub(crate) mod signals;
 pub(crate) mod tools;
 
-internal!(hook, observe, promote, session, summary, synthesis);
+internal!(fingerprint, hook, observe, promote, session, summary, synthesis);

@@ -240,6 +240,9 @@ fn call(conn: &mut dyn Conn, s: &mut Session, step: i64, c: Call, answer: &mut A
     if c.kind == Kind::Web && s.external_step.is_none_or(|x| step < x) {
         s.external_step = Some(step);
     }
+    if matches!(c.kind, Kind::Grep | Kind::Glob) {
+        left_for_search(conn, s)?;
+    }
     let counted = matches!(c.kind, Kind::Read | Kind::Edit);
     if counted {
         let edit = i64::from(c.kind == Kind::Edit);
@@ -288,8 +291,10 @@ fn call(conn: &mut dyn Conn, s: &mut Session, step: i64, c: Call, answer: &mut A
     if let Some(t) = &c.test {
         pattern(conn, s, step, "test", t)?;
     }
-    if s.recent.len() >= 2 {
-        let n = s.recent.len();
+    // A way of working changes something: a sequence of reads and searches alone is how any
+    // session looks around, not a recipe.
+    let n = s.recent.len();
+    if n >= 2 && [s.recent[n - 2].kind, s.recent[n - 1].kind, c.kind].iter().any(|k| matches!(k, Kind::Edit | Kind::Shell)) {
         let seq = format!("{} > {} > {}", s.recent[n - 2].tool, s.recent[n - 1].tool, c.tool);
         pattern(conn, s, step, "sequence", &seq)?;
     }
@@ -339,6 +344,22 @@ fn pattern(conn: &mut dyn Conn, s: &mut Session, step: i64, kind: &str, p: &str)
         s.scratch_rows += 1;
     }
     Ok(n)
+}
+
+/// A search right after reading one file: the file was not where the answer was.
+fn left_for_search(conn: &mut dyn Conn, s: &mut Session) -> Result<()> {
+    let Some(last) = s.recent.last() else {
+        return Ok(());
+    };
+    if last.kind != Kind::Read || last.paths.len() != 1 {
+        return Ok(());
+    }
+    conn.execute(
+        "UPDATE mem_observer_files SET left_for_search = 1 \
+         WHERE session_id = ?1 AND path = ?2 AND edits = 0",
+        &[s.id.as_str().into(), last.paths[0].as_str().into()],
+    )?;
+    Ok(())
 }
 
 /// Files read or edited within the last tool calls count as accessed together.

@@ -165,6 +165,7 @@ fn store(
         "memory_id": stored["id"],
         "created": stored["created"],
         "class": c.class.name,
+        "key": c.key,
         "type": c.class.promotes_to,
         "content": c.content,
         "files": c.files,

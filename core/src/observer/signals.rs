@@ -8,6 +8,7 @@
 //! thing (1 at five or more), and the false-positive rate the class's own (how often such a
 //! signal is incidental). Below 0.4 a candidate is discarded.
 
+use super::tools::{self, Kind};
 use crate::{Conn, Result, Value};
 
 /// A signal class.
@@ -107,18 +108,31 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
         out.push(Candidate { class: class_named(class), key, content, files, sessions, step });
     };
 
-    // Files read or edited together, in sessions of the resource.
+    // Files worked on together — one of them edited — in sessions of the resource: two
+    // files that are only ever read together say nothing about changing them.
     for r in conn.query(
         &format!(
-            "SELECT p.file_a, p.file_b, count(DISTINCT q.session_id), min(p.last_step) \
+            "SELECT p.file_a, p.file_b, count(DISTINCT q.session_id), min(p.last_step), \
+               (SELECT count(DISTINCT f.session_id) FROM mem_observer_files f \
+                 WHERE f.resource_id = p.resource_id AND f.path = p.file_a AND {c}), \
+               (SELECT count(DISTINCT f.session_id) FROM mem_observer_files f \
+                 WHERE f.resource_id = p.resource_id AND f.path = p.file_b AND {c}) \
              FROM mem_observer_pairs p JOIN mem_observer_pairs q ON q.resource_id = p.resource_id \
                AND q.file_a = p.file_a AND q.file_b = p.file_b \
-             WHERE p.session_id = ?1 AND {} GROUP BY p.file_a, p.file_b ORDER BY 3 DESC, 1, 2 LIMIT 50",
-            counted("q")
+             WHERE p.session_id = ?1 AND {} AND EXISTS (SELECT 1 FROM mem_observer_files f \
+               WHERE f.session_id = ?1 AND f.edits > 0 AND (f.path = p.file_a OR f.path = p.file_b)) \
+             GROUP BY p.resource_id, p.file_a, p.file_b ORDER BY 3 DESC, 1, 2 LIMIT 50",
+            counted("q"),
+            c = counted("f")
         ),
         &[p(id)],
     )? {
         let (a, b) = (text(&r[0]), text(&r[1]));
+        // Together in at least three of four sessions that touched the busier of the two: a
+        // file edited in every session is near every other file some of the time.
+        if int(&r[2]) * 4 < int(&r[4]).max(int(&r[5])) * 3 {
+            continue;
+        }
         push(
             "co_access",
             format!("{a} + {b}"),
@@ -142,6 +156,12 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
         &[p(id)],
     )? {
         let (fp, tool) = (text(&r[0]), text(&r[1]));
+        // A read, edit or search tool's own failure (no such file, no such string) is about
+        // the call, not about the project.
+        let kind = tools::kind(&tool, &serde_json::Map::new());
+        if matches!(kind, Kind::Read | Kind::Edit | Kind::Grep | Kind::Glob) {
+            continue;
+        }
         push(
             "error_retry",
             fp.clone(),
@@ -262,24 +282,37 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
 
     // Files: read early in many sessions, opened and left, or configuration that changed
     // with the code.
+    let finished = conn
+        .query_value(
+            "SELECT count(*) FROM mem_observer_sessions WHERE resource_id = ?2 \
+               AND (status = 'finalized' OR id = ?1)",
+            &[p(id), p(resource)],
+        )?
+        .map_or(0, |v| int(&v));
     for r in conn.query(
         &format!(
-            "SELECT f.path, f.reads, f.edits, f.config, f.first_step, \
+            "SELECT f.path, f.reads, f.edits, f.config + 2 * f.left_for_search, f.first_step, \
                count(DISTINCT CASE WHEN o.first_step <= 2 THEN o.session_id END), \
-               count(DISTINCT CASE WHEN o.reads = 1 AND o.edits = 0 THEN o.session_id END), \
-               count(DISTINCT CASE WHEN o.config = 1 AND o.edits > 0 THEN o.session_id END) \
+               count(DISTINCT CASE WHEN o.reads = 1 AND o.edits = 0 AND o.left_for_search = 1 \
+                 THEN o.session_id END), \
+               count(DISTINCT CASE WHEN o.config = 1 AND o.edits > 0 THEN o.session_id END), \
+               count(DISTINCT o.session_id) \
              FROM mem_observer_files f JOIN mem_observer_files o ON o.resource_id = f.resource_id \
                AND o.path = f.path \
              WHERE f.session_id = ?1 AND {} \
-             GROUP BY f.path, f.reads, f.edits, f.config, f.first_step ORDER BY 6 DESC, 1 LIMIT 200",
+             GROUP BY f.path, f.reads, f.edits, f.config, f.left_for_search, f.first_step \
+             ORDER BY 6 DESC, 1 LIMIT 200",
             counted("o")
         ),
         &[p(id)],
     )? {
         let path = text(&r[0]);
-        let (reads, edits, config, first) = (int(&r[1]), int(&r[2]), int(&r[3]), int(&r[4]));
+        let (reads, edits, first) = (int(&r[1]), int(&r[2]), int(&r[4]));
+        let (config, left) = (int(&r[3]) & 1, int(&r[3]) >> 1);
         let (sessions, abandoned, config_edits) = (int(&r[5]), int(&r[6]), int(&r[7]));
-        if first <= 2 {
+        // Left in most of the sessions that opened it: not worth loading up front.
+        let mostly_left = abandoned * 2 >= int(&r[8]);
+        if first <= 2 && !mostly_left {
             push(
                 "file_access",
                 path.clone(),
@@ -289,7 +322,9 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
                 first,
             );
         }
-        if reads == 1 && edits == 0 {
+        // Read once and left for a search, as in at least two thirds of the resource's
+        // finished sessions: "often".
+        if reads == 1 && edits == 0 && left == 1 && abandoned * 3 >= finished * 2 {
             push(
                 "read_abandon",
                 path.clone(),
