@@ -281,7 +281,36 @@ fn sqlite_session() {
     export_round_trip(&m, &fresh, &dir, &direct);
     std::fs::write(dir.join("seen.json"), serde_json::to_string(&seen).unwrap()).unwrap();
     mcp_session(&Memory::sqlite(&dir.join("mcp.db")));
+    if std::env::var_os("AGENTMEM_MCP_PYTHON").is_some() {
+        observed_mcp_session(&dir.join("mcp.db"));
+    }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Given a resource and a session, the MCP server recorded each call and its answer for the
+/// observer: every tool of the session was called, each call has its result.
+fn observed_mcp_session(db: &Path) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let (resource, status, events): (String, String, i64) = conn
+        .query_row(
+            "SELECT resource_id, status, events FROM mem_observer_sessions WHERE id = 'agent-7'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("the MCP session's observer session");
+    assert_eq!(
+        (resource.as_str(), status.as_str()),
+        ("project:webapp", "open")
+    );
+    assert!(events >= 14 && events % 2 == 0, "{events} events");
+    let tools: i64 = conn
+        .query_row(
+            "SELECT json_array_length(recent) FROM mem_observer_sessions",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tools, 8, "the last 8 calls are kept");
 }
 
 /// A new, empty database of the test cluster with the extension; its connection string.

@@ -11,6 +11,7 @@ use super::event::{self, Call, Event, What};
 use super::fingerprint::fingerprint;
 use super::language::{self, Cue};
 use super::tools::{self, Kind};
+use crate::db::dialect::RowLock;
 use crate::json_input;
 use crate::{Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
@@ -23,6 +24,9 @@ pub(crate) const MAX_BATCH: usize = 10_000;
 
 /// Notes (self-corrections, dead ends, spikes, backtracks) a session keeps.
 pub(crate) const MAX_NOTES: i64 = 200;
+
+/// Pairs written by one statement (each statement text is cached, one per count).
+const MAX_PAIRS_PER_STATEMENT: usize = 16;
 
 /// Longest error sample kept, in characters.
 const MAX_SAMPLE: usize = 500;
@@ -49,7 +53,8 @@ struct Session {
     max_rows: i64,
     evicted: i64,
     early: Vec<String>,
-    notes: i64,
+    /// Notes the session holds, counted when the first note of a call is kept.
+    notes: Option<i64>,
 }
 
 /// One remembered tool call.
@@ -102,16 +107,16 @@ pub(crate) fn observe(conn: &mut dyn Conn, session_id: &str, event: &str) -> Res
     .to_string())
 }
 
-/// Locks and reads the open session `id`.
+/// Locks and reads the open session `id` (SQLite: the writing call holds the database's
+/// write lock; Postgres: the row's).
 fn load(conn: &mut dyn Conn, id: &str) -> Result<Session> {
-    let now = conn.now_ms()?;
-    let rows = conn.query(
-        "UPDATE mem_observer_sessions SET updated_at = ?2 WHERE id = ?1 \
-         RETURNING resource_id, status, step, events, steps_completed, input_tokens, \
+    let sql = format!(
+        "SELECT resource_id, status, step, events, steps_completed, input_tokens, \
            max_step_tokens, external_step, self_corrections, CAST(recent AS TEXT), scratch_rows, \
-           max_scratch_rows, evicted, CAST(early AS TEXT)",
-        &[id.into(), Value::Int(now)],
-    )?;
+           max_scratch_rows, evicted, CAST(early AS TEXT) FROM mem_observer_sessions WHERE id = ?1{}",
+        conn.dialect().row_lock(RowLock::NoKeyUpdate)
+    );
+    let rows = conn.query(&sql, &[id.into()])?;
     let r = rows
         .into_iter()
         .next()
@@ -128,13 +133,6 @@ fn load(conn: &mut dyn Conn, id: &str) -> Result<Session> {
         .into_iter()
         .map(|(tool, kind, paths)| Recent { kind: kind_named(&kind), tool, paths })
         .collect();
-    let notes = conn
-        .query_value(
-            "SELECT count(*) FROM mem_observer_notes WHERE session_id = ?1",
-            &[id.into()],
-        )?
-        .and_then(|v| v.as_i64())
-        .unwrap_or(0);
     Ok(Session {
         id: id.to_owned(),
         resource: r[0].as_str().unwrap_or_default().to_owned(),
@@ -150,7 +148,7 @@ fn load(conn: &mut dyn Conn, id: &str) -> Result<Session> {
         max_rows: int(11),
         evicted: int(12),
         early: serde_json::from_str(r[13].as_str().unwrap_or("[]")).unwrap_or_default(),
-        notes,
+        notes: None,
     })
 }
 
@@ -162,6 +160,7 @@ fn kind_named(name: &str) -> Kind {
 }
 
 fn save(conn: &mut dyn Conn, s: &Session) -> Result<()> {
+    let now = conn.now_ms()?;
     let recent: Vec<Json> = s
         .recent
         .iter()
@@ -171,7 +170,7 @@ fn save(conn: &mut dyn Conn, s: &Session) -> Result<()> {
         "UPDATE mem_observer_sessions SET step = ?2, events = ?3, steps_completed = ?4, \
            input_tokens = ?5, max_step_tokens = ?6, external_step = CAST(?7 AS BIGINT), self_corrections = ?8, \
            recent = CAST(?9 AS @JSON), scratch_rows = ?10, evicted = ?11, \
-           early = CAST(?12 AS @JSON) WHERE id = ?1",
+           early = CAST(?12 AS @JSON), updated_at = ?13 WHERE id = ?1",
         &[
             s.id.as_str().into(),
             Value::Int(s.step),
@@ -185,6 +184,7 @@ fn save(conn: &mut dyn Conn, s: &Session) -> Result<()> {
             Value::Int(s.scratch_rows),
             Value::Int(s.evicted),
             json!(s.early).to_string().into(),
+            Value::Int(now),
         ],
     )?;
     Ok(())
@@ -277,6 +277,10 @@ fn call(conn: &mut dyn Conn, s: &mut Session, step: i64, c: Call, answer: &mut A
             }
             if edit == 1 {
                 backtrack(conn, s, step, path, edits)?;
+            }
+            // The trigger's condition changes only when a file is edited for the first time
+            // or a configuration file is touched.
+            if (edit == 1 && edits == 1) || tools::is_config(path) {
                 config_touch(conn, s, answer)?;
             }
         }
@@ -379,27 +383,26 @@ fn co_access(conn: &mut dyn Conn, s: &mut Session, step: i64, paths: &[String]) 
             pairs.push((a.to_owned(), b.to_owned()));
         }
     }
-    for (a, b) in pairs {
-        let n = conn
-            .query_value(
-                "INSERT INTO mem_observer_pairs (resource_id, session_id, file_a, file_b, count, \
-                   last_step) VALUES (?1, ?2, ?3, ?4, 1, ?5) \
-                 ON CONFLICT (session_id, file_a, file_b) DO UPDATE SET \
-                   count = mem_observer_pairs.count + 1, last_step = excluded.last_step \
-                 RETURNING count",
-                &[
-                    s.resource.as_str().into(),
-                    s.id.as_str().into(),
-                    a.into(),
-                    b.into(),
-                    Value::Int(step),
-                ],
-            )?
-            .and_then(|v| v.as_i64())
-            .unwrap_or(0);
-        if n == 1 {
-            s.scratch_rows += 1;
+    // One statement for all of them: a call meets up to a dozen files.
+    for chunk in pairs.chunks(MAX_PAIRS_PER_STATEMENT) {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| format!("(?1, ?2, ?{}, ?{}, 1, ?3)", 4 + 2 * i, 5 + 2 * i))
+            .collect();
+        let sql = format!(
+            "INSERT INTO mem_observer_pairs (resource_id, session_id, file_a, file_b, count, \
+               last_step) VALUES {} \
+             ON CONFLICT (session_id, file_a, file_b) DO UPDATE SET \
+               count = mem_observer_pairs.count + 1, last_step = excluded.last_step \
+             RETURNING count",
+            rows.join(", ")
+        );
+        let mut params: Vec<Value> = vec![s.resource.as_str().into(), s.id.as_str().into(), Value::Int(step)];
+        for (a, b) in chunk {
+            params.push(a.as_str().into());
+            params.push(b.as_str().into());
         }
+        let created = conn.query(&sql, &params)?.iter().filter(|r| r[0].as_i64() == Some(1)).count();
+        s.scratch_rows += created as i64;
     }
     Ok(())
 }
@@ -493,11 +496,22 @@ fn result(
 
 /// Keeps a note, while the session holds fewer than [`MAX_NOTES`].
 fn note(conn: &mut dyn Conn, s: &mut Session, class: &str, step: i64, text: &str, data: Json) -> Result<()> {
-    if s.notes >= MAX_NOTES {
+    let held = match s.notes {
+        Some(n) => n,
+        None => conn
+            .query_value(
+                "SELECT count(*) FROM mem_observer_notes WHERE session_id = ?1",
+                &[s.id.as_str().into()],
+            )?
+            .and_then(|v| v.as_i64())
+            .unwrap_or(0),
+    };
+    if held >= MAX_NOTES {
+        s.notes = Some(held);
         s.evicted += 1;
         return Ok(());
     }
-    s.notes += 1;
+    s.notes = Some(held + 1);
     conn.execute(
         "INSERT INTO mem_observer_notes (resource_id, session_id, class, step, text, data) \
          VALUES (?1, ?2, ?3, ?4, ?5, CAST(?6 AS @JSON))",
