@@ -13,8 +13,6 @@
 
 mod common;
 
-use agentmem_core::observer::{observe, promote, session};
-use agentmem_core::Conn;
 use common::Rng;
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -288,14 +286,10 @@ fn promoted(p: &Project) -> BTreeSet<(String, String)> {
         let id = format!("{}-{s}", p.resource);
         let events = Json::Array(script(p, s, &mut rng)).to_string();
         let outcome = if s == FAILED { "failure" } else { "success" };
-        let db: &mut dyn Conn = &mut db;
-        let answer = common::as_call(|| {
-            session::start(db, p.resource, Some(&json!({ "id": id }).to_string()))?;
-            observe::observe(db, &id, &events)?;
-            promote::finalize(db, &id, outcome, None)
-        })
-        .unwrap();
-        let answer: Json = serde_json::from_str(&answer).unwrap();
+        let options = json!({ "id": id }).to_string();
+        let answer =
+            common::observer::session(&mut db, p.resource, Some(&options), &events, outcome)
+                .unwrap();
         for m in answer["promoted"].as_array().unwrap() {
             out.insert((
                 m["class"].as_str().unwrap().to_owned(),

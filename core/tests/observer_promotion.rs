@@ -3,30 +3,9 @@
 
 mod common;
 
-use agentmem_core::observer::{observe, promote, session};
 use agentmem_core::Conn;
+use common::observer::{finalize, observe, start};
 use serde_json::{json, Value as Json};
-
-// The core's functions as the adapters call them (see `common::as_call`).
-fn start(
-    db: &mut dyn Conn,
-    resource: &str,
-    options: Option<&str>,
-) -> agentmem_core::Result<String> {
-    common::as_call(|| session::start(db, resource, options))
-}
-fn observe(db: &mut dyn Conn, id: &str, events: &str) -> agentmem_core::Result<String> {
-    common::as_call(|| observe::observe(db, id, events))
-}
-#[allow(dead_code)]
-fn finalize(
-    db: &mut dyn Conn,
-    id: &str,
-    outcome: &str,
-    options: Option<&str>,
-) -> agentmem_core::Result<String> {
-    common::as_call(|| promote::finalize(db, id, outcome, options))
-}
 
 fn run(db: &mut dyn Conn, id: &str, events: Json) {
     observe(db, id, &events.to_string()).unwrap();
@@ -142,16 +121,12 @@ fn finalize_twice_answers_the_same_and_events_after_it_are_refused() {
 #[test]
 fn a_failed_session_keeps_only_its_dead_ends() {
     let mut db = common::open_with_triggers();
-    let id = start(&mut db, "proj", None).unwrap();
-    run(
-        &mut db,
-        &id,
-        json!([
-            call("Read", json!({"file_path": "src/cache.rs"}), 1),
-            {"type": "reasoning", "step": 2, "text": "Actually, the cache is not shared. This approach won't work without a lock."},
-        ]),
-    );
-    let v: Json = serde_json::from_str(&finalize(&mut db, &id, "failure", None).unwrap()).unwrap();
+    let events = json!([
+        call("Read", json!({"file_path": "src/cache.rs"}), 1),
+        {"type": "reasoning", "step": 2, "text": "Actually, the cache is not shared. This approach won't work without a lock."},
+    ])
+    .to_string();
+    let v = common::observer::session(&mut db, "proj", None, &events, "failure").unwrap();
     assert_eq!(classes(&v, "promoted"), vec!["dead_end"]);
     assert_eq!(v["promoted"][0]["type"], "dead_end");
     assert!(v["discarded"]
@@ -165,17 +140,13 @@ fn a_failed_session_keeps_only_its_dead_ends() {
 #[test]
 fn signals_after_a_web_call_need_review() {
     let mut db = common::open_with_triggers();
-    let id = start(&mut db, "proj", None).unwrap();
-    run(
-        &mut db,
-        &id,
-        json!([
-            {"type": "reasoning", "step": 1, "text": "Correction: the port is 5433."},
-            call("WebFetch", json!({"url": "https://example.com/howto"}), 2),
-            {"type": "reasoning", "step": 3, "text": "I was wrong about the driver. The pool is actually per request."},
-        ]),
-    );
-    let v: Json = serde_json::from_str(&finalize(&mut db, &id, "success", None).unwrap()).unwrap();
+    let events = json!([
+        {"type": "reasoning", "step": 1, "text": "Correction: the port is 5433."},
+        call("WebFetch", json!({"url": "https://example.com/howto"}), 2),
+        {"type": "reasoning", "step": 3, "text": "I was wrong about the driver. The pool is actually per request."},
+    ])
+    .to_string();
+    let v = common::observer::session(&mut db, "proj", None, &events, "success").unwrap();
     let by_step: Vec<(bool, f64)> = v["promoted"]
         .as_array()
         .unwrap()
@@ -207,13 +178,16 @@ fn signals_after_a_web_call_need_review() {
 #[test]
 fn a_changelog_session_promotes_nothing() {
     let mut db = common::open_with_triggers();
-    let id = start(&mut db, "proj", Some(r#"{"session_type":"changelog"}"#)).unwrap();
-    run(
+    let events =
+        json!({"type": "reasoning", "step": 1, "text": "Correction: v2 ships Friday."}).to_string();
+    let v = common::observer::session(
         &mut db,
-        &id,
-        json!({"type": "reasoning", "step": 1, "text": "Correction: v2 ships Friday."}),
-    );
-    let v: Json = serde_json::from_str(&finalize(&mut db, &id, "success", None).unwrap()).unwrap();
+        "proj",
+        Some(r#"{"session_type":"changelog"}"#),
+        &events,
+        "success",
+    )
+    .unwrap();
     assert_eq!(v["promoted"], json!([]));
     assert!(v["discarded"][0]["reason"]
         .as_str()

@@ -5,32 +5,11 @@
 
 mod common;
 
-use agentmem_core::observer::{observe, promote, session};
 use agentmem_core::Conn;
+use common::observer::{observe, start};
 use common::Rng;
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, BTreeSet};
-
-// The core's functions as the adapters call them (see `common::as_call`).
-fn start(
-    db: &mut dyn Conn,
-    resource: &str,
-    options: Option<&str>,
-) -> agentmem_core::Result<String> {
-    common::as_call(|| session::start(db, resource, options))
-}
-fn observe(db: &mut dyn Conn, id: &str, events: &str) -> agentmem_core::Result<String> {
-    common::as_call(|| observe::observe(db, id, events))
-}
-#[allow(dead_code)]
-fn finalize(
-    db: &mut dyn Conn,
-    id: &str,
-    outcome: &str,
-    options: Option<&str>,
-) -> agentmem_core::Result<String> {
-    common::as_call(|| promote::finalize(db, id, outcome, options))
-}
 
 const FILES: &[&str] = &["src/a.ts", "src/b.ts", "lib/c.rs", "package.json", "d.py"];
 const TOOLS: &[(&str, &str)] = &[

@@ -62,6 +62,34 @@ impl Rng {
     }
 }
 
+/// A SQLite file in WAL mode, new, in a temporary folder of its own named after `name`: the
+/// folder (to remove at the end), the file, and a connection with the extension.
+pub fn wal_database(name: &str) -> (PathBuf, PathBuf, backend::Sqlite) {
+    let dir = std::env::temp_dir().join(format!("agentmem-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.db"));
+    let _ = std::fs::remove_file(&path);
+    let db = backend::Sqlite::open(path.to_str().unwrap());
+    db.conn
+        .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .unwrap();
+    (dir, path, db)
+}
+
+/// A `sqlite3` shell script that loads the extension, waits for locks and stops at the first
+/// error, then runs `statements`.
+pub fn shell_script(statements: impl IntoIterator<Item = String>) -> String {
+    let mut script = format!(
+        ".load {}\n.timeout 60000\n.bail on\n",
+        sqlite_extension().display()
+    );
+    for s in statements {
+        script.push_str(&s);
+        script.push_str(";\n");
+    }
+    script
+}
+
 /// Runs one `sqlite3` shell per script on the database file `db`, all at once, and returns
 /// their outputs in script order. Each shell's stdin is written and its pipes drained on their
 /// own threads: a shell blocked on a full pipe would hold its write transaction and stall the

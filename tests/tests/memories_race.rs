@@ -2,7 +2,7 @@
 //! others reinforce it), on SQLite (real processes on one WAL file) and on Postgres (real
 //! connections started together). `mem_remember`'s answer must say which call created it.
 
-use agentmem_tests::backend::{Backend, Param, Postgres, Sqlite};
+use agentmem_tests::backend::{Backend, Param, Postgres};
 use std::sync::{Arc, Barrier};
 
 const WRITERS: usize = 8;
@@ -55,25 +55,15 @@ fn check(db: &mut dyn Backend, created: usize) {
 
 #[test]
 fn sqlite_processes_remember_each_fact_once() {
-    let dir = std::env::temp_dir().join(format!("agentmem-memrace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("race.db");
-    let _ = std::fs::remove_file(&path);
-    let mut db = Sqlite::open(path.to_str().unwrap());
-    db.conn
-        .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-        .unwrap();
-    let ext = agentmem_tests::sqlite_extension();
+    let (dir, path, mut db) = agentmem_tests::wal_database("memrace");
     let scripts = (0..WRITERS)
         .map(|w| {
-            let mut script = format!(".load {}\n.timeout 60000\n.bail on\n", ext.display());
-            for f in facts(w) {
-                script.push_str(&format!(
-                    "SELECT mem_remember('r', '{}') ->> 'created';\n",
-                    memory_json(&f)
-                ));
-            }
-            script
+            agentmem_tests::shell_script(facts(w).iter().map(|f| {
+                format!(
+                    "SELECT mem_remember('r', '{}') ->> 'created'",
+                    memory_json(f)
+                )
+            }))
         })
         .collect();
     let mut created = 0;

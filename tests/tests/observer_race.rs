@@ -4,7 +4,7 @@
 //! session's events and file reads are exactly what its writers sent), every finalize
 //! answers, and each promoted content is one memory.
 
-use agentmem_tests::backend::{Backend, Postgres, Sqlite};
+use agentmem_tests::backend::{Backend, Postgres};
 use std::sync::{Arc, Barrier};
 
 const WRITERS: usize = 8;
@@ -120,24 +120,9 @@ fn statements(w: usize) -> Vec<String> {
 
 #[test]
 fn sqlite_processes_observe_sessions_of_one_resource() {
-    let dir = std::env::temp_dir().join(format!("agentmem-obsrace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("race.db");
-    let _ = std::fs::remove_file(&path);
-    let mut db = Sqlite::open(path.to_str().unwrap());
-    db.conn
-        .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-        .unwrap();
-    let ext = agentmem_tests::sqlite_extension();
+    let (dir, path, mut db) = agentmem_tests::wal_database("obsrace");
     let scripts = (0..WRITERS)
-        .map(|w| {
-            let mut script = format!(".load {}\n.timeout 60000\n.bail on\n", ext.display());
-            for s in statements(w) {
-                script.push_str(&s);
-                script.push_str(";\n");
-            }
-            script
-        })
+        .map(|w| agentmem_tests::shell_script(statements(w)))
         .collect();
     for out in agentmem_tests::sqlite_shells(&path, scripts) {
         assert!(
@@ -149,11 +134,10 @@ fn sqlite_processes_observe_sessions_of_one_resource() {
     // Then the finalizes, at once.
     let scripts = (0..WRITERS)
         .map(|w| {
-            format!(
-                ".load {}\n.timeout 60000\n.bail on\nSELECT mem_session_finalize('{}', 'success') ->> 'outcome';\n",
-                ext.display(),
+            agentmem_tests::shell_script([format!(
+                "SELECT mem_session_finalize('{}', 'success') ->> 'outcome'",
                 session(w)
-            )
+            )])
         })
         .collect();
     for out in agentmem_tests::sqlite_shells(&path, scripts) {

@@ -72,7 +72,6 @@ pub(crate) fn finalize(conn: &mut dyn Conn, session_id: &str, outcome: &str, opt
     });
     let (cap, classes) = gate(&session_type);
     let failed = matches!(outcome, "failure" | "abandoned");
-    let mut promoted = Vec::new();
     let mut kept: Vec<Candidate> = Vec::new();
     let mut discarded = Vec::new();
     let mut contents: Vec<String> = Vec::new();
@@ -88,7 +87,7 @@ pub(crate) fn finalize(conn: &mut dyn Conn, session_id: &str, outcome: &str, opt
             Some(format!("value: {value:.2} is below {MIN_VALUE}"))
         } else if contents.contains(&c.content) {
             Some("novelty: another signal of this session says the same".to_owned())
-        } else if promoted.len() >= cap {
+        } else if kept.len() >= cap {
             Some(format!("cap: {session_type} sessions promote at most {cap}"))
         } else {
             None
@@ -99,10 +98,19 @@ pub(crate) fn finalize(conn: &mut dyn Conn, session_id: &str, outcome: &str, opt
             })),
             None => {
                 contents.push(c.content.clone());
-                promoted.push(store(conn, session_id, &resource, &c, value, external, now)?);
                 kept.push(c);
             }
         }
+    }
+    // Written in the order of their content, whatever their rank: two sessions finishing at
+    // once then take the memories' unique keys in the same order and never wait on each other
+    // in a circle. The answer lists them by rank.
+    let mut order: Vec<usize> = (0..kept.len()).collect();
+    order.sort_by(|&a, &b| kept[a].content.cmp(&kept[b].content));
+    let mut promoted = vec![Json::Null; kept.len()];
+    for i in order {
+        let c = &kept[i];
+        promoted[i] = store(conn, session_id, &resource, c, c.class.value(c.sessions), external, now)?;
     }
     let synthesis = if session_type == "changelog" {
         None

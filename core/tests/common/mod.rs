@@ -1,6 +1,8 @@
 //! A test-only [`Conn`] over rusqlite (system libsqlite3), shared by the core's integration
 //! tests that run the core against a real SQLite database.
 
+pub mod observer;
+
 use agentmem_core::db::session::Session;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 
