@@ -36,7 +36,7 @@ pub mod triggers;
 
 internal!(
     tools, args, columns, data, graph, ids, json_input, json_opts, memories, observer, om, recall,
-    search, tasks, threads, tokens, vectors,
+    search, tasks, text, threads, tokens, vectors,
 );
 
 pub use db::conn::Conn;

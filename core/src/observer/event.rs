@@ -6,6 +6,7 @@
 
 use super::tools::{self, Kind};
 use crate::json_input;
+use crate::text::head_chars;
 use crate::{Error, Result};
 use serde_json::{Map, Value as Json};
 
@@ -97,7 +98,7 @@ pub(crate) fn read(arg: &str, v: &Json) -> Result<Event> {
             if command.is_some_and(|c| c.chars().count() > MAX_ARG) {
                 cut.push(format!("{arg}.args.command"));
             }
-            let test = command.and_then(|c| tools::test_command(&c.chars().take(MAX_ARG).collect::<String>()));
+            let test = command.and_then(|c| tools::test_command(head_chars(c, MAX_ARG)));
             What::Call(Call { tool, kind, paths, pattern, test })
         }
         "tool_result" => {
@@ -161,13 +162,10 @@ fn int(arg: &str, m: &Map<String, Json>, key: &str) -> Result<Option<i64>> {
 
 /// Cuts `s` to `max` characters; whether it was cut.
 fn bound(s: &mut String, max: usize) -> bool {
-    match s.char_indices().nth(max) {
-        Some((at, _)) => {
-            s.truncate(at);
-            true
-        }
-        None => false,
-    }
+    let keep = head_chars(s, max).len();
+    let cut = keep < s.len();
+    s.truncate(keep);
+    cut
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! replaces quoted values with `Q`, paths with `P`, hexadecimal runs with `H` and numbers with
 //! `N`.
 
+use crate::text::{head_bytes, head_chars};
 use once_cell::sync::Lazy;
 use regex::Regex;
 
@@ -31,11 +32,7 @@ static NAMES_ERROR: Lazy<Regex> =
 /// The fingerprint of an error text, or `None` for a text with nothing in it.
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn fingerprint(text: &str) -> Option<String> {
-    let mut end = text.len().min(SCAN_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let scanned = &text[..end];
+    let scanned = head_bytes(text, SCAN_BYTES);
     let mut lines = scanned.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.clone().next()?;
     let line = lines.find(|l| NAMES_ERROR.is_match(l)).unwrap_or(first);
@@ -51,7 +48,7 @@ pub(crate) fn fingerprint(text: &str) -> Option<String> {
     });
     let s = NUMBER.replace_all(&s, "N");
     let s = SPACE.replace_all(s.trim(), " ");
-    Some(s.chars().take(MAX_FINGERPRINT).collect())
+    Some(head_chars(&s, MAX_FINGERPRINT).to_owned())
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 
 use super::{observe, promote, session, tools};
 use crate::json_input;
+use crate::text::head_chars;
 use crate::json_opts::Opts;
 use crate::{Conn, Error, Result, Value};
 use serde_json::{json, Map, Value as Json};
@@ -49,7 +50,7 @@ pub(crate) fn observe_hook(conn: &mut dyn Conn, resource_id: &str, payload: &str
     let answer = match hook.as_str() {
         "SessionStart" => None,
         "PreToolUse" | "PostToolUse" => {
-            let step = next_step(conn, &id)?;
+            let step = current_step(conn, &id)? + 1;
             let tool = text(p, "tool_name")?;
             let mut args = p.get("tool_input").cloned().unwrap_or(Json::Null);
             if let (Some(cwd), Json::Object(a)) = (p.get("cwd").and_then(Json::as_str), &mut args) {
@@ -120,9 +121,6 @@ fn current_step(conn: &mut dyn Conn, id: &str) -> Result<i64> {
         .unwrap_or(0))
 }
 
-fn next_step(conn: &mut dyn Conn, id: &str) -> Result<i64> {
-    Ok(current_step(conn, id)? + 1)
-}
 
 /// A tool's response as a result event: failed when it says so (`is_error`, `success:
 /// false`, an `error`, or a shell command's non-zero exit or stderr-only output).
@@ -148,6 +146,6 @@ fn result(tool: &str, response: Option<&Json>, step: i64) -> Json {
         .iter()
         .find_map(|k| field(k).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
         .unwrap_or_else(|| format!("{tool} failed"));
-    let error: String = error.chars().take(MAX_ERROR).collect();
+    let error = head_chars(&error, MAX_ERROR);
     json!({"type": "tool_result", "tool": tool, "ok": false, "error": error, "output_size": size, "step": step})
 }

@@ -4,6 +4,7 @@
 //! not correcting itself), and anchored at the sentence's start where the cue word is common
 //! in plain use ("wait", "actually").
 
+use crate::text::{head_bytes, head_chars};
 use once_cell::sync::Lazy;
 use regex::Regex;
 
@@ -54,11 +55,7 @@ static INLINE: Lazy<Regex> = Lazy::new(|| Regex::new(r"`[^`\n]*`").unwrap());
 
 /// The sentences of `text` that show a cue, in order, each cut to [`MAX_SENTENCE`].
 pub(crate) fn cues(text: &str) -> Vec<(Cue, String)> {
-    let mut end = text.len().min(SCAN_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let prose = FENCE.replace_all(&text[..end], "\n");
+    let prose = FENCE.replace_all(head_bytes(text, SCAN_BYTES), "\n");
     let prose = INLINE.replace_all(&prose, "…");
     sentences(&prose)
         .filter_map(|s| {
@@ -69,7 +66,7 @@ pub(crate) fn cues(text: &str) -> Vec<(Cue, String)> {
             } else {
                 return None;
             };
-            Some((cue, s.chars().take(MAX_SENTENCE).collect()))
+            Some((cue, head_chars(s, MAX_SENTENCE).to_owned()))
         })
         .collect()
 }

@@ -13,6 +13,7 @@ use super::language::{self, Cue};
 use super::tools::{self, Kind};
 use crate::db::dialect::RowLock;
 use crate::json_input;
+use crate::text::head_chars;
 use crate::{Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
 
@@ -458,7 +459,7 @@ fn result(
     }
     let text = error.unwrap_or("");
     let fp = fingerprint(text).unwrap_or_else(|| format!("{tool} failed"));
-    let sample: String = text.trim().chars().take(MAX_SAMPLE).collect();
+    let sample = head_chars(text.trim(), MAX_SAMPLE);
     let n = conn
         .query_value(
             "INSERT INTO mem_observer_errors (resource_id, session_id, fingerprint, tool, sample, \

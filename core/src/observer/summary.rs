@@ -6,6 +6,7 @@
 //! its finalize promoted. The tokens saved are an estimate and say so: one step of the
 //! session's mean size per memory it used, the work of finding that out again.
 
+use crate::text::ellipsis;
 use crate::{Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
 
@@ -84,7 +85,7 @@ fn text(s: &Json) -> String {
     }
     for m in remembered {
         let label = m["citation"].as_str().unwrap_or_else(|| m["content"].as_str().unwrap_or(""));
-        out.push_str(&format!("  - {}\n", first_chars(label, 80)));
+        out.push_str(&format!("  - {}\n", ellipsis(label, 80)));
     }
     let learned = s["learned"].as_array().map_or(&[][..], |v| v.as_slice());
     out.push_str(&format!("\nWhat the agent learned ({} new memories):\n", learned.len()));
@@ -95,16 +96,9 @@ fn text(s: &Json) -> String {
         let head = format!("  {}/{}  {}  {}{}", i + 1, learned.len(), ty, files.join(", "), review);
         out.push_str(head.trim_end());
         out.push('\n');
-        out.push_str(&format!("       {}\n", first_chars(m["content"].as_str().unwrap_or(""), 160)));
+        out.push_str(&format!("       {}\n", ellipsis(m["content"].as_str().unwrap_or(""), 160)));
     }
     out
-}
-
-fn first_chars(s: &str, n: usize) -> String {
-    match s.char_indices().nth(n) {
-        Some((at, _)) => format!("{}…", &s[..at]),
-        None => s.to_owned(),
-    }
 }
 
 /// 6200 as "6,200".

@@ -138,12 +138,11 @@ fn prompt(conn: &mut dyn Conn, resource: &str, module: &str, sessions: i64) -> R
          GROUP BY fingerprint ORDER BY 2 DESC, 1 LIMIT 10",
         &params(&[]),
     )?;
-    let line = |r: &Vec<Value>, f: &dyn Fn(&Vec<Value>) -> String| f(r);
     let list = |rows: &[Vec<Value>], f: &dyn Fn(&Vec<Value>) -> String| -> String {
         if rows.is_empty() {
             "- (none)".into()
         } else {
-            rows.iter().map(|r| line(r, f)).collect::<Vec<_>>().join("\n")
+            rows.iter().map(f).collect::<Vec<_>>().join("\n")
         }
     };
     let s = |v: &Value| v.as_str().unwrap_or("").to_owned();

@@ -180,7 +180,7 @@ pub(crate) fn test_command(command: &str) -> Option<String> {
                     key.push(' ');
                     key.push_str(w);
                 }
-                return Some(key.chars().take(120).collect());
+                return Some(crate::text::head_chars(&key, 120).to_owned());
             }
         }
     }

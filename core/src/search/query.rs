@@ -195,11 +195,7 @@ pub(crate) fn parse(query: &str) -> Query {
     let mut near: Vec<Matcher> = Vec::new();
     // The last atom of the previous plain word, while words follow each other.
     let mut prev: Option<String> = None;
-    let mut end = query.len().min(MAX_QUERY_BYTES);
-    while !query.is_char_boundary(end) {
-        end -= 1;
-    }
-    let s = &query[..end];
+    let s = crate::text::head_bytes(query, MAX_QUERY_BYTES);
     let chars: Vec<(usize, char)> = s.char_indices().collect();
     let n = chars.len();
     let mut i = 0;

@@ -94,13 +94,7 @@ fn lower_into(s: &str, out: &mut String) {
 
 /// Cuts `s` to at most `max` bytes, at a character boundary.
 fn cut_at(s: &mut String, max: usize) {
-    if s.len() <= max {
-        return;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = crate::text::head_bytes(s, max).len();
     s.truncate(end);
 }
 

@@ -83,10 +83,7 @@ pub(crate) fn sanitize(text: &str) -> String {
         }
     }
     let s = s.trim();
-    match s.char_indices().nth(MAX_INJECTED_CHARS) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
+    crate::text::ellipsis(s, MAX_INJECTED_CHARS)
 }
 
 #[cfg(test)]
