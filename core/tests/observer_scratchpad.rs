@@ -1,12 +1,13 @@
 //! The observer's scratchpad against a naive count: random event streams, fed in random
-//! batches, and after them every table holds what a plain replay of the whole stream counts
-//! (files, patterns, pairs within the recent window, tool sequences, errors and their
-//! resolution, the session's counters).
+//! batches between random checkpoints and rolled-back calls (after which the connection must
+//! read the session again, from its tables and its log), and after them every table holds
+//! what a plain replay of the whole stream counts (files, patterns, pairs within the recent
+//! window, tool sequences, errors and their resolution, the session's counters).
 
 mod common;
 
 use agentmem_core::Conn;
-use common::observer::{observe, start};
+use common::observer::{checkpoint, observe, start};
 use common::Rng;
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -285,11 +286,27 @@ fn the_scratchpad_counts_what_a_replay_counts() {
         let id = start(&mut db, "r", Some(r#"{"max_scratch_rows": 1000000}"#)).unwrap();
         let mut rng = Rng(seed * 7919);
         let mut step = 0;
-        let events: Vec<Json> = (0..300)
+        let events: Vec<Json> = (0..600)
             .map(|_| random_event(&mut rng, &mut step))
             .collect();
         let mut at = 0;
         while at < events.len() {
+            match rng.below(12) {
+                0 => {
+                    // Events that never happened: their transaction rolls back.
+                    let mut ghost_step = step;
+                    let ghosts: Vec<Json> = (0..1 + rng.below(5))
+                        .map(|_| random_event(&mut rng, &mut ghost_step))
+                        .collect();
+                    db.execute("BEGIN", &[]).unwrap();
+                    observe(&mut db, &id, &Json::Array(ghosts).to_string()).unwrap();
+                    db.execute("ROLLBACK", &[]).unwrap();
+                }
+                1 => {
+                    checkpoint(&mut db, &id).unwrap();
+                }
+                _ => {}
+            }
             let n = 1 + rng.below(20);
             let batch = &events[at..(at + n).min(events.len())];
             let arg = if batch.len() == 1 && rng.below(2) == 0 {
@@ -300,7 +317,10 @@ fn the_scratchpad_counts_what_a_replay_counts() {
             observe(&mut db, &id, &arg).unwrap();
             at += n;
         }
+        checkpoint(&mut db, &id).unwrap();
         assert_eq!(stored(&mut db), replay(&events), "seed {seed}");
+        let logged = ints(&mut db, "SELECT count(*) FROM mem_observer_events");
+        assert_eq!(logged[0][0], json!(0), "a checkpoint empties the log");
     }
 }
 
@@ -311,6 +331,7 @@ fn the_scratchpad_stays_within_its_bound() {
     for i in 0..400 {
         let e = json!({"type": "tool_call", "tool": "Read", "args": {"file_path": format!("f{i}.rs")}, "step": i});
         observe(&mut db, &id, &e.to_string()).unwrap();
+        checkpoint(&mut db, &id).unwrap();
         let rows = ints(&mut db, "SELECT (SELECT count(*) FROM mem_observer_files) + \
             (SELECT count(*) FROM mem_observer_pairs) + (SELECT count(*) FROM mem_observer_patterns), \
             scratch_rows, evicted FROM mem_observer_sessions");

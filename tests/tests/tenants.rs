@@ -30,6 +30,7 @@ fn snapshot(c: &mut Client) -> String {
         "SELECT count(*) FROM mem_search('bravo')",
         "SELECT id, status, events FROM mem_observer_sessions ORDER BY id",
         "SELECT session_id, path, reads FROM mem_observer_files ORDER BY 1, 2",
+        "SELECT session_id, n, event FROM mem_observer_events ORDER BY 1, 2",
         "SELECT session_id, class, text FROM mem_observer_notes ORDER BY 1, 3",
     ]
     .iter()
@@ -123,6 +124,7 @@ fn calls_at_b() -> Vec<(&'static str, String)> {
         ("mem_forget", format!("SELECT mem_forget('{b}')")),
         ("mem_session_start", format!("SELECT mem_session_start('{b}', '{{\"id\":\"tb-session\"}}')")),
         ("mem_observe", "SELECT mem_observe('tb-session', '{\"type\":\"step_complete\",\"step\":7}')".into()),
+        ("mem_session_checkpoint", "SELECT mem_session_checkpoint('tb-session')".into()),
         ("mem_observe_hook", format!("SELECT mem_observe_hook('{b}', '{{\"hook_event_name\":\"Stop\",\"session_id\":\"tb-session\"}}')")),
         ("mem_session_finalize", "SELECT mem_session_finalize('tb-session', 'success')".into()),
         ("mem_synthesis_answer", "SELECT mem_synthesis_answer('tb-session', '[]')".into()),

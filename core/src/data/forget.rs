@@ -47,6 +47,7 @@ pub(crate) const TABLES: &[&str] = &[
     "mem_observer_errors",
     "mem_observer_pairs",
     "mem_observer_notes",
+    "mem_observer_events",
 ];
 
 /// The derived tables among [`TABLES`]: the graph's, kept by resource.
@@ -58,6 +59,7 @@ const DERIVED: &[&str] = &["mem_graph_closure", "mem_graph_hubs"];
 /// is off in SQLite unless the connection turned it on; the message delete trigger takes each
 /// message out of the index and its vectors with it.
 const DELETE_ORDER: &[&str] = &[
+    "mem_observer_events",
     "mem_observer_notes",
     "mem_observer_pairs",
     "mem_observer_errors",

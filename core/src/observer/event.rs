@@ -8,6 +8,7 @@ use super::tools::{self, Kind};
 use crate::json_input;
 use crate::text::head_chars;
 use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 /// Longest path, pattern or command kept, in characters.
@@ -23,33 +24,49 @@ const KEYS: &[&str] = &[
     "type", "tool", "args", "step", "ok", "error", "output_size", "text", "tokens",
 ];
 
-/// What happened.
-#[derive(Debug, PartialEq)]
+/// What happened. Its serialised form is how the session's log keeps an event until the
+/// next checkpoint: the call already reduced to what the analytics read.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum What {
+    #[serde(rename = "tool_call")]
     Call(Call),
-    Result { tool: String, ok: bool, error: Option<String>, output_size: i64 },
-    Reasoning(String),
+    #[serde(rename = "tool_result")]
+    Result {
+        tool: String,
+        ok: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        output_size: i64,
+    },
+    Reasoning { text: String },
     StepComplete { tokens: i64 },
 }
 
 /// A tool call, reduced to what the analytics keep.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Call {
     pub(crate) tool: String,
     pub(crate) kind: Kind,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) paths: Vec<String>,
     /// The grep or glob pattern, the test a command runs, or the web address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pattern: Option<String>,
     /// A shell command that runs tests: its key (`npm test auth`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) test: Option<String>,
 }
 
 /// An event and the step it belongs to (`None`: the session's current step).
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Event {
+    #[serde(flatten)]
     pub(crate) what: What,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) step: Option<i64>,
-    /// The fields that were cut, by name (`event.args.command`).
+    /// The fields that were cut, by name (`event.args.command`): the answer's, not the log's.
+    #[serde(skip)]
     pub(crate) cut: Vec<String>,
 }
 
@@ -117,7 +134,7 @@ pub(crate) fn read(arg: &str, v: &Json) -> Result<Event> {
             What::Result { tool, ok, error, output_size }
         }
         "reasoning" => match m.get("text") {
-            Some(Json::String(s)) => What::Reasoning(s.clone()),
+            Some(Json::String(s)) => What::Reasoning { text: s.clone() },
             _ => return Err(Error::invalid(format!("{arg}.text"), "is required: the agent's text")),
         },
         "step_complete" => {
@@ -208,6 +225,22 @@ mod tests {
         ] {
             let e = read("event", &v).unwrap_err().to_string();
             assert!(e.contains(msg), "{v}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_log_form_reads_back_as_the_same_event() {
+        for v in [
+            json!({"type": "tool_call", "tool": "Grep", "step": 3, "args": {"pattern": "x", "path": "src"}}),
+            json!({"type": "tool_call", "tool": "Bash", "args": {"command": "cargo test auth"}}),
+            json!({"type": "tool_result", "tool": "Bash", "error": "boom", "step": 1}),
+            json!({"type": "tool_result", "tool": "Read", "ok": true}),
+            json!({"type": "reasoning", "text": "Wait, no."}),
+            json!({"type": "step_complete", "step": 2, "tokens": 9}),
+        ] {
+            let e = read("event", &v).unwrap();
+            let logged = serde_json::to_string(&e).unwrap();
+            assert_eq!(serde_json::from_str::<Event>(&logged).unwrap(), e, "{logged}");
         }
     }
 

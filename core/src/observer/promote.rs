@@ -62,6 +62,8 @@ pub(crate) fn finalize(conn: &mut dyn Conn, session_id: &str, outcome: &str, opt
     if row[1].as_str() == Some("finalized") {
         return Ok(row[4].as_str().unwrap_or("{}").to_owned());
     }
+    // The signals read the tables: they take the events still in the log first.
+    super::store::checkpoint_now(conn, session_id)?;
     let resource = row[0].as_str().unwrap_or_default().to_owned();
     let session_type = row[2].as_str().unwrap_or("build").to_owned();
     let external = row[3].as_i64();

@@ -7,7 +7,8 @@
 use serde_json::{Map, Value as Json};
 
 /// What kind of work a tool call is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum Kind {
     Read,
     Edit,
@@ -16,20 +17,6 @@ pub(crate) enum Kind {
     Shell,
     Web,
     Other,
-}
-
-impl Kind {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Kind::Read => "read",
-            Kind::Edit => "edit",
-            Kind::Grep => "grep",
-            Kind::Glob => "glob",
-            Kind::Shell => "shell",
-            Kind::Web => "web",
-            Kind::Other => "other",
-        }
-    }
 }
 
 /// Tool names by kind, lower-case without `_`, `-` or spaces.

@@ -171,6 +171,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "observer",
         script: include_str!("../../../sql/migrations/0020_observer.sql"),
     },
+    Migration {
+        version: 21,
+        name: "observer_log",
+        script: include_str!("../../../sql/migrations/0021_observer_log.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -52,6 +52,12 @@ pub const RELEASES: &[Release] = &[
         private_derived_data: true,
         trigger_catalog: true,
     },
+    Release {
+        version: "0.6.0",
+        schema: 21,
+        private_derived_data: true,
+        trigger_catalog: true,
+    },
 ];
 
 /// The release `version`.

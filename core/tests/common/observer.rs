@@ -12,6 +12,10 @@ pub fn observe(db: &mut dyn Conn, id: &str, events: &str) -> Result<String> {
     super::as_call(|| observe::observe(db, id, events))
 }
 
+pub fn checkpoint(db: &mut dyn Conn, id: &str) -> Result<String> {
+    super::as_call(|| observe::checkpoint(db, id))
+}
+
 pub fn finalize(
     db: &mut dyn Conn,
     id: &str,
