@@ -11,6 +11,7 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
         => hook::observe_hook;
     mem_session_finalize(session_id: &str, outcome: &str, options: Option<&str>) -> Json, writer
         => promote::finalize;
-    mem_synthesis_answer(session_id: &str, answer: &str) -> Json, writer => synthesis::answer;
+    mem_synthesis_answer(session_id: &str, answer: &str, options: Option<&str>) -> Json, writer
+        => synthesis::answer;
     mem_session_summary(session_id: &str) -> Json, reader => summary::summary;
 };

@@ -8,7 +8,12 @@
 //! what do that many sessions on it say). Never more than once per session.
 
 use super::signals::Candidate;
+use crate::json_opts::Opts;
+use crate::memories::filter::Filter;
 use crate::memories::remember;
+use crate::vectors::math::Metric;
+use crate::vectors::search::{nearest, Owners};
+use crate::vectors::{self, store};
 use crate::tokens::{self, Encoding};
 use crate::{json_input, Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
@@ -170,10 +175,19 @@ struct Proposed {
     content: String,
     files: Vec<String>,
     confidence: f64,
+    /// The client's embedding of `content`, for novelty by meaning.
+    embedding: Option<Vec<f32>>,
 }
 
+/// A proposal this close (cosine similarity) to a memory of the resource is that memory
+/// again: it reinforces it instead of making another (the seed's novelty threshold).
+const SAME_MEANING: f64 = 0.88;
+
+const KEYS: &[&str] = &["type", "content", "relatedFiles", "confidence", "embedding"];
+
 /// Reads an answer: a JSON array (alone, or in one fenced code block) of at most five
-/// objects with a known `type`, a `content`, optional `relatedFiles` and `confidence`.
+/// objects with a known `type`, a `content`, optional `relatedFiles` and `confidence`, and
+/// the `embedding` the client may add to each.
 fn parse(text: &str) -> Result<Vec<Proposed>> {
     let t = text.trim();
     let body = match t.strip_prefix("```") {
@@ -196,7 +210,7 @@ fn parse(text: &str) -> Result<Vec<Proposed>> {
         .map(|(i, item)| {
             let at = format!("answer[{i}]");
             let m = item.as_object().ok_or_else(|| Error::invalid(&at, "must be an object"))?;
-            if let Some(k) = m.keys().find(|k| !["type", "content", "relatedFiles", "confidence"].contains(&k.as_str())) {
+            if let Some(k) = m.keys().find(|k| !KEYS.contains(&k.as_str())) {
                 return Err(Error::invalid(&at, format!("unknown key {}", crate::error::echo(k))));
             }
             let ty = m.get("type").and_then(Json::as_str).unwrap_or("");
@@ -223,17 +237,35 @@ fn parse(text: &str) -> Result<Vec<Proposed>> {
                     .filter(|c| (0.0..=1.0).contains(c))
                     .ok_or_else(|| Error::invalid(format!("{at}.confidence"), "must be a number from 0 to 1"))?,
             };
-            Ok(Proposed { ty: ty.to_owned(), content: content.to_owned(), files, confidence })
+            let embedding = match m.get("embedding") {
+                None | Some(Json::Null) => None,
+                Some(e) => {
+                    let at = format!("{at}.embedding");
+                    let v = e
+                        .as_array()
+                        .filter(|a| !a.is_empty())
+                        .and_then(|a| a.iter().map(|x| x.as_f64().map(|x| x as f32)).collect::<Option<Vec<f32>>>())
+                        .ok_or_else(|| Error::invalid(&at, "must be a non-empty array of numbers"))?;
+                    vectors::check_norm(&at, &v)?;
+                    Some(v)
+                }
+            };
+            Ok(Proposed { ty: ty.to_owned(), content: content.to_owned(), files, confidence, embedding })
         })
         .collect()
 }
 
-/// `mem_synthesis_answer(session_id, answer)` → JSON `{stored: [{memory_id, created, type,
-/// content}]}`: stores the answer to the session's synthesis prompt as memories that need
-/// review. A malformed answer, or one holding a secret, is refused with the reason and
-/// changes nothing; the prompt may be answered again until an answer is taken.
+/// `mem_synthesis_answer(session_id, answer [, options])` → JSON `{stored: [{memory_id,
+/// created, type, content, similar_to}]}`: stores the answer to the session's synthesis
+/// prompt as memories that need review. A proposal with an `embedding` (of the model that
+/// option `model` names) close to a memory of the resource (cosine > 0.88) reinforces that
+/// memory (`similar_to`: its id and the similarity) instead of making another; a new one
+/// keeps its vector. A malformed answer, or one holding a secret, is refused with the reason
+/// and changes nothing; the prompt may be answered again until an answer is taken.
 #[cfg_attr(feature = "testing", visibility::make(pub))]
-pub(crate) fn answer(conn: &mut dyn Conn, session_id: &str, text: &str) -> Result<String> {
+pub(crate) fn answer(conn: &mut dyn Conn, session_id: &str, text: &str, options: Option<&str>) -> Result<String> {
+    let o = Opts::parse("options", options, &["model"])?;
+    let model = o.opt_str("model")?;
     let row = conn
         .query(
             "UPDATE mem_observer_sessions SET updated_at = updated_at WHERE id = ?1 \
@@ -249,22 +281,57 @@ pub(crate) fn answer(conn: &mut dyn Conn, session_id: &str, text: &str) -> Resul
         None => return Err(Error::invalid("session_id", "the session asked for no synthesis")),
     }
     let resource = row[0].as_str().unwrap_or_default().to_owned();
+    let proposed = parse(text)?;
+    let model = match (model, proposed.iter().any(|p| p.embedding.is_some())) {
+        (None, true) => return Err(Error::invalid("options.model", "is required: the answer carries embeddings")),
+        (m, _) => m,
+    };
     let mut stored = Vec::new();
-    for p in parse(text)? {
+    for p in proposed {
+        let similar = match (&p.embedding, &model) {
+            (Some(v), Some(model)) => similar(conn, &resource, model, v)?,
+            _ => None,
+        };
+        // The same meaning is the memory already held: remembering its content reinforces it.
+        let content = similar.as_ref().map_or(p.content.as_str(), |s| s.2.as_str());
         let memory = json!({
-            "type": p.ty, "content": p.content, "confidence": p.confidence,
+            "type": p.ty, "content": content, "confidence": p.confidence,
             "related_files": p.files, "tags": ["observer", "synthesis"],
             "source": "observer_inferred", "session_id": session_id, "needs_review": true,
         });
         let r: Json = serde_json::from_str(&remember::remember(conn, &resource, &memory.to_string(), None)?)
             .map_err(|e| Error::internal(format!("mem_remember answered malformed JSON: {e}")))?;
-        stored.push(json!({"memory_id": r["id"], "created": r["created"], "type": p.ty, "content": p.content}));
+        if let (Some(v), Some(model), None, Some(id)) = (&p.embedding, &model, &similar, r["id"].as_str()) {
+            store::embed_set(conn, "memory", id, model, Some(&vectors::to_blob(v)))?;
+        }
+        stored.push(json!({
+            "memory_id": r["id"], "created": r["created"], "type": p.ty, "content": content,
+            "similar_to": similar.map(|(id, cosine, _)| json!({"memory_id": id, "cosine": cosine})),
+        }));
     }
     conn.execute(
         "UPDATE mem_observer_sessions SET synthesis = 'answered' WHERE id = ?1",
         &[session_id.into()],
     )?;
     Ok(json!({"stored": stored}).to_string())
+}
+
+/// The memory of `resource` closest in meaning to `v` among those with a vector of `model`,
+/// when its cosine similarity passes [`SAME_MEANING`]: its id, the similarity, its content.
+fn similar(conn: &mut dyn Conn, resource: &str, model: &str, v: &[f32]) -> Result<Option<(String, f64, String)>> {
+    let owners = Owners {
+        kinds: vec!["memory".into()],
+        memories: Filter { resource: Some(resource.to_owned()), ..Filter::default() },
+    };
+    let Some(f) = nearest(conn, model, v.to_vec(), Metric::Cosine, 1, &owners)?.into_iter().next() else {
+        return Ok(None);
+    };
+    let cosine = 1.0 - f.distance;
+    if cosine <= SAME_MEANING {
+        return Ok(None);
+    }
+    let content = conn.query_value("SELECT content FROM mem_memories WHERE id = ?1", &[f.owner_id.as_str().into()])?;
+    Ok(content.and_then(|c| c.as_str().map(str::to_owned)).map(|c| (f.owner_id, (cosine * 1e6).round() / 1e6, c)))
 }
 
 #[cfg(test)]
