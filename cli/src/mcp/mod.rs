@@ -153,17 +153,23 @@ pub fn serve(db: Box<dyn Db>, scope: &Scope) -> db::Result<()> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let server = Server {
-        db: Arc::new(Mutex::new(db)),
-        context: scope.context(),
-        observed: scope.resource.clone().zip(scope.session.clone()),
-    };
+    let db = Arc::new(Mutex::new(db));
+    let observed = scope.resource.clone().zip(scope.session.clone());
+    let server = Server { db: db.clone(), context: scope.context(), observed: observed.clone() };
     runtime.block_on(async move {
         let running = server
             .serve(stdio::Stdio::open())
             .await
             .map_err(|e| format!("MCP: {e}"))?;
         running.waiting().await.map_err(|e| format!("MCP: {e}"))?;
-        Ok(())
-    })
+        Ok::<(), String>(())
+    })?;
+    // The client is gone: the session's tables take the calls still in its log.
+    if let Some((_, session)) = observed {
+        let mut db = db.lock().map_err(|_| "MCP: the database lock was poisoned".to_string())?;
+        if let Err(e) = db::scalar(db.as_mut(), "mem_session_checkpoint", &[Some(&session)]) {
+            eprintln!("agentmem mcp: the observer's checkpoint failed: {e}");
+        }
+    }
+    Ok(())
 }

@@ -15,11 +15,11 @@
 //! Each tool call is a step of its own: hooks carry no step numbers. Paths under the payload's
 //! `cwd` are made relative to it.
 
-use super::{observe, promote, session, tools};
+use super::{observe, promote, session, store, tools};
 use crate::json_input;
 use crate::text::head_chars;
 use crate::json_opts::Opts;
-use crate::{Conn, Error, Result, Value};
+use crate::{Conn, Error, Result};
 use serde_json::{json, Map, Value as Json};
 
 const OPTIONS: &[&str] = &["session_type", "outcome", "thread_id"];
@@ -50,7 +50,7 @@ pub(crate) fn observe_hook(conn: &mut dyn Conn, resource_id: &str, payload: &str
     let answer = match hook.as_str() {
         "SessionStart" => None,
         "PreToolUse" | "PostToolUse" => {
-            let step = current_step(conn, &id)? + 1;
+            let step = store::step(conn, &id)? + 1;
             let tool = text(p, "tool_name")?;
             let mut args = p.get("tool_input").cloned().unwrap_or(Json::Null);
             if let (Some(cwd), Json::Object(a)) = (p.get("cwd").and_then(Json::as_str), &mut args) {
@@ -63,7 +63,7 @@ pub(crate) fn observe_hook(conn: &mut dyn Conn, resource_id: &str, payload: &str
             Some(observe::observe(conn, &id, &Json::Array(events).to_string())?)
         }
         "UserPromptSubmit" => {
-            let step = current_step(conn, &id)?;
+            let step = store::step(conn, &id)?;
             Some(observe::observe(conn, &id, &json!({"type": "step_complete", "step": step}).to_string())?)
         }
         "Stop" | "SessionEnd" => {
@@ -113,14 +113,6 @@ fn strip_nulls(v: Json) -> Json {
         v => v,
     }
 }
-
-fn current_step(conn: &mut dyn Conn, id: &str) -> Result<i64> {
-    Ok(conn
-        .query_value("SELECT step FROM mem_observer_sessions WHERE id = ?1", &[Value::from(id)])?
-        .and_then(|v| v.as_i64())
-        .unwrap_or(0))
-}
-
 
 /// A tool's response as a result event: failed when it says so (`is_error`, `success:
 /// false`, an `error`, or a shell command's non-zero exit or stderr-only output).

@@ -31,10 +31,8 @@ const SPIKE_RATIO: f64 = 3.0;
 const SPIKE_MIN_TOKENS: i64 = 2000;
 const SPIKE_MIN_STEPS: i64 = 3;
 
-/// The session's counters: the live ones in its row, and those of its last checkpoint, from
-/// which a connection without the scratchpad in memory replays the log.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+/// The session's counters (its row holds them as of the last checkpoint).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct State {
     pub(crate) step: i64,
     pub(crate) events: i64,

@@ -53,20 +53,20 @@ pub(crate) fn finalize(conn: &mut dyn Conn, session_id: &str, outcome: &str, opt
     let row = conn
         .query(
             "UPDATE mem_observer_sessions SET updated_at = updated_at WHERE id = ?1 \
-             RETURNING resource_id, status, session_type, external_step, CAST(result AS TEXT)",
+             RETURNING resource_id, status, session_type, CAST(result AS TEXT)",
             &[session_id.into()],
         )?
         .into_iter()
         .next()
         .ok_or_else(|| Error::not_found("session", session_id))?;
     if row[1].as_str() == Some("finalized") {
-        return Ok(row[4].as_str().unwrap_or("{}").to_owned());
+        return Ok(row[3].as_str().unwrap_or("{}").to_owned());
     }
     // The signals read the tables: they take the events still in the log first.
-    super::store::checkpoint_now(conn, session_id)?;
+    let (state, _) = super::store::checkpoint_now(conn, session_id)?;
     let resource = row[0].as_str().unwrap_or_default().to_owned();
     let session_type = row[2].as_str().unwrap_or("build").to_owned();
-    let external = row[3].as_i64();
+    let external = state.external_step;
     let mut candidates = signals::detect(conn, session_id, &resource, &session_type)?;
     candidates.sort_by(|a, b| {
         let (va, vb) = (a.class.value(a.sessions), b.class.value(b.sessions));

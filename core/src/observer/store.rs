@@ -1,12 +1,15 @@
 //! Where a session's scratchpad lives between calls: in the connection's memory while no one
-//! else wrote the session, in its tables as of the last checkpoint, and in its log since.
+//! else wrote the session; in its row and its tables as of the last checkpoint, and in its
+//! log since.
 //!
-//! Each write of the session's row gives it a new `rev`; a connection keeps the scratchpad of
-//! the sessions it fed and uses it only while the row still carries the `rev` it wrote, so a
-//! rollback, a savepoint rolled back or another connection's events make it read the session
-//! again: the tables, then the log replayed from the checkpoint's state. A checkpoint writes
-//! the rows that changed (each once, however many events changed it), deletes the rows
-//! evicted since, appends the notes, empties the log and records the state it reached.
+//! A call that does not checkpoint writes nothing but its events' log rows, marked with a
+//! token of the call; a checkpoint writes the row under a new `rev`. A connection keeps the
+//! scratchpad of the sessions it fed and uses it only while the row carries the `rev` and the
+//! log ends with the token it wrote, so a rollback, a savepoint rolled back or another
+//! connection's events make it read the session again: its row, its tables, then the log
+//! replayed. A checkpoint writes the rows that changed (each once, however many events
+//! changed it), deletes the rows evicted since, appends the notes, empties the log and writes
+//! the session's counters.
 
 use super::event::Event;
 use super::pad::{ErrorRow, File, Pad, Pair, Pattern, State, MAX_NOTES};
@@ -28,10 +31,18 @@ const KEPT: usize = 8;
 /// Rows one statement writes.
 const ROWS_PER_STATEMENT: usize = 32;
 
-/// The scratchpads this connection holds, by session, each with the `rev` it last wrote and
-/// the events its log holds.
+/// The scratchpads this connection holds, by session.
 #[derive(Default)]
-struct Held(HashMap<String, (i64, Pad, i64)>);
+struct Held(HashMap<String, Kept>);
+
+struct Kept {
+    /// The session row's `rev`, and the token of the log's last row (none: empty), as this
+    /// connection left them.
+    rev: i64,
+    tail: Option<i64>,
+    pad: Pad,
+    logged: i64,
+}
 
 impl Part for Held {}
 
@@ -43,15 +54,14 @@ pub(crate) struct Session {
     pub(crate) pad: Pad,
     /// Events the log holds.
     logged: i64,
-    /// The state a session without a checkpoint had when read: the checkpoint its log
-    /// starts from, written with the first events logged.
-    base: Option<State>,
+    rev: i64,
+    tail: Option<i64>,
 }
 
 /// Locks and reads the open session `id`.
 pub(crate) fn open(conn: &mut dyn Conn, id: &str) -> Result<Session> {
     let sql = format!(
-        "SELECT resource_id, status, rev, max_scratch_rows, CAST(checkpoint AS TEXT), step, events, \
+        "SELECT resource_id, status, rev, max_scratch_rows, step, events, \
            steps_completed, input_tokens, max_step_tokens, external_step, self_corrections, \
            CAST(recent AS TEXT), scratch_rows, evicted, CAST(early AS TEXT) \
          FROM mem_observer_sessions WHERE id = ?1{}",
@@ -71,32 +81,29 @@ pub(crate) fn open(conn: &mut dyn Conn, id: &str) -> Result<Session> {
     let resource = r[0].as_str().unwrap_or_default().to_owned();
     let rev = r[2].as_i64().unwrap_or(0);
     let max_rows = r[3].as_i64().unwrap_or(0);
+    // A statement of its own, after the row's lock is held: on Postgres it sees what the
+    // writer it waited for committed.
+    let tail = conn
+        .query_value(
+            "SELECT token FROM mem_observer_events WHERE session_id = ?1 ORDER BY n DESC LIMIT 1",
+            &[id.into()],
+        )?
+        .and_then(|v| v.as_i64());
     let held = conn.session().part::<Held>().0.remove(id);
     let mut s = match held {
-        Some((held_rev, pad, logged)) if held_rev == rev => {
-            Session { id: id.to_owned(), resource, pad, logged, base: None }
+        Some(k) if k.rev == rev && k.tail == tail => {
+            Session { id: id.to_owned(), resource, pad: k.pad, logged: k.logged, rev, tail }
         }
-        _ => read(conn, id, resource, &r)?,
+        _ => read(conn, id, resource, rev, tail, &r)?,
     };
     s.pad.max_rows = max_rows;
     Ok(s)
 }
 
 /// The session as its tables and its log hold it.
-fn read(conn: &mut dyn Conn, id: &str, resource: String, r: &Row) -> Result<Session> {
+fn read(conn: &mut dyn Conn, id: &str, resource: String, rev: i64, tail: Option<i64>, r: &Row) -> Result<Session> {
     let mut pad = Pad { max_rows: r[3].as_i64().unwrap_or(0), ..Pad::default() };
-    let mut base = None;
-    pad.state = match r[4].as_str() {
-        Some(checkpoint) => serde_json::from_str(checkpoint)
-            .map_err(|e| Error::invalid("mem_observer_sessions.checkpoint", e.to_string()))?,
-        // A session started by a plain INSERT, or by 0.5.0 (which wrote every event through
-        // to the tables): its row's counters are its state, and its log is empty.
-        None => {
-            let state = state_of_row(conn, id, r)?;
-            base = Some(state.clone());
-            state
-        }
-    };
+    pad.state = state_of_row(conn, id, r)?;
     let p = [Value::from(id)];
     for f in conn.query(
         "SELECT path, reads, edits, config, left_for_search, first_step, last_step, first_event, \
@@ -160,10 +167,10 @@ fn read(conn: &mut dyn Conn, id: &str, resource: String, r: &Row) -> Result<Sess
             .map_err(|e| Error::invalid("mem_observer_events.event", e.to_string()))?;
         pad.apply(&e, &mut fired);
     }
-    Ok(Session { id: id.to_owned(), resource, pad, logged: log.len() as i64, base })
+    Ok(Session { id: id.to_owned(), resource, pad, logged: log.len() as i64, rev, tail })
 }
 
-/// The state of a session whose tables hold everything: its row's counters.
+/// The state of the session at its last checkpoint: its row's counters.
 fn state_of_row(conn: &mut dyn Conn, id: &str, r: &Row) -> Result<State> {
     let json = |v: &Value| -> Result<serde_json::Value> {
         serde_json::from_str(v.as_str().unwrap_or("[]")).map_err(|e| Error::invalid("mem_observer_sessions", e.to_string()))
@@ -173,17 +180,17 @@ fn state_of_row(conn: &mut dyn Conn, id: &str, r: &Row) -> Result<State> {
         .and_then(|v| v.as_i64())
         .unwrap_or(0);
     Ok(State {
-        step: int(&r[5]),
-        events: int(&r[6]),
-        steps_completed: int(&r[7]),
-        input_tokens: int(&r[8]),
-        max_step_tokens: int(&r[9]),
-        external_step: r[10].as_i64(),
-        self_corrections: int(&r[11]),
-        recent: serde_json::from_value(json(&r[12])?).unwrap_or_default(),
-        scratch_rows: int(&r[13]),
-        evicted: int(&r[14]),
-        early: serde_json::from_value(json(&r[15])?).unwrap_or_default(),
+        step: int(&r[4]),
+        events: int(&r[5]),
+        steps_completed: int(&r[6]),
+        input_tokens: int(&r[7]),
+        max_step_tokens: int(&r[8]),
+        external_step: r[9].as_i64(),
+        self_corrections: int(&r[10]),
+        recent: serde_json::from_value(json(&r[11])?).unwrap_or_default(),
+        scratch_rows: int(&r[12]),
+        evicted: int(&r[13]),
+        early: serde_json::from_value(json(&r[14])?).unwrap_or_default(),
         notes: notes.min(MAX_NOTES),
     })
 }
@@ -196,30 +203,44 @@ fn text(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_owned()
 }
 
-/// Ends a call that changed the session: the events it took into the log (or, when the log
-/// would pass [`CHECKPOINT_EVERY`] events, a checkpoint instead), the session's row, and the
-/// scratchpad kept for the connection's next call.
+/// Ends a call that changed the session: the events it took into the log, or, when the log
+/// would pass [`CHECKPOINT_EVERY`] events, a checkpoint instead; the scratchpad is kept for
+/// the connection's next call.
 pub(crate) fn close(conn: &mut dyn Conn, mut s: Session, taken: &[Event]) -> Result<()> {
-    let checkpointed = if s.logged + taken.len() as i64 >= CHECKPOINT_EVERY {
+    if s.logged + taken.len() as i64 >= CHECKPOINT_EVERY {
         checkpoint(conn, &mut s)?;
-        true
-    } else {
-        log(conn, &s, taken)?;
-        s.logged += taken.len() as i64;
-        false
-    };
-    save(conn, s, checkpointed)
+        return save(conn, s);
+    }
+    let token = random(conn)?;
+    log(conn, &s, taken, token)?;
+    s.logged += taken.len() as i64;
+    s.tail = Some(token);
+    keep(conn, s);
+    Ok(())
+}
+
+/// The open session's step now (its row's lags by the events in its log).
+pub(crate) fn step(conn: &mut dyn Conn, id: &str) -> Result<i64> {
+    let s = open(conn, id)?;
+    let step = s.pad.state.step;
+    keep(conn, s);
+    Ok(step)
+}
+
+/// A token no other write is likely to carry.
+fn random(conn: &mut dyn Conn) -> Result<i64> {
+    Ok((RandomState::new().hash_one(conn.now_ms()?) >> 1) as i64)
 }
 
 /// Appends `events` to the session's log, numbered after the events before them.
-fn log(conn: &mut dyn Conn, s: &Session, events: &[Event]) -> Result<()> {
+fn log(conn: &mut dyn Conn, s: &Session, events: &[Event], token: i64) -> Result<()> {
     let mut n = s.pad.state.events - events.len() as i64;
     for chunk in shaped(events, ROWS_PER_STATEMENT * 2) {
         let sql = format!(
-            "INSERT INTO mem_observer_events (resource_id, session_id, n, event) VALUES {}",
-            values("(?1, ?2, #, CAST(# AS @JSON))", chunk.len(), 3)
+            "INSERT INTO mem_observer_events (resource_id, session_id, token, n, event) VALUES {}",
+            values("(?1, ?2, ?3, #, CAST(# AS @JSON))", chunk.len(), 4)
         );
-        let mut params: Vec<Value> = vec![s.resource.as_str().into(), s.id.as_str().into()];
+        let mut params: Vec<Value> = vec![s.resource.as_str().into(), s.id.as_str().into(), Value::Int(token)];
         for e in chunk {
             n += 1;
             params.push(Value::Int(n));
@@ -370,28 +391,18 @@ fn delete(conn: &mut dyn Conn, table: &str, columns: &[&str], id: &str, keys: im
     Ok(())
 }
 
-/// Writes the session's row (with the checkpoint's state when one was taken) under a new
-/// `rev`, and keeps the scratchpad for the connection's next call.
-fn save(conn: &mut dyn Conn, s: Session, checkpointed: bool) -> Result<()> {
+/// Writes the session's row after a checkpoint, under a new `rev`, and keeps the scratchpad
+/// for the connection's next call.
+fn save(conn: &mut dyn Conn, mut s: Session) -> Result<()> {
     let now = conn.now_ms()?;
-    let rev = (RandomState::new().hash_one(now) >> 1) as i64;
+    s.rev = random(conn)?;
     let st = &s.pad.state;
     let recent = serde_json::to_string(&st.recent).map_err(|e| Error::invalid("recent", e.to_string()))?;
-    let checkpoint = match (checkpointed, &s.base) {
-        (true, _) => Some(st),
-        (false, Some(base)) => Some(base),
-        (false, None) => None,
-    };
-    let checkpoint = match checkpoint {
-        Some(c) => Value::from(serde_json::to_string(c).map_err(|e| Error::invalid("checkpoint", e.to_string()))?),
-        None => Value::Null,
-    };
     conn.execute(
         "UPDATE mem_observer_sessions SET step = ?2, events = ?3, steps_completed = ?4, \
            input_tokens = ?5, max_step_tokens = ?6, external_step = CAST(?7 AS BIGINT), \
            self_corrections = ?8, recent = CAST(?9 AS @JSON), scratch_rows = ?10, evicted = ?11, \
-           early = CAST(?12 AS @JSON), updated_at = ?13, rev = ?14, \
-           checkpoint = CASE WHEN ?15 = 1 THEN CAST(?16 AS @JSON) ELSE checkpoint END WHERE id = ?1",
+           early = CAST(?12 AS @JSON), updated_at = ?13, rev = ?14 WHERE id = ?1",
         &[
             s.id.as_str().into(),
             Value::Int(st.step),
@@ -406,17 +417,21 @@ fn save(conn: &mut dyn Conn, s: Session, checkpointed: bool) -> Result<()> {
             Value::Int(st.evicted),
             json!(st.early).to_string().into(),
             Value::Int(now),
-            Value::Int(rev),
-            Value::Int(i64::from(!checkpoint.is_null())),
-            checkpoint,
+            Value::Int(s.rev),
         ],
     )?;
+    s.tail = None;
+    keep(conn, s);
+    Ok(())
+}
+
+/// Keeps the scratchpad for the connection's next call on the session.
+fn keep(conn: &mut dyn Conn, s: Session) {
     let held = &mut conn.session().part::<Held>().0;
     if held.len() >= KEPT {
         held.clear();
     }
-    held.insert(s.id, (rev, s.pad, s.logged));
-    Ok(())
+    held.insert(s.id, Kept { rev: s.rev, tail: s.tail, pad: s.pad, logged: s.logged });
 }
 
 /// Checkpoints the open session `id` now: its state and how many logged events the tables
@@ -426,6 +441,6 @@ pub(crate) fn checkpoint_now(conn: &mut dyn Conn, id: &str) -> Result<(State, i6
     let logged = s.logged;
     checkpoint(conn, &mut s)?;
     let state = s.pad.state.clone();
-    save(conn, s, true)?;
+    save(conn, s)?;
     Ok((state, logged))
 }
