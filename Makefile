@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg test-core test-integration test-pgrx test-packages fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets clean
+        deps-sqlite deps-pg code-corpus test-core test-integration test-pgrx test-packages fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -44,8 +44,17 @@ pg-install: deps-pg
 pg-install-release: deps-pg
 	cd pg-ext && cargo pgrx install --release --pg-config $(PG_CONFIG)
 
-test-core:
+test-core: code-corpus
 	cargo test -p agentmem-core -p agentmem-fuzz
+
+## Real code in languages the workspace does not already hold, for the code graph's accuracy
+## test against universal-ctags: a pinned npm package with its TypeScript sources.
+CODE_CORPUS := target/code-corpus
+code-corpus: $(CODE_CORPUS)/rxjs-7.8.1/.ready
+$(CODE_CORPUS)/rxjs-7.8.1/.ready:
+	@mkdir -p $(CODE_CORPUS)/rxjs-7.8.1
+	@cd $(CODE_CORPUS) && npm pack --silent rxjs@7.8.1 >/dev/null && tar xzf rxjs-7.8.1.tgz -C rxjs-7.8.1 --strip-components=1 && rm rxjs-7.8.1.tgz
+	@touch $@
 
 ## The official MCP client (Python SDK) the CLI's MCP server is tested with.
 MCP_VENV := target/mcp-venv

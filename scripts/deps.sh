@@ -5,7 +5,8 @@ set -euo pipefail
 what=${1:-sqlite}
 export DEBIAN_FRONTEND=noninteractive
 
-need_debs=(build-essential pkg-config clang libclang-dev sqlite3 libsqlite3-dev python3 python3-venv)
+need_debs=(build-essential pkg-config clang libclang-dev sqlite3 libsqlite3-dev python3 python3-venv
+  universal-ctags)
 # Node and npm for the npm package's test; a Node from elsewhere (NodeSource) is kept.
 command -v npm >/dev/null || need_debs+=(nodejs npm)
 if [ "$what" = pg ]; then

@@ -38,6 +38,8 @@ internal!(
     tools, args, columns, data, graph, ids, json_input, json_opts, memories, observer, om, recall,
     search, tasks, text, threads, tokens, vectors,
 );
+#[cfg(feature = "code")]
+internal!(code);
 
 pub use db::conn::Conn;
 pub use db::dialect::Dialect;

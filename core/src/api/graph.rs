@@ -5,7 +5,7 @@
 
 use super::{functions, Function};
 use crate::graph::query::{self, Neighbor};
-use crate::graph::{edges, load, nodes, settings};
+use crate::graph::{edges, load, nodes, outline, settings};
 
 pub(super) const FUNCTIONS: &[Function] = functions! {
     graph_node_upsert(resource_id: &str, node: &str) -> Text, writer, generic_plans
@@ -28,4 +28,6 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
     graph_configure(resource_id: &str, options: Option<&str>) -> Json, writer, generic_plans
         => settings::configure;
     graph_load(resource_id: &str, graph: &str) -> Json, writer, generic_plans => load::load;
+    graph_outline(path: &str, source: &str, options: Option<&str>) -> Json, pure
+        => |_, path, source, options| outline::outline(path, source, options);
 };

@@ -11,6 +11,7 @@ pub(crate) mod closure;
 internal!(edges);
 internal!(load);
 internal!(nodes);
+internal!(outline);
 pub(crate) mod path;
 pub(crate) mod query;
 internal!(settings);
