@@ -246,3 +246,37 @@ fn deep_nesting_does_not_exhaust_the_stack() {
     let o = outline(Lang::Python, &src);
     assert!(o.symbols.is_empty());
 }
+
+/// Pieces real code is made of, for random files that are mostly almost code.
+const PIECES: &[&str] = &[
+    "fn ", "def ", "class ", "impl ", "trait ", "struct ", "func ", "interface ", "enum ", "type ",
+    "import ", "from ", "use ", "mod ", "export ", "const ", "a", "B", "x.y", "::", "(", ")", "{",
+    "}", "[", "]", ":", ";", ",", "=", "=>", "->", "\"s\"", "'c'", "\n", "    ", "#", "//", "/*",
+    "*/", "extends ", "implements ", "return ", "new ", "é", "\u{1F600}", "\\", "`",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// Whatever the text, the outline is consistent: every symbol's parent is another symbol,
+    /// its lines are within the file and in order, every reference's symbol exists.
+    #[test]
+    fn any_text_gives_a_consistent_outline(picks in proptest::collection::vec(0..PIECES.len(), 0..400), lang in 0..6usize) {
+        let src: String = picks.iter().map(|&i| PIECES[i]).collect();
+        let lang = [Lang::Rust, Lang::Python, Lang::TypeScript, Lang::Tsx, Lang::JavaScript, Lang::Go][lang];
+        let o = outline(lang, &src);
+        let lines = src.split('\n').count();
+        for (i, s) in o.symbols.iter().enumerate() {
+            proptest::prop_assert!(s.parent.is_none_or(|p| p < o.symbols.len() && p != i), "{s:?}");
+            proptest::prop_assert!(1 <= s.start_line && s.start_line <= s.end_line && s.end_line <= lines, "{s:?}");
+            proptest::prop_assert!(!s.name.is_empty());
+        }
+        for r in &o.refs {
+            proptest::prop_assert!(r.from.is_none_or(|f| f < o.symbols.len()), "{r:?}");
+            proptest::prop_assert!(1 <= r.line && r.line <= lines, "{r:?}");
+        }
+        for (a, b) in &o.errors {
+            proptest::prop_assert!(1 <= *a && a <= b && *b <= lines);
+        }
+    }
+}
