@@ -517,12 +517,25 @@ fn mask_json(v: serde_json::Value) -> serde_json::Value {
     }
 }
 
-/// UUIDs and millisecond times in free text.
+/// `2026-11-26 20:25`: a time as the Markdown export writes it (to the minute, so two
+/// databases filled a few seconds apart may differ in it).
+fn is_minute(b: &[u8]) -> bool {
+    const SHAPE: &[u8] = b"dddd-dd-dd dd:dd";
+    b.len() >= SHAPE.len()
+        && SHAPE.iter().zip(b).all(|(s, c)| if *s == b'd' { c.is_ascii_digit() } else { s == c })
+}
+
+/// UUIDs, millisecond times and the export's minutes in free text.
 fn mask_words(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() {
+        if is_minute(&b[i..]) {
+            out.push_str("<minute>");
+            i += 16;
+            continue;
+        }
         let hexrun = b[i..]
             .iter()
             .take_while(|c| c.is_ascii_hexdigit() || **c == b'-')

@@ -106,6 +106,7 @@ fn calls_at_b() -> Vec<(&'static str, String)> {
         ("graph_configure", format!("SELECT graph_configure('{b}', '{{\"max_depth\":2}}')")),
         ("graph_load", format!("SELECT graph_load('{b}', '{{\"nodes\":[],\"edges\":[]}}')")),
         ("graph_outline", "SELECT graph_outline('b.rs', 'fn probe() {}')".into()),
+        ("graph_index_file", format!("SELECT graph_index_file('{b}', 'b.rs', 'fn probe() {{}}')")),
         ("mem_remember", format!("SELECT mem_remember('{b}', '{{\"type\":\"gotcha\",\"content\":\"sneaky\"}}')")),
         ("mem_memory_update", "SELECT mem_memory_update((SELECT id FROM mem_memories LIMIT 1), '{\"content\":\"sneaky\"}')".into()),
         ("mem_memory_deprecate", "SELECT mem_memory_deprecate((SELECT id FROM mem_memories LIMIT 1))".into()),

@@ -30,4 +30,15 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
     graph_load(resource_id: &str, graph: &str) -> Json, writer, generic_plans => load::load;
     graph_outline(path: &str, source: &str, options: Option<&str>) -> Json, pure
         => |_, path, source, options| outline::outline(path, source, options);
+    graph_index_file(resource_id: &str, path: &str, source: &str, options: Option<&str>) -> Json,
+        writer => index_file;
 };
+
+#[cfg(feature = "code")]
+use crate::graph::index::index_file;
+
+/// Without the grammars, indexing a file is refused by name.
+#[cfg(not(feature = "code"))]
+fn index_file(_: &mut dyn crate::Conn, _: &str, _: &str, _: &str, _: Option<&str>) -> crate::Result<String> {
+    Err(crate::Error::invalid("graph_index_file", "this build has no grammars (it was built without the feature `code`)"))
+}

@@ -9,6 +9,8 @@
 internal!(bound);
 pub(crate) mod closure;
 internal!(edges);
+#[cfg(feature = "code")]
+internal!(index);
 internal!(load);
 internal!(nodes);
 internal!(outline);

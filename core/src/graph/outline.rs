@@ -24,16 +24,21 @@ pub(crate) fn outline(path: &str, source: &str, options: Option<&str>) -> Result
     read(path, source, o.opt_str("language")?)
 }
 
+/// The language of `path`: the one option `language` names, else its extension's.
 #[cfg(feature = "code")]
-fn read(path: &str, source: &str, language: Option<String>) -> Result<String> {
+pub(crate) fn language(path: &str, named: Option<String>) -> Result<Option<crate::code::language::Lang>> {
     use crate::code::language::Lang;
-    let lang = match language {
+    Ok(match named {
         Some(name) => Some(Lang::named(&name).ok_or_else(|| {
             Error::invalid("options.language", format!("must be one of {}", Lang::names().join(", ")))
         })?),
         None => Lang::of_path(path),
-    };
-    let Some(lang) = lang else {
+    })
+}
+
+#[cfg(feature = "code")]
+fn read(path: &str, source: &str, named: Option<String>) -> Result<String> {
+    let Some(lang) = language(path, named)? else {
         return Ok(json!({"language": null, "symbols": [], "refs": [], "errors": []}).to_string());
     };
     let o = crate::code::outline::outline(lang, source);
