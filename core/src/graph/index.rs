@@ -3,9 +3,9 @@
 //! resolve within the resource as `imports`, `calls`, `extends` and `implements` edges.
 //!
 //! Node ids are derived from the resource, the path and the symbol, so indexing a file again
-//! keeps the nodes other files' edges point at; the file's own outgoing edges are rebuilt and
-//! its vanished symbols removed (their edges with them, through the node triggers that keep
-//! the closure exact). A reference resolves to one node or to none — never to a guess: a call
+//! keeps the nodes other files' edges point at; of the file's own outgoing edges only those it
+//! lost are removed and those it gained added, and its vanished symbols are removed (their
+//! edges with them, through the node triggers that keep the closure exact). A reference resolves to one node or to none — never to a guess: a call
 //! by name to a symbol of the same file, else of a file it imports, else the one symbol of
 //! that name in the resource; an import to the first of its candidate files that is indexed.
 //! What does not resolve is listed in the file node's metadata (`unresolved`).
@@ -85,14 +85,32 @@ pub(crate) fn index_file(
         .into_iter()
         .filter_map(|r| r[0].as_str().map(str::to_owned))
         .collect();
-    let old_keys: Vec<Value> = old.iter().map(|id| Value::from(id.as_str())).collect();
-    query_in(conn, "DELETE FROM mem_graph_edges WHERE from_id IN ({keys}) RETURNING id", &[], &old_keys)?;
     for id in old.iter().filter(|id| **id != file_id && !sym_ids.contains(id)) {
         nodes::remove(conn, id)?;
     }
     let (mut edges, unresolved) = resolve(conn, resource, path, lang, &out, &file_id, &sym_ids)?;
     edges.sort();
     edges.dedup();
+    // The file's edges as they stand: those it no longer has go, those it keeps (and that
+    // count: not stale, not ended) are left alone, so a small edit moves few closure rows.
+    let old_keys: Vec<Value> = old.iter().map(|id| Value::from(id.as_str())).collect();
+    let held = query_in(
+        conn,
+        "SELECT id, from_id, to_id, type, CASE WHEN stale_at IS NULL AND invalid_at IS NULL THEN 1 ELSE 0 END \
+         FROM mem_graph_edges WHERE from_id IN ({keys})",
+        &[],
+        &old_keys,
+    )?;
+    let mut kept = std::collections::HashSet::new();
+    for r in held {
+        let key = (text(&r[1]), text(&r[2]), text(&r[3]));
+        let wanted = edges.binary_search_by(|(f, t, ty)| (f.as_str(), t.as_str(), *ty).cmp(&(key.0.as_str(), key.1.as_str(), key.2.as_str()))).is_ok();
+        if !wanted {
+            conn.execute("DELETE FROM mem_graph_edges WHERE id = ?1", &[r[0].clone()])?;
+        } else if r[4].as_i64() == Some(1) {
+            kept.insert(key);
+        }
+    }
     let mut list = vec![node(json!({
         "id": file_id, "type": "file", "label": path.rsplit('/').next().unwrap_or(path),
         "file_path": path, "language": lang.map(Lang::name), "source": "ast", "content_hash": hash,
@@ -110,7 +128,9 @@ pub(crate) fn index_file(
     let mut parsed = Vec::with_capacity(edges.len());
     for (from, to, ty) in &edges {
         *by_type.entry(ty).or_default() += 1;
-        parsed.push(EdgeIn::parse(Some(from), Some(to), Some(ty), Some(r#"{"source":"ast"}"#))?);
+        if !kept.contains(&(from.clone(), to.clone(), (*ty).to_owned())) {
+            parsed.push(EdgeIn::parse(Some(from), Some(to), Some(ty), Some(r#"{"source":"ast"}"#))?);
+        }
     }
     edges::edge_add_many(conn, parsed)?;
     Ok(json!({
@@ -118,6 +138,10 @@ pub(crate) fn index_file(
         "symbols": out.symbols.len(), "edges": by_type, "unresolved": unresolved.len(), "errors": out.errors,
     })
     .to_string())
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_owned()
 }
 
 fn node(v: Json) -> Result<NodeIn> {
