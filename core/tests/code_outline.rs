@@ -22,7 +22,12 @@ fn refs(o: &Outline) -> Vec<(&str, &str, &str, Option<&str>)> {
         .iter()
         .map(|r| {
             let from = r.from.map_or("", |f| o.symbols[f].name.as_str());
-            (r.kind.name(), from, r.target.as_str(), r.qualifier.as_deref())
+            (
+                r.kind.name(),
+                from,
+                r.target.as_str(),
+                r.qualifier.as_deref(),
+            )
         })
         .collect()
 }
@@ -180,7 +185,11 @@ function h(tag) { return tag; }
     let o = outline(Lang::JavaScript, src);
     assert_eq!(
         symbols(&o),
-        vec![("class", "View", "", 2, 4), ("method", "render", "View", 3, 3), ("function", "h", "", 5, 5)]
+        vec![
+            ("class", "View", "", 2, 4),
+            ("method", "render", "View", 3, 3),
+            ("function", "h", "", 5, 5)
+        ]
     );
     assert_eq!(
         refs(&o),
@@ -249,10 +258,54 @@ fn deep_nesting_does_not_exhaust_the_stack() {
 
 /// Pieces real code is made of, for random files that are mostly almost code.
 const PIECES: &[&str] = &[
-    "fn ", "def ", "class ", "impl ", "trait ", "struct ", "func ", "interface ", "enum ", "type ",
-    "import ", "from ", "use ", "mod ", "export ", "const ", "a", "B", "x.y", "::", "(", ")", "{",
-    "}", "[", "]", ":", ";", ",", "=", "=>", "->", "\"s\"", "'c'", "\n", "    ", "#", "//", "/*",
-    "*/", "extends ", "implements ", "return ", "new ", "é", "\u{1F600}", "\\", "`",
+    "fn ",
+    "def ",
+    "class ",
+    "impl ",
+    "trait ",
+    "struct ",
+    "func ",
+    "interface ",
+    "enum ",
+    "type ",
+    "import ",
+    "from ",
+    "use ",
+    "mod ",
+    "export ",
+    "const ",
+    "a",
+    "B",
+    "x.y",
+    "::",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ";",
+    ",",
+    "=",
+    "=>",
+    "->",
+    "\"s\"",
+    "'c'",
+    "\n",
+    "    ",
+    "#",
+    "//",
+    "/*",
+    "*/",
+    "extends ",
+    "implements ",
+    "return ",
+    "new ",
+    "é",
+    "\u{1F600}",
+    "\\",
+    "`",
 ];
 
 proptest::proptest! {

@@ -522,7 +522,13 @@ fn mask_json(v: serde_json::Value) -> serde_json::Value {
 fn is_minute(b: &[u8]) -> bool {
     const SHAPE: &[u8] = b"dddd-dd-dd dd:dd";
     b.len() >= SHAPE.len()
-        && SHAPE.iter().zip(b).all(|(s, c)| if *s == b'd' { c.is_ascii_digit() } else { s == c })
+        && SHAPE.iter().zip(b).all(|(s, c)| {
+            if *s == b'd' {
+                c.is_ascii_digit()
+            } else {
+                s == c
+            }
+        })
 }
 
 /// UUIDs, millisecond times and the export's minutes in free text.

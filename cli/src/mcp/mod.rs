@@ -155,7 +155,11 @@ pub fn serve(db: Box<dyn Db>, scope: &Scope) -> db::Result<()> {
         .map_err(|e| e.to_string())?;
     let db = Arc::new(Mutex::new(db));
     let observed = scope.resource.clone().zip(scope.session.clone());
-    let server = Server { db: db.clone(), context: scope.context(), observed: observed.clone() };
+    let server = Server {
+        db: db.clone(),
+        context: scope.context(),
+        observed: observed.clone(),
+    };
     runtime.block_on(async move {
         let running = server
             .serve(stdio::Stdio::open())
@@ -166,7 +170,9 @@ pub fn serve(db: Box<dyn Db>, scope: &Scope) -> db::Result<()> {
     })?;
     // The client is gone: the session's tables take the calls still in its log.
     if let Some((_, session)) = observed {
-        let mut db = db.lock().map_err(|_| "MCP: the database lock was poisoned".to_string())?;
+        let mut db = db
+            .lock()
+            .map_err(|_| "MCP: the database lock was poisoned".to_string())?;
         if let Err(e) = db::scalar(db.as_mut(), "mem_session_checkpoint", &[Some(&session)]) {
             eprintln!("agentmem mcp: the observer's checkpoint failed: {e}");
         }

@@ -39,6 +39,15 @@ use crate::graph::index::index_file;
 
 /// Without the grammars, indexing a file is refused by name.
 #[cfg(not(feature = "code"))]
-fn index_file(_: &mut dyn crate::Conn, _: &str, _: &str, _: &str, _: Option<&str>) -> crate::Result<String> {
-    Err(crate::Error::invalid("graph_index_file", "this build has no grammars (it was built without the feature `code`)"))
+fn index_file(
+    _: &mut dyn crate::Conn,
+    _: &str,
+    _: &str,
+    _: &str,
+    _: Option<&str>,
+) -> crate::Result<String> {
+    Err(crate::Error::invalid(
+        "graph_index_file",
+        "this build has no grammars (it was built without the feature `code`)",
+    ))
 }
