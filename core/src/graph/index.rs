@@ -46,7 +46,7 @@ fn node_id(resource: &str, path: &str, key: &str) -> String {
 
 /// `graph_index_file(resource_id, path, source [, options])` → JSON `{file_id, changed,
 /// language, symbols, edges, unresolved, errors}`: `changed` false (and nothing written) when
-/// the file's content hash is the one its node carries; `edges` counts the edges written by
+/// the file's content hash is the one its node carries; `edges` counts the file's edges by
 /// type. Options: `language` (else from the path's extension; unknown: the file node only).
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn index_file(
@@ -76,7 +76,8 @@ pub(crate) fn index_file(
     }
     let out = lang.map(|l| outline(l, source)).unwrap_or_default();
     let sym_ids = symbol_ids(resource, path, &out);
-    // What the file held: its own edges are rebuilt below, its vanished symbols go.
+    // What the file held: its vanished symbols go now (their edges with them), its other
+    // edges are compared with the new ones below.
     let old: Vec<String> = conn
         .query(
             "SELECT id FROM mem_graph_nodes WHERE resource_id = ?1 AND file_path = ?2 AND source = 'ast'",
@@ -94,7 +95,7 @@ pub(crate) fn index_file(
     // The file's edges as they stand: those it no longer has go, those it keeps (and that
     // count: not stale, not ended) are left alone, so a small edit moves few closure rows.
     let old_keys: Vec<Value> = old.iter().map(|id| Value::from(id.as_str())).collect();
-    let held = query_in(
+    let current = query_in(
         conn,
         "SELECT id, from_id, to_id, type, CASE WHEN stale_at IS NULL AND invalid_at IS NULL THEN 1 ELSE 0 END \
          FROM mem_graph_edges WHERE from_id IN ({keys})",
@@ -102,7 +103,7 @@ pub(crate) fn index_file(
         &old_keys,
     )?;
     let mut kept = std::collections::HashSet::new();
-    for r in held {
+    for r in current {
         let key = (text(&r[1]), text(&r[2]), text(&r[3]));
         let wanted = edges.binary_search_by(|(f, t, ty)| (f.as_str(), t.as_str(), *ty).cmp(&(key.0.as_str(), key.1.as_str(), key.2.as_str()))).is_ok();
         if !wanted {

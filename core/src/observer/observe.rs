@@ -2,11 +2,11 @@
 //! scratchpad into its tables.
 //!
 //! A call reads the session's row once (locked, so two writers of one session serialise on
-//! it instead of losing counts), applies its events to the scratchpad in memory, appends them
-//! to the session's log in one statement and writes the row back once: a batch of events
-//! pays for the row once, and an event costs its log row and its analytics. The tables catch
-//! up at each checkpoint (every few hundred events, at finalize, or when asked), writing each
-//! changed row once however many events changed it (`observer::store`).
+//! it instead of losing counts), applies its events to the scratchpad in memory and appends
+//! them to the session's log: a batch of events pays for the row once, and an event costs its
+//! log row and its analytics. The row and the tables catch up at each checkpoint (every few
+//! hundred events, at finalize, or when asked), writing each changed row once however many
+//! events changed it (`observer::store`).
 
 use super::event::{self, Event};
 use super::store;
