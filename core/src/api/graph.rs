@@ -5,7 +5,7 @@
 
 use super::{functions, Function};
 use crate::graph::query::{self, Neighbor};
-use crate::graph::{edges, load, nodes, outline, settings};
+use crate::graph::{edges, files, load, nodes, outline, settings};
 
 pub(super) const FUNCTIONS: &[Function] = functions! {
     graph_node_upsert(resource_id: &str, node: &str) -> Text, writer, generic_plans
@@ -32,6 +32,7 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
         => |_, path, source, options| outline::outline(path, source, options);
     graph_index_file(resource_id: &str, path: &str, source: &str, options: Option<&str>) -> Json,
         writer => index_file;
+    graph_remove_file(resource_id: &str, path: &str) -> Json, writer => files::remove_file;
 };
 
 #[cfg(feature = "code")]

@@ -2,5 +2,5 @@
 //! defines and the references it makes — read from a tree-sitter syntax tree (docs/graph.md,
 //! "The code graph"). Built with the `code` feature, which links the grammars.
 
-internal!(language, outline, paths, seen);
+internal!(chunks, language, outline, paths, seen);
 mod rules;

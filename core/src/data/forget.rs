@@ -15,6 +15,7 @@
 
 use super::tables;
 use crate::db::access::{self, Act};
+use crate::graph::chunks::NS_CODE;
 use crate::memories::NS_MEMORIES;
 use crate::om::search::{self as om_search, NS_OBSERVATIONS};
 use crate::search::{self, NS_MESSAGES};
@@ -41,6 +42,8 @@ pub(crate) const TABLES: &[&str] = &[
     "mem_graph_closure",
     "mem_graph_hubs",
     "mem_graph_settings",
+    "mem_graph_refs",
+    "mem_code_chunks",
     "mem_observer_sessions",
     "mem_observer_files",
     "mem_observer_patterns",
@@ -66,6 +69,8 @@ const DELETE_ORDER: &[&str] = &[
     "mem_observer_patterns",
     "mem_observer_files",
     "mem_observer_sessions",
+    "mem_code_chunks",
+    "mem_graph_refs",
     "mem_graph_edges",
     "mem_graph_nodes",
     "mem_graph_closure",
@@ -154,7 +159,7 @@ pub(crate) fn forget(conn: &mut dyn Conn, r: &str) -> Result<String> {
             &rid,
         )?;
     }
-    for ns in [NS_MESSAGES, NS_OBSERVATIONS, NS_MEMORIES, NS_TASKS] {
+    for ns in [NS_MESSAGES, NS_OBSERVATIONS, NS_MEMORIES, NS_TASKS, NS_CODE] {
         search::purge(conn, ns)?;
     }
     Ok(Json::Object(counts).to_string())

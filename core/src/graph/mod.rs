@@ -7,14 +7,17 @@
 //! rows) in the trigger of `mem_graph_nodes`.
 
 internal!(bound);
+pub(crate) mod chunks;
 pub(crate) mod closure;
 internal!(edges);
+internal!(files);
 #[cfg(feature = "code")]
 internal!(index);
 internal!(load);
 internal!(nodes);
 internal!(outline);
 pub(crate) mod path;
+pub(crate) mod refs;
 pub(crate) mod query;
 internal!(settings);
 pub(crate) mod upkeep;
@@ -22,4 +25,10 @@ pub(crate) mod walk;
 
 /// The documented tables that hold a resource's graph: a caller that reaches none of its rows
 /// there may not touch or count its derived rows ([`crate::db::access`]).
-pub(crate) const TABLES: &[&str] = &["mem_graph_nodes", "mem_graph_edges", "mem_graph_settings"];
+pub(crate) const TABLES: &[&str] = &[
+    "mem_graph_nodes",
+    "mem_graph_edges",
+    "mem_graph_settings",
+    "mem_graph_refs",
+    "mem_code_chunks",
+];

@@ -3,6 +3,7 @@
 
 use crate::columns::{row, Wanted};
 use crate::db::row::Fields;
+use crate::graph::chunks;
 use crate::json_opts::Opts;
 use crate::om;
 use crate::recall::thread_context::{self, Candidate};
@@ -27,7 +28,7 @@ row! {
         pub bm25: f64,
         pub recency: f64,
         /// `raw` for an uncompacted message, `compacted` otherwise, `reflection` for an
-        /// observation.
+        /// observation, `code` for a code chunk.
         pub source: &'static str,
         pub snippet: String,
     }
@@ -47,6 +48,7 @@ const OPTIONS: &[&str] = &[
     "context_weight",
     "snippet",
     "include_deleted",
+    "code",
 ];
 const SNIPPET_OPTIONS: &[&str] = &["start", "end", "ellipsis", "tokens"];
 
@@ -131,6 +133,8 @@ pub(crate) struct Request {
     pub snippet: SnippetSettings,
     /// Share of a thread neighbor's score a message gains (see [`crate::recall::thread_context`]).
     pub context_weight: f64,
+    /// Code chunks too.
+    pub code: bool,
 }
 
 impl Request {
@@ -179,6 +183,7 @@ impl Request {
             filters,
             snippet,
             context_weight,
+            code: o.opt_bool("code")?.unwrap_or(false),
         })
     }
 }
@@ -209,6 +214,7 @@ pub(crate) fn search_with(
     };
     let mut hits = run(conn, query, &req)?;
     hits.extend(observation_hits(conn, query, &req)?);
+    hits.extend(code_hits(conn, query, &req)?);
     // Score descending; the sort is stable, so equal scores keep the engine's order and
     // messages come before observations.
     hits.sort_by(|a, b| b.row.score.total_cmp(&a.row.score));
@@ -281,6 +287,39 @@ fn observation_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<V
             message_index: 0,
             search_text: o.text.clone(),
             raw_content: o.text,
+        })
+        .collect())
+}
+
+/// The code chunks of a request that asks for them, as rows of `mem_search` (`source`
+/// `code`, `message_id` the chunk's id — its symbol's node id —, `thread_id` its file's
+/// path). Filters on a thread, role, task or time exclude them (chunks have none).
+fn code_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
+    let f = &req.filters;
+    if !req.code || f.thread_id.is_some() || f.role.is_some() || f.task_id.is_some() || f.since.is_some() || f.until.is_some() {
+        return Ok(Vec::new());
+    }
+    let hits = chunks::hits(conn, query, &req.params, f.resource_id.as_deref())?;
+    Ok(hits
+        .into_iter()
+        .map(|c| MessageHit {
+            seq: c.hit.doc,
+            row: SearchRow {
+                message_id: c.id,
+                thread_id: c.file_path,
+                resource_id: Some(c.resource_id),
+                role: "system".into(),
+                task_id: None,
+                created_at: c.created_at,
+                score: c.hit.score,
+                bm25: c.hit.bm25,
+                recency: c.hit.recency,
+                source: "code",
+                snippet: String::new(),
+            },
+            message_index: 0,
+            search_text: c.content.clone(),
+            raw_content: c.content,
         })
         .collect())
 }

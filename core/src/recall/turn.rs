@@ -133,6 +133,7 @@ pub(crate) fn recall(
             filters,
             snippet: SnippetSettings::default(),
             context_weight: crate::recall::thread_context::DEFAULT_WEIGHT,
+            code: false,
         };
         for hit in search::run(conn, hint, &req)? {
             let rows = conn.query(

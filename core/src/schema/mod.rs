@@ -52,7 +52,9 @@ mod render;
 
 pub use releases::{release, Release, RELEASES};
 #[cfg_attr(feature = "testing", visibility::make(pub))]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) use render::render;
+pub(crate) use render::render_at;
 
 /// The Postgres schema of derived data ([`privilege::DERIVED`]): the extension's own, used by
 /// no application role.
@@ -176,6 +178,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "observer_log",
         script: include_str!("../../../sql/migrations/0021_observer_log.sql"),
     },
+    Migration {
+        version: 22,
+        name: "code",
+        script: include_str!("../../../sql/migrations/0022_code.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -285,7 +292,7 @@ pub fn migrate(conn: &mut dyn Conn, target: Option<i64>) -> Result<i64> {
         .iter()
         .filter(|m| m.version > from && m.version <= target)
     {
-        conn.execute_batch(&render(m.script, conn.dialect()))?;
+        conn.execute_batch(&render_at(m.script, conn.dialect(), m.version))?;
         backfill(conn, m.version)?;
         conn.execute(
             "INSERT INTO mem_schema_version (version, name, applied_at) VALUES (?1, ?2, ?3)",

@@ -4,14 +4,22 @@
 
 use crate::Dialect;
 
-/// Renders a neutral script for one dialect.
+/// Renders a neutral script for one dialect, every trigger included.
+#[cfg(any(test, feature = "testing"))]
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn render(script: &str, dialect: Dialect) -> String {
+    render_at(script, dialect, i64::MAX)
+}
+
+/// Renders the script of migration `version`: its `@triggers` line makes the triggers of the
+/// tables that exist once it ran.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn render_at(script: &str, dialect: Dialect, version: i64) -> String {
     let mut out = String::with_capacity(script.len() + 256);
     for line in script.lines() {
         let trimmed = line.trim_start();
         if trimmed == "@triggers" {
-            out.push_str(&crate::triggers::render::all(dialect));
+            out.push_str(&crate::triggers::render::all(dialect, version));
         } else if let Some(rest) = trimmed.strip_prefix("@trigger ") {
             out.push_str(&render_trigger(rest, dialect));
         } else if let Some(rest) = trimmed.strip_prefix("@refuse ") {

@@ -3,6 +3,7 @@
 
 use super::trigger::{Event, Fired, Hosts, Timing, Trigger};
 use crate::db::session::Part;
+use crate::graph::chunks;
 use crate::graph::upkeep::{self, OldEdge};
 use crate::memories::{self, OldMemory};
 use crate::tasks::graph::{self as tasks, DepRow, TaskRow};
@@ -34,6 +35,7 @@ const fn trigger(
         hosts: Hosts::Both,
         sqlite_body: None,
         generic_plans: false,
+        since: 0,
         run,
     }
 }
@@ -50,6 +52,9 @@ const fn graph_trigger(
         ..trigger(name, table, Timing::After, events, run)
     }
 }
+
+/// The schema version that created the code graph's chunks.
+const CODE_SCHEMA: i64 = 22;
 
 /// The deferred trigger that writes what a transaction holds (Postgres).
 const HELD: &str = "mem__message_held_trg";
@@ -410,6 +415,42 @@ pub const TRIGGERS: &[Trigger] = &[
             memory_secrets,
         )
     },
+    // Code chunks: the index follows the rows (the table came with schema 22).
+    Trigger {
+        new: &["seq"],
+        since: CODE_SCHEMA,
+        ..trigger(
+            "mem__code_chunk_insert",
+            "mem_code_chunks",
+            Timing::After,
+            &[Insert],
+            code_chunk_insert,
+        )
+    },
+    Trigger {
+        update_of: &["content", "created_at"],
+        new: &["seq"],
+        old: &["content"],
+        since: CODE_SCHEMA,
+        ..trigger(
+            "mem__code_chunk_update",
+            "mem_code_chunks",
+            Timing::After,
+            &[Update],
+            code_chunk_update,
+        )
+    },
+    Trigger {
+        old: &["seq", "content"],
+        since: CODE_SCHEMA,
+        ..trigger(
+            "mem__code_chunk_delete",
+            "mem_code_chunks",
+            Timing::After,
+            &[Delete],
+            code_chunk_delete,
+        )
+    },
     // Client vectors: the packed chunks follow the rows.
     Trigger {
         new: &["seq"],
@@ -712,6 +753,22 @@ fn memory_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
 fn memory_secrets(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let seq = f.seq()?;
     memories::check_secrets(conn, seq)
+}
+
+fn code_chunk_insert(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
+    let seq = f.seq()?;
+    chunks::on_insert(conn, seq)
+}
+
+fn code_chunk_update(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
+    let (seq, old) = (f.seq()?, f.text(false, "content")?);
+    chunks::on_update(conn, seq, &old)
+}
+
+fn code_chunk_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
+    let seq = int(f.old("seq")?).unwrap_or(0);
+    let old = f.text(false, "content")?;
+    chunks::on_delete(conn, seq, &old)
 }
 
 fn embedding_insert(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {

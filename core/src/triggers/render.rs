@@ -137,10 +137,12 @@ fn drop(t: &Trigger, d: Dialect) -> Vec<String> {
         .collect()
 }
 
-/// Every catalog trigger of `d`, dropped and created again: the schema's `@triggers` line.
-pub(crate) fn all(d: Dialect) -> String {
+/// Every catalog trigger of `d` whose table exists at schema `version`, dropped and created
+/// again: the schema's `@triggers` line.
+pub(crate) fn all(d: Dialect, version: i64) -> String {
     TRIGGERS
         .iter()
+        .filter(|t| t.since <= version)
         .flat_map(|t| drop(t, d).into_iter().chain(create(t, d)))
         .map(|s| format!("{s};\n"))
         .collect()

@@ -77,6 +77,9 @@ pub struct Trigger {
     /// On Postgres its function's statements keep generic plans, as the functions of its
     /// domain do ([`crate::api::Function::generic_plans`]).
     pub generic_plans: bool,
+    /// The schema version whose migration creates its table: a migration's `@triggers` makes
+    /// the triggers of the tables it knows.
+    pub since: i64,
     pub run: fn(&mut dyn Conn, &mut Fired) -> Result<()>,
 }
 

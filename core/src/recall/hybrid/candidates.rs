@@ -5,6 +5,7 @@ use crate::db::batch::query_in;
 use crate::db::row::Fields;
 use crate::memories::filter::Filter;
 use crate::memories::lifecycle::decayed;
+use crate::graph::chunks::NS_CODE;
 use crate::memories::{files, NS_MEMORIES};
 use crate::om::search::NS_OBSERVATIONS;
 use crate::search::rows::{self, Allowed};
@@ -21,10 +22,11 @@ pub(crate) enum Kind {
     Memory,
     Message,
     Observation,
+    Code,
 }
 
 /// The kind names, as options and rows spell them.
-pub(crate) const KIND_NAMES: &[&str] = &["memory", "message", "observation"];
+pub(crate) const KIND_NAMES: &[&str] = &["memory", "message", "observation", "code"];
 
 impl Kind {
     pub(crate) fn parse(name: &str) -> Option<Kind> {
@@ -32,6 +34,7 @@ impl Kind {
             "memory" => Some(Kind::Memory),
             "message" => Some(Kind::Message),
             "observation" => Some(Kind::Observation),
+            "code" => Some(Kind::Code),
             _ => None,
         }
     }
@@ -40,11 +43,17 @@ impl Kind {
         KIND_NAMES[self as usize]
     }
 
+    /// Whether the graph list (what is around the agent's files) holds this kind.
+    pub(crate) fn in_graph_list(self) -> bool {
+        matches!(self, Kind::Memory | Kind::Code)
+    }
+
     fn table(self) -> &'static str {
         match self {
             Kind::Memory => "mem_memories",
             Kind::Message => "mem_messages",
             Kind::Observation => "mem_om_records",
+            Kind::Code => "mem_code_chunks",
         }
     }
 }
@@ -53,7 +62,8 @@ impl Kind {
 pub(crate) type Key = (Kind, i64);
 
 /// The rows of `kind` a list may return: memories through the memory filter, messages and
-/// observations of the resource (active observations only), not of a deleted thread.
+/// observations of the resource (active observations only), not of a deleted thread; code
+/// chunks of the resource.
 fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> {
     let mut params = Vec::new();
     let conds = match kind {
@@ -70,6 +80,10 @@ fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> 
             }
             (!c.is_empty()).then(|| c.join(" AND "))
         }
+        Kind::Code => filter.resource.as_ref().map(|r| {
+            params.push(r.as_str().into());
+            "resource_id = ?1".to_owned()
+        }),
     };
     match conds {
         None => Allowed::every(conn, kind.table()),
@@ -94,6 +108,7 @@ pub(crate) fn bm25(
         Kind::Memory => NS_MEMORIES,
         Kind::Message => NS_MESSAGES,
         Kind::Observation => NS_OBSERVATIONS,
+        Kind::Code => NS_CODE,
     };
     let params = SearchParams {
         limit: k,
@@ -142,7 +157,7 @@ pub(crate) fn dense(
         // Messages of deleted threads have vectors too; they are dropped here.
         let live = match kind {
             Kind::Message => lifecycle::hide_deleted(conn, filter.resource.as_deref(), false)?,
-            Kind::Memory | Kind::Observation => String::new(),
+            Kind::Memory | Kind::Observation | Kind::Code => String::new(),
         };
         let sql = format!(
             "SELECT seq, id FROM {} WHERE id IN ({{keys}}){live}",
@@ -227,13 +242,35 @@ pub(crate) fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: us
         &nodes,
     )?;
     reach(attached, &around.nodes);
+    Ok(nearest_first(reached, k, Kind::Memory))
+}
+
+/// The graph list of code: the chunks of the symbols around the agent's files (in them, then
+/// a hop away), newest first among equals.
+pub(crate) fn graph_code(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: usize) -> Result<Vec<Key>> {
+    let nodes: Vec<Value> = around.nodes.keys().map(|k| k.as_str().into()).collect();
+    let (sql, fixed): (&str, Vec<Value>) = match &filter.resource {
+        Some(r) => (
+            "SELECT seq, node_id FROM mem_code_chunks WHERE resource_id = ?1 AND node_id IN ({keys})",
+            vec![r.as_str().into()],
+        ),
+        None => ("SELECT seq, node_id FROM mem_code_chunks WHERE node_id IN ({keys})", Vec::new()),
+    };
+    let mut reached: BTreeMap<i64, (u8, usize)> = BTreeMap::new();
+    for r in query_in(conn, sql, &fixed, &nodes)? {
+        let mut f = Fields::new(r);
+        if let (Some(seq), Some(node)) = (f.int(), f.text()) {
+            reached.insert(seq, (around.nodes.get(&node).copied().unwrap_or(u8::MAX), 1));
+        }
+    }
+    Ok(nearest_first(reached, k, Kind::Code))
+}
+
+/// Candidates by (distance, names) ascending and descending, newest first among equals.
+fn nearest_first(reached: BTreeMap<i64, (u8, usize)>, k: usize, kind: Kind) -> Vec<Key> {
     let mut ranked: Vec<(i64, (u8, usize))> = reached.into_iter().collect();
     ranked.sort_by(|(sa, (da, na)), (sb, (db, nb))| da.cmp(db).then(nb.cmp(na)).then(sb.cmp(sa)));
-    Ok(ranked
-        .into_iter()
-        .take(k)
-        .map(|(seq, _)| (Kind::Memory, seq))
-        .collect())
+    ranked.into_iter().take(k).map(|(seq, _)| (kind, seq)).collect()
 }
 
 /// The confidence of what no one reviewed: a new memory's default, and what a message or an
@@ -257,7 +294,7 @@ pub(crate) struct Row {
 /// The rows of `keys`, by key (rows deleted meanwhile are missing).
 pub(crate) fn rows_of(conn: &mut dyn Conn, keys: &[Key], now: i64) -> Result<HashMap<Key, Row>> {
     let mut out = HashMap::new();
-    for kind in [Kind::Memory, Kind::Message, Kind::Observation] {
+    for kind in [Kind::Memory, Kind::Message, Kind::Observation, Kind::Code] {
         let seqs: Vec<i64> = keys.iter().filter(|k| k.0 == kind).map(|k| k.1).collect();
         let columns = match kind {
             Kind::Memory => {
@@ -266,6 +303,7 @@ pub(crate) fn rows_of(conn: &mut dyn Conn, keys: &[Key], now: i64) -> Result<Has
             }
             Kind::Message => "id, coalesce(injection_text, raw_content)",
             Kind::Observation => "id, active_observations",
+            Kind::Code => "id, content, file_path",
         };
         for (seq, r) in rows::hydrate(conn, kind.table(), columns, &seqs)? {
             let mut f = Fields::new(r);
@@ -287,13 +325,18 @@ pub(crate) fn rows_of(conn: &mut dyn Conn, keys: &[Key], now: i64) -> Result<Has
                         .collect(),
                 }
             } else {
+                // A chunk is what its file says now: nothing to doubt, nothing decays.
+                let (confidence, files) = match kind {
+                    Kind::Code => (1.0, f.text().into_iter().collect()),
+                    _ => (UNREVIEWED, Vec::new()),
+                };
                 Row {
                     id,
                     content,
                     ty: None,
                     source: None,
-                    confidence: UNREVIEWED,
-                    files: Vec::new(),
+                    confidence,
+                    files,
                 }
             };
             out.insert((kind, seq), row);

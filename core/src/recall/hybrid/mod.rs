@@ -172,7 +172,7 @@ impl Ask {
             (
                 "graph",
                 weights.graph,
-                !current_files.is_empty() && kinds.contains(&Kind::Memory),
+                !current_files.is_empty() && kinds.iter().any(|k| k.in_graph_list()),
             ),
         ];
         let playing: Vec<&str> = in_play.iter().filter(|l| l.2).map(|l| l.0).collect();
@@ -302,7 +302,7 @@ pub(crate) fn recall_hybrid(
                 .map_or(1.0, |t| phases::weight(ask.phase.as_deref(), t));
             let trust = match f.key.0 {
                 Kind::Memory => row.source.as_deref().map_or(1.0, phases::trust),
-                Kind::Message => 1.0,
+                Kind::Message | Kind::Code => 1.0,
                 Kind::Observation => phases::trust("observer_inferred"),
             };
             let score = (fused_score + boost) * phase * trust * row.confidence;
@@ -397,12 +397,19 @@ fn lists(conn: &mut dyn Conn, query: &str, ask: &Ask, now: i64) -> Result<Vec<Li
             keys: candidates::dense(conn, model, v.clone(), &ask.kinds, &ask.filter, dense_k)?,
         });
     }
-    if !ask.current_files.is_empty() && ask.kinds.contains(&Kind::Memory) {
+    if !ask.current_files.is_empty() && ask.kinds.iter().any(|k| k.in_graph_list()) {
         let around = neighbors::around(conn, ask.filter.resource.as_deref(), &ask.current_files)?;
+        let mut keys = Vec::new();
+        if ask.kinds.contains(&Kind::Memory) {
+            keys = candidates::graph(conn, &around, &ask.filter, graph_k)?;
+        }
+        if ask.kinds.contains(&Kind::Code) {
+            keys.extend(candidates::graph_code(conn, &around, &ask.filter, graph_k)?);
+        }
         out.push(List {
             family: Family::Graph,
             weight: ask.weights.graph,
-            keys: candidates::graph(conn, &around, &ask.filter, graph_k)?,
+            keys,
         });
     }
     Ok(out)

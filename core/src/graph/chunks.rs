@@ -1,0 +1,165 @@
+//! The code graph's chunks (`mem_code_chunks`): a file's code cut where its syntax allows
+//! (`crate::code::chunks`), kept by `graph_index_file` and searched by the engine of
+//! `mem_search` in its own namespace. The index follows the rows in their triggers, so
+//! chunks written or deleted with plain SQL are found, or not, in the same transaction.
+
+use crate::db::row::Fields;
+use crate::search::rows::{self, Allowed};
+use crate::search::{self as engine, Hit, SearchParams};
+use crate::{Conn, Result, Value};
+use std::collections::HashMap;
+
+/// The search engine's namespace of code chunks.
+pub(crate) const NS_CODE: &str = "code";
+
+/// A chunk as `graph_index_file` writes it.
+pub(crate) struct ChunkIn {
+    pub id: String,
+    pub node_id: Option<String>,
+    pub start_line: i64,
+    pub end_line: i64,
+    pub content: String,
+    pub token_count: i64,
+}
+
+/// Makes the file's chunks exactly `chunks`: those gone are deleted, those whose text or
+/// lines moved are updated (the index only when the text did), new ones inserted. Returns
+/// how many rows changed.
+pub(crate) fn sync(
+    conn: &mut dyn Conn,
+    resource: &str,
+    file_id: &str,
+    path: &str,
+    chunks: &[ChunkIn],
+) -> Result<usize> {
+    let mut held: HashMap<String, (Value, i64, i64, String)> = HashMap::new();
+    for r in conn.query(
+        "SELECT id, seq, start_line, end_line, content FROM mem_code_chunks WHERE file_id = ?1",
+        &[file_id.into()],
+    )? {
+        let mut f = Fields::new(r);
+        if let Some(id) = f.text() {
+            let seq = f.value();
+            let (a, b) = (f.int().unwrap_or(0), f.int().unwrap_or(0));
+            held.insert(id, (seq, a, b, f.text().unwrap_or_default()));
+        }
+    }
+    let mut changed = 0;
+    for c in chunks {
+        match held.remove(&c.id) {
+            Some((_, a, b, text)) if a == c.start_line && b == c.end_line && text == c.content => {}
+            Some((seq, ..)) => {
+                conn.execute(
+                    "UPDATE mem_code_chunks SET start_line = ?1, end_line = ?2, content = ?3, \
+                       token_count = ?4, node_id = ?5 WHERE seq = ?6",
+                    &[
+                        c.start_line.into(),
+                        c.end_line.into(),
+                        c.content.as_str().into(),
+                        c.token_count.into(),
+                        c.node_id.clone().into(),
+                        seq,
+                    ],
+                )?;
+                changed += 1;
+            }
+            None => {
+                conn.execute(
+                    "INSERT INTO mem_code_chunks (id, resource_id, file_id, node_id, file_path, start_line, \
+                       end_line, content, token_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    &[
+                        c.id.as_str().into(),
+                        resource.into(),
+                        file_id.into(),
+                        c.node_id.clone().into(),
+                        path.into(),
+                        c.start_line.into(),
+                        c.end_line.into(),
+                        c.content.as_str().into(),
+                        c.token_count.into(),
+                    ],
+                )?;
+                changed += 1;
+            }
+        }
+    }
+    for (seq, ..) in held.into_values() {
+        conn.execute("DELETE FROM mem_code_chunks WHERE seq = ?1", &[seq])?;
+        changed += 1;
+    }
+    Ok(changed)
+}
+
+/// The text and creation time of a chunk row (none when it is gone).
+fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<Option<(String, i64)>> {
+    let row = conn.query(
+        "SELECT content, created_at FROM mem_code_chunks WHERE seq = ?1",
+        &[seq.into()],
+    )?;
+    Ok(row.into_iter().next().map(|r| {
+        let mut f = Fields::new(r);
+        (f.text().unwrap_or_default(), f.int().unwrap_or(0))
+    }))
+}
+
+/// After a chunk row is inserted: it is indexed (once, however often this runs).
+pub(crate) fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
+    if let Some((text, created)) = indexed(conn, seq)? {
+        engine::index_new(conn, NS_CODE, seq, &text, created, false)?;
+    }
+    Ok(())
+}
+
+/// After a chunk's text or creation time changed: indexed again.
+pub(crate) fn on_update(conn: &mut dyn Conn, seq: i64, old_content: &str) -> Result<()> {
+    if let Some((text, created)) = indexed(conn, seq)? {
+        engine::index_doc(conn, NS_CODE, seq, &text, created, Some(old_content))?;
+    }
+    Ok(())
+}
+
+/// After a chunk row is deleted: out of the index.
+pub(crate) fn on_delete(conn: &mut dyn Conn, seq: i64, old_content: &str) -> Result<()> {
+    engine::remove_doc(conn, NS_CODE, seq, Some(old_content)).map(|_| ())
+}
+
+/// A chunk a search found.
+pub(crate) struct ChunkHit {
+    pub hit: Hit,
+    pub id: String,
+    pub resource_id: String,
+    pub file_path: String,
+    pub content: String,
+    pub created_at: i64,
+}
+
+/// The chunks matching `query` (of `resource` when given), best first.
+pub(crate) fn hits(
+    conn: &mut dyn Conn,
+    query: &str,
+    params: &SearchParams,
+    resource: Option<&str>,
+) -> Result<Vec<ChunkHit>> {
+    let allowed = match resource {
+        None => Allowed::every(conn, "mem_code_chunks")?,
+        Some(r) => Allowed::query(conn, "SELECT seq FROM mem_code_chunks WHERE resource_id = ?1", &[r.into()])?,
+    };
+    let result = rows::search_allowed(conn, NS_CODE, query, params, &allowed)?;
+    let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
+    let mut found = rows::hydrate(conn, "mem_code_chunks", "id, resource_id, file_path, content, created_at", &seqs)?;
+    Ok(result
+        .hits
+        .into_iter()
+        .filter_map(|hit| {
+            let mut f = Fields::new(found.remove(&hit.doc)?);
+            Some(ChunkHit {
+                hit,
+                id: f.text()?,
+                resource_id: f.text()?,
+                file_path: f.text()?,
+                content: f.text()?,
+                created_at: f.int()?,
+            })
+        })
+        .collect())
+}

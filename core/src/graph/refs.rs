@@ -1,0 +1,313 @@
+//! The code graph's references (`mem_graph_refs`): every import, call, extends and
+//! implements a file makes, with the node it resolves to. They are what the file's edges of
+//! those types are made from, so that when another file gains, loses or moves a definition
+//! the references to that name are resolved again and the edges follow — none is left
+//! pointing at a symbol that is gone, none stays unresolved once its target exists.
+//!
+//! A reference resolves to one node or to none, never to a guess: an import to the first of
+//! its candidate paths that is an indexed file; a name to the one symbol of a fitting kind
+//! in the file itself, else in the files it imports, else in the whole resource.
+
+use super::edges::{self, EdgeIn};
+use crate::db::batch::query_in;
+#[cfg(feature = "code")]
+use crate::db::batch::{shaped, values};
+use crate::db::row::Fields;
+use crate::{Conn, Result, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// The edge types references make; the indexer owns these and `defines` on its nodes.
+pub(crate) const REF_TYPES: &[&str] = &["imports", "calls", "extends", "implements"];
+
+/// Kinds a call may name, and kinds a type reference may name.
+pub(crate) const CALLABLE: &[&str] = &["function", "method", "macro"];
+pub(crate) const TYPES: &[&str] = &["class", "struct", "enum", "trait", "interface", "type"];
+
+/// One row of `mem_graph_refs` of a file.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RefRow {
+    pub from_id: String,
+    pub kind: &'static str,
+    pub ref_no: i64,
+    pub target: String,
+    pub rank: i64,
+    pub line: i64,
+    pub to_id: Option<String>,
+}
+
+fn kind_named(kind: &str) -> Option<&'static str> {
+    REF_TYPES.iter().copied().find(|k| *k == kind)
+}
+
+/// The kinds of symbol a reference of `kind` may name.
+pub(crate) fn fitting(kind: &str) -> &'static [&'static str] {
+    if kind == "calls" {
+        CALLABLE
+    } else {
+        TYPES
+    }
+}
+
+/// Resolves every row of the file at `path`: imports first (a call looks in the files they
+/// name first), then names.
+pub(crate) fn resolve(conn: &mut dyn Conn, resource: &str, path: &str, file_id: &str, rows: &mut [RefRow]) -> Result<()> {
+    let candidates: Vec<Value> = rows
+        .iter()
+        .filter(|r| r.kind == "imports")
+        .map(|r| Value::from(r.target.as_str()))
+        .collect();
+    let files: HashMap<String, String> = if candidates.is_empty() {
+        HashMap::new()
+    } else {
+        query_in(
+            conn,
+            "SELECT file_path, id FROM mem_graph_nodes WHERE resource_id = ?1 AND type = 'file' \
+               AND source = 'ast' AND file_path IN ({keys})",
+            &[resource.into()],
+            &candidates,
+        )?
+        .into_iter()
+        .filter_map(|r| {
+            let mut f = Fields::new(r);
+            Some((f.text()?, f.text()?))
+        })
+        .collect()
+    };
+    // Each import's first candidate that is a file (other than this one).
+    let mut chosen: BTreeMap<i64, (i64, usize)> = BTreeMap::new();
+    for (i, r) in rows.iter_mut().enumerate().filter(|(_, r)| r.kind == "imports") {
+        r.to_id = None;
+        if files.get(&r.target).is_some_and(|id| id != file_id) {
+            let e = chosen.entry(r.ref_no).or_insert((r.rank, i));
+            if r.rank < e.0 {
+                *e = (r.rank, i);
+            }
+        }
+    }
+    let mut imported: HashSet<String> = HashSet::new();
+    for &(_, i) in chosen.values() {
+        rows[i].to_id = files.get(&rows[i].target).cloned();
+        imported.insert(rows[i].target.clone());
+    }
+    let names: BTreeSet<&str> = rows.iter().filter(|r| r.kind != "imports").map(|r| r.target.as_str()).collect();
+    let keys: Vec<Value> = names.into_iter().map(Value::from).collect();
+    // Every symbol of those names: (label, type) → [(id, file_path)].
+    let mut defs: HashMap<(String, String), Vec<(String, String)>> = HashMap::new();
+    if !keys.is_empty() {
+        for r in query_in(
+            conn,
+            "SELECT label, type, id, coalesce(file_path, '') FROM mem_graph_nodes \
+             WHERE resource_id = ?1 AND source = 'ast' AND label IN ({keys})",
+            &[resource.into()],
+            &keys,
+        )? {
+            let mut f = Fields::new(r);
+            if let (Some(l), Some(t), Some(id), Some(p)) = (f.text(), f.text(), f.text(), f.text()) {
+                defs.entry((l, t)).or_default().push((id, p));
+            }
+        }
+    }
+    for r in rows.iter_mut().filter(|r| r.kind != "imports") {
+        let fits: Vec<&(String, String)> = fitting(r.kind)
+            .iter()
+            .filter_map(|t| defs.get(&(r.target.clone(), (*t).to_owned())))
+            .flatten()
+            .collect();
+        let local: Vec<_> = fits.iter().filter(|(_, p)| p == path).collect();
+        let near: Vec<_> = fits.iter().filter(|(_, p)| imported.contains(p)).collect();
+        let to = match (local.as_slice(), near.as_slice(), fits.as_slice()) {
+            ([one], _, _) => Some(&one.0),
+            ([], [one], _) => Some(&one.0),
+            ([], [], [one]) => Some(&one.0),
+            _ => None,
+        };
+        r.to_id = to.filter(|t| **t != r.from_id).cloned();
+    }
+    Ok(())
+}
+
+/// The edges the rows make: (from, to, type), sorted, distinct.
+pub(crate) fn edges_of(rows: &[RefRow]) -> Vec<(String, String, &'static str)> {
+    let mut out: Vec<_> = rows
+        .iter()
+        .filter_map(|r| Some((r.from_id.clone(), r.to_id.clone()?, r.kind)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The file's rows as stored.
+fn load(conn: &mut dyn Conn, file_id: &str) -> Result<Vec<(i64, RefRow)>> {
+    Ok(conn
+        .query(
+            "SELECT seq, from_id, kind, ref_no, target, rank, line, to_id FROM mem_graph_refs \
+             WHERE file_id = ?1 ORDER BY ref_no, rank",
+            &[file_id.into()],
+        )?
+        .into_iter()
+        .filter_map(|r| {
+            let mut f = Fields::new(r);
+            let seq = f.int()?;
+            Some((
+                seq,
+                RefRow {
+                    from_id: f.text()?,
+                    kind: kind_named(&f.text()?)?,
+                    ref_no: f.int()?,
+                    target: f.text()?,
+                    rank: f.int()?,
+                    line: f.int()?,
+                    to_id: f.text(),
+                },
+            ))
+        })
+        .collect())
+}
+
+/// Rows per `INSERT`.
+#[cfg(feature = "code")]
+const ROWS_PER_INSERT: usize = 64;
+
+/// Replaces the file's rows with `rows`.
+#[cfg(feature = "code")]
+pub(crate) fn store(conn: &mut dyn Conn, resource: &str, file_id: &str, rows: &[RefRow]) -> Result<()> {
+    conn.execute("DELETE FROM mem_graph_refs WHERE file_id = ?1", &[file_id.into()])?;
+    for chunk in shaped(rows, ROWS_PER_INSERT) {
+        let mut params: Vec<Value> = vec![resource.into(), file_id.into()];
+        for r in chunk {
+            params.extend([
+                r.from_id.as_str().into(),
+                r.kind.into(),
+                r.ref_no.into(),
+                r.target.as_str().into(),
+                r.rank.into(),
+                r.line.into(),
+                r.to_id.clone().into(),
+            ]);
+        }
+        conn.execute(
+            &format!(
+                "INSERT INTO mem_graph_refs (resource_id, file_id, from_id, kind, ref_no, target, rank, line, to_id) \
+                 VALUES {}",
+                values("(?1, ?2, #, #, #, #, #, #, #)", chunk.len(), 3)
+            ),
+            &params,
+        )?;
+    }
+    Ok(())
+}
+
+/// Makes the edges of `types` from the nodes `from_ids` exactly `wanted` (sorted): those no
+/// longer wanted go, those missing (or stale, or ended) are added; those that stand are left
+/// alone, so a small change moves few closure rows.
+pub(crate) fn sync_edges(
+    conn: &mut dyn Conn,
+    from_ids: &[String],
+    types: &[&str],
+    wanted: &[(String, String, &'static str)],
+) -> Result<()> {
+    let keys: Vec<Value> = from_ids.iter().map(|id| Value::from(id.as_str())).collect();
+    let current = query_in(
+        conn,
+        "SELECT id, from_id, to_id, type, CASE WHEN stale_at IS NULL AND invalid_at IS NULL THEN 1 ELSE 0 END \
+         FROM mem_graph_edges WHERE from_id IN ({keys})",
+        &[],
+        &keys,
+    )?;
+    let mut kept: HashSet<(String, String, String)> = HashSet::new();
+    for r in current {
+        let mut f = Fields::new(r);
+        let (id, from, to, ty) = (f.value(), f.text().unwrap_or_default(), f.text().unwrap_or_default(), f.text().unwrap_or_default());
+        if !types.contains(&ty.as_str()) {
+            continue;
+        }
+        let found = wanted
+            .binary_search_by(|(a, b, t)| (a.as_str(), b.as_str(), *t).cmp(&(from.as_str(), to.as_str(), ty.as_str())))
+            .is_ok();
+        if !found {
+            conn.execute("DELETE FROM mem_graph_edges WHERE id = ?1", &[id])?;
+        } else if f.int() == Some(1) {
+            kept.insert((from, to, ty));
+        }
+    }
+    let mut added = Vec::new();
+    for (from, to, ty) in wanted {
+        if !kept.contains(&(from.clone(), to.clone(), (*ty).to_owned())) {
+            added.push(EdgeIn::parse(Some(from), Some(to), Some(ty), Some(r#"{"source":"ast"}"#))?);
+        }
+    }
+    edges::edge_add_many(conn, added)?;
+    Ok(())
+}
+
+/// After a file changed (or went): the references of the other files of the resource that
+/// may now resolve differently — to a name the file gained or lost (`names`), to one of its
+/// nodes that went (`gone`), or, when the file itself came or went, to its path — are
+/// resolved again, each of their files at once. Returns how many files changed.
+pub(crate) fn relink_others(
+    conn: &mut dyn Conn,
+    resource: &str,
+    file_id: &str,
+    path: Option<&str>,
+    names: &[String],
+    gone: &[String],
+) -> Result<usize> {
+    let mut files: BTreeSet<String> = BTreeSet::new();
+    let mut targets: Vec<Value> = names.iter().map(|n| Value::from(n.as_str())).collect();
+    targets.extend(path.map(Value::from));
+    for r in query_in(
+        conn,
+        "SELECT file_id FROM mem_graph_refs WHERE resource_id = ?1 AND target IN ({keys})",
+        &[resource.into()],
+        &targets,
+    )? {
+        files.extend(r.into_iter().next().and_then(Value::into_string));
+    }
+    let gone: Vec<Value> = gone.iter().map(|g| Value::from(g.as_str())).collect();
+    for r in query_in(conn, "SELECT file_id FROM mem_graph_refs WHERE to_id IN ({keys})", &[], &gone)? {
+        files.extend(r.into_iter().next().and_then(Value::into_string));
+    }
+    files.remove(file_id);
+    let mut changed = 0;
+    for f in files {
+        changed += usize::from(relink(conn, resource, &f)?);
+    }
+    Ok(changed)
+}
+
+/// Resolves a file's stored references again; where one now names another node, its row and
+/// the file's edges follow. `false` when nothing changed.
+fn relink(conn: &mut dyn Conn, resource: &str, file_id: &str) -> Result<bool> {
+    let Some(path) = conn
+        .query_value(
+            "SELECT file_path FROM mem_graph_nodes WHERE id = ?1 AND resource_id = ?2",
+            &[file_id.into(), resource.into()],
+        )?
+        .and_then(Value::into_string)
+    else {
+        // References of a file whose node is gone make no edge: nothing to resolve.
+        return Ok(false);
+    };
+    let stored = load(conn, file_id)?;
+    let (seqs, before): (Vec<i64>, Vec<RefRow>) = stored.into_iter().unzip();
+    let mut rows = before.clone();
+    resolve(conn, resource, &path, file_id, &mut rows)?;
+    let mut changed = false;
+    for ((seq, old), new) in seqs.iter().zip(&before).zip(&rows) {
+        if old.to_id != new.to_id {
+            conn.execute(
+                "UPDATE mem_graph_refs SET to_id = ?1 WHERE seq = ?2",
+                &[new.to_id.clone().into(), (*seq).into()],
+            )?;
+            changed = true;
+        }
+    }
+    if changed {
+        let mut from: Vec<String> = rows.iter().map(|r| r.from_id.clone()).collect();
+        from.sort();
+        from.dedup();
+        sync_edges(conn, &from, REF_TYPES, &edges_of(&rows))?;
+    }
+    Ok(changed)
+}
