@@ -72,6 +72,30 @@ pub enum Command {
     /// Feed the memory observer one hook event of a coding agent, read as JSON on standard
     /// input (docs/observer.md).
     Observe(Observe),
+    /// Index a source tree into the code graph: the files that changed since the last run,
+    /// and the removal of those that are gone (docs/graph.md, "The code graph").
+    Index(Index),
+}
+
+#[derive(Args)]
+pub struct Index {
+    /// The root of the tree (its `.gitignore` files are respected, as by git).
+    #[arg(default_value = ".")]
+    pub dir: String,
+    /// The resource the graph belongs to (default: `project:` and the root folder's name).
+    #[arg(long)]
+    pub resource: Option<String>,
+    /// Index every text file, not only those of a language with a grammar (the others are
+    /// cut into windows of lines).
+    #[arg(long)]
+    pub all: bool,
+    /// Skip files larger than this many bytes.
+    #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
+    pub max_size: u64,
+    /// Files per call (and transaction): a batch's references to each other are resolved
+    /// once.
+    #[arg(long, default_value_t = 128, value_name = "FILES")]
+    pub batch: usize,
 }
 
 #[derive(Args)]

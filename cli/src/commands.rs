@@ -168,6 +168,7 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
             let answer = db::scalar(db, "mem_tool", &[Some(&a.name), Some(&a.input), Some(&ctx)])?;
             Ok(output::json(style, &answer))
         }
+        Command::Index(a) => crate::index::run(db, style, show, a),
         Command::Observe(a) => {
             let mut payload = String::new();
             std::io::stdin()

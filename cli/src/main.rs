@@ -7,6 +7,7 @@
 mod args;
 mod commands;
 mod db;
+mod index;
 mod mcp;
 mod output;
 mod progress;

@@ -1,5 +1,5 @@
-//! The code graph's references against a naive resolver: random sequences of files indexed,
-//! edited and removed, in any order, and after every step the graph's `imports` and `calls`
+//! The code graph's references against a naive resolver: random sequences of files indexed
+//! (one at a time or in batches), edited and removed, in any order, and after every step the graph's `imports` and `calls`
 //! edges equal what the resolution rules give when every current file is looked at at once —
 //! so no edge depends on the order files were indexed in, none points at a symbol that is
 //! gone, and none is missing once its target exists.
@@ -9,11 +9,12 @@ mod common;
 
 use agentmem_core::code::language::Lang;
 use agentmem_core::code::outline::outline;
-use agentmem_core::code::seen::RefKind;
 use agentmem_core::code::paths;
+use agentmem_core::code::seen::RefKind;
 use agentmem_core::graph::{files, index};
 use agentmem_core::{Conn, Value};
 use common::{as_call, open_with_triggers, Rng, Sq};
+use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
 const NAMES: &[&str] = &["alpha", "beta", "gamma", "delta"];
@@ -27,7 +28,11 @@ type Edge = (String, (String, String), (String, String));
 fn module(rng: &mut Rng) -> String {
     let mut src = String::new();
     for _ in 0..rng.below(3) {
-        src.push_str(&format!("from .m{} import {}\n", rng.below(FILES), NAMES[rng.below(NAMES.len())]));
+        src.push_str(&format!(
+            "from .m{} import {}\n",
+            rng.below(FILES),
+            NAMES[rng.below(NAMES.len())]
+        ));
     }
     let mut defined = BTreeSet::new();
     for _ in 0..1 + rng.below(3) {
@@ -43,14 +48,20 @@ fn module(rng: &mut Rng) -> String {
     }
     if rng.below(3) == 0 {
         let name = NAMES[rng.below(NAMES.len())];
-        src.push_str(&format!("\nclass Box:\n    def {name}(self):\n        return {}()\n", NAMES[rng.below(NAMES.len())]));
+        src.push_str(&format!(
+            "\nclass Box:\n    def {name}(self):\n        return {}()\n",
+            NAMES[rng.below(NAMES.len())]
+        ));
     }
     src
 }
 
 /// The edges the rules give over all `files` at once.
 fn expected(files: &BTreeMap<String, String>) -> BTreeSet<Edge> {
-    let outlines: BTreeMap<&String, _> = files.iter().map(|(p, s)| (p, outline(Lang::Python, s))).collect();
+    let outlines: BTreeMap<&String, _> = files
+        .iter()
+        .map(|(p, s)| (p, outline(Lang::Python, s)))
+        .collect();
     // Every callable: (name, path).
     let mut callables: Vec<(String, String)> = Vec::new();
     for (p, o) in &outlines {
@@ -77,7 +88,8 @@ fn expected(files: &BTreeMap<String, String>) -> BTreeSet<Edge> {
             }
         }
         for r in o.refs.iter().filter(|r| r.kind == RefKind::Calls) {
-            let fits: Vec<&(String, String)> = callables.iter().filter(|(n, _)| *n == r.target).collect();
+            let fits: Vec<&(String, String)> =
+                callables.iter().filter(|(n, _)| *n == r.target).collect();
             let local: Vec<_> = fits.iter().filter(|(_, f)| f == *p).collect();
             let near: Vec<_> = fits.iter().filter(|(_, f)| imported.contains(f)).collect();
             let to = match (local.len(), near.len(), fits.len()) {
@@ -119,9 +131,24 @@ fn actual(c: &mut Sq) -> BTreeSet<Edge> {
 /// write; the generator avoids a class method named like a function of its own file.
 fn clean(src: &str) -> bool {
     let o = outline(Lang::Python, src);
-    let names: Vec<&str> = o.symbols.iter().filter(|s| s.kind != "class").map(|s| s.name.as_str()).collect();
+    let names: Vec<&str> = o
+        .symbols
+        .iter()
+        .filter(|s| s.kind != "class")
+        .map(|s| s.name.as_str())
+        .collect();
     let set: BTreeSet<&str> = names.iter().copied().collect();
     set.len() == names.len()
+}
+
+/// A module [`clean`] accepts.
+fn source(rng: &mut Rng) -> String {
+    loop {
+        let s = module(rng);
+        if clean(&s) {
+            return s;
+        }
+    }
 }
 
 #[test]
@@ -132,18 +159,29 @@ fn edges_equal_the_naive_resolution_after_every_step() {
         let mut live: BTreeMap<String, String> = BTreeMap::new();
         for step in 0..30 {
             let path = format!("m{}.py", rng.below(FILES));
-            if rng.below(4) == 0 {
-                as_call(|| files::remove_file(&mut c, "p", &path)).unwrap();
-                live.remove(&path);
-            } else {
-                let src = loop {
-                    let s = module(&mut rng);
-                    if clean(&s) {
-                        break s;
+            match rng.below(4) {
+                0 => {
+                    as_call(|| files::remove_file(&mut c, "p", &path)).unwrap();
+                    live.remove(&path);
+                }
+                1 => {
+                    // A batch: several files written before any of their references resolve.
+                    let mut batch = BTreeMap::new();
+                    for _ in 0..2 + rng.below(3) {
+                        batch.insert(format!("m{}.py", rng.below(FILES)), source(&mut rng));
                     }
-                };
-                as_call(|| index::index_file(&mut c, "p", &path, &src, None)).unwrap();
-                live.insert(path.clone(), src);
+                    let files: Vec<_> = batch
+                        .iter()
+                        .map(|(p, s)| json!({"path": p, "source": s}))
+                        .collect();
+                    as_call(|| index::index_files(&mut c, "p", &json!(files).to_string())).unwrap();
+                    live.extend(batch);
+                }
+                _ => {
+                    let src = source(&mut rng);
+                    as_call(|| index::index_file(&mut c, "p", &path, &src, None)).unwrap();
+                    live.insert(path.clone(), src);
+                }
             }
             let (want, got) = (expected(&live), actual(&mut c));
             assert_eq!(
@@ -157,7 +195,70 @@ fn edges_equal_the_naive_resolution_after_every_step() {
                     &[],
                 )
                 .unwrap();
-            assert_eq!(dangling.and_then(|v| v.as_i64()), Some(0), "seed {seed} step {step}: a reference names a node that is gone");
+            assert_eq!(
+                dangling.and_then(|v| v.as_i64()),
+                Some(0),
+                "seed {seed} step {step}: a reference names a node that is gone"
+            );
         }
+    }
+}
+
+/// Rows of a table as text, sorted: what two databases must hold alike.
+fn dump(c: &mut Sq, sql: &str) -> Vec<String> {
+    let mut rows: Vec<String> = c
+        .query(sql, &[])
+        .unwrap()
+        .iter()
+        .map(|r| format!("{r:?}"))
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// A batch large enough to write its edges in bulk (the closure built once after) leaves
+/// the same edges, references and closure as the same files indexed one at a time, the
+/// closure kept edge by edge.
+#[test]
+fn a_bulk_batch_equals_files_indexed_one_by_one() {
+    let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B);
+    let mut files = BTreeMap::new();
+    for i in 0..40 {
+        let mut src = String::new();
+        for j in 0..12 {
+            src.push_str(&format!("\ndef f{i}_{j}():\n"));
+            for _ in 0..4 {
+                src.push_str(&format!("    f{}_{}()\n", rng.below(40), rng.below(12)));
+            }
+        }
+        files.insert(format!("pkg/m{i}.py"), src);
+    }
+    let mut bulk = open_with_triggers();
+    let all: Vec<_> = files
+        .iter()
+        .map(|(p, s)| json!({"path": p, "source": s}))
+        .collect();
+    let answer = as_call(|| index::index_files(&mut bulk, "p", &json!(all).to_string())).unwrap();
+    let written: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let edges: u64 = written["edges"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(
+        edges >= 1000,
+        "the batch must be large enough to go in bulk: {edges} edges"
+    );
+    let mut one = open_with_triggers();
+    for (p, s) in &files {
+        as_call(|| index::index_file(&mut one, "p", p, s, None)).unwrap();
+    }
+    for sql in [
+        "SELECT from_id, to_id, type, stale_at, invalid_at FROM mem_graph_edges",
+        "SELECT file_id, from_id, kind, ref_no, target, rank, line, to_id FROM mem_graph_refs",
+        "SELECT ancestor_id, descendant_id, depth, path, edge_types, hop_weights, total_weight FROM mem_graph_closure",
+    ] {
+        assert_eq!(dump(&mut bulk, sql), dump(&mut one, sql), "{sql}");
     }
 }

@@ -32,13 +32,22 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
         => |_, path, source, options| outline::outline(path, source, options);
     graph_index_file(resource_id: &str, path: &str, source: &str, options: Option<&str>) -> Json,
         writer => index_file;
+    graph_index_files(resource_id: &str, files: &str) -> Json, writer => index_files;
     graph_remove_file(resource_id: &str, path: &str) -> Json, writer => files::remove_file;
 };
 
 #[cfg(feature = "code")]
-use crate::graph::index::index_file;
+use crate::graph::index::{index_file, index_files};
 
-/// Without the grammars, indexing a file is refused by name.
+/// Without the grammars, indexing is refused by name.
+#[cfg(not(feature = "code"))]
+fn no_grammars(function: &str) -> crate::Error {
+    crate::Error::invalid(
+        function,
+        "this build has no grammars (it was built without the feature `code`)",
+    )
+}
+
 #[cfg(not(feature = "code"))]
 fn index_file(
     _: &mut dyn crate::Conn,
@@ -47,8 +56,10 @@ fn index_file(
     _: &str,
     _: Option<&str>,
 ) -> crate::Result<String> {
-    Err(crate::Error::invalid(
-        "graph_index_file",
-        "this build has no grammars (it was built without the feature `code`)",
-    ))
+    Err(no_grammars("graph_index_file"))
+}
+
+#[cfg(not(feature = "code"))]
+fn index_files(_: &mut dyn crate::Conn, _: &str, _: &str) -> crate::Result<String> {
+    Err(no_grammars("graph_index_files"))
 }

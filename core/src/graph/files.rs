@@ -80,7 +80,8 @@ pub(crate) fn remove_file(conn: &mut dyn Conn, resource: &str, path: &str) -> Re
     let relinked = if held.is_empty() {
         0
     } else {
-        refs::relink_others(conn, resource, &file_id, Some(path), &names, &gone)?
+        let own = std::iter::once(file_id.clone()).collect();
+        refs::relink_others(conn, resource, &own, &[path], &names, &gone)?
     };
     Ok(json!({"removed": held.len(), "relinked": relinked}).to_string())
 }

@@ -12,6 +12,7 @@
 
 use super::chunks::{self, ChunkIn};
 use super::files::{self, hex, node_id};
+use super::load;
 use super::nodes::{self, NodeIn};
 use super::outline::{language, MAX_SOURCE};
 use super::refs::{self, RefRow};
@@ -24,16 +25,16 @@ use crate::tokens::{self, Encoding};
 use crate::{ids, Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// `graph_index_file(resource_id, path, source [, options])` → JSON `{file_id, changed,
 /// language, symbols, edges, chunks, unresolved, relinked, errors}`: `changed` false (and
 /// nothing written) when the file's content hash is the one its node carries; `edges` counts
 /// the file's edges by type; `unresolved` counts the references that resolve to nothing
 /// (`mem_graph_refs` rows without `to_id`); `relinked` counts the other files whose
-/// references changed. Options:
-/// `language` (else from the path's extension; unknown: the file node and its line windows
-/// only).
+/// references changed. Options: `language` (else from the path's extension; unknown: the
+/// file node and its line windows only), `metadata` (an object the file node keeps beside
+/// the parse's `errors`: a client's stat of the file, a commit).
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn index_file(
     conn: &mut dyn Conn,
@@ -43,34 +44,146 @@ pub(crate) fn index_file(
     options: Option<&str>,
 ) -> Result<String> {
     ids::check_id("resource_id", resource)?;
-    files::check_path(path)?;
-    if source.len() > MAX_SOURCE {
-        return Err(Error::invalid("source", format!("must be at most {MAX_SOURCE} bytes")));
+    let o = Opts::parse("options", options, FILE_KEYS)?;
+    let file = FileIn::new(path, source, &o)?;
+    let Some(written) = write(conn, resource, file)? else {
+        return Ok(json!({"file_id": node_id(resource, path, ""), "changed": false}).to_string());
+    };
+    let mut written = [written];
+    let relinked = link(conn, resource, &mut written)?;
+    let [w] = written;
+    Ok(json!({
+        "file_id": w.file_id, "changed": true, "language": w.lang.map(Lang::name),
+        "symbols": w.symbols, "edges": w.edges, "chunks": w.chunks,
+        "unresolved": unresolved(&w.rows), "relinked": relinked, "errors": w.errors,
+    })
+    .to_string())
+}
+
+/// `graph_index_files(resource_id, files)` → JSON `{files, changed, symbols, edges, chunks,
+/// unresolved, relinked, errors}`: many files at once, `files` an array of objects with
+/// `path`, `source` and the options of [`index_file`] (`language`, `metadata`). Their nodes
+/// are written first and their references resolved after, against all of them, so a batch
+/// that holds both ends of a reference writes its edge once (indexed one by one, a name
+/// defined in a later file is first resolved elsewhere, then moved). The figures sum the
+/// changed files'; `errors` maps each path that did not parse whole to its line ranges.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn index_files(conn: &mut dyn Conn, resource: &str, files: &str) -> Result<String> {
+    ids::check_id("resource_id", resource)?;
+    let list: Vec<Json> = match serde_json::from_str(files) {
+        Ok(Json::Array(a)) => a,
+        _ => return Err(Error::invalid("files", "must be a JSON array of objects with path and source")),
+    };
+    let mut given = Vec::with_capacity(list.len());
+    for (i, f) in list.into_iter().enumerate() {
+        let file = || -> Result<FileIn> {
+            let o = Opts::parse("file", Some(&f.to_string()), &[FILE_KEYS, &["path", "source"]].concat())?;
+            let path = o.opt_str("path")?.ok_or_else(|| Error::invalid("file.path", "is required"))?;
+            let source = o.opt_str("source")?.ok_or_else(|| Error::invalid("file.source", "is required"))?;
+            FileIn::new(&path, &source, &o)
+        };
+        given.push(file().map_err(|e| e.in_context(&format!("files[{i}]")))?);
     }
-    let o = Opts::parse("options", options, &["language"])?;
-    let lang = language(path, o.opt_str("language")?)?;
+    let n = given.len();
+    let mut written = Vec::new();
+    for f in given {
+        written.extend(write(conn, resource, f)?);
+    }
+    let relinked = link(conn, resource, &mut written)?;
+    let mut edges: BTreeMap<&str, usize> = BTreeMap::new();
+    for w in &written {
+        for (ty, c) in &w.edges {
+            *edges.entry(ty).or_default() += c;
+        }
+    }
+    let errors: serde_json::Map<String, Json> = written
+        .iter()
+        .filter(|w| !w.errors.is_empty())
+        .map(|w| (w.path.clone(), json!(w.errors)))
+        .collect();
+    Ok(json!({
+        "files": n, "changed": written.len(),
+        "symbols": written.iter().map(|w| w.symbols).sum::<usize>(), "edges": edges,
+        "chunks": written.iter().map(|w| w.chunks).sum::<usize>(),
+        "unresolved": written.iter().map(|w| unresolved(&w.rows)).sum::<usize>(),
+        "relinked": relinked, "errors": errors,
+    })
+    .to_string())
+}
+
+/// The options a file takes.
+const FILE_KEYS: &[&str] = &["language", "metadata"];
+
+/// A file as a call gives it, checked.
+struct FileIn {
+    path: String,
+    source: String,
+    lang: Option<Lang>,
+    metadata: serde_json::Map<String, Json>,
+}
+
+impl FileIn {
+    fn new(path: &str, source: &str, o: &Opts) -> Result<FileIn> {
+        files::check_path(path)?;
+        if source.len() > MAX_SOURCE {
+            return Err(Error::invalid("source", format!("must be at most {MAX_SOURCE} bytes")));
+        }
+        let lang = language(path, o.opt_str("language")?)?;
+        let metadata = match o.opt_object("metadata")? {
+            Some(m) => serde_json::from_str(&m).map_err(|e| Error::invalid("options.metadata", e.to_string()))?,
+            None => Default::default(),
+        };
+        Ok(FileIn { path: path.to_owned(), source: source.to_owned(), lang, metadata })
+    }
+}
+
+/// A file whose nodes and chunks are written, its references not yet resolved.
+struct Written {
+    file_id: String,
+    path: String,
+    lang: Option<Lang>,
+    symbols: usize,
+    errors: Vec<(usize, usize)>,
+    chunks: usize,
+    rows: Vec<RefRow>,
+    /// Its edges, and the nodes they leave from.
+    defines: Vec<(String, String, &'static str)>,
+    from_ids: Vec<String>,
+    edges: BTreeMap<&'static str, usize>,
+    /// What other files' references may now resolve differently: names whose count changed,
+    /// nodes that went, and its path when the file is new.
+    names: Vec<String>,
+    gone: Vec<String>,
+    new: bool,
+}
+
+/// Writes a file's nodes and chunks; `None` (nothing written) when its content hash is the
+/// one its node carries.
+fn write(conn: &mut dyn Conn, resource: &str, f: FileIn) -> Result<Option<Written>> {
+    let FileIn { path, source, lang, mut metadata } = f;
     let hash = hex(&Sha256::digest(source.as_bytes()));
-    let file_id = node_id(resource, path, "");
+    let file_id = node_id(resource, &path, "");
     let held_hash = conn.query_value(
         "SELECT content_hash FROM mem_graph_nodes WHERE id = ?1 AND resource_id = ?2",
         &[file_id.as_str().into(), resource.into()],
     )?;
     if held_hash.as_ref().and_then(Value::as_str) == Some(hash.as_str()) {
-        return Ok(json!({"file_id": file_id, "changed": false}).to_string());
+        return Ok(None);
     }
-    let out = lang.map(|l| outline(l, source)).unwrap_or_default();
-    let sym_ids = symbol_ids(resource, path, &out);
+    let out = lang.map(|l| outline(l, &source)).unwrap_or_default();
+    let sym_ids = symbol_ids(resource, &path, &out);
     // What the file held: its vanished symbols go now (their edges with them).
-    let old = files::nodes_of(conn, resource, path)?;
+    let old = files::nodes_of(conn, resource, &path)?;
     let mut gone = Vec::new();
     for (id, ..) in old.iter().filter(|(id, ..)| *id != file_id && !sym_ids.contains(id)) {
         nodes::remove(conn, id)?;
         gone.push(id.clone());
     }
+    metadata.insert("errors".into(), json!(out.errors));
     let mut list = vec![node(json!({
-        "id": file_id, "type": "file", "label": path.rsplit('/').next().unwrap_or(path),
+        "id": file_id, "type": "file", "label": path.rsplit('/').next().unwrap_or(&path),
         "file_path": path, "language": lang.map(Lang::name), "source": "ast", "content_hash": hash,
-        "metadata": {"errors": out.errors},
+        "metadata": metadata,
     }))?];
     for (s, id) in out.symbols.iter().zip(&sym_ids) {
         list.push(node(json!({
@@ -80,42 +193,83 @@ pub(crate) fn index_file(
         }))?);
     }
     nodes::upsert_many(conn, resource, list)?;
-    // Its references, resolved against the graph that now holds its symbols.
-    let mut rows = ref_rows(lang, path, &out, &file_id, &sym_ids);
-    refs::resolve(conn, resource, path, &file_id, &mut rows)?;
-    refs::store(conn, resource, &file_id, &rows)?;
-    let mut wanted = refs::edges_of(&rows);
-    for (i, s) in out.symbols.iter().enumerate() {
-        let from = s.parent.map_or(&file_id, |p| &sym_ids[p]);
-        wanted.push((from.clone(), sym_ids[i].clone(), "defines"));
-    }
-    wanted.sort();
-    wanted.dedup();
-    let mut from_ids = sym_ids.clone();
-    from_ids.push(file_id.clone());
-    let mut types = refs::REF_TYPES.to_vec();
-    types.push("defines");
-    refs::sync_edges(conn, &from_ids, &types, &wanted)?;
-    // Other files' references that may resolve differently now.
+    let chunk_list = chunk_rows(resource, &path, &source, &out, &sym_ids);
+    chunks::sync(conn, resource, &file_id, &path, &chunk_list)?;
+    let defines: Vec<_> = out
+        .symbols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.parent.map_or(&file_id, |p| &sym_ids[p]).clone(), sym_ids[i].clone(), "defines"))
+        .collect();
     let before = files::names(old.iter().map(|(_, l, t)| (l.as_str(), t.as_str())));
     let after = files::names(out.symbols.iter().map(|s| (s.name.as_str(), s.kind)));
-    let changed_names: Vec<String> = symmetric_difference(&before, &after);
-    let appeared = old.is_empty().then_some(path);
-    let relinked = refs::relink_others(conn, resource, &file_id, appeared, &changed_names, &gone)?;
-    let chunk_list = chunk_rows(resource, path, source, &out, &sym_ids);
-    chunks::sync(conn, resource, &file_id, path, &chunk_list)?;
-    let mut by_type: BTreeMap<&str, usize> = BTreeMap::new();
-    for (.., ty) in &wanted {
-        *by_type.entry(ty).or_default() += 1;
-    }
-    Ok(json!({
-        "file_id": file_id, "changed": true, "language": lang.map(Lang::name),
-        "symbols": out.symbols.len(), "edges": by_type, "chunks": chunk_list.len(),
-        "unresolved": unresolved(&rows),
-        "relinked": relinked, "errors": out.errors,
-    })
-    .to_string())
+    let mut from_ids = sym_ids.clone();
+    from_ids.push(file_id.clone());
+    Ok(Some(Written {
+        rows: ref_rows(lang, &path, &out, &file_id, &sym_ids),
+        file_id,
+        path,
+        lang,
+        symbols: out.symbols.len(),
+        errors: out.errors,
+        chunks: chunk_list.len(),
+        defines,
+        from_ids,
+        edges: BTreeMap::new(),
+        names: symmetric_difference(&before, &after),
+        gone,
+        new: old.is_empty(),
+    }))
 }
+
+/// Resolves the written files' references against the graph that now holds all their
+/// symbols, writes their edges, then resolves again the other files' references that may
+/// point elsewhere now. Returns how many other files changed.
+///
+/// A batch whose edges are at least half as many as the resource held writes them with the
+/// closure's upkeep off and builds the closure once after (see [`load::bulk`]): kept edge by
+/// edge, the closure of a tree indexed from nothing costs many times its rebuild.
+fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<usize> {
+    let mut wanted = Vec::with_capacity(written.len());
+    for w in written.iter_mut() {
+        refs::resolve(conn, resource, &w.path, &w.file_id, &mut w.rows)?;
+        refs::store(conn, resource, &w.file_id, &w.rows)?;
+        let mut edges = refs::edges_of(&w.rows);
+        edges.extend(w.defines.iter().cloned());
+        edges.sort();
+        edges.dedup();
+        for (.., ty) in &edges {
+            *w.edges.entry(ty).or_default() += 1;
+        }
+        wanted.push(edges);
+    }
+    let adding: usize = wanted.iter().map(Vec::len).sum();
+    let held = conn
+        .query_value("SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1", &[resource.into()])?
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    let write = |conn: &mut dyn Conn| -> Result<usize> {
+        let mut types = refs::REF_TYPES.to_vec();
+        types.push("defines");
+        for (w, edges) in written.iter().zip(&wanted) {
+            refs::sync_edges(conn, &w.from_ids, &types, edges)?;
+        }
+        let own: HashSet<String> = written.iter().map(|w| w.file_id.clone()).collect();
+        let names: Vec<String> = written.iter().flat_map(|w| w.names.iter().cloned()).collect();
+        let gone: Vec<String> = written.iter().flat_map(|w| w.gone.iter().cloned()).collect();
+        let paths: Vec<&str> = written.iter().filter(|w| w.new).map(|w| w.path.as_str()).collect();
+        refs::relink_others(conn, resource, &own, &paths, &names, &gone)
+    };
+    if adding >= BULK_EDGES && 2 * adding as i64 >= held {
+        Ok(load::bulk(conn, resource, write)?.0)
+    } else {
+        write(conn)
+    }
+}
+
+/// Edges a batch writes at least before its closure is built once rather than kept edge by
+/// edge (below, the two cost about the same).
+const BULK_EDGES: usize = 1000;
 
 /// The names whose count differs between two sorted (name, count) lists.
 fn symmetric_difference(a: &[(String, usize)], b: &[(String, usize)]) -> Vec<String> {

@@ -84,11 +84,25 @@ pub(crate) fn load(conn: &mut dyn Conn, resource: &str, graph: &str) -> Result<S
             .map_err(at)?,
         );
     }
-    conn.session().part::<Bulk>().0 = true;
-    let written = nodes::upsert_many(conn, resource, parsed_nodes)
-        .and_then(|nodes| Ok((nodes, edges::edge_add_many(conn, parsed_edges)?)));
-    conn.session().part::<Bulk>().0 = false;
-    let (nodes, edges) = written?;
-    let rows = closure::rebuild(conn, resource)?;
+    let ((nodes, edges), rows) = bulk(conn, resource, |conn| {
+        let nodes = nodes::upsert_many(conn, resource, parsed_nodes)?;
+        Ok((nodes, edges::edge_add_many(conn, parsed_edges)?))
+    })?;
     Ok(json!({"nodes": nodes, "edges": edges, "closureRows": rows}).to_string())
+}
+
+/// Runs `write` with the edge triggers' closure upkeep switched off, then builds the
+/// resource's closure once; returns what `write` did and the closure's row count. For
+/// writes of many edges (a load, a large batch of files): `write` must check the edges it
+/// adds as `graph_edge_add` does, which the triggers then do not.
+pub(crate) fn bulk<T>(
+    conn: &mut dyn Conn,
+    resource: &str,
+    write: impl FnOnce(&mut dyn Conn) -> Result<T>,
+) -> Result<(T, i64)> {
+    conn.session().part::<Bulk>().0 = true;
+    let written = write(conn);
+    conn.session().part::<Bulk>().0 = false;
+    let written = written?;
+    Ok((written, closure::rebuild(conn, resource)?))
 }

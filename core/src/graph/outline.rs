@@ -36,6 +36,19 @@ pub(crate) fn language(path: &str, named: Option<String>) -> Result<Option<crate
     })
 }
 
+/// The language the code graph reads the file at `path` as, from its extension; `None` when
+/// no grammar reads it (or the build has none): `graph_index_file` keeps such a file as a node
+/// and windows of lines.
+pub fn code_language(path: &str) -> Option<&'static str> {
+    #[cfg(feature = "code")]
+    return crate::code::language::Lang::of_path(path).map(|l| l.name());
+    #[cfg(not(feature = "code"))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 #[cfg(feature = "code")]
 fn read(path: &str, source: &str, named: Option<String>) -> Result<String> {
     let Some(lang) = language(path, named)? else {

@@ -48,6 +48,55 @@ pub(crate) fn fitting(kind: &str) -> &'static [&'static str] {
     }
 }
 
+/// Every definition of some names in a resource that a reference may resolve to: (label,
+/// type) → [(id, file path)].
+struct Defs(HashMap<(String, String), Vec<(String, String)>>);
+
+impl Defs {
+    fn of<'a>(conn: &mut dyn Conn, resource: &str, names: impl Iterator<Item = &'a str>) -> Result<Defs> {
+        let names: BTreeSet<&str> = names.collect();
+        let keys: Vec<Value> = names.into_iter().map(Value::from).collect();
+        let mut out: HashMap<(String, String), Vec<(String, String)>> = HashMap::new();
+        if !keys.is_empty() {
+            // The kinds are this module's constants, spelled into the statement so that the
+            // node key index (resource, type, label) answers it.
+            let kinds: Vec<String> = CALLABLE.iter().chain(TYPES).map(|k| format!("'{k}'")).collect();
+            let sql = format!(
+                "SELECT label, type, id, coalesce(file_path, '') FROM mem_graph_nodes \
+                 WHERE resource_id = ?1 AND type IN ({}) AND label IN ({{keys}}) AND source = 'ast'",
+                kinds.join(", ")
+            );
+            for r in query_in(conn, &sql, &[resource.into()], &keys)? {
+                let mut f = Fields::new(r);
+                if let (Some(l), Some(t), Some(id), Some(p)) = (f.text(), f.text(), f.text(), f.text()) {
+                    out.entry((l, t)).or_default().push((id, p));
+                }
+            }
+        }
+        Ok(Defs(out))
+    }
+
+    /// The node a name reference of the file at `path` (which imports the files `imported`)
+    /// resolves to: the one fitting symbol in the file, else in the files it imports, else in
+    /// the resource.
+    fn resolve(&self, r: &RefRow, path: &str, imported: &HashSet<String>) -> Option<String> {
+        let fits: Vec<&(String, String)> = fitting(r.kind)
+            .iter()
+            .filter_map(|t| self.0.get(&(r.target.clone(), (*t).to_owned())))
+            .flatten()
+            .collect();
+        let local: Vec<_> = fits.iter().filter(|(_, p)| p == path).collect();
+        let near: Vec<_> = fits.iter().filter(|(_, p)| imported.contains(p)).collect();
+        let to = match (local.as_slice(), near.as_slice(), fits.as_slice()) {
+            ([one], _, _) => Some(&one.0),
+            ([], [one], _) => Some(&one.0),
+            ([], [], [one]) => Some(&one.0),
+            _ => None,
+        };
+        to.filter(|t| **t != r.from_id).cloned()
+    }
+}
+
 /// Resolves every row of the file at `path`: imports first (a call looks in the files they
 /// name first), then names.
 pub(crate) fn resolve(conn: &mut dyn Conn, resource: &str, path: &str, file_id: &str, rows: &mut [RefRow]) -> Result<()> {
@@ -89,39 +138,9 @@ pub(crate) fn resolve(conn: &mut dyn Conn, resource: &str, path: &str, file_id: 
         rows[i].to_id = files.get(&rows[i].target).cloned();
         imported.insert(rows[i].target.clone());
     }
-    let names: BTreeSet<&str> = rows.iter().filter(|r| r.kind != "imports").map(|r| r.target.as_str()).collect();
-    let keys: Vec<Value> = names.into_iter().map(Value::from).collect();
-    // Every symbol of those names: (label, type) → [(id, file_path)].
-    let mut defs: HashMap<(String, String), Vec<(String, String)>> = HashMap::new();
-    if !keys.is_empty() {
-        for r in query_in(
-            conn,
-            "SELECT label, type, id, coalesce(file_path, '') FROM mem_graph_nodes \
-             WHERE resource_id = ?1 AND source = 'ast' AND label IN ({keys})",
-            &[resource.into()],
-            &keys,
-        )? {
-            let mut f = Fields::new(r);
-            if let (Some(l), Some(t), Some(id), Some(p)) = (f.text(), f.text(), f.text(), f.text()) {
-                defs.entry((l, t)).or_default().push((id, p));
-            }
-        }
-    }
+    let defs = Defs::of(conn, resource, rows.iter().filter(|r| r.kind != "imports").map(|r| r.target.as_str()))?;
     for r in rows.iter_mut().filter(|r| r.kind != "imports") {
-        let fits: Vec<&(String, String)> = fitting(r.kind)
-            .iter()
-            .filter_map(|t| defs.get(&(r.target.clone(), (*t).to_owned())))
-            .flatten()
-            .collect();
-        let local: Vec<_> = fits.iter().filter(|(_, p)| p == path).collect();
-        let near: Vec<_> = fits.iter().filter(|(_, p)| imported.contains(p)).collect();
-        let to = match (local.as_slice(), near.as_slice(), fits.as_slice()) {
-            ([one], _, _) => Some(&one.0),
-            ([], [one], _) => Some(&one.0),
-            ([], [], [one]) => Some(&one.0),
-            _ => None,
-        };
-        r.to_id = to.filter(|t| **t != r.from_id).cloned();
+        r.to_id = defs.resolve(r, path, &imported);
     }
     Ok(())
 }
@@ -137,20 +156,17 @@ pub(crate) fn edges_of(rows: &[RefRow]) -> Vec<(String, String, &'static str)> {
     out
 }
 
-/// The file's rows as stored.
-fn load(conn: &mut dyn Conn, file_id: &str) -> Result<Vec<(i64, RefRow)>> {
-    Ok(conn
-        .query(
-            "SELECT seq, from_id, kind, ref_no, target, rank, line, to_id FROM mem_graph_refs \
-             WHERE file_id = ?1 ORDER BY ref_no, rank",
-            &[file_id.into()],
-        )?
+/// The stored rows of `sql` (its columns: seq, file_id, then a row's), whose own parameters
+/// are `fixed` before the keys.
+fn load(conn: &mut dyn Conn, sql: &str, fixed: &[Value], keys: &[Value]) -> Result<Vec<(i64, String, RefRow)>> {
+    Ok(query_in(conn, sql, fixed, keys)?
         .into_iter()
         .filter_map(|r| {
             let mut f = Fields::new(r);
-            let seq = f.int()?;
+            let (seq, file) = (f.int()?, f.text()?);
             Some((
                 seq,
+                file,
                 RefRow {
                     from_id: f.text()?,
                     kind: kind_named(&f.text()?)?,
@@ -164,6 +180,9 @@ fn load(conn: &mut dyn Conn, file_id: &str) -> Result<Vec<(i64, RefRow)>> {
         })
         .collect())
 }
+
+/// The columns [`load`] reads.
+const ROW: &str = "SELECT seq, file_id, from_id, kind, ref_no, target, rank, line, to_id FROM mem_graph_refs";
 
 /// Rows per `INSERT`.
 #[cfg(feature = "code")]
@@ -241,39 +260,80 @@ pub(crate) fn sync_edges(
     Ok(())
 }
 
-/// After a file changed (or went): the references of the other files of the resource that
-/// may now resolve differently — to a name the file gained or lost (`names`), to one of its
-/// nodes that went (`gone`), or, when the file itself came or went, to its path — are
-/// resolved again, each of their files at once. Returns how many files changed.
+/// After some files (`own`) changed or went: the references of the other files of the
+/// resource that may now resolve differently — to a name they gained or lost (`names`), to
+/// one of their nodes that went (`gone`), or to the path of a file that came or went — are
+/// resolved again. Only those rows are read, with the definitions of their names and the
+/// imports of their files; a file whose import may now name another file is resolved whole
+/// (its calls look there first). Returns how many files changed.
 pub(crate) fn relink_others(
     conn: &mut dyn Conn,
     resource: &str,
-    file_id: &str,
-    path: Option<&str>,
+    own: &HashSet<String>,
+    paths: &[&str],
     names: &[String],
     gone: &[String],
 ) -> Result<usize> {
-    let mut files: BTreeSet<String> = BTreeSet::new();
     let mut targets: Vec<Value> = names.iter().map(|n| Value::from(n.as_str())).collect();
-    targets.extend(path.map(Value::from));
+    targets.extend(paths.iter().map(|p| Value::from(*p)));
+    targets.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+    targets.dedup();
+    let mut rows = load(conn, &format!("{ROW} WHERE resource_id = ?1 AND target IN ({{keys}})"), &[resource.into()], &targets)?;
+    let gone: Vec<Value> = gone.iter().map(|g| Value::from(g.as_str())).collect();
+    rows.extend(load(conn, &format!("{ROW} WHERE to_id IN ({{keys}})"), &[], &gone)?);
+    rows.retain(|(_, f, _)| !own.contains(f));
+    rows.sort_by_key(|(seq, ..)| *seq);
+    rows.dedup_by_key(|(seq, ..)| *seq);
+    let whole: BTreeSet<String> = rows.iter().filter(|(.., r)| r.kind == "imports").map(|(_, f, _)| f.clone()).collect();
+    let mut changed = 0;
+    for f in &whole {
+        changed += usize::from(relink(conn, resource, f)?);
+    }
+    rows.retain(|(_, f, _)| !whole.contains(f));
+    if rows.is_empty() {
+        return Ok(changed);
+    }
+    let files: Vec<Value> = rows.iter().map(|(_, f, _)| f.as_str()).collect::<BTreeSet<_>>().into_iter().map(Value::from).collect();
+    let mut paths: HashMap<String, String> = HashMap::new();
+    for r in query_in(conn, "SELECT id, file_path FROM mem_graph_nodes WHERE id IN ({keys})", &[], &files)? {
+        let mut f = Fields::new(r);
+        if let (Some(id), Some(p)) = (f.text(), f.text()) {
+            paths.insert(id, p);
+        }
+    }
+    let mut imported: HashMap<String, HashSet<String>> = HashMap::new();
     for r in query_in(
         conn,
-        "SELECT file_id FROM mem_graph_refs WHERE resource_id = ?1 AND target IN ({keys})",
-        &[resource.into()],
-        &targets,
+        "SELECT r.file_id, n.file_path FROM mem_graph_refs r JOIN mem_graph_nodes n ON n.id = r.to_id \
+         WHERE r.kind = 'imports' AND r.file_id IN ({keys})",
+        &[],
+        &files,
     )? {
-        files.extend(r.into_iter().next().and_then(Value::into_string));
+        let mut f = Fields::new(r);
+        if let (Some(id), Some(p)) = (f.text(), f.text()) {
+            imported.entry(id).or_default().insert(p);
+        }
     }
-    let gone: Vec<Value> = gone.iter().map(|g| Value::from(g.as_str())).collect();
-    for r in query_in(conn, "SELECT file_id FROM mem_graph_refs WHERE to_id IN ({keys})", &[], &gone)? {
-        files.extend(r.into_iter().next().and_then(Value::into_string));
+    let defs = Defs::of(conn, resource, rows.iter().map(|(.., r)| r.target.as_str()))?;
+    let none = HashSet::new();
+    // The nodes whose edges change, by file.
+    let mut moved: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (seq, file, r) in &rows {
+        // References of a file whose node is gone make no edge: nothing to resolve.
+        let Some(path) = paths.get(file) else { continue };
+        let to = defs.resolve(r, path, imported.get(file).unwrap_or(&none));
+        if to != r.to_id {
+            conn.execute("UPDATE mem_graph_refs SET to_id = ?1 WHERE seq = ?2", &[to.into(), (*seq).into()])?;
+            moved.entry(file.clone()).or_default().insert(r.from_id.clone());
+        }
     }
-    files.remove(file_id);
-    let mut changed = 0;
-    for f in files {
-        changed += usize::from(relink(conn, resource, &f)?);
+    for (file, from) in &moved {
+        let all = load(conn, &format!("{ROW} WHERE file_id IN ({{keys}})"), &[], &[file.as_str().into()])?;
+        let rows: Vec<RefRow> = all.into_iter().map(|(.., r)| r).filter(|r| from.contains(&r.from_id)).collect();
+        let from: Vec<String> = from.iter().cloned().collect();
+        sync_edges(conn, &from, REF_TYPES, &edges_of(&rows))?;
     }
-    Ok(changed)
+    Ok(changed + moved.len())
 }
 
 /// Resolves a file's stored references again; where one now names another node, its row and
@@ -286,11 +346,11 @@ fn relink(conn: &mut dyn Conn, resource: &str, file_id: &str) -> Result<bool> {
         )?
         .and_then(Value::into_string)
     else {
-        // References of a file whose node is gone make no edge: nothing to resolve.
         return Ok(false);
     };
-    let stored = load(conn, file_id)?;
-    let (seqs, before): (Vec<i64>, Vec<RefRow>) = stored.into_iter().unzip();
+    let stored = load(conn, &format!("{ROW} WHERE file_id IN ({{keys}})"), &[], &[file_id.into()])?;
+    let seqs: Vec<i64> = stored.iter().map(|(seq, ..)| *seq).collect();
+    let before: Vec<RefRow> = stored.into_iter().map(|(.., r)| r).collect();
     let mut rows = before.clone();
     resolve(conn, resource, &path, file_id, &mut rows)?;
     let mut changed = false;

@@ -115,6 +115,9 @@ pub(crate) fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Re
 
 /// After an edge row is gone.
 pub(crate) fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge) -> Result<()> {
+    if load::in_bulk(conn) {
+        return Ok(());
+    }
     if old.active {
         stop_counting(conn, &old.hop(resource))?;
     }

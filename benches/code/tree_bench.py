@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""`agentmem index` over a 5,000-file tree of real Rust code, beside universal-ctags on the
+same tree: the cold index (files/s, MB/s), a run with nothing changed, and one file changed
+(end to end: the process, the walk, the stat of every file, the call), on SQLite and, with
+--pg, on Postgres. The tree is the crates Cargo.lock pins, in its order, as cargo's registry
+holds them (files over 1 MiB left out), copied to target/bench-code/tree.
+
+  python3 benches/code/tree_bench.py [--files 5000] [--pg CONNINFO] [--out FILE]
+
+Needs the release CLI (`cargo build --release -p agentmem-cli`) and, for the core-only
+figure, the release library (`make sqlite-release`), loaded by a Python whose sqlite3 loads
+extensions (Debian's)."""
+import argparse, glob, json, os, shutil, sqlite3, statistics, subprocess, time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLI = os.path.join(REPO, "target/release/agentmem")
+LIB = os.path.join(REPO, "target/release/libagentmem0")
+WORK = os.path.join(REPO, "target/bench-code")
+TREE = os.path.join(WORK, "tree")
+RUNS = 7
+
+
+def pinned_crates():
+    """(name, version) of every package of Cargo.lock from the registry, in the lock's order."""
+    out = []
+    for block in open(os.path.join(REPO, "Cargo.lock")).read().split("[[package]]")[1:]:
+        fields = dict(
+            (l.split(" = ")[0], l.split(" = ")[1].strip('"'))
+            for l in block.strip().splitlines()
+            if " = " in l
+        )
+        if fields.get("source", "").startswith("registry+"):
+            out.append((fields["name"], fields["version"]))
+    return out
+
+
+def build_tree(n):
+    """Copies the first n .rs files of the pinned crates into TREE (kept between runs)."""
+    stamp = os.path.join(WORK, f"tree-{n}.done")
+    if os.path.exists(stamp):
+        return
+    shutil.rmtree(TREE, ignore_errors=True)
+    count = 0
+    for name, version in pinned_crates():
+        found = glob.glob(os.path.expanduser(f"~/.cargo/registry/src/*/{name}-{version}"))
+        if not found:
+            continue
+        for root, dirs, files in os.walk(found[0]):
+            dirs.sort()
+            for f in sorted(files):
+                src = os.path.join(root, f)
+                if not f.endswith(".rs") or os.path.getsize(src) > 1 << 20 or os.path.islink(src):
+                    continue
+                dst = os.path.join(TREE, os.path.relpath(src, os.path.dirname(found[0])))
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copyfile(src, dst)
+                count += 1
+                if count >= n:
+                    open(stamp, "w").close()
+                    return
+    open(stamp, "w").close()
+
+
+def index(target):
+    """Runs `agentmem index` on the tree; (wall seconds, its JSON answer)."""
+    t = time.perf_counter()
+    out = subprocess.run(
+        [CLI, *target, "index", TREE, "--resource", "bench", "--quiet", "--json"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    return time.perf_counter() - t, json.loads(out)
+
+
+def median_file():
+    files = []
+    for root, _, names in os.walk(TREE):
+        files += [os.path.join(root, f) for f in names]
+    files.sort(key=lambda p: (os.path.getsize(p), p))
+    return files[len(files) // 2]
+
+
+def one_changed(target, path, original):
+    """p50 of RUNS end-to-end runs, each after adding a new function to the file."""
+    times = []
+    for i in range(RUNS):
+        with open(path, "w") as f:
+            f.write(original + f"\nfn bench_added_{i}() {{}}\n")
+        secs, answer = index(target)
+        assert answer["indexed"] == 1, answer
+        times.append(secs)
+    with open(path, "w") as f:
+        f.write(original)
+    index(target)
+    return statistics.median(times)
+
+
+def core_only(db_path, rel, original):
+    """p50 of graph_index_file alone on the SQLite database, each with a new function."""
+    db = sqlite3.connect(db_path, isolation_level=None)
+    db.enable_load_extension(True)
+    db.load_extension(LIB)
+    times = []
+    for i in range(RUNS):
+        t = time.perf_counter()
+        db.execute("SELECT graph_index_file('bench', ?, ?)", (rel, original + f"\nfn core_added_{i}() {{}}\n"))
+        times.append(time.perf_counter() - t)
+    db.execute("SELECT graph_index_file('bench', ?, ?)", (rel, original))
+    db.close()
+    return statistics.median(times)
+
+
+def row(label, secs, files, size):
+    return f"| {label} | {secs:.2f} s | {files / secs:,.0f} | {size / 1e6 / secs:.2f} |"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=5000)
+    ap.add_argument("--pg", help="a Postgres server (a database agentmem_code_bench is made)")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    build_tree(a.files)
+    files = sum(len(n) for _, _, n in os.walk(TREE))
+    size = sum(os.path.getsize(os.path.join(r, f)) for r, _, n in os.walk(TREE) for f in n)
+    target = os.path.join(WORK, "bench.db")
+    for p in glob.glob(target + "*"):
+        os.remove(p)
+    lines = [f"`agentmem index` on {files:,} Rust files ({size / 1e6:.1f} MB) of the crates Cargo.lock pins.", ""]
+    lines += ["| run | time | files/s | MB/s |", "|---|---:|---:|---:|"]
+    cold, answer = index(["--db", target])
+    lines.append(row("SQLite, cold", cold, files, size))
+    t = time.perf_counter()
+    subprocess.run(["ctags", "-R", "-f", "/dev/null", TREE], check=True)
+    ctags = time.perf_counter() - t
+    lines.append(row("universal-ctags -R (tags, no graph)", ctags, files, size))
+    written = answer["written"]
+    noop, _ = index(["--db", target])
+    path = median_file()
+    original = open(path).read()
+    rel = os.path.relpath(path, TREE)
+    changed = one_changed(["--db", target], path, original)
+    core = core_only(target, rel, original)
+    pg_rows = []
+    if a.pg:
+        import psycopg
+        with psycopg.connect(a.pg, autocommit=True) as c:
+            c.execute("DROP DATABASE IF EXISTS agentmem_code_bench")
+            c.execute("CREATE DATABASE agentmem_code_bench")
+        dsn = a.pg.replace("dbname=postgres", "dbname=agentmem_code_bench")
+        with psycopg.connect(dsn, autocommit=True) as c:
+            c.execute("CREATE EXTENSION agentmem")
+        pg_cold, _ = index(["--pg", dsn])
+        lines.append(row("Postgres, cold", pg_cold, files, size))
+        pg_noop, _ = index(["--pg", dsn])
+        pg_changed = one_changed(["--pg", dsn], path, original)
+        pg_rows = [
+            f"| Postgres, nothing changed | {pg_noop * 1e3:.0f} ms |",
+            f"| Postgres, one file changed | {pg_changed * 1e3:.0f} ms |",
+        ]
+        with psycopg.connect(a.pg, autocommit=True) as c:
+            c.execute("DROP DATABASE agentmem_code_bench")
+    lines += [
+        "",
+        f"Written: {written['symbols']:,} symbols, {sum(written['edges'].values()):,} edges, "
+        f"{written['chunks']:,} chunks; the database: {os.path.getsize(target) / 1e6:,.0f} MB.",
+        "",
+        f"One file changed: `{rel}` ({len(original.encode()) / 1e3:.1f} KB, the median size), a function "
+        f"added; p50 of {RUNS}.",
+        "",
+        "| run | time |",
+        "|---|---:|",
+        f"| SQLite, nothing changed (process, walk, stat of every file) | {noop * 1e3:.0f} ms |",
+        f"| SQLite, one file changed, end to end | {changed * 1e3:.0f} ms |",
+        f"| SQLite, one file changed, `graph_index_file` alone | {core * 1e3:.1f} ms |",
+        *pg_rows,
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+
+
+main()

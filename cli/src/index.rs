@@ -1,0 +1,333 @@
+//! `agentmem index`: a source tree into the code graph.
+//!
+//! The walk is the CLI's — the `ignore` crate, as ripgrep walks: `.gitignore`, `.ignore` and
+//! hidden files respected, symbolic links not followed (so a link loop is never entered).
+//! Every write is a call of the core: `graph_index_files` for the files whose size or
+//! modification time differs from what their node recorded (the core itself skips a file
+//! whose content hash is unchanged), in batches of `--batch`, and `graph_remove_file` for
+//! each indexed file that is gone. Each call is a transaction of its own; a batch the core
+//! refuses is indexed again file by file, so the file it refuses is reported and the others
+//! are written.
+
+use crate::args;
+use crate::db::{self, Db, Result};
+use crate::output::{self, Style};
+use crate::progress::Progress;
+use serde_json::{json, Value as Json};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Instant, UNIX_EPOCH};
+
+/// Bytes read to tell a binary file (a NUL among them), as git does.
+const SNIFF: usize = 8000;
+
+/// What a run did.
+#[derive(Default)]
+struct Tally {
+    files: u64,
+    indexed: u64,
+    unchanged: u64,
+    removed: u64,
+    skipped: BTreeMap<&'static str, u64>,
+    failed: Vec<Json>,
+    symbols: u64,
+    chunks: u64,
+    edges: BTreeMap<String, u64>,
+    bytes: u64,
+}
+
+/// A file's size and modification time, as its node records them.
+type Stat = (u64, i64);
+
+pub fn run(db: &mut dyn Db, style: Style, show: bool, a: args::Index) -> Result<String> {
+    let start = Instant::now();
+    let root = std::fs::canonicalize(&a.dir).map_err(|e| format!("{}: {e}", a.dir))?;
+    if !root.is_dir() {
+        return Err(format!("{}: not a folder", a.dir));
+    }
+    let resource = match a.resource {
+        Some(r) => r,
+        None => format!(
+            "project:{}",
+            root.file_name()
+                .map_or("root".into(), |n| n.to_string_lossy())
+        ),
+    };
+    let held = held(db, &resource)?;
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut t = Tally::default();
+    let p = Progress::start("index", show);
+    let mut batch = Batch::new(a.batch.max(1));
+    for found in walk(&root, a.all) {
+        let (rel, path, meta) = match found {
+            Found::File { rel, path, meta } => (rel, path, meta),
+            Found::NotUtf8 => {
+                *t.skipped.entry("path not UTF-8").or_default() += 1;
+                continue;
+            }
+            Found::Failed(path, e) => {
+                t.failed.push(json!({"path": path, "error": e}));
+                continue;
+            }
+        };
+        t.files += 1;
+        let stat: Stat = (meta.len(), mtime(&meta));
+        if meta.len() > a.max_size {
+            *t.skipped.entry("larger than --max-size").or_default() += 1;
+            continue;
+        }
+        seen.insert(rel.clone());
+        if held.get(&rel) == Some(&Some(stat)) {
+            t.unchanged += 1;
+            continue;
+        }
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                t.failed.push(json!({"path": rel, "error": e.to_string()}));
+                seen.remove(&rel);
+                continue;
+            }
+        };
+        p.item(bytes.len());
+        if bytes[..bytes.len().min(SNIFF)].contains(&0) {
+            *t.skipped.entry("binary").or_default() += 1;
+            seen.remove(&rel);
+            continue;
+        }
+        let Ok(text) = String::from_utf8(bytes) else {
+            *t.skipped.entry("not UTF-8").or_default() += 1;
+            seen.remove(&rel);
+            continue;
+        };
+        let bytes = text.len();
+        batch.push(
+            json!({"path": rel, "source": text, "metadata": {"size": stat.0, "mtime": stat.1}}),
+            bytes,
+        );
+        if batch.full() {
+            batch.flush(db, &resource, &mut t, &mut seen)?;
+        }
+    }
+    batch.flush(db, &resource, &mut t, &mut seen)?;
+    for path in held.keys().filter(|p| !seen.contains(*p)) {
+        db::scalar(
+            db,
+            "graph_remove_file",
+            &[Some(resource.as_str()), Some(path.as_str())],
+        )?;
+        t.removed += 1;
+    }
+    p.finish(&format!(
+        "{} files, {} indexed, {} removed",
+        t.files, t.indexed, t.removed
+    ));
+    Ok(output::json(
+        style,
+        &json!({
+            "resource": resource,
+            "files": t.files,
+            "indexed": t.indexed,
+            "unchanged": t.unchanged,
+            "removed": t.removed,
+            "skipped": t.skipped,
+            "failed": t.failed,
+            "written": {"bytes": t.bytes, "symbols": t.symbols, "chunks": t.chunks, "edges": t.edges},
+            "seconds": (start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        }),
+    ))
+}
+
+impl Tally {
+    /// Counts the answer of `graph_index_files` for `n` files of `bytes` bytes.
+    fn add(&mut self, answer: &Json, n: usize, bytes: usize) {
+        let count = |k: &str| answer.get(k).and_then(Json::as_u64).unwrap_or(0);
+        self.indexed += count("changed");
+        self.unchanged += n as u64 - count("changed");
+        self.bytes += bytes as u64;
+        self.symbols += count("symbols");
+        self.chunks += count("chunks");
+        if let Some(Json::Object(by_type)) = answer.get("edges") {
+            for (ty, c) in by_type {
+                *self.edges.entry(ty.clone()).or_default() += c.as_u64().unwrap_or(0);
+            }
+        }
+    }
+}
+
+/// The files of `resource` the graph holds, with the stat each was indexed at (`None` when
+/// its node records none: indexed by another client).
+fn held(db: &mut dyn Db, resource: &str) -> Result<HashMap<String, Option<Stat>>> {
+    let mut out = HashMap::new();
+    let sql = format!(
+        "SELECT file_path, metadata FROM mem_graph_nodes WHERE resource_id = {} \
+         AND type = 'file' AND source = 'ast'",
+        db.placeholder(1)
+    );
+    db.each(&sql, &[Some(resource)], &mut |row| {
+        let mut cells = row.into_iter();
+        let path = cells.next().and_then(|v| v.as_str().map(str::to_owned));
+        let meta = match cells.next() {
+            Some(Json::String(s)) => serde_json::from_str(&s).unwrap_or(Json::Null),
+            Some(v) => v,
+            None => Json::Null,
+        };
+        let stat = meta
+            .get("size")
+            .and_then(Json::as_u64)
+            .zip(meta.get("mtime").and_then(Json::as_i64));
+        if let Some(p) = path {
+            out.insert(p, stat);
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// What the walk found.
+enum Found {
+    File {
+        rel: String,
+        path: PathBuf,
+        meta: std::fs::Metadata,
+    },
+    NotUtf8,
+    Failed(Option<String>, String),
+}
+
+/// The files under `root` (of a language with a grammar unless `all`), with their stat, in
+/// the order of their paths. The walk runs on every core: on a warm cache it waits on the
+/// kernel's path lookups, not on the disk.
+fn walk(root: &Path, all: bool) -> Vec<Found> {
+    let found = Mutex::new(Vec::new());
+    ignore::WalkBuilder::new(root)
+        .follow_links(false)
+        .build_parallel()
+        .run(|| {
+            Box::new(|entry| {
+                let item = match entry {
+                    Err(e) => Some(Found::Failed(None, e.to_string())),
+                    Ok(e) if !e.file_type().is_some_and(|f| f.is_file()) => None,
+                    Ok(e) => match relative(root, e.path()) {
+                        None => Some(Found::NotUtf8),
+                        Some(rel) if !all && agentmem_core::code_language(&rel).is_none() => None,
+                        Some(rel) => Some(match e.metadata() {
+                            Ok(meta) => Found::File {
+                                rel,
+                                path: e.into_path(),
+                                meta,
+                            },
+                            Err(err) => Found::Failed(Some(rel), err.to_string()),
+                        }),
+                    },
+                };
+                if let Some(item) = item {
+                    found.lock().unwrap_or_else(|p| p.into_inner()).push(item);
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    let mut out = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    out.sort_by(|a, b| key(a).cmp(key(b)));
+    out
+}
+
+fn key(f: &Found) -> &str {
+    match f {
+        Found::File { rel, .. } => rel,
+        Found::Failed(Some(rel), _) => rel,
+        _ => "",
+    }
+}
+
+/// `path` relative to `root`, with `/` between its parts; `None` when not UTF-8.
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+/// Modification time in nanoseconds since the epoch (0 when the system has none).
+fn mtime(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// Files waiting to be indexed together: a call of `graph_index_files` writes a batch's
+/// nodes before it resolves their references, so references between its files are written
+/// once, not resolved elsewhere first and moved. A batch may grow as large as everything
+/// sent before it: a tree indexed from nothing then goes in a few calls, each of which
+/// builds the closure once instead of keeping it edge by edge.
+struct Batch {
+    size: usize,
+    files: Vec<Json>,
+    bytes: usize,
+    sent_files: usize,
+    sent_bytes: usize,
+}
+
+/// Source bytes per call at most.
+const BATCH_BYTES: usize = 8 << 20;
+
+impl Batch {
+    fn new(size: usize) -> Batch {
+        Batch {
+            size,
+            files: Vec::new(),
+            bytes: 0,
+            sent_files: 0,
+            sent_bytes: 0,
+        }
+    }
+
+    fn push(&mut self, file: Json, bytes: usize) {
+        self.files.push(file);
+        self.bytes += bytes;
+    }
+
+    fn full(&self) -> bool {
+        self.files.len() >= self.size.max(self.sent_files)
+            || self.bytes >= BATCH_BYTES.max(self.sent_bytes)
+    }
+
+    /// Indexes the batch in one call; when the core refuses it, each file alone, so the one
+    /// it refuses is reported (and left out of the files seen) and the others are written.
+    fn flush(
+        &mut self,
+        db: &mut dyn Db,
+        resource: &str,
+        t: &mut Tally,
+        seen: &mut HashSet<String>,
+    ) -> Result<()> {
+        let files = std::mem::take(&mut self.files);
+        let bytes = std::mem::take(&mut self.bytes);
+        if files.is_empty() {
+            return Ok(());
+        }
+        self.sent_files += files.len();
+        self.sent_bytes += bytes;
+        let all = Json::Array(files).to_string();
+        if let Ok(answer) = db::scalar(db, "graph_index_files", &[Some(resource), Some(&all)]) {
+            let n = answer.get("files").and_then(Json::as_u64).unwrap_or(0) as usize;
+            t.add(&answer, n, bytes);
+            return Ok(());
+        }
+        let files: Vec<Json> = serde_json::from_str(&all).map_err(|e| e.to_string())?;
+        for f in files {
+            let size = f["source"].as_str().map_or(0, str::len);
+            let one = Json::Array(vec![f.clone()]).to_string();
+            match db::scalar(db, "graph_index_files", &[Some(resource), Some(&one)]) {
+                Ok(answer) => t.add(&answer, 1, size),
+                Err(e) => {
+                    let path = f["path"].as_str().unwrap_or_default().to_owned();
+                    seen.remove(&path);
+                    t.failed.push(json!({"path": path, "error": e}));
+                }
+            }
+        }
+        Ok(())
+    }
+}
