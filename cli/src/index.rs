@@ -201,8 +201,10 @@ enum Found {
 /// kernel's path lookups, not on the disk.
 fn walk(root: &Path, all: bool) -> Vec<Found> {
     let found = Mutex::new(Vec::new());
+    // `.gitignore` counts in a tree that is not a git checkout too.
     ignore::WalkBuilder::new(root)
         .follow_links(false)
+        .require_git(false)
         .build_parallel()
         .run(|| {
             Box::new(|entry| {

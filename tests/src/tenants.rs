@@ -89,7 +89,7 @@ pub fn database(url: &str, db: &str) -> Client {
 
 /// What a tenant writes through the functions: a thread with three messages and a
 /// compaction, tasks with a dependency, a link and a claim, a task made by the tool, a memory
-/// with a vector, a graph of two files, working memory, an observation cycle fenced by its
+/// with a vector, a graph of two files and an indexed source file, working memory, an observation cycle fenced by its
 /// lease, and an observed session. Every row carries the tenant's word; ids are the tenant's prefix and a name.
 pub fn write(c: &mut Client, t: Tenant) {
     let (r, p, w) = (t.role, t.prefix, t.word);
@@ -110,6 +110,7 @@ pub fn write(c: &mut Client, t: Tenant) {
         format!("SELECT mem_embed_set('message', '{p}-m1', 'm', mem_vector('[0.5, 0.5, 0]'))"),
         format!("SELECT graph_load('{r}', '{{\"nodes\":[{{\"id\":\"{p}-n1\",\"type\":\"file\",\"label\":\"{w}.ts\",\"file_path\":\"{p}.ts\"}},{{\"id\":\"{p}-n2\",\"type\":\"file\",\"label\":\"{w}2.ts\",\"file_path\":\"{p}2.ts\"}},{{\"id\":\"{p}-n3\",\"type\":\"file\",\"label\":\"{w}3.ts\",\"file_path\":\"{p}3.ts\"}}],\"edges\":[{{\"from\":\"{p}-n2\",\"to\":\"{p}-n1\",\"type\":\"imports\"}},{{\"from\":\"{p}-n3\",\"to\":\"{p}-n2\",\"type\":\"calls\"}},{{\"from\":\"{p}-n3\",\"to\":\"{p}-n1\",\"type\":\"imports\"}}]}}')"),
         format!("SELECT graph_configure('{r}', '{{\"hub_in_degree\":1}}')"),
+        format!("SELECT graph_index_file('{r}', 'src/{w}.py', 'def {w}_probe():' || chr(10) || '    return {w}_helper()' || chr(10) || 'def {w}_helper():' || chr(10) || '    return 1' || chr(10))"),
         format!("SELECT wm_set('resource:{r}', 'the {w} working memory')"),
         format!("SELECT om_configure('thread:{p}-thread', '{{\"observation_threshold\":1}}')"),
         format!("SELECT mem_session_start('{r}', '{{\"id\":\"{p}-session\"}}')"),

@@ -36,7 +36,10 @@ pub(super) fn see(node: Node, src: &[u8]) -> Seen {
             Seen { owner: Some(owner), refs, ..Seen::default() }
         }
         "use_declaration" => match field(node, "argument", src) {
-            Some(path) => Seen { refs: vec![(RefKind::Imports, path, None)], ..Seen::default() },
+            Some(tree) => Seen {
+                refs: use_paths(&tree).into_iter().map(|p| (RefKind::Imports, p, None)).collect(),
+                ..Seen::default()
+            },
             None => Seen::default(),
         },
         "call_expression" => match node.child_by_field_name("function") {
@@ -47,5 +50,67 @@ pub(super) fn see(node: Node, src: &[u8]) -> Seen {
             None => Seen::default(),
         },
         _ => Seen::default(),
+    }
+}
+
+/// The paths a `use` tree names, one per leaf: `a::{b, c::{d, self}, e as f, *}` names
+/// `a::b`, `a::c::d`, `a::c`, `a::e` and `a`.
+fn use_paths(tree: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    expand("", tree.trim(), &mut out);
+    out
+}
+
+fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
+    let join = |tail: &str| match (prefix, tail) {
+        ("", t) => t.to_owned(),
+        (p, "") => p.to_owned(),
+        (p, t) => format!("{p}::{t}"),
+    };
+    if let (Some(open), true) = (tree.find('{'), tree.ends_with('}')) {
+        let head = join(tree[..open].trim().trim_end_matches("::"));
+        for item in split_top(&tree[open + 1..tree.len() - 1]) {
+            expand(&head, item.trim(), out);
+        }
+        return;
+    }
+    let leaf = tree.split_whitespace().next().unwrap_or("");
+    let leaf = leaf.trim_end_matches('*').trim_end_matches("::");
+    let leaf = if leaf == "self" { "" } else { leaf.strip_suffix("::self").unwrap_or(leaf) };
+    let path = join(leaf);
+    if !path.is_empty() && !out.contains(&path) {
+        out.push(path);
+    }
+}
+
+/// The items of a `use` group, split at its top-level commas.
+fn split_top(group: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut out) = (0, 0, Vec::new());
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&group[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&group[start..]);
+    out.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::use_paths;
+
+    #[test]
+    fn a_use_tree_names_one_path_per_leaf() {
+        assert_eq!(use_paths("a::{b, c::{d, self}, e as f, *}"), ["a::b", "a::c::d", "a::c", "a::e", "a"]);
+        assert_eq!(use_paths("super::{chunks, refs::{self, RefRow}}"), ["super::chunks", "super::refs", "super::refs::RefRow"]);
+        assert_eq!(use_paths("std::fmt"), ["std::fmt"]);
+        assert_eq!(use_paths("crate::x::*"), ["crate::x"]);
+        assert_eq!(use_paths("{a, b}"), ["a", "b"]);
     }
 }
