@@ -64,8 +64,9 @@ fn script(path: &str, target: &str) -> Vec<String> {
     out
 }
 
-/// `.mod`, `..pkg.mod` relative to the importing module's package; `pkg.mod` from the root
-/// of the resource and from a `src/` folder.
+/// `.mod`, `..pkg.mod` relative to the importing module's package (`.name` last as the
+/// package's `__init__.py`: `from . import name` may name what it defines); `pkg.mod` from the
+/// root of the resource and from a `src/` folder.
 fn python(path: &str, target: &str) -> Vec<String> {
     let dots = target.chars().take_while(|&c| c == '.').count();
     let rest = target[dots..].replace('.', "/");
@@ -85,6 +86,10 @@ fn python(path: &str, target: &str) -> Vec<String> {
         } else {
             out.push(join(&b, &format!("{rest}.py")));
             out.push(join(&b, &format!("{rest}/__init__.py")));
+            // `from . import name` where the name is not a module: the package's own file.
+            if dots > 0 && !rest.contains('/') {
+                out.push(join(&b, "__init__.py"));
+            }
         }
     }
     out
@@ -159,7 +164,7 @@ mod tests {
 
     #[test]
     fn python_resolves_packages_and_relative_modules() {
-        assert_eq!(candidates(Lang::Python, "app/views.py", ".models"), ["app/models.py", "app/models/__init__.py"]);
+        assert_eq!(candidates(Lang::Python, "app/views.py", ".models"), ["app/models.py", "app/models/__init__.py", "app/__init__.py"]);
         assert_eq!(candidates(Lang::Python, "app/api/v1.py", "..core.db")[0], "app/core/db.py");
         assert_eq!(candidates(Lang::Python, "main.py", "app.models")[0], "app/models.py");
     }
