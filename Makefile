@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg code-corpus test-core test-integration test-pgrx test-packages fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets clean
+        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -103,12 +103,19 @@ bench: deps-sqlite deps-pg sqlite-release pg-install-release
 
 ## The knowledge graph on a real code graph against a recursive CTE and Kuzu (benches/graph/).
 GRAPH_VENV := target/bench-graph/venv
-bench-graph: deps-sqlite deps-pg sqlite-release pg-install-release
+## Then the code graph: `agentmem index` on a 5,000-file tree beside universal-ctags
+## (benches/code/tree_bench.py; BENCH_CODE_ARGS="--files 1000" for a quick run).
+bench-graph: deps-sqlite deps-pg sqlite-release pg-install-release cli-release
 	@test -x $(GRAPH_VENV)/bin/python || /usr/bin/python3 -m venv $(GRAPH_VENV)
 	@$(GRAPH_VENV)/bin/python -c "import kuzu, psycopg" 2>/dev/null || \
 	  $(GRAPH_VENV)/bin/pip install -q kuzu "psycopg[binary]"
 	@$(WITH_BENCH_PG) $(GRAPH_VENV)/bin/python benches/graph/graph_bench.py --pg "$$BENCH_PG dbname=postgres" \
-	  $(BENCH_GRAPH_ARGS)
+	  $(BENCH_GRAPH_ARGS); \
+	  $(GRAPH_VENV)/bin/python benches/code/tree_bench.py --pg "$$BENCH_PG dbname=postgres" \
+	  --out benches/results/code-latest.md $(BENCH_CODE_ARGS)
+
+cli-release:
+	cargo build --release -p agentmem-cli
 
 ## Exact vector top-10 against sqlite-vec and pgvector (benches/vectors/; pgvector is used when
 ## installed, its rows say so otherwise). BENCH_VECTOR_ARGS="--n 20000" for a quick run.

@@ -54,12 +54,19 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, a: args::Index) -> Result<
                 .map_or("root".into(), |n| n.to_string_lossy())
         ),
     };
-    let held = held(db, &resource)?;
+    // The walk and the read of what the graph holds overlap.
+    let (held, found) = std::thread::scope(|s| {
+        let walking = s.spawn(|| walk(&root, a.all));
+        let held = held(db, &resource);
+        (held, walking.join())
+    });
+    let held = held?;
+    let found = found.map_err(|_| "the walk of the tree failed".to_owned())?;
     let mut seen: HashSet<String> = HashSet::new();
     let mut t = Tally::default();
     let p = Progress::start("index", show);
     let mut batch = Batch::new(a.batch.max(1));
-    for found in walk(&root, a.all) {
+    for found in found {
         let (rel, path, meta) = match found {
             Found::File { rel, path, meta } => (rel, path, meta),
             Found::NotUtf8 => {

@@ -244,10 +244,15 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
         wanted.push(edges);
     }
     let adding: usize = wanted.iter().map(Vec::len).sum();
-    let held = conn
-        .query_value("SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1", &[resource.into()])?
-        .and_then(|v| v.as_i64())
-        .unwrap_or(0);
+    // Counted only as far as the answer needs: a small batch never goes in bulk.
+    let bulk = adding >= BULK_EDGES
+        && conn
+            .query_value(
+                "SELECT count(*) FROM (SELECT 1 FROM mem_graph_edges WHERE resource_id = ?1 LIMIT ?2) x",
+                &[resource.into(), (2 * adding as i64 + 1).into()],
+            )?
+            .and_then(|v| v.as_i64())
+            .is_some_and(|held| 2 * adding as i64 >= held);
     let write = |conn: &mut dyn Conn| -> Result<usize> {
         let mut types = refs::REF_TYPES.to_vec();
         types.push("defines");
@@ -260,7 +265,7 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
         let paths: Vec<&str> = written.iter().filter(|w| w.new).map(|w| w.path.as_str()).collect();
         refs::relink_others(conn, resource, &own, &paths, &names, &gone)
     };
-    if adding >= BULK_EDGES && 2 * adding as i64 >= held {
+    if bulk {
         Ok(load::bulk(conn, resource, write)?.0)
     } else {
         write(conn)
