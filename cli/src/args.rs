@@ -92,6 +92,10 @@ pub struct Index {
     /// Skip files larger than this many bytes.
     #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
     pub max_size: u64,
+    /// Keep watching the tree: after each change settles, index what changed (one line of
+    /// JSON per pass that wrote something).
+    #[arg(long)]
+    pub watch: bool,
     /// Files per call (and transaction): a batch's references to each other are resolved
     /// once.
     #[arg(long, default_value_t = 128, value_name = "FILES")]

@@ -41,22 +41,77 @@ struct Tally {
 type Stat = (u64, i64);
 
 pub fn run(db: &mut dyn Db, style: Style, show: bool, a: args::Index) -> Result<String> {
-    let start = Instant::now();
     let root = std::fs::canonicalize(&a.dir).map_err(|e| format!("{}: {e}", a.dir))?;
     if !root.is_dir() {
         return Err(format!("{}: not a folder", a.dir));
     }
-    let resource = match a.resource {
-        Some(r) => r,
+    let resource = match &a.resource {
+        Some(r) => r.clone(),
         None => format!(
             "project:{}",
             root.file_name()
                 .map_or("root".into(), |n| n.to_string_lossy())
         ),
     };
+    if !a.watch {
+        return Ok(output::json(style, &pass(db, show, &a, &root, &resource)?));
+    }
+    // Watching starts before the first pass, so no change made during it is missed; one line
+    // of JSON per pass, each pass after the tree settles. Symbolic links are not followed
+    // here either: a link loop would never end.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let config = notify::Config::default().with_follow_symlinks(false);
+    let mut watcher = <notify::RecommendedWatcher as notify::Watcher>::new(tx, config)
+        .map_err(|e| format!("watching {}: {e}", a.dir))?;
+    notify::Watcher::watch(&mut watcher, &root, notify::RecursiveMode::Recursive)
+        .map_err(|e| format!("watching {}: {e}", a.dir))?;
+    let first = pass(db, show, &a, &root, &resource)?;
+    output::print(&output::json(
+        Style {
+            json: true,
+            ..style
+        },
+        &first,
+    ));
+    // A pass reads the tree: the events of reading are not changes.
+    let changed = |e: &notify::Result<notify::Event>| {
+        use notify::EventKind::{Any, Create, Modify, Remove};
+        e.as_ref().is_ok_and(|e| match e.kind {
+            Create(_) | Remove(_) | Any => true,
+            Modify(m) => !matches!(m, notify::event::ModifyKind::Metadata(_)),
+            _ => false,
+        })
+    };
+    while let Ok(e) = rx.recv() {
+        if !changed(&e) {
+            continue;
+        }
+        // Until a quiet moment: a save is several events, a checkout thousands.
+        while rx.recv_timeout(SETTLE).is_ok() {}
+        let answer = pass(db, false, &a, &root, &resource)?;
+        if answer["indexed"] != 0 || answer["removed"] != 0 {
+            output::print(&output::json(
+                Style {
+                    json: true,
+                    ..style
+                },
+                &answer,
+            ));
+        }
+    }
+    Ok(String::new())
+}
+
+/// How long the tree must stay still before a pass of `--watch`.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// One pass over the tree: what changed is indexed, what is gone removed; the summary.
+fn pass(db: &mut dyn Db, show: bool, a: &args::Index, root: &Path, resource: &str) -> Result<Json> {
+    let start = Instant::now();
+    let resource = resource.to_owned();
     // The walk and the read of what the graph holds overlap.
     let (held, found) = std::thread::scope(|s| {
-        let walking = s.spawn(|| walk(&root, a.all));
+        let walking = s.spawn(|| walk(root, a.all));
         let held = held(db, &resource);
         (held, walking.join())
     });
@@ -130,20 +185,17 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, a: args::Index) -> Result<
         "{} files, {} indexed, {} removed",
         t.files, t.indexed, t.removed
     ));
-    Ok(output::json(
-        style,
-        &json!({
-            "resource": resource,
-            "files": t.files,
-            "indexed": t.indexed,
-            "unchanged": t.unchanged,
-            "removed": t.removed,
-            "skipped": t.skipped,
-            "failed": t.failed,
-            "written": {"bytes": t.bytes, "symbols": t.symbols, "chunks": t.chunks, "edges": t.edges},
-            "seconds": (start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
-        }),
-    ))
+    Ok(json!({
+        "resource": resource,
+        "files": t.files,
+        "indexed": t.indexed,
+        "unchanged": t.unchanged,
+        "removed": t.removed,
+        "skipped": t.skipped,
+        "failed": t.failed,
+        "written": {"bytes": t.bytes, "symbols": t.symbols, "chunks": t.chunks, "edges": t.edges},
+        "seconds": (start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+    }))
 }
 
 impl Tally {

@@ -211,3 +211,66 @@ fn the_readme_first_example_runs() {
     }
     std::fs::remove_file("/tmp/code.db").ok();
 }
+
+/// `--watch` indexes a change once the tree settles, and says so in a line of JSON.
+#[test]
+fn watch_indexes_a_change() {
+    use std::io::{BufRead, BufReader};
+    let dir = tree("watch");
+    let db = dir.with_extension("db");
+    let _ = std::fs::remove_file(&db);
+    let mut child = Watcher(
+        Command::new(BIN)
+            .env_remove("AGENTMEM_PG")
+            .env_remove("AGENTMEM_DB")
+            .arg("--db")
+            .arg(&db)
+            .args([
+                "--json",
+                "index",
+                "--watch",
+                "--max-size",
+                "4000",
+                "--resource",
+                "project:t",
+            ])
+            .arg(&dir)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Its lines, read on a thread so that a watcher that never answers fails the test.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.0.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let wait = std::time::Duration::from_secs(60);
+    let mut next_line = || -> Json {
+        serde_json::from_str(&rx.recv_timeout(wait).expect("an answer of the watcher")).unwrap()
+    };
+    let first = next_line();
+    assert_eq!(first["indexed"], 2, "{first}");
+    std::fs::write(dir.join("src/db.py"), b"def connect():\n    return 2\n").unwrap();
+    let next = next_line();
+    assert_eq!(
+        (next["indexed"].as_u64(), next["unchanged"].as_u64()),
+        (Some(1), Some(1)),
+        "{next}"
+    );
+    drop(child);
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_file(&db).ok();
+}
+
+/// A watching process, killed however the test ends (it would hold what the test holds).
+struct Watcher(std::process::Child);
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
