@@ -1,4 +1,4 @@
-//! Text cut to a length without splitting a character.
+//! Text cut to a length without splitting a character, and bytes written as text.
 
 /// The first `max` bytes of `s`, or fewer: the cut falls on a character boundary.
 pub(crate) fn head_bytes(s: &str, max: usize) -> &str {
@@ -22,6 +22,11 @@ pub(crate) fn ellipsis(s: &str, n: usize) -> String {
     } else {
         s.to_owned()
     }
+}
+
+/// Bytes as lowercase hex: digests and blobs in JSON.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

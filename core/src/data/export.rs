@@ -12,6 +12,7 @@ pub(crate) use super::scope::Scope;
 use super::tables::{self, Kind, Table, TABLES};
 use crate::columns::row;
 use crate::om::search as om_search;
+use crate::text::hex;
 use crate::{Conn, Error, Result, Value};
 use serde_json::{json, Map, Value as Json};
 
@@ -88,10 +89,6 @@ fn to_json(table: &str, col: &str, kind: Kind, v: Value) -> Result<Json> {
         (_, Value::Text(s)) => Json::String(s),
         (_, Value::Blob(b)) => Json::String(hex(&b)),
     })
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 fn unhex(arg: &str, s: &str) -> Result<Vec<u8>> {

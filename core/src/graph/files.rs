@@ -4,13 +4,10 @@
 
 use super::{chunks, refs};
 use crate::db::row::Fields;
+use crate::text::hex;
 use crate::{ids, Conn, Error, Result};
 use serde_json::json;
 use sha2::{Digest, Sha256};
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// The id of the node `key` of `path` in `resource` (`""`: the file's own node).
 pub(crate) fn node_id(resource: &str, path: &str, key: &str) -> String {

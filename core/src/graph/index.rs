@@ -11,7 +11,7 @@
 //! again.
 
 use super::chunks::{self, ChunkIn};
-use super::files::{self, hex, node_id};
+use super::files::{self, node_id};
 use super::load;
 use super::nodes::{self, NodeIn};
 use super::outline::{language, MAX_SOURCE};
@@ -21,6 +21,7 @@ use crate::code::language::Lang;
 use crate::code::outline::{outline, Outline, RefKind};
 use crate::code::paths;
 use crate::json_opts::Opts;
+use crate::text::hex;
 use crate::tokens::{self, Encoding};
 use crate::{ids, Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};

@@ -40,7 +40,7 @@ fn kind_named(kind: &str) -> Option<&'static str> {
 }
 
 /// The kinds of symbol a reference of `kind` may name.
-pub(crate) fn fitting(kind: &str) -> &'static [&'static str] {
+fn fitting(kind: &str) -> &'static [&'static str] {
     if kind == "calls" {
         CALLABLE
     } else {

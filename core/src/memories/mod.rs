@@ -93,7 +93,7 @@ pub(crate) fn content_hash(content: Option<&str>) -> Option<String> {
     let content = content?;
     let normal: Vec<&str> = content.split_whitespace().collect();
     let digest = Sha256::digest(normal.join(" ").as_bytes());
-    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+    Some(crate::text::hex(&digest))
 }
 
 /// The text the index holds for a memory: its content, tags and related files (the seed's
