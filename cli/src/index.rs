@@ -54,7 +54,16 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, a: args::Index) -> Result<
         ),
     };
     if !a.watch {
-        return Ok(output::json(style, &pass(db, show, &a, &root, &resource)?));
+        let answer = pass(
+            db,
+            show,
+            &a,
+            &root,
+            &resource,
+            Scope::Tree,
+            &mut HashSet::new(),
+        )?;
+        return Ok(output::json(style, &answer));
     }
     // Watching starts before the first pass, so no change made during it is missed; one line
     // of JSON per pass, each pass after the tree settles. Symbolic links are not followed
@@ -65,7 +74,8 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, a: args::Index) -> Result<
         .map_err(|e| format!("watching {}: {e}", a.dir))?;
     notify::Watcher::watch(&mut watcher, &root, notify::RecursiveMode::Recursive)
         .map_err(|e| format!("watching {}: {e}", a.dir))?;
-    let first = pass(db, show, &a, &root, &resource)?;
+    let mut known = HashSet::new();
+    let first = pass(db, show, &a, &root, &resource, Scope::Tree, &mut known)?;
     output::print(&output::json(
         Style {
             json: true,
@@ -74,21 +84,39 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, a: args::Index) -> Result<
         &first,
     ));
     // A pass reads the tree: the events of reading are not changes.
-    let changed = |e: &notify::Result<notify::Event>| {
+    let changed = |e: &notify::Event| {
         use notify::EventKind::{Any, Create, Modify, Remove};
-        e.as_ref().is_ok_and(|e| match e.kind {
+        match e.kind {
             Create(_) | Remove(_) | Any => true,
             Modify(m) => !matches!(m, notify::event::ModifyKind::Metadata(_)),
             _ => false,
-        })
+        }
+    };
+    let mut heard: Vec<PathBuf> = Vec::new();
+    let note = |e: notify::Result<notify::Event>, heard: &mut Vec<PathBuf>| match e {
+        Ok(e) if changed(&e) => {
+            heard.extend(e.paths);
+            true
+        }
+        Ok(_) => false,
+        // An event lost or unreadable: only a walk knows what changed.
+        Err(_) => {
+            heard.push(root.clone());
+            true
+        }
     };
     while let Ok(e) = rx.recv() {
-        if !changed(&e) {
+        if !note(e, &mut heard) {
             continue;
         }
         // Until a quiet moment: a save is several events, a checkout thousands.
-        while rx.recv_timeout(SETTLE).is_ok() {}
-        let answer = pass(db, false, &a, &root, &resource)?;
+        while let Ok(e) = rx.recv_timeout(SETTLE) {
+            note(e, &mut heard);
+        }
+        let files = only_known(&root, &known, &heard);
+        heard.clear();
+        let scope = files.as_deref().map_or(Scope::Tree, Scope::Files);
+        let answer = pass(db, false, &a, &root, &resource, scope, &mut known)?;
         if answer["indexed"] != 0 || answer["removed"] != 0 {
             output::print(&output::json(
                 Style {
@@ -102,19 +130,63 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, a: args::Index) -> Result<
     Ok(String::new())
 }
 
+/// What a pass looks at: the whole tree, or only some of the files the graph holds.
+#[derive(Clone, Copy)]
+enum Scope<'a> {
+    Tree,
+    Files(&'a [String]),
+}
+
+/// The files a pass of `--watch` needs to look at, when the changes it heard of touched
+/// only files the graph holds (an agent editing its code); `None` when only a walk can tell
+/// — a new file or folder (perhaps ignored, perhaps not), an ignore file, a folder of held
+/// files gone, an event lost. A path that is gone again and held nothing (an editor's
+/// temporary file) changed nothing.
+fn only_known(root: &Path, known: &HashSet<String>, heard: &[PathBuf]) -> Option<Vec<String>> {
+    let mut out = std::collections::BTreeSet::new();
+    for path in heard {
+        let rel = relative(root, path).filter(|r| !r.is_empty())?;
+        if known.contains(&rel) {
+            out.insert(rel);
+            continue;
+        }
+        let inside = format!("{rel}/");
+        if path.symlink_metadata().is_ok() || known.iter().any(|k| k.starts_with(&inside)) {
+            return None;
+        }
+    }
+    Some(out.into_iter().collect())
+}
+
 /// How long the tree must stay still before a pass of `--watch`.
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// One pass over the tree: what changed is indexed, what is gone removed; the summary.
-fn pass(db: &mut dyn Db, show: bool, a: &args::Index, root: &Path, resource: &str) -> Result<Json> {
+/// One pass over the tree (or the files of `scope`): what changed is indexed, what is gone
+/// removed; the summary. `known` becomes the files the graph holds after it.
+fn pass(
+    db: &mut dyn Db,
+    show: bool,
+    a: &args::Index,
+    root: &Path,
+    resource: &str,
+    scope: Scope<'_>,
+    known: &mut HashSet<String>,
+) -> Result<Json> {
     let start = Instant::now();
     let resource = resource.to_owned();
-    // The walk and the read of what the graph holds overlap.
-    let (held, found) = std::thread::scope(|s| {
-        let walking = s.spawn(|| walk(root, a.all));
-        let held = held(db, &resource);
-        (held, walking.join())
-    });
+    let (held, found) = match scope {
+        // The walk and the read of what the graph holds overlap.
+        Scope::Tree => std::thread::scope(|s| {
+            let walking = s.spawn(|| walk(root, a.all));
+            let held = held(db, &resource);
+            (held, walking.join())
+        }),
+        // Held, and sent again whatever their stat: the core skips an unchanged content.
+        Scope::Files(rels) => (
+            Ok(rels.iter().map(|r| (r.clone(), None)).collect()),
+            Ok(stat_files(root, rels)),
+        ),
+    };
     let held = held?;
     let found = found.map_err(|_| "the walk of the tree failed".to_owned())?;
     let mut seen: HashSet<String> = HashSet::new();
@@ -180,6 +252,11 @@ fn pass(db: &mut dyn Db, show: bool, a: &args::Index, root: &Path, resource: &st
             &[Some(resource.as_str()), Some(path.as_str())],
         )?;
         t.removed += 1;
+        known.remove(path);
+    }
+    match scope {
+        Scope::Tree => *known = seen,
+        Scope::Files(_) => known.extend(seen),
     }
     p.finish(&format!(
         "{} files, {} indexed, {} removed",
@@ -292,6 +369,25 @@ fn walk(root: &Path, all: bool) -> Vec<Found> {
     let mut out = found.into_inner().unwrap_or_else(|p| p.into_inner());
     out.sort_by(|a, b| key(a).cmp(key(b)));
     out
+}
+
+/// The files `rels` (relative to `root`) that are still files, as [`walk`] finds them.
+fn stat_files(root: &Path, rels: &[String]) -> Vec<Found> {
+    rels.iter()
+        .filter_map(|rel| {
+            let path = root.join(rel);
+            match path.symlink_metadata() {
+                Ok(meta) if meta.is_file() => Some(Found::File {
+                    rel: rel.clone(),
+                    path,
+                    meta,
+                }),
+                Ok(_) => None,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => Some(Found::Failed(Some(rel.clone()), e.to_string())),
+            }
+        })
+        .collect()
 }
 
 fn key(f: &Found) -> &str {

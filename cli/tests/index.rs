@@ -248,16 +248,33 @@ fn watch_indexes_a_change() {
         }
     });
     let wait = std::time::Duration::from_secs(60);
-    let mut next_line = || -> Json {
+    let next_line = || -> Json {
         serde_json::from_str(&rx.recv_timeout(wait).expect("an answer of the watcher")).unwrap()
     };
     let first = next_line();
     assert_eq!(first["indexed"], 2, "{first}");
+    // A held file changed: the pass looks at that file alone.
     std::fs::write(dir.join("src/db.py"), b"def connect():\n    return 2\n").unwrap();
     let next = next_line();
     assert_eq!(
-        (next["indexed"].as_u64(), next["unchanged"].as_u64()),
+        (next["files"].as_u64(), next["indexed"].as_u64()),
         (Some(1), Some(1)),
+        "{next}"
+    );
+    // A new file: only a walk can say whether it counts (it does), so the pass walks.
+    std::fs::write(dir.join("src/extra.py"), b"def extra():\n    return 3\n").unwrap();
+    let next = next_line();
+    assert_eq!(
+        (next["files"].as_u64(), next["indexed"].as_u64()),
+        (Some(6), Some(1)),
+        "{next}"
+    );
+    // A held file gone: removed without a walk.
+    std::fs::remove_file(dir.join("src/db.py")).unwrap();
+    let next = next_line();
+    assert_eq!(
+        (next["files"].as_u64(), next["removed"].as_u64()),
+        (Some(0), Some(1)),
         "{next}"
     );
     drop(child);
