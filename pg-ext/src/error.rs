@@ -23,9 +23,13 @@ pub fn ok<T>(r: agentmem_core::Result<T>) -> T {
 
 /// JSON made by the core, as `jsonb`: Postgres users get operators (`->>`) and indexing, and
 /// `->>` on the result reads the same as SQLite's `->>` on its text.
-/// The text is parsed once, by Postgres' own `jsonb_in` (which raises an ERROR if the core
-/// ever produced invalid JSON): a row of a large result pays one parse per JSON column.
+/// An array of plain strings is written straight into `jsonb` ([`crate::jsonb`]); other text
+/// is parsed once, by Postgres' own `jsonb_in` (which raises an ERROR if the core ever
+/// produced invalid JSON).
 pub fn jsonb(text: String) -> Option<pg_sys::Datum> {
+    if let Some(d) = crate::jsonb::from_plain_array(&text) {
+        return Some(d);
+    }
     let text = match std::ffi::CString::new(text) {
         Ok(t) => t,
         Err(_) => ok(Err(Error::internal("core produced JSON with a NUL byte"))),

@@ -16,6 +16,7 @@ mod conn;
 mod entry;
 mod error;
 mod functions;
+mod jsonb;
 mod owner;
 mod session;
 mod transition;
@@ -37,6 +38,7 @@ extension_sql!(
 #[pg_schema]
 mod tests {
 
+    use pgrx::pg_sys;
     use pgrx::prelude::*;
 
     #[pg_test]
@@ -65,6 +67,34 @@ mod tests {
             Spi::get_two::<i64, i64>("SELECT message_index, token_count FROM mem_messages")
                 .unwrap();
         assert_eq!((idx, tokens), (Some(0), Some(2)));
+    }
+
+    /// The bytes of a `jsonb` datum, header included.
+    fn bytes(d: pg_sys::Datum) -> Vec<u8> {
+        // SAFETY: a datum of an uncompressed, non-toasted varlena made in this call.
+        unsafe {
+            let p = d.cast_mut_ptr::<pg_sys::varlena>();
+            std::slice::from_raw_parts(p as *const u8, pgrx::varlena::varsize_any(p)).to_vec()
+        }
+    }
+
+    #[pg_test]
+    fn plain_string_arrays_are_what_jsonb_in_makes() {
+        let many: Vec<String> = (0..70).map(|i| format!("node-{i}")).collect();
+        let many = serde_json::to_string(&many).unwrap();
+        for text in ["[]", r#"["a"]"#, r#"["é","b c",""]"#, many.as_str()] {
+            let ours = crate::jsonb::from_plain_array(text).unwrap();
+            let c = std::ffi::CString::new(text).unwrap();
+            // SAFETY: jsonb_in reads a NUL-terminated string that outlives the call.
+            let theirs = unsafe {
+                pgrx::fcinfo::direct_function_call_as_datum(
+                    pg_sys::jsonb_in,
+                    &[Some(c.as_ptr().into())],
+                )
+            }
+            .unwrap();
+            assert_eq!(bytes(ours), bytes(theirs), "{text}");
+        }
     }
 
     #[pg_test(error = "thread not found: nope")]
