@@ -184,16 +184,17 @@ def closure_rows(stats):
 # a full copy of the closure with the same keys: what writing an add's rows costs with no
 # computation around it, the floor under any exact materialised closure on this storage.
 FLOOR_TABLE = """CREATE TABLE floor_closure (
-  ancestor_id TEXT NOT NULL, descendant_id TEXT NOT NULL, resource_id TEXT NOT NULL,
-  depth INTEGER NOT NULL, path TEXT, edge_types TEXT, hop_weights TEXT, total_weight REAL,
-  PRIMARY KEY (ancestor_id, depth, descendant_id)) WITHOUT ROWID"""
+  ancestor INTEGER NOT NULL, depth INTEGER NOT NULL, descendant INTEGER NOT NULL,
+  resource_id TEXT NOT NULL, total_weight REAL, hops BLOB,
+  PRIMARY KEY (ancestor, depth, descendant)) WITHOUT ROWID"""
 FLOOR_INSERT = """INSERT OR IGNORE INTO floor_closure
-SELECT h.id, t.id, 'bench', h.depth + 1 + t.depth, t.path, t.types, t.weights, h.w + 1 + t.w
-FROM (SELECT ancestor_id AS id, depth, total_weight AS w FROM floor_closure
-      WHERE descendant_id = ?1 AND depth <= 3 UNION ALL SELECT ?1, 0, 0) h,
-     (SELECT descendant_id AS id, depth, path, edge_types AS types, hop_weights AS weights,
-             total_weight AS w FROM floor_closure WHERE ancestor_id = ?2 AND depth <= 3
-      UNION ALL SELECT ?2, 0, '[]', '[]', '[]', 0) t
+SELECT h.id, h.depth + 1 + t.depth, t.id, 'bench', h.w + 1 + t.w, t.hops
+FROM (SELECT ancestor AS id, depth, total_weight AS w FROM floor_closure
+      WHERE descendant = (SELECT seq FROM mem_graph_nodes WHERE id = ?1) AND depth <= 3
+      UNION ALL SELECT (SELECT seq FROM mem_graph_nodes WHERE id = ?1), 0, 0) h,
+     (SELECT descendant AS id, depth, hops, total_weight AS w FROM floor_closure
+      WHERE ancestor = (SELECT seq FROM mem_graph_nodes WHERE id = ?2) AND depth <= 3
+      UNION ALL SELECT (SELECT seq FROM mem_graph_nodes WHERE id = ?2), 0, x'', 0) t
 WHERE h.depth + 1 + t.depth <= 4 AND h.id <> t.id"""
 
 
@@ -201,9 +202,9 @@ def write_floor(c, pairs):
     """Per pair, the textbook closure insert as its own transaction (see FLOOR_INSERT), and
     the rows it wrote on average."""
     c.execute(FLOOR_TABLE)
-    c.execute("INSERT INTO floor_closure SELECT ancestor_id, descendant_id, resource_id, depth, "
-              "path, edge_types, hop_weights, total_weight FROM mem_graph_closure")
-    c.execute("CREATE INDEX floor_reverse ON floor_closure (descendant_id, depth)")
+    c.execute("INSERT INTO floor_closure SELECT ancestor, depth, descendant, resource_id, "
+              "total_weight, hops FROM mem_graph_closure")
+    c.execute("CREATE INDEX floor_reverse ON floor_closure (descendant, depth)")
     c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     before = c.execute("SELECT count(*) FROM floor_closure").fetchone()[0]
     times = timed(lambda p: c.execute(FLOOR_INSERT, p), pairs)

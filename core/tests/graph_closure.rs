@@ -45,30 +45,10 @@ fn settings(c: &mut Sq) -> (usize, usize) {
 fn check(c: &mut Sq, step: &str) {
     let (depth, hub) = settings(c);
     let want = graph_oracle::closure(&edges(c), depth, hub);
-    let rows = c
-        .query(
-            "SELECT ancestor_id, descendant_id, depth, path, edge_types, total_weight \
-             FROM mem_graph_closure ORDER BY ancestor_id, descendant_id",
-            &[],
-        )
-        .unwrap();
-    let mut got = BTreeMap::new();
-    let n = rows.len();
-    for r in rows {
-        let t = |v: &Value| v.as_str().unwrap().to_string();
-        let nodes: Vec<String> = serde_json::from_str(&t(&r[3])).unwrap();
-        let types: Vec<String> = serde_json::from_str(&t(&r[4])).unwrap();
-        got.insert(
-            (t(&r[0]), t(&r[1])),
-            (
-                r[2].as_i64().unwrap() as usize,
-                nodes,
-                types,
-                r[5].as_f64().unwrap(),
-            ),
-        );
-    }
-    assert_eq!(got.len(), n, "one row per pair after {step}");
+    let got: BTreeMap<_, _> = common::closure(c)
+        .into_iter()
+        .map(|(k, (depth, nodes, types, _, total))| (k, (depth, nodes, types, total)))
+        .collect();
     assert_eq!(got, want, "after {step} (depth {depth}, hubs above {hub})");
     let hubs = c
         .query_value("SELECT count(*) FROM mem_graph_hubs", &[])

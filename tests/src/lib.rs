@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod cases;
+pub mod closure;
 pub mod graph_oracle;
 pub mod invariants;
 pub mod sample;

@@ -21,7 +21,7 @@ fn snapshot(db: &mut dyn Backend, except: &str) -> Vec<String> {
         "SELECT id || '|' || content FROM mem_memories WHERE resource_id <> $1 ORDER BY id",
         "SELECT id FROM mem_graph_nodes WHERE resource_id <> $1 ORDER BY id",
         "SELECT id FROM mem_graph_edges WHERE resource_id <> $1 ORDER BY id",
-        "SELECT ancestor_id || '>' || descendant_id FROM mem_graph_closure WHERE resource_id <> $1 ORDER BY 1",
+        "SELECT CAST(ancestor AS TEXT) || '>' || CAST(descendant AS TEXT) FROM mem_graph_closure WHERE resource_id <> $1 ORDER BY 1",
         "SELECT id FROM mem_om_records WHERE resource_id <> $1 ORDER BY id",
         "SELECT scope_key || '|' || content FROM mem_working_memory WHERE scope_key <> 'resource:' || $1 AND scope_key NOT LIKE 'thread:' || $1 || '-%' ORDER BY scope_key",
         "SELECT kind || '|' || owner_id FROM mem_embeddings WHERE owner_id IN (SELECT id FROM mem_memories WHERE resource_id <> $1) OR owner_id IN (SELECT id FROM mem_messages WHERE resource_id <> $1) ORDER BY 1",

@@ -10,12 +10,7 @@ use std::collections::BTreeMap;
 const NODES: u64 = 7;
 
 fn closure(db: &mut dyn Backend) -> Rows {
-    db.query(
-        "SELECT ancestor_id, descendant_id, depth, path, edge_types, total_weight \
-         FROM mem_graph_closure ORDER BY ancestor_id, descendant_id",
-        &[],
-    )
-    .unwrap()
+    agentmem_tests::closure::rows(db)
 }
 
 fn text(c: &Cell) -> String {
@@ -197,7 +192,7 @@ fn random_changes_give_the_same_closure_on_both_backends() {
 fn closure_writes(db: &mut dyn Backend) -> Rows {
     let sql = match db.name() {
         "sqlite" => "SELECT total_changes()",
-        _ => "SELECT xmin::text FROM mem_graph_closure ORDER BY ancestor_id, descendant_id",
+        _ => "SELECT xmin::text FROM mem_graph_closure ORDER BY ancestor, descendant",
     };
     db.query(sql, &[]).unwrap()
 }

@@ -34,18 +34,10 @@ impl Bound {
     /// The settings (or the defaults) of `resource`, with its hubs as stored.
     pub(crate) fn of(conn: &mut dyn Conn, resource: &str) -> Result<Bound> {
         let (depth, hub_in_degree) = settings(conn, resource)?;
-        let hubs = conn
-            .query(
-                "SELECT node_id FROM mem_graph_hubs WHERE resource_id = ?1",
-                &[resource.into()],
-            )?
-            .into_iter()
-            .filter_map(|r| Fields::new(r).text())
-            .collect();
         Ok(Bound {
             depth,
             hub_in_degree,
-            hubs,
+            hubs: hubs(conn, resource)?,
         })
     }
 
@@ -53,6 +45,18 @@ impl Bound {
     pub(crate) fn passes(&self, node: &str) -> bool {
         !self.hubs.contains(node)
     }
+}
+
+/// The hubs of `resource` as stored.
+pub(crate) fn hubs(conn: &mut dyn Conn, resource: &str) -> Result<HashSet<String>> {
+    Ok(conn
+        .query(
+            "SELECT node_id FROM mem_graph_hubs WHERE resource_id = ?1",
+            &[resource.into()],
+        )?
+        .into_iter()
+        .filter_map(|r| Fields::new(r).text())
+        .collect())
 }
 
 /// `(max_depth, hub_in_degree)` of `resource`.

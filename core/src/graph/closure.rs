@@ -17,7 +17,9 @@
 //! Cycles are legal: paths never revisit a node, and a node is never its own descendant.
 
 use super::bound::{self, Bound};
+use super::keys::Keys;
 use super::path::Path;
+use super::stored::Stored;
 use super::walk::{walk, walk_over, Direction, EdgeFilter, Present};
 use crate::db::access::{self, Act};
 use crate::db::batch;
@@ -30,40 +32,54 @@ use std::collections::BTreeMap;
 const KEYS_PER_DELETE: usize = 256;
 const ROWS_PER_INSERT: usize = 64;
 
-/// The columns a closure row's path is read from, after the key of its other end.
-const PATH_COLUMNS: &str =
-    "CAST(path AS TEXT), CAST(edge_types AS TEXT), CAST(hop_weights AS TEXT)";
+/// The columns a closure row is read from: its key and its hops.
+const ROW_COLUMNS: &str = "ancestor, descendant, depth, hops";
 
-/// Rows of (other end, [`PATH_COLUMNS`]) as paths by that end, added to `out`.
-fn read_paths(rows: Vec<crate::Row>, out: &mut BTreeMap<String, Path>) -> Result<()> {
+/// Rows of [`ROW_COLUMNS`] as stored paths.
+pub(crate) fn decode_rows(rows: Vec<crate::Row>) -> Result<Vec<Stored>> {
+    let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         let mut f = Fields::new(r);
-        let (key, p, t, w) = (f.text(), f.text(), f.text(), f.text());
-        if let (Some(key), Some(p), Some(t), Some(w)) = (key, p, t, w) {
-            out.insert(key, Path::from_json(&p, &t, &w)?);
-        }
+        let (a, d, depth) = (f.int(), f.int(), f.int());
+        let (Some(a), Some(d), Some(depth), Value::Blob(hops)) = (a, d, depth, f.value()) else {
+            return Err(crate::Error::internal("mem_graph_closure holds a malformed row"));
+        };
+        out.push(Stored::decode(a, d, depth as usize, &hops)?);
     }
-    Ok(())
+    Ok(out)
+}
+
+/// Rows of [`ROW_COLUMNS`] as paths, their nodes' ids looked up in `keys`.
+fn read_rows(conn: &mut dyn Conn, keys: &mut Keys, rows: Vec<crate::Row>) -> Result<Vec<Path>> {
+    let stored = decode_rows(rows)?;
+    keys.load_seqs(conn, stored.iter().flat_map(|s| s.nodes.iter().copied()))?;
+    stored.into_iter().map(|s| keys.path(s)).collect()
 }
 
 /// The stored paths that end at `node` (`Direction::In`) or start at it (`Out`), within
 /// `max_depth` hops, keyed by the other end.
 pub(crate) fn stored(
     conn: &mut dyn Conn,
+    keys: &mut Keys,
     node: &str,
     dir: Direction,
     max_depth: usize,
 ) -> Result<BTreeMap<String, Path>> {
-    let (at, other) = match dir {
-        Direction::Out => ("ancestor_id", "descendant_id"),
-        Direction::In => ("descendant_id", "ancestor_id"),
+    let at = match dir {
+        Direction::Out => "ancestor",
+        Direction::In => "descendant",
     };
-    let sql = format!(
-        "SELECT {other}, {PATH_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2"
-    );
+    keys.load_ids(conn, [node])?;
+    let sql = format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2");
+    let rows = conn.query(&sql, &[Value::Int(keys.seq(node)?), Value::Int(max_depth as i64)])?;
     let mut out = BTreeMap::new();
-    let rows = conn.query(&sql, &[node.into(), Value::Int(max_depth as i64)])?;
-    read_paths(rows, &mut out)?;
+    for p in read_rows(conn, keys, rows)? {
+        let other = match dir {
+            Direction::Out => p.last(),
+            Direction::In => p.first(),
+        };
+        out.insert(other.to_string(), p);
+    }
     Ok(out)
 }
 
@@ -83,31 +99,35 @@ const PAIRS_PER_LOOKUP: usize = 4096;
 /// the whole key.
 fn stored_pairs(
     conn: &mut dyn Conn,
+    keys: &mut Keys,
     pairs: &[(&str, &str)],
     max_depth: usize,
 ) -> Result<BTreeMap<(String, String), Path>> {
-    let select = format!(
-        "SELECT c.ancestor_id, c.descendant_id, {PATH_COLUMNS} FROM mem_graph_closure AS c"
-    );
+    keys.load_ids(conn, pairs.iter().flat_map(|(a, d)| [*a, *d]))?;
+    let mut seq_pairs = Vec::with_capacity(pairs.len());
+    for (a, d) in pairs {
+        seq_pairs.push((keys.seq(a)?, keys.seq(d)?));
+    }
+    let select = "SELECT c.ancestor, c.descendant, c.depth, c.hops FROM mem_graph_closure AS c";
     let mut rows = Vec::new();
     match conn.dialect() {
         Dialect::Sqlite => {
             let depths: Vec<String> = (1..=max_depth).map(|d| d.to_string()).collect();
             let sql = format!(
-                "{select} WHERE c.ancestor_id = ?1 AND c.depth IN ({}) \
-                 AND c.descendant_id IN ({{keys}})",
+                "{select} WHERE c.ancestor = ?1 AND c.depth IN ({}) \
+                 AND c.descendant IN ({{keys}})",
                 depths.join(", ")
             );
-            let mut by_ancestor: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-            for (a, d) in pairs {
-                by_ancestor.entry(a).or_default().push((*d).into());
+            let mut by_ancestor: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
+            for (a, d) in seq_pairs {
+                by_ancestor.entry(a).or_default().push(Value::Int(d));
             }
             for (a, ds) in by_ancestor {
-                rows.extend(batch::query_in(conn, &sql, &[a.into()], &ds)?);
+                rows.extend(batch::query_in(conn, &sql, &[Value::Int(a)], &ds)?);
             }
         }
         Dialect::Postgres => {
-            let keys = pairs
+            let keys_json = seq_pairs
                 .chunks(PAIRS_PER_LOOKUP)
                 .map(serde_json::to_string)
                 .collect::<std::result::Result<Vec<String>, _>>()
@@ -115,53 +135,42 @@ fn stored_pairs(
             for depth in 1..=max_depth {
                 let sql = format!(
                     "{select} CROSS JOIN jsonb_array_elements(CAST(?1 AS jsonb)) AS j(pair) \
-                     WHERE c.ancestor_id = j.pair ->> 0 AND c.depth = {depth} \
-                     AND c.descendant_id = j.pair ->> 1"
+                     WHERE c.ancestor = CAST(j.pair ->> 0 AS BIGINT) AND c.depth = {depth} \
+                     AND c.descendant = CAST(j.pair ->> 1 AS BIGINT)"
                 );
-                for k in &keys {
+                for k in &keys_json {
                     rows.extend(conn.query(&sql, &[k.as_str().into()])?);
                 }
             }
         }
     }
     let mut out = BTreeMap::new();
-    for r in rows {
-        let mut f = Fields::new(r);
-        if let (Some(a), Some(d), Some(p), Some(t), Some(w)) =
-            (f.text(), f.text(), f.text(), f.text(), f.text())
-        {
-            out.insert((a, d), Path::from_json(&p, &t, &w)?);
-        }
+    for p in read_rows(conn, keys, rows)? {
+        out.insert((p.first().to_string(), p.last().to_string()), p);
     }
     Ok(out)
 }
 
 /// Writes each path as its pair's row, many rows per statement. The pairs must have no row
 /// (see [`delete_rows`]).
-fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Path]) -> Result<()> {
+fn put_all(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, paths: &[Path]) -> Result<()> {
+    keys.load_ids(conn, paths.iter().flat_map(|p| p.nodes.iter().map(String::as_str)))?;
     for chunk in batch::shaped(paths, ROWS_PER_INSERT) {
-        let values = batch::values(
-            "(#, #, ?1, #, CAST(# AS @JSON), CAST(# AS @JSON), CAST(# AS @JSON), #)",
-            chunk.len(),
-            2,
-        );
+        let values = batch::values("(#, #, #, ?1, #, #)", chunk.len(), 2);
         let sql = format!(
             "INSERT INTO mem_graph_closure \
-               (ancestor_id, descendant_id, resource_id, depth, path, edge_types, hop_weights, \
-                total_weight) VALUES {values}"
+               (ancestor, depth, descendant, resource_id, total_weight, hops) VALUES {values}"
         );
-        let mut params = Vec::with_capacity(chunk.len() * 7 + 1);
+        let mut params = Vec::with_capacity(chunk.len() * 5 + 1);
         params.push(Value::from(resource));
         for path in chunk {
-            let (p, t, w) = path.to_json()?;
+            let s = keys.stored(path)?;
             params.extend([
-                path.first().into(),
-                path.last().into(),
+                Value::Int(s.nodes[0]),
                 Value::Int(path.depth() as i64),
-                p.into(),
-                t.into(),
-                w.into(),
+                Value::Int(s.nodes[s.nodes.len() - 1]),
                 Value::Real(path.total_weight()),
+                Value::Blob(s.encode()),
             ]);
         }
         conn.execute(&sql, &params)?;
@@ -170,22 +179,24 @@ fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Path]) -> Result<()> {
 }
 
 /// Deletes the stored rows of `paths` (each by its full key: ancestor, depth, descendant).
-fn delete_rows(conn: &mut dyn Conn, paths: &[Path]) -> Result<()> {
-    let mut keys: BTreeMap<(&str, usize), Vec<&str>> = BTreeMap::new();
+fn delete_rows(conn: &mut dyn Conn, keys: &mut Keys, paths: &[Path]) -> Result<()> {
+    keys.load_ids(conn, paths.iter().flat_map(|p| [p.first(), p.last()]))?;
+    let mut by_key: BTreeMap<(i64, usize), Vec<i64>> = BTreeMap::new();
     for p in paths {
-        keys.entry((p.first(), p.depth()))
+        by_key
+            .entry((keys.seq(p.first())?, p.depth()))
             .or_default()
-            .push(p.last());
+            .push(keys.seq(p.last())?);
     }
-    for ((a, depth), ds) in keys {
+    for ((a, depth), ds) in by_key {
         for chunk in batch::shaped(&ds, KEYS_PER_DELETE) {
             let sql = format!(
-                "DELETE FROM mem_graph_closure WHERE ancestor_id = ?1 AND depth = ?2 \
-                 AND descendant_id IN ({})",
+                "DELETE FROM mem_graph_closure WHERE ancestor = ?1 AND depth = ?2 \
+                 AND descendant IN ({})",
                 batch::values("#", chunk.len(), 3)
             );
-            let mut params = vec![Value::from(a), Value::Int(depth as i64)];
-            params.extend(chunk.iter().map(|d| Value::from(*d)));
+            let mut params = vec![Value::Int(a), Value::Int(depth as i64)];
+            params.extend(chunk.iter().map(|d| Value::Int(*d)));
             conn.execute(&sql, &params)?;
         }
     }
@@ -204,9 +215,15 @@ pub(crate) struct Hop {
 
 /// The stored paths ending at `node` within `depth` hops (when paths may pass through it),
 /// and the empty path at `node`.
-fn heads(conn: &mut dyn Conn, node: &str, depth: usize, passes: bool) -> Result<Vec<Path>> {
+fn heads(
+    conn: &mut dyn Conn,
+    keys: &mut Keys,
+    node: &str,
+    depth: usize,
+    passes: bool,
+) -> Result<Vec<Path>> {
     let mut out: Vec<Path> = if passes {
-        stored(conn, node, Direction::In, depth)?
+        stored(conn, keys, node, Direction::In, depth)?
             .into_values()
             .collect()
     } else {
@@ -230,10 +247,11 @@ fn joinable<'t>(head: &Path, tails: &'t BTreeMap<String, Path>, depth: usize) ->
 /// The closure after a present, non-stale edge appeared (or got better). Cost:
 /// O(ancestors of `from` × descendants of `to`) within the bound.
 pub(crate) fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
+    let keys = &mut Keys::default();
     let room = bound.depth - 1;
-    let heads = heads(conn, &hop.from, room, bound.passes(&hop.from))?;
+    let heads = heads(conn, keys, &hop.from, room, bound.passes(&hop.from))?;
     let mut tails = if bound.passes(&hop.to) {
-        stored(conn, &hop.to, Direction::Out, room)?
+        stored(conn, keys, &hop.to, Direction::Out, room)?
     } else {
         BTreeMap::new()
     };
@@ -248,7 +266,7 @@ pub(crate) fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
         }
     }
     let ends: Vec<(&str, &str)> = candidates.iter().map(|p| (p.first(), p.last())).collect();
-    let mut current = stored_pairs(conn, &ends, bound.depth)?;
+    let mut current = stored_pairs(conn, keys, &ends, bound.depth)?;
     let mut better = Vec::new();
     let mut beaten = Vec::new();
     for cand in candidates {
@@ -261,8 +279,8 @@ pub(crate) fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
             }
         }
     }
-    delete_rows(conn, &beaten)?;
-    put_all(conn, &hop.resource, &better)
+    delete_rows(conn, keys, &beaten)?;
+    put_all(conn, keys, &hop.resource, &better)
 }
 
 /// The closure after the edge `from → to` of type `ty` stopped counting (deleted, stale,
@@ -270,13 +288,20 @@ pub(crate) fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
 /// they are now. Cost: finding them (ancestors of `from` × descendants of `to`), then one
 /// bounded walk per affected ancestor.
 pub(crate) fn remove(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
-    let heads = heads(conn, &hop.from, bound.depth - 1, bound.passes(&hop.from))?;
-    remove_through(conn, hop, &heads, bound)
+    let keys = &mut Keys::default();
+    let heads = heads(conn, keys, &hop.from, bound.depth - 1, bound.passes(&hop.from))?;
+    remove_through(conn, keys, hop, &heads, bound)
 }
 
 /// [`remove`] for the paths from `heads` (paths ending at the hop's `from`).
-fn remove_through(conn: &mut dyn Conn, hop: &Hop, heads: &[Path], bound: &Bound) -> Result<()> {
-    let mut tails = stored(conn, &hop.to, Direction::Out, bound.depth - 1)?;
+fn remove_through(
+    conn: &mut dyn Conn,
+    keys: &mut Keys,
+    hop: &Hop,
+    heads: &[Path],
+    bound: &Bound,
+) -> Result<()> {
+    let mut tails = stored(conn, keys, &hop.to, Direction::Out, bound.depth - 1)?;
     tails.insert(hop.to.clone(), Path::at(&hop.to));
     let ends: Vec<(&str, &str)> = heads
         .iter()
@@ -287,14 +312,14 @@ fn remove_through(conn: &mut dyn Conn, hop: &Hop, heads: &[Path], bound: &Bound)
         })
         .collect();
     let mut affected: BTreeMap<String, Vec<Path>> = BTreeMap::new();
-    for p in stored_pairs(conn, &ends, bound.depth)?.into_values() {
+    for p in stored_pairs(conn, keys, &ends, bound.depth)?.into_values() {
         if p.uses(&hop.from, &hop.to, &hop.ty) {
             affected.entry(p.first().to_string()).or_default().push(p);
         }
     }
     for (a, paths) in affected {
         conn.check_interrupt()?;
-        delete_rows(conn, &paths)?;
+        delete_rows(conn, keys, &paths)?;
         let mut now = walk(
             conn,
             &a,
@@ -304,7 +329,7 @@ fn remove_through(conn: &mut dyn Conn, hop: &Hop, heads: &[Path], bound: &Bound)
             bound,
         )?;
         let found: Vec<Path> = paths.iter().filter_map(|p| now.remove(p.last())).collect();
-        put_all(conn, &hop.resource, &found)?;
+        put_all(conn, keys, &hop.resource, &found)?;
     }
     Ok(())
 }
@@ -342,10 +367,11 @@ pub(crate) fn recheck_hub(conn: &mut dyn Conn, resource: &str, node: &str, b: &m
     bound::set_hub(conn, resource, node, is)?;
     if is {
         // The ancestors whose paths still pass through the node, found before it counts as a hub.
-        let heads = heads(conn, node, b.depth - 1, true)?;
+        let keys = &mut Keys::default();
+        let heads = heads(conn, keys, node, b.depth - 1, true)?;
         b.hubs.insert(node.to_string());
         for hop in out_hops(conn, resource, node)? {
-            remove_through(conn, &hop, &heads, b)?;
+            remove_through(conn, keys, &hop, &heads, b)?;
         }
     } else {
         b.hubs.remove(node);
@@ -373,6 +399,8 @@ pub(crate) fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<i64> {
         "DELETE FROM mem_graph_closure WHERE resource_id = ?1",
         &[resource.into()],
     )?;
+    let keys = &mut Keys::default();
+    keys.load_resource(conn, resource)?;
     let mut edges = Present::load(conn, resource)?;
     let mut rows = 0;
     let mut batch: Vec<Path> = Vec::new();
@@ -382,10 +410,21 @@ pub(crate) fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<i64> {
         rows += found.len() as i64;
         batch.extend(found.into_values());
         if batch.len() >= ROWS_PER_INSERT * 10 {
-            put_all(conn, resource, &batch)?;
+            put_all(conn, keys, resource, &batch)?;
             batch.clear();
         }
     }
-    put_all(conn, resource, &batch)?;
+    put_all(conn, keys, resource, &batch)?;
     Ok(rows)
+}
+
+/// Rebuilds the closure of every resource with edges (a new closure layout).
+pub(crate) fn rebuild_all(conn: &mut dyn Conn) -> Result<()> {
+    let resources = conn.query("SELECT DISTINCT resource_id FROM mem_graph_edges", &[])?;
+    for r in resources {
+        if let Some(resource) = Fields::new(r).text() {
+            rebuild(conn, &resource)?;
+        }
+    }
+    Ok(())
 }

@@ -13,6 +13,7 @@ internal!(edges);
 internal!(files);
 #[cfg(feature = "code")]
 internal!(index);
+pub(crate) mod keys;
 internal!(load);
 internal!(nodes);
 internal!(outline);
@@ -20,6 +21,7 @@ pub(crate) mod path;
 pub(crate) mod refs;
 pub(crate) mod query;
 internal!(settings);
+internal!(stored);
 pub(crate) mod upkeep;
 pub(crate) mod walk;
 

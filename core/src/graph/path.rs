@@ -80,35 +80,12 @@ impl Path {
         (0..self.depth())
             .any(|i| self.nodes[i] == from && self.nodes[i + 1] == to && self.types[i] == ty)
     }
-
-    /// The three JSON columns of a closure row: path, edge_types, hop_weights.
-    pub(crate) fn to_json(&self) -> crate::Result<(String, String, String)> {
-        Ok((json(&self.nodes)?, json(&self.types)?, json(&self.weights)?))
-    }
-
-    /// A path from the JSON columns of a closure row.
-    pub(crate) fn from_json(path: &str, types: &str, weights: &str) -> crate::Result<Path> {
-        let bad = |e: serde_json::Error| {
-            crate::Error::internal(format!("mem_graph_closure holds malformed JSON: {e}"))
-        };
-        let p = Path {
-            nodes: serde_json::from_str(path).map_err(bad)?,
-            types: serde_json::from_str(types).map_err(bad)?,
-            weights: serde_json::from_str(weights).map_err(bad)?,
-        };
-        if p.nodes.len() != p.types.len() + 1 || p.types.len() != p.weights.len() {
-            return Err(crate::Error::internal(
-                "mem_graph_closure holds a path whose hops do not match its nodes",
-            ));
-        }
-        Ok(p)
-    }
 }
 
 /// A list as JSON text, serialised in place (no copy into a `serde_json::Value` first).
-fn json<T: serde::Serialize>(items: &[T]) -> crate::Result<String> {
+pub(crate) fn json_list<T: serde::Serialize>(items: &[T]) -> crate::Result<String> {
     serde_json::to_string(items)
-        .map_err(|e| crate::Error::internal(format!("a closure path did not serialise: {e}")))
+        .map_err(|e| crate::Error::internal(format!("a path did not serialise: {e}")))
 }
 
 #[cfg(test)]

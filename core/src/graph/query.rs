@@ -3,7 +3,8 @@
 
 use super::bound::{self, Bound};
 use super::closure;
-use super::path::Path;
+use super::keys::Keys;
+use super::path::{json_list, Path};
 use super::walk::{walk, Direction, EdgeFilter};
 use crate::args::check_one_of;
 use crate::columns::{row, JsonText};
@@ -43,9 +44,9 @@ pub(crate) struct Reached {
     pub id: String,
     pub depth: usize,
     pub total_weight: f64,
-    /// The path's node ids and edge types as the closure stores them (JSON arrays).
+    /// The path's node ids (a JSON array) and the type of each hop.
     pub path: String,
-    pub edge_types: String,
+    pub edge_types: Vec<String>,
     pub ty: String,
     pub label: String,
     pub file_path: Option<String>,
@@ -60,8 +61,9 @@ struct Ask {
     limit: usize,
 }
 
-/// The start of a query: its node's resource and that resource's closure depth.
+/// The start of a query: its node's key and resource, and that resource's closure depth.
 struct Start {
+    seq: i64,
     resource: String,
     depth: usize,
 }
@@ -69,7 +71,7 @@ struct Start {
 fn start(conn: &mut dyn Conn, id: &str) -> Result<Start> {
     let row = conn
         .query(
-            "SELECT n.resource_id, s.max_depth FROM mem_graph_nodes n \
+            "SELECT n.seq, n.resource_id, s.max_depth FROM mem_graph_nodes n \
              LEFT JOIN mem_graph_settings s ON s.resource_id = n.resource_id WHERE n.id = ?1",
             &[id.into()],
         )?
@@ -78,6 +80,7 @@ fn start(conn: &mut dyn Conn, id: &str) -> Result<Start> {
         .ok_or_else(|| Error::invalid("node_id", format!("no node {}", crate::error::echo(id))))?;
     let mut f = Fields::new(row);
     Ok(Start {
+        seq: f.int().unwrap_or_default(),
         resource: f.text().unwrap_or_default(),
         depth: f.int().map_or(bound::DEFAULT_DEPTH, |d| d as usize),
     })
@@ -103,13 +106,14 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
     let f = &a.filter;
     let closure_answers = !f.include_stale && f.types.is_none() && f.as_of.is_none();
     if let ([dir], true, None) = (a.dirs.as_slice(), closure_answers, &a.node_types) {
-        return from_closure(conn, node, *dir, a);
+        return from_closure(conn, s.seq, *dir, a);
     }
     let b = Bound::of(conn, &s.resource)?;
+    let keys = &mut Keys::default();
     let mut best: BTreeMap<String, Path> = BTreeMap::new();
     for &dir in &a.dirs {
         let found = if closure_answers {
-            closure::stored(conn, node, dir, a.max_depth)?
+            closure::stored(conn, keys, node, dir, a.max_depth)?
         } else {
             walk(conn, node, dir, a.max_depth, f, &b)?
         };
@@ -138,89 +142,147 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
             continue;
         }
         if let Some(p) = best.remove(&id) {
-            let (path, edge_types, _) = p.to_json()?;
+            let path = json_list(&p.nodes)?;
             out.push(Reached {
                 id,
                 depth: p.depth(),
                 total_weight: p.total_weight(),
                 path,
-                edge_types,
+                edge_types: p.types,
                 ty,
                 label,
                 file_path,
             });
         }
     }
+    sort_reached(&mut out);
+    out.truncate(a.limit);
+    Ok(out)
+}
+
+/// [`reach`] in one direction with nothing the closure lacks: one indexed range of the
+/// closure, in the index's order (by depth) and cut in the database, then the nodes on its
+/// paths. Two statements, as derived data and the application's rows are always read apart
+/// (db::privilege). The range is twice the limit, which leaves room for stale nodes; the rows
+/// of its last depth may go on past it, so they count only when the range held them all, and
+/// the range is widened while they or stale nodes crowd it.
+fn from_closure(conn: &mut dyn Conn, start: i64, dir: Direction, a: &Ask) -> Result<Vec<Reached>> {
+    let at = match dir {
+        Direction::Out => "ancestor",
+        Direction::In => "descendant",
+    };
+    let sql = format!(
+        "SELECT ancestor, descendant, depth, hops, total_weight FROM mem_graph_closure \
+         WHERE {at} = ?1 AND depth <= ?2 ORDER BY depth LIMIT ?3"
+    );
+    let mut range = a.limit.saturating_mul(2).saturating_add(16);
+    loop {
+        let params = [
+            Value::Int(start),
+            Value::Int(a.max_depth as i64),
+            Value::Int(range as i64),
+        ];
+        let mut rows = conn.query(&sql, &params)?;
+        let complete = rows.len() < range;
+        let weights: Vec<f64> = rows
+            .iter_mut()
+            .map(|r| r.pop().and_then(|w| w.as_f64()).unwrap_or(0.0))
+            .collect();
+        let paths = closure::decode_rows(rows)?;
+        // The rows of a cut range's last depth wait for a wider one.
+        let counted = match (complete, paths.last()) {
+            (false, Some(last)) => paths
+                .iter()
+                .take_while(|p| p.types.len() < last.types.len())
+                .count(),
+            _ => paths.len(),
+        };
+        let nodes = node_rows_by_seq(conn, paths.iter().flat_map(|p| p.nodes.iter().copied()))?;
+        let node_of = |seq: i64| -> Result<&NodeRow> {
+            nodes.get(&seq).ok_or_else(|| {
+                crate::Error::internal(format!(
+                    "mem_graph_closure names node key {seq} that mem_graph_nodes does not hold"
+                ))
+            })
+        };
+        let mut out = Vec::new();
+        for (s, w) in paths.iter().zip(&weights).take(counted) {
+            let other = match dir {
+                Direction::Out => s.nodes[s.nodes.len() - 1],
+                Direction::In => s.nodes[0],
+            };
+            let (other_id, ty, label, file_path, stale) = node_of(other)?;
+            if *stale {
+                continue;
+            }
+            let ids = s
+                .nodes
+                .iter()
+                .map(|n| node_of(*n).map(|r| r.0.as_str()))
+                .collect::<Result<Vec<&str>>>()?;
+            out.push(Reached {
+                id: other_id.clone(),
+                depth: s.types.len(),
+                total_weight: *w,
+                path: json_list(&ids)?,
+                edge_types: s.types.clone(),
+                ty: ty.clone(),
+                label: label.clone(),
+                file_path: file_path.clone(),
+            });
+        }
+        if complete || out.len() >= a.limit {
+            sort_reached(&mut out);
+            out.truncate(a.limit);
+            return Ok(out);
+        }
+        range = range.saturating_mul(4);
+    }
+}
+
+/// The order of an answer: fewer hops, heavier, then by id.
+fn sort_reached(out: &mut [Reached]) {
     out.sort_by(|x, y| {
         x.depth
             .cmp(&y.depth)
             .then(y.total_weight.total_cmp(&x.total_weight))
             .then(x.id.cmp(&y.id))
     });
-    out.truncate(a.limit);
-    Ok(out)
 }
 
-/// [`reach`] in one direction with nothing the closure lacks: one indexed range of the
-/// closure, ordered and cut in the database, then the nodes it reaches. Two statements, as
-/// derived data and the application's rows are always read apart (db::privilege); a
-/// range twice the limit leaves room for stale nodes, and is widened while they crowd it.
-fn from_closure(conn: &mut dyn Conn, node: &str, dir: Direction, a: &Ask) -> Result<Vec<Reached>> {
-    let (at, other) = match dir {
-        Direction::Out => ("ancestor_id", "descendant_id"),
-        Direction::In => ("descendant_id", "ancestor_id"),
-    };
-    let sql = format!(
-        "SELECT {other}, depth, total_weight, CAST(path AS TEXT), CAST(edge_types AS TEXT) \
-         FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2 \
-         ORDER BY depth, total_weight DESC, {other} LIMIT ?3"
-    );
-    let mut range = a.limit.saturating_mul(2).saturating_add(16);
-    loop {
-        let params = [
-            node.into(),
-            Value::Int(a.max_depth as i64),
-            Value::Int(range as i64),
-        ];
-        let pairs = conn.query(&sql, &params)?;
-        let complete = pairs.len() < range;
-        let ids: Vec<String> = pairs
-            .iter()
-            .filter_map(|r| r.first().and_then(Value::as_str).map(str::to_owned))
-            .collect();
-        let mut nodes: std::collections::HashMap<String, Row> =
-            node_rows(conn, &ids)?.into_iter().collect();
-        let mut out = Vec::new();
-        for r in pairs {
-            let mut f = Fields::new(r);
-            let id = f.text().unwrap_or_default();
-            let Some(n) = nodes.remove(&id) else {
-                continue;
-            };
-            let mut n = Fields::new(n);
-            let (ty, label, file_path) = (n.text(), n.text(), n.text());
-            if n.int().is_some() {
-                continue; // stale
-            }
-            out.push(Reached {
-                id,
-                depth: f.int().unwrap_or(0) as usize,
-                total_weight: f.value().as_f64().unwrap_or(0.0),
-                path: f.text().unwrap_or_default(),
-                edge_types: f.text().unwrap_or_default(),
-                ty: ty.unwrap_or_default(),
-                label: label.unwrap_or_default(),
-                file_path,
-            });
-            if out.len() == a.limit {
-                return Ok(out);
-            }
-        }
-        if complete {
-            return Ok(out);
-        }
-        range = range.saturating_mul(4);
+/// A node as an answer shows it: id, type, label, file_path, and whether it is stale.
+type NodeRow = (String, String, String, Option<String>, bool);
+
+/// The nodes of the keys `seqs`, by key.
+fn node_rows_by_seq(
+    conn: &mut dyn Conn,
+    seqs: impl Iterator<Item = i64>,
+) -> Result<std::collections::HashMap<i64, NodeRow>> {
+    let mut seqs: Vec<i64> = seqs.collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    let keys: Vec<Value> = seqs.into_iter().map(Value::Int).collect();
+    let rows = crate::db::batch::query_in(
+        conn,
+        "SELECT seq, id, type, label, file_path, stale_at FROM mem_graph_nodes \
+         WHERE seq IN ({keys})",
+        &[],
+        &keys,
+    )?;
+    let mut out = std::collections::HashMap::with_capacity(rows.len());
+    for r in rows {
+        let mut f = Fields::new(r);
+        let (Some(seq), Some(id)) = (f.int(), f.text()) else {
+            continue;
+        };
+        let (ty, label, file_path) = (f.text(), f.text(), f.text());
+        let stale = f.int().is_some();
+        out.insert(
+            seq,
+            (id, ty.unwrap_or_default(), label.unwrap_or_default(), file_path, stale),
+        );
     }
+    Ok(out)
 }
 
 /// type, label, file_path, stale_at of the nodes `ids`, by id.
@@ -250,19 +312,21 @@ fn node_rows(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<(String, Row)>> 
 /// (epoch ms: the edges valid then), `limit` (default 100). Order: depth, then total weight
 /// descending, then node id.
 pub(crate) fn neighbors(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<Vec<Neighbor>> {
-    Ok(reached(conn, node, options)?
+    reached(conn, node, options)?
         .into_iter()
-        .map(|r| Neighbor {
-            node_id: r.id,
-            depth: r.depth as i64,
-            path: JsonText(r.path),
-            total_weight: r.total_weight,
-            edge_types: JsonText(r.edge_types),
-            r#type: r.ty,
-            label: r.label,
-            file_path: r.file_path,
+        .map(|r| {
+            Ok(Neighbor {
+                node_id: r.id,
+                depth: r.depth as i64,
+                path: JsonText(r.path),
+                total_weight: r.total_weight,
+                edge_types: JsonText(json_list(&r.edge_types)?),
+                r#type: r.ty,
+                label: r.label,
+                file_path: r.file_path,
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// [`neighbors`] as the reached nodes themselves, for callers in the core.
@@ -292,12 +356,11 @@ pub(crate) fn impact(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> 
     let s = start(conn, node)?;
     let a = ask(&o, None, &s, vec![Direction::In])?;
     let reached = reach(conn, node, &s, &a)?;
-    let hubs = Bound::of(conn, &s.resource)?.hubs;
+    let hubs = bound::hubs(conn, &s.resource)?;
     let mut by_depth: BTreeMap<usize, Vec<serde_json::Value>> = BTreeMap::new();
     let mut files: Vec<String> = Vec::new();
     for r in &reached {
-        let via: serde_json::Value =
-            serde_json::from_str(&r.edge_types).unwrap_or(serde_json::Value::Null);
+        let via = &r.edge_types;
         by_depth.entry(r.depth).or_default().push(json!({
             "id": r.id,
             "type": r.ty,

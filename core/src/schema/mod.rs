@@ -183,6 +183,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "code",
         script: include_str!("../../../sql/migrations/0022_code.sql"),
     },
+    Migration {
+        version: 23,
+        name: "closure_keys",
+        script: include_str!("../../../sql/migrations/0023_closure_keys.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -222,7 +227,8 @@ fn applied(conn: &mut dyn Conn) -> Result<i64> {
 
 /// Data work a migration needs beyond its script: a new index must hold the rows written
 /// before it existed. (Version 3 created the first index; version 8 replaced its layout and
-/// rebuilds every namespace, so only 8 backfills.)
+/// rebuilds every namespace, so only 8 backfills. Version 23 replaced the closure's layout
+/// and rebuilds the closure of every resource with edges.)
 fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
     match version {
         // Nothing to index in a new database: it then holds no index rows at all, so a
@@ -242,6 +248,7 @@ fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
             crate::tasks::query::reindex(conn)?;
             crate::om::search::reindex(conn).map(|_| ())
         }
+        23 => crate::graph::closure::rebuild_all(conn),
         _ => Ok(()),
     }
 }

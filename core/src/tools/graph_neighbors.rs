@@ -65,7 +65,7 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
 /// target (the target uses it), `in` otherwise.
 fn neighbor(r: &Reached, target: &str) -> Json {
     let path: Vec<String> = serde_json::from_str(&r.path).unwrap_or_default();
-    let via: Json = serde_json::from_str(&r.edge_types).unwrap_or_default();
+    let via = &r.edge_types;
     let direction = if path.first().is_some_and(|n| n == target) {
         "out"
     } else {

@@ -342,8 +342,10 @@ pub const TRIGGERS: &[Trigger] = &[
             edge_delete,
         )
     },
+    // Before the node goes, so that its edges' closure upkeep can still look up its key.
     Trigger {
         old: &["id"],
+        timing: Timing::Before,
         ..graph_trigger(
             "mem__graph_node_delete",
             "mem_graph_nodes",

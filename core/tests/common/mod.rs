@@ -241,3 +241,50 @@ mod triggers {
         sq
     }
 }
+
+/// A closure row with the nodes' ids: (depth, path, edge types, hop weights, total weight).
+pub type ClosureRow = (usize, Vec<String>, Vec<String>, Vec<f64>, f64);
+
+/// The closure's rows by (ancestor id, descendant id), their paths decoded.
+#[allow(dead_code)]
+pub fn closure(c: &mut Sq) -> std::collections::BTreeMap<(String, String), ClosureRow> {
+    use agentmem_core::graph::stored::Stored;
+    let ids: std::collections::HashMap<i64, String> = c
+        .query("SELECT seq, id FROM mem_graph_nodes", &[])
+        .unwrap()
+        .into_iter()
+        .map(|r| (r[0].as_i64().unwrap(), r[1].as_str().unwrap().to_string()))
+        .collect();
+    let rows = c
+        .query(
+            "SELECT ancestor, descendant, depth, hops, total_weight FROM mem_graph_closure",
+            &[],
+        )
+        .unwrap();
+    let n = rows.len();
+    let mut out = std::collections::BTreeMap::new();
+    for r in rows {
+        let (a, d, depth) = (
+            r[0].as_i64().unwrap(),
+            r[1].as_i64().unwrap(),
+            r[2].as_i64().unwrap(),
+        );
+        let Value::Blob(hops) = &r[3] else {
+            panic!("hops is not a blob: {:?}", r[3])
+        };
+        let s = Stored::decode(a, d, depth as usize, hops).unwrap();
+        let nodes: Vec<String> = s.nodes.iter().map(|k| ids[k].clone()).collect();
+        out.insert(
+            (nodes[0].clone(), nodes[nodes.len() - 1].clone()),
+            (
+                depth as usize,
+                nodes,
+                s.types,
+                s.weights,
+                r[4].as_f64().unwrap(),
+            ),
+        );
+    }
+    assert_eq!(out.len(), n, "one row per pair");
+    out
+}

@@ -37,42 +37,44 @@ pub(crate) fn around(conn: &mut dyn Conn, resource: Option<&str>, files: &[Strin
     let in_files = match resource {
         Some(r) => query_in(
             conn,
-            "SELECT id, file_path FROM mem_graph_nodes WHERE resource_id = ?1 AND file_path IN ({keys})",
+            "SELECT id, file_path, seq FROM mem_graph_nodes \
+             WHERE resource_id = ?1 AND file_path IN ({keys})",
             &[r.into()],
             &keys,
         )?,
         None => query_in(
             conn,
-            "SELECT id, file_path FROM mem_graph_nodes WHERE file_path IN ({keys})",
+            "SELECT id, file_path, seq FROM mem_graph_nodes WHERE file_path IN ({keys})",
             &[],
             &keys,
         )?,
     };
     let mut starts = Vec::new();
+    let mut met = std::collections::HashSet::new();
     for r in in_files {
         let mut f = Fields::new(r);
-        if let Some(id) = f.text() {
-            starts.push(Value::from(id.as_str()));
-            out.reach(id, f.text(), 0);
+        if let (Some(id), file, Some(seq)) = (f.text(), f.text(), f.int()) {
+            starts.push(Value::Int(seq));
+            met.insert(seq);
+            out.reach(id, file, 0);
         }
     }
     let mut next: Vec<Value> = Vec::new();
     for sql in [
-        "SELECT descendant_id FROM mem_graph_closure WHERE depth = 1 AND ancestor_id IN ({keys})",
-        "SELECT ancestor_id FROM mem_graph_closure WHERE depth = 1 AND descendant_id IN ({keys})",
+        "SELECT descendant FROM mem_graph_closure WHERE depth = 1 AND ancestor IN ({keys})",
+        "SELECT ancestor FROM mem_graph_closure WHERE depth = 1 AND descendant IN ({keys})",
     ] {
         for r in query_in(conn, sql, &[], &starts)? {
-            if let Some(id) = r.into_iter().next().and_then(Value::into_string) {
-                if let std::collections::btree_map::Entry::Vacant(e) = out.nodes.entry(id) {
-                    next.push(e.key().as_str().into());
-                    e.insert(1);
+            if let Some(seq) = r.first().and_then(Value::as_i64) {
+                if met.insert(seq) {
+                    next.push(Value::Int(seq));
                 }
             }
         }
     }
     for r in query_in(
         conn,
-        "SELECT id, file_path FROM mem_graph_nodes WHERE id IN ({keys})",
+        "SELECT id, file_path FROM mem_graph_nodes WHERE seq IN ({keys})",
         &[],
         &next,
     )? {

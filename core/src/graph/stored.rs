@@ -1,0 +1,157 @@
+//! A path as a closure row stores it: its ends are the row's key (the nodes' integer `seq`),
+//! and one small binary column holds the rest — per hop its edge type and weight, and the
+//! keys of the nodes between the hops. Rows so keyed are a fraction of the width of rows that
+//! spell node ids out, and a file's nodes, written together, have neighbouring keys, so the
+//! rows one edge adds for an ancestor share pages.
+//!
+//! The bytes, hop by hop: the type's length (a varint) and its UTF-8 bytes; the weight, as a
+//! tag `0` for the usual 1 or `1` followed by the `f64`'s 8 little-endian bytes; then, between
+//! two hops, the next node's key (a zigzag varint). Both databases store the same bytes.
+
+use crate::{Error, Result};
+
+/// A stored path: its nodes' keys, first to last, with the type and weight of each hop.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Stored {
+    pub nodes: Vec<i64>,
+    pub types: Vec<String>,
+    pub weights: Vec<f64>,
+}
+
+impl Stored {
+    /// The hops column of this path.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.types.len() * 12);
+        for (i, (ty, w)) in self.types.iter().zip(&self.weights).enumerate() {
+            if i > 0 {
+                varint(&mut out, zigzag(self.nodes[i]));
+            }
+            varint(&mut out, ty.len() as u64);
+            out.extend_from_slice(ty.as_bytes());
+            if *w == 1.0 {
+                out.push(0);
+            } else {
+                out.push(1);
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// The path of a row from `first` to `last`, `depth` hops, whose hops column is `hops`.
+    #[cfg_attr(feature = "testing", visibility::make(pub))]
+    pub(crate) fn decode(first: i64, last: i64, depth: usize, hops: &[u8]) -> Result<Stored> {
+        let bad = || Error::internal("mem_graph_closure holds a malformed hops column");
+        let mut r = Reader { bytes: hops, at: 0 };
+        let mut s = Stored {
+            nodes: vec![first],
+            types: Vec::new(),
+            weights: Vec::new(),
+        };
+        loop {
+            let len = usize::try_from(r.varint().ok_or_else(bad)?).map_err(|_| bad())?;
+            let ty = std::str::from_utf8(r.take(len).ok_or_else(bad)?).map_err(|_| bad())?;
+            s.types.push(ty.to_string());
+            s.weights.push(match r.take(1).ok_or_else(bad)? {
+                [0] => 1.0,
+                [1] => f64::from_le_bytes(r.take(8).ok_or_else(bad)?.try_into().map_err(|_| bad())?),
+                _ => return Err(bad()),
+            });
+            if r.at == hops.len() {
+                break;
+            }
+            s.nodes.push(unzigzag(r.varint().ok_or_else(bad)?));
+        }
+        if s.types.len() != depth {
+            return Err(bad());
+        }
+        s.nodes.push(last);
+        Ok(s)
+    }
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let out = self.bytes.get(self.at..end)?;
+        self.at = end;
+        Some(out)
+    }
+
+    fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *self.take(1)?.first()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_round_trip() {
+        for s in [
+            Stored {
+                nodes: vec![7, 9],
+                types: vec!["imports".into()],
+                weights: vec![1.0],
+            },
+            Stored {
+                nodes: vec![1, -5, i64::MAX, i64::MIN, 300],
+                types: vec!["calls".into(), "é".into(), "x".repeat(300), "defines".into()],
+                weights: vec![2.5, 1.0, 1e-9, 1e9],
+            },
+        ] {
+            let bytes = s.encode();
+            let (first, last) = (s.nodes[0], *s.nodes.last().unwrap());
+            let back = Stored::decode(first, last, s.types.len(), &bytes).unwrap();
+            assert_eq!(back, s);
+        }
+    }
+
+    #[test]
+    fn malformed_columns_are_errors() {
+        let good = Stored {
+            nodes: vec![1, 2, 3],
+            types: vec!["a".into(), "b".into()],
+            weights: vec![1.0, 3.0],
+        }
+        .encode();
+        for cut in 0..good.len() {
+            assert!(Stored::decode(1, 3, 2, &good[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(Stored::decode(1, 3, 2, &good).is_ok());
+        assert!(Stored::decode(1, 3, 1, &good).is_err());
+        assert!(Stored::decode(1, 3, 1, &[1, b'a', 7]).is_err());
+        assert!(Stored::decode(1, 3, 1, &[2, 0xff, 0xfe, 0]).is_err());
+    }
+}
