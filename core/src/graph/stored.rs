@@ -4,11 +4,32 @@
 //! spell node ids out, and a file's nodes, written together, have neighbouring keys, so the
 //! rows one edge adds for an ancestor share pages.
 //!
-//! The bytes, hop by hop: the type's length (a varint) and its UTF-8 bytes; the weight, as a
-//! tag `0` for the usual 1 or `1` followed by the `f64`'s 8 little-endian bytes; then, between
-//! two hops, the next node's key (a zigzag varint). Both databases store the same bytes.
+//! The bytes, hop by hop: one byte for the hop — its low 7 bits the edge type's place in
+//! [`KNOWN_TYPES`] plus one, or 0 for a type spelled out next (its length as a varint, then its
+//! UTF-8 bytes), its high bit set when the weight is not the usual 1, the `f64`'s 8
+//! little-endian bytes then following — and, between two hops, the next node's key (a zigzag
+//! varint). A hop of a common type and weight 1 is one byte. Both databases store the same
+//! bytes.
 
 use crate::{Error, Result};
+
+/// The edge types a hop names by number: the ones indexers write. The list is part of the
+/// stored format: it only ever grows at its end.
+const KNOWN_TYPES: &[&str] = &[
+    "calls",
+    "contains",
+    "declares",
+    "defines",
+    "depends",
+    "extends",
+    "implements",
+    "imports",
+    "references",
+    "uses",
+];
+
+/// The high bit of a hop's byte: a weight other than 1 follows.
+const WEIGHTED: u8 = 0x80;
 
 /// A stored path: its nodes' keys, first to last, with the type and weight of each hop.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,12 +48,14 @@ impl Stored {
             if i > 0 {
                 varint(&mut out, zigzag(self.nodes[i]));
             }
-            varint(&mut out, ty.len() as u64);
-            out.extend_from_slice(ty.as_bytes());
-            if *w == 1.0 {
-                out.push(0);
-            } else {
-                out.push(1);
+            let known = KNOWN_TYPES.iter().position(|k| k == ty).map_or(0, |k| k as u8 + 1);
+            let weighted = if *w == 1.0 { 0 } else { WEIGHTED };
+            out.push(known | weighted);
+            if known == 0 {
+                varint(&mut out, ty.len() as u64);
+                out.extend_from_slice(ty.as_bytes());
+            }
+            if weighted != 0 {
                 out.extend_from_slice(&w.to_le_bytes());
             }
         }
@@ -50,13 +73,20 @@ impl Stored {
             weights: Vec::new(),
         };
         loop {
-            let len = usize::try_from(r.varint().ok_or_else(bad)?).map_err(|_| bad())?;
-            let ty = std::str::from_utf8(r.take(len).ok_or_else(bad)?).map_err(|_| bad())?;
-            s.types.push(ty.to_string());
-            s.weights.push(match r.take(1).ok_or_else(bad)? {
-                [0] => 1.0,
-                [1] => f64::from_le_bytes(r.take(8).ok_or_else(bad)?.try_into().map_err(|_| bad())?),
-                _ => return Err(bad()),
+            let hop = *r.take(1).ok_or_else(bad)?.first().ok_or_else(bad)?;
+            let ty = match usize::from(hop & !WEIGHTED) {
+                0 => {
+                    let len = usize::try_from(r.varint().ok_or_else(bad)?).map_err(|_| bad())?;
+                    let ty = r.take(len).ok_or_else(bad)?;
+                    std::str::from_utf8(ty).map_err(|_| bad())?.to_string()
+                }
+                k => KNOWN_TYPES.get(k - 1).ok_or_else(bad)?.to_string(),
+            };
+            s.types.push(ty);
+            s.weights.push(if hop & WEIGHTED == 0 {
+                1.0
+            } else {
+                f64::from_le_bytes(r.take(8).ok_or_else(bad)?.try_into().map_err(|_| bad())?)
             });
             if r.at == hops.len() {
                 break;
@@ -127,7 +157,7 @@ mod tests {
             },
             Stored {
                 nodes: vec![1, -5, i64::MAX, i64::MIN, 300],
-                types: vec!["calls".into(), "é".into(), "x".repeat(300), "defines".into()],
+                types: vec!["calls".into(), "é".into(), "x".repeat(300), "uses".into()],
                 weights: vec![2.5, 1.0, 1e-9, 1e9],
             },
         ] {
@@ -136,13 +166,19 @@ mod tests {
             let back = Stored::decode(first, last, s.types.len(), &bytes).unwrap();
             assert_eq!(back, s);
         }
+        let common = Stored {
+            nodes: vec![1, 2, 3],
+            types: vec!["imports".into(), "calls".into()],
+            weights: vec![1.0, 1.0],
+        };
+        assert_eq!(common.encode().len(), 3, "a common hop is one byte");
     }
 
     #[test]
     fn malformed_columns_are_errors() {
         let good = Stored {
             nodes: vec![1, 2, 3],
-            types: vec!["a".into(), "b".into()],
+            types: vec!["a".into(), "imports".into()],
             weights: vec![1.0, 3.0],
         }
         .encode();
@@ -151,7 +187,8 @@ mod tests {
         }
         assert!(Stored::decode(1, 3, 2, &good).is_ok());
         assert!(Stored::decode(1, 3, 1, &good).is_err());
-        assert!(Stored::decode(1, 3, 1, &[1, b'a', 7]).is_err());
-        assert!(Stored::decode(1, 3, 1, &[2, 0xff, 0xfe, 0]).is_err());
+        assert!(Stored::decode(1, 3, 1, &[0, 1, b'a', 7]).is_err());
+        assert!(Stored::decode(1, 3, 1, &[0, 2, 0xff, 0xfe]).is_err());
+        assert!(Stored::decode(1, 3, 1, &[KNOWN_TYPES.len() as u8 + 1]).is_err());
     }
 }
