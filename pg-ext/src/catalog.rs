@@ -91,6 +91,7 @@ unsafe fn call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // A writer's own statements may write the derived columns the schema guards (as the
     // SQLite adapter marks every call).
     let _inside = (f.nature == Nature::Writer).then(crate::triggers::internal::Guard::new);
+    let _reading = crate::conn::reading(f.nature == Nature::Reader);
     match f.returns {
         Returns::Scalar(t, run) => {
             let v = ok(run(&mut SpiConn, &call));

@@ -10,6 +10,7 @@ use pgrx::datum::DatumWithOid;
 use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
 use pgrx::prelude::*;
 use pgrx::spi::SpiHeapTupleData;
+use std::cell::Cell;
 
 pub struct SpiConn;
 
@@ -95,7 +96,8 @@ mod plans {
             return Ok(p);
         }
         let args: Vec<PgOid> = oids.iter().map(|o| PgOid::from(*o)).collect();
-        let plan = Rc::new(client.prepare_mut(render().as_str(), &args)?.keep());
+        // Not marked mutating: whether a run may write is the caller's (see `with_plan`).
+        let plan = Rc::new(client.prepare(render().as_str(), &args)?.keep());
         PLANS.with(|m| {
             let mut m = m.borrow_mut();
             if m.len() < MAX_PLANS {
@@ -108,6 +110,9 @@ mod plans {
 
 /// Runs `sql` through its kept plan, with the rights its privilege names: the owner's for a
 /// statement on derived data only, the caller's for every other (see [`crate::owner`]).
+/// Within a reader's call (see [`reading`]) it runs read-only, as Postgres runs a `STABLE`
+/// function's statements: on the call's snapshot, with no transaction id taken — which a
+/// statement that may write takes, and a transaction that has one must commit to the WAL.
 fn with_plan<T>(
     sql: &str,
     params: &[Value],
@@ -121,14 +126,35 @@ fn with_plan<T>(
         Spi::connect_mut(|client| {
             let plan = plans::get(client, sql, &oids, || Dialect::Postgres.statement(sql))
                 .map_err(spi_err)?;
-            let table = client.update(&*plan, None, &args).map_err(spi_err)?;
-            f(table)
+            let table = if READING.with(Cell::get) {
+                client.select(&*plan, None, &args)
+            } else {
+                client.update(&*plan, None, &args)
+            };
+            f(table.map_err(spi_err)?)
         })
     };
     match privilege {
         Privilege::Owner => crate::owner::as_owner(run),
         Privilege::Caller => run(),
     }
+}
+
+thread_local! {
+    /// Set while a reader's call runs (see [`reading`]).
+    static READING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the statements run until the guard drops as a reader's (a `STABLE` function's): they
+/// run read-only. The previous state comes back on drop, on an error too.
+pub fn reading(reader: bool) -> impl Drop {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            READING.with(|r| r.set(self.0));
+        }
+    }
+    Restore(READING.with(|r| r.replace(reader)))
 }
 
 fn run(sql: &str, params: &[Value]) -> Result<Vec<Row>> {
