@@ -357,41 +357,66 @@ pub(crate) fn impact(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> 
     let a = ask(&o, None, &s, vec![Direction::In])?;
     let reached = reach(conn, node, &s, &a)?;
     let hubs = bound::hubs(conn, &s.resource)?;
-    let mut by_depth: BTreeMap<usize, Vec<serde_json::Value>> = BTreeMap::new();
-    let mut files: Vec<String> = Vec::new();
+    let mut by_depth: BTreeMap<usize, Vec<Dependent>> = BTreeMap::new();
     for r in &reached {
-        let via = &r.edge_types;
-        by_depth.entry(r.depth).or_default().push(json!({
-            "id": r.id,
-            "type": r.ty,
-            "label": r.label,
-            "filePath": r.file_path,
-            "via": via,
-        }));
-        if let Some(f) = &r.file_path {
-            files.push(f.clone());
-        }
+        by_depth.entry(r.depth).or_default().push(Dependent {
+            file_path: r.file_path.as_deref(),
+            id: &r.id,
+            label: &r.label,
+            r#type: &r.ty,
+            via: &r.edge_types,
+        });
     }
-    files.sort();
+    let mut files: Vec<&str> = reached.iter().filter_map(|r| r.file_path.as_deref()).collect();
+    files.sort_unstable();
     files.dedup();
     let mut unfollowed: Vec<&str> = reached
         .iter()
         .filter(|r| hubs.contains(&r.id))
         .map(|r| r.id.as_str())
         .collect();
-    unfollowed.sort();
-    let depths: Vec<serde_json::Value> = by_depth
-        .into_iter()
-        .map(|(d, nodes)| json!({"depth": d, "nodes": nodes}))
-        .collect();
-    Ok(json!({
-        "nodeId": node,
-        "dependents": reached.len(),
-        "byDepth": depths,
-        "files": files,
-        "hubs": unfollowed,
-    })
-    .to_string())
+    unfollowed.sort_unstable();
+    let answer = Impact {
+        by_depth: by_depth
+            .into_iter()
+            .map(|(depth, nodes)| Depth { depth, nodes })
+            .collect(),
+        dependents: reached.len(),
+        files,
+        hubs: unfollowed,
+        node_id: node,
+    };
+    serde_json::to_string(&answer)
+        .map_err(|e| Error::internal(format!("graph_impact's answer did not serialise: {e}")))
+}
+
+/// `graph_impact`'s answer, its keys in the order JSON objects print them everywhere else.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Impact<'a> {
+    by_depth: Vec<Depth<'a>>,
+    dependents: usize,
+    files: Vec<&'a str>,
+    hubs: Vec<&'a str>,
+    node_id: &'a str,
+}
+
+/// The dependents at one depth.
+#[derive(serde::Serialize)]
+struct Depth<'a> {
+    depth: usize,
+    nodes: Vec<Dependent<'a>>,
+}
+
+/// A dependent, with the edge types of its path (`via`).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Dependent<'a> {
+    file_path: Option<&'a str>,
+    id: &'a str,
+    label: &'a str,
+    r#type: &'a str,
+    via: &'a [String],
 }
 
 /// `graph_stats(resource_id)` → JSON counts: nodes (and stale ones), edges (stale, no longer
