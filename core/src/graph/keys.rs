@@ -12,6 +12,13 @@ use crate::db::row::Fields;
 use crate::{Conn, Error, Result, Value};
 use std::collections::HashMap;
 
+/// The error of a closure row naming a node key that no node has.
+pub(crate) fn missing(seq: i64) -> Error {
+    Error::internal(format!(
+        "mem_graph_closure names node key {seq} that mem_graph_nodes does not hold"
+    ))
+}
+
 /// The ids and keys an operation has met.
 #[derive(Default)]
 pub(crate) struct Keys {
@@ -103,11 +110,10 @@ impl Keys {
 
     /// The id of `seq`, which must have been loaded.
     pub(crate) fn id(&self, seq: i64) -> Result<&str> {
-        self.id.get(&seq).map(String::as_str).ok_or_else(|| {
-            Error::internal(format!(
-                "mem_graph_closure names node key {seq} that mem_graph_nodes does not hold"
-            ))
-        })
+        self.id
+            .get(&seq)
+            .map(String::as_str)
+            .ok_or_else(|| missing(seq))
     }
 
     /// `s` with its nodes' ids.

@@ -3,7 +3,7 @@
 
 use super::bound::{self, Bound};
 use super::closure;
-use super::keys::Keys;
+use super::keys::{self, Keys};
 use super::path::{json_list, Path};
 use super::walk::{walk, Direction, EdgeFilter};
 use crate::args::check_one_of;
@@ -11,7 +11,7 @@ use crate::columns::{row, JsonText};
 use crate::db::access::{self, Act};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
-use crate::{Conn, Error, Result, Row, Value};
+use crate::{Conn, Error, Result, Value};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -126,32 +126,25 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
             }
         }
     }
-    let ids: Vec<String> = best.keys().cloned().collect();
-    let seqs: Vec<(String, Row)> = node_rows(conn, &ids)?;
+    let ids: Vec<Value> = best.keys().map(|id| id.as_str().into()).collect();
     let mut out = Vec::new();
-    for (id, row) in seqs {
-        let mut fl = Fields::new(row);
-        let ty = fl.text().unwrap_or_default();
-        let label = fl.text().unwrap_or_default();
-        let file_path = fl.text();
-        let stale = fl.int().is_some();
-        if stale && !f.include_stale {
+    for n in node_rows(conn, "id", &ids)? {
+        if n.stale && !f.include_stale {
             continue;
         }
-        if a.node_types.as_ref().is_some_and(|t| !t.contains(&ty)) {
+        if a.node_types.as_ref().is_some_and(|t| !t.contains(&n.ty)) {
             continue;
         }
-        if let Some(p) = best.remove(&id) {
-            let path = json_list(&p.nodes)?;
+        if let Some(p) = best.remove(&n.id) {
             out.push(Reached {
-                id,
                 depth: p.depth(),
                 total_weight: p.total_weight(),
-                path,
+                path: json_list(&p.nodes)?,
                 edge_types: p.types,
-                ty,
-                label,
-                file_path,
+                id: n.id,
+                ty: n.ty,
+                label: n.label,
+                file_path: n.file_path,
             });
         }
     }
@@ -197,38 +190,39 @@ fn from_closure(conn: &mut dyn Conn, start: i64, dir: Direction, a: &Ask) -> Res
                 .count(),
             _ => paths.len(),
         };
-        let nodes = node_rows_by_seq(conn, paths.iter().flat_map(|p| p.nodes.iter().copied()))?;
-        let node_of = |seq: i64| -> Result<&NodeRow> {
-            nodes.get(&seq).ok_or_else(|| {
-                crate::Error::internal(format!(
-                    "mem_graph_closure names node key {seq} that mem_graph_nodes does not hold"
-                ))
-            })
-        };
+        let mut seqs: Vec<i64> = paths.iter().flat_map(|p| p.nodes.iter().copied()).collect();
+        seqs.sort_unstable();
+        seqs.dedup();
+        let seqs: Vec<Value> = seqs.into_iter().map(Value::Int).collect();
+        let nodes: std::collections::HashMap<i64, NodeRow> = node_rows(conn, "seq", &seqs)?
+            .into_iter()
+            .map(|n| (n.seq, n))
+            .collect();
+        let node_of = |seq: i64| nodes.get(&seq).ok_or_else(|| keys::missing(seq));
         let mut out = Vec::new();
         for (s, w) in paths.iter().zip(&weights).take(counted) {
             let other = match dir {
                 Direction::Out => s.nodes[s.nodes.len() - 1],
                 Direction::In => s.nodes[0],
             };
-            let (other_id, ty, label, file_path, stale) = node_of(other)?;
-            if *stale {
+            let n = node_of(other)?;
+            if n.stale {
                 continue;
             }
             let ids = s
                 .nodes
                 .iter()
-                .map(|n| node_of(*n).map(|r| r.0.as_str()))
+                .map(|k| node_of(*k).map(|r| r.id.as_str()))
                 .collect::<Result<Vec<&str>>>()?;
             out.push(Reached {
-                id: other_id.clone(),
+                id: n.id.clone(),
                 depth: s.types.len(),
                 total_weight: *w,
                 path: json_list(&ids)?,
                 edge_types: s.types.clone(),
-                ty: ty.clone(),
-                label: label.clone(),
-                file_path: file_path.clone(),
+                ty: n.ty.clone(),
+                label: n.label.clone(),
+                file_path: n.file_path.clone(),
             });
         }
         if complete || out.len() >= a.limit {
@@ -250,60 +244,39 @@ fn sort_reached(out: &mut [Reached]) {
     });
 }
 
-/// A node as an answer shows it: id, type, label, file_path, and whether it is stale.
-type NodeRow = (String, String, String, Option<String>, bool);
-
-/// The nodes of the keys `seqs`, by key.
-fn node_rows_by_seq(
-    conn: &mut dyn Conn,
-    seqs: impl Iterator<Item = i64>,
-) -> Result<std::collections::HashMap<i64, NodeRow>> {
-    let mut seqs: Vec<i64> = seqs.collect();
-    seqs.sort_unstable();
-    seqs.dedup();
-    let keys: Vec<Value> = seqs.into_iter().map(Value::Int).collect();
-    let rows = crate::db::batch::query_in(
-        conn,
-        "SELECT seq, id, type, label, file_path, stale_at FROM mem_graph_nodes \
-         WHERE seq IN ({keys})",
-        &[],
-        &keys,
-    )?;
-    let mut out = std::collections::HashMap::with_capacity(rows.len());
-    for r in rows {
-        let mut f = Fields::new(r);
-        let (Some(seq), Some(id)) = (f.int(), f.text()) else {
-            continue;
-        };
-        let (ty, label, file_path) = (f.text(), f.text(), f.text());
-        let stale = f.int().is_some();
-        out.insert(
-            seq,
-            (id, ty.unwrap_or_default(), label.unwrap_or_default(), file_path, stale),
-        );
-    }
-    Ok(out)
+/// A node as an answer shows it.
+struct NodeRow {
+    seq: i64,
+    id: String,
+    ty: String,
+    label: String,
+    file_path: Option<String>,
+    stale: bool,
 }
 
-/// type, label, file_path, stale_at of the nodes `ids`, by id.
-fn node_rows(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<(String, Row)>> {
-    let keys: Vec<Value> = ids.iter().map(|s| s.as_str().into()).collect();
-    let rows = crate::db::batch::query_in(
-        conn,
-        "SELECT id, type, label, file_path, stale_at FROM mem_graph_nodes WHERE id IN ({keys})",
-        &[],
-        &keys,
-    )?;
-    let mut out = Vec::new();
-    for mut r in rows {
-        if let Some(id) = (!r.is_empty())
-            .then(|| r.remove(0))
-            .and_then(Value::into_string)
-        {
-            out.push((id, r));
-        }
-    }
-    Ok(out)
+/// The nodes whose `by` column (`id` or `seq`) is one of `keys`.
+fn node_rows(conn: &mut dyn Conn, by: &str, keys: &[Value]) -> Result<Vec<NodeRow>> {
+    let sql = format!(
+        "SELECT seq, id, type, label, file_path, stale_at FROM mem_graph_nodes \
+         WHERE {by} IN ({{keys}})"
+    );
+    let rows = crate::db::batch::query_in(conn, &sql, &[], keys)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            let mut f = Fields::new(r);
+            let (seq, id) = (f.int()?, f.text()?);
+            let (ty, label, file_path) = (f.text(), f.text(), f.text());
+            Some(NodeRow {
+                seq,
+                id,
+                ty: ty.unwrap_or_default(),
+                label: label.unwrap_or_default(),
+                file_path,
+                stale: f.int().is_some(),
+            })
+        })
+        .collect())
 }
 
 /// `graph_neighbors(node_id [, options])`: the nodes within `max_depth` hops (default 1) of
