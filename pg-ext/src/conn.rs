@@ -9,7 +9,6 @@ use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 use pgrx::datum::DatumWithOid;
 use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
 use pgrx::prelude::*;
-use pgrx::spi::SpiHeapTupleData;
 use std::cell::Cell;
 
 pub struct SpiConn;
@@ -27,36 +26,68 @@ fn param(v: &Value) -> DatumWithOid<'_> {
 }
 
 /// A result column as a core value, by its Postgres type.
-pub fn column(row: &SpiHeapTupleData, i: usize) -> Result<Value> {
-    let entry = row.get_datum_by_ordinal(i).map_err(spi_err)?;
-    let oid = entry.oid();
+///
+/// # Safety
+///
+/// `datum` is a value of type `oid` (or NULL) that lives until the call returns.
+unsafe fn column(datum: pg_sys::Datum, null: bool, oid: pg_sys::Oid) -> Result<Value> {
+    if null {
+        return Ok(Value::Null);
+    }
     let v = match oid {
-        pg_sys::INT8OID => entry.value::<i64>().map_err(spi_err)?.map(Value::Int),
-        pg_sys::INT4OID => entry
-            .value::<i32>()
+        pg_sys::INT8OID => i64::from_datum(datum, false).map(Value::Int),
+        pg_sys::INT4OID => i32::from_datum(datum, false).map(|v| Value::Int(v.into())),
+        pg_sys::INT2OID => i16::from_datum(datum, false).map(|v| Value::Int(v.into())),
+        pg_sys::BOOLOID => bool::from_datum(datum, false).map(|v| Value::Int(v.into())),
+        pg_sys::FLOAT8OID => f64::from_datum(datum, false).map(Value::Real),
+        pg_sys::FLOAT4OID => f32::from_datum(datum, false).map(|v| Value::Real(v.into())),
+        pg_sys::BYTEAOID => <&[u8]>::from_datum(datum, false).map(|b| Value::Blob(b.to_vec())),
+        pg_sys::JSONBOID => {
+            pgrx::JsonB::from_datum(datum, false).map(|j| Value::Text(j.0.to_string()))
+        }
+        pg_sys::TEXTOID | pg_sys::VARCHAROID => {
+            <&str>::from_datum(datum, false).map(|t| Value::Text(t.to_owned()))
+        }
+        _ => String::try_from_datum(datum, false, oid)
             .map_err(spi_err)?
-            .map(|v| Value::Int(v.into())),
-        pg_sys::INT2OID => entry
-            .value::<i16>()
-            .map_err(spi_err)?
-            .map(|v| Value::Int(v.into())),
-        pg_sys::BOOLOID => entry
-            .value::<bool>()
-            .map_err(spi_err)?
-            .map(|v| Value::Int(v.into())),
-        pg_sys::FLOAT8OID => entry.value::<f64>().map_err(spi_err)?.map(Value::Real),
-        pg_sys::FLOAT4OID => entry
-            .value::<f32>()
-            .map_err(spi_err)?
-            .map(|v| Value::Real(v.into())),
-        pg_sys::BYTEAOID => entry.value::<Vec<u8>>().map_err(spi_err)?.map(Value::Blob),
-        pg_sys::JSONBOID => entry
-            .value::<pgrx::JsonB>()
-            .map_err(spi_err)?
-            .map(|j| Value::Text(j.0.to_string())),
-        _ => entry.value::<String>().map_err(spi_err)?.map(Value::Text),
+            .map(Value::Text),
     };
     Ok(v.unwrap_or(Value::Null))
+}
+
+/// Every row of the statement SPI just ran, each tuple deformed once (reading its columns
+/// one by one walks the tuple again for each column after the first variable-width one).
+fn rows(table: &pgrx::spi::SpiTupleTable<'_>) -> Result<Vec<Row>> {
+    // SAFETY: `table` is the result of the statement just run in this SPI connection, so
+    // `SPI_tuptable` is its table: `len()` tuples of its descriptor, alive until the
+    // connection ends. Each tuple is deformed into buffers of the descriptor's width.
+    unsafe {
+        let tt = pg_sys::SPI_tuptable;
+        if table.is_empty() || tt.is_null() {
+            return Ok(Vec::new());
+        }
+        let desc = pgrx::PgTupleDesc::from_pg_unchecked((*tt).tupdesc);
+        let oids: Vec<pg_sys::Oid> = (0..desc.len())
+            .map(|i| desc.get(i).map_or(pg_sys::InvalidOid, |a| a.atttypid))
+            .collect();
+        let mut datums = vec![pg_sys::Datum::from(0usize); oids.len()];
+        let mut nulls = vec![true; oids.len()];
+        let tuples = std::slice::from_raw_parts((*tt).vals, table.len());
+        tuples
+            .iter()
+            .map(|&tuple| {
+                pg_sys::heap_deform_tuple(
+                    tuple,
+                    (*tt).tupdesc,
+                    datums.as_mut_ptr(),
+                    nulls.as_mut_ptr(),
+                );
+                (0..oids.len())
+                    .map(|i| column(datums[i], nulls[i], oids[i]))
+                    .collect()
+            })
+            .collect()
+    }
 }
 
 fn spi_err(e: impl std::fmt::Display) -> Error {
@@ -158,20 +189,7 @@ pub fn reading(reader: bool) -> impl Drop {
 }
 
 fn run(sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-    with_plan(sql, params, |table| {
-        let ncols = if table.is_empty() {
-            0
-        } else {
-            table.columns().map_err(spi_err)?
-        };
-        table
-            .map(|row| {
-                (1..=ncols)
-                    .map(|i| column(&row, i))
-                    .collect::<Result<Row>>()
-            })
-            .collect()
-    })
+    with_plan(sql, params, |table| rows(&table))
 }
 
 /// A caught error's message, as a core error (what an attempt answers with).

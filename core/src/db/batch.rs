@@ -121,7 +121,11 @@ mod tests {
     #[test]
     fn postgres_arrays_quote_every_text_element() {
         use crate::Value;
-        let text = |v: &[&str]| v.iter().map(|s| Value::Text((*s).into())).collect::<Vec<_>>();
+        let text = |v: &[&str]| {
+            v.iter()
+                .map(|s| Value::Text((*s).into()))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
             super::postgres_array(&text(&[r#"q"1"#, r"b\2", "{c,3}", "NULL", ""])),
             Some((r#"{"q\"1","b\\2","{c,3}","NULL",""}"#.to_owned(), "text"))
