@@ -1,7 +1,7 @@
 //! Multi-row statements: many rows per `INSERT`, many keys per `IN (…)` — the statement
 //! counts that bulk paths save.
 
-use crate::{Conn, Dialect, Result, Row, Value};
+use crate::{Conn, Result, Row, Value};
 
 /// Keys per `IN (…)` list: far below every backend's parameter limit.
 const KEYS_PER_STATEMENT: usize = 512;
@@ -24,28 +24,14 @@ pub(crate) fn shaped<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
     })
 }
 
-/// The rows of `sql` for all of `keys`: `sql` writes the list as `IN ({keys})`, and its own
-/// parameters `fixed` are `?1…` before the keys. On Postgres the keys travel as one array
-/// (`= ANY(…)`), so any number of them is one statement with one plan; on SQLite, a few
-/// hundred keys per statement.
+/// The rows of `sql` for all of `keys`, a few hundred keys per statement: `sql` writes the
+/// list as `IN ({keys})`, and its own parameters `fixed` are `?1…` before the keys.
 pub(crate) fn query_in(
     conn: &mut dyn Conn,
     sql: &str,
     fixed: &[Value],
     keys: &[Value],
 ) -> Result<Vec<Row>> {
-    debug_assert!(sql.contains("IN ({keys})"));
-    if keys.is_empty() {
-        return Ok(Vec::new());
-    }
-    if conn.dialect() == Dialect::Postgres {
-        if let Some((array, ty)) = postgres_array(keys) {
-            let any = format!("= ANY(?{}::{ty}[])", fixed.len() + 1);
-            let mut params = fixed.to_vec();
-            params.push(Value::Text(array));
-            return conn.query(&sql.replace("IN ({keys})", &any), &params);
-        }
-    }
     let mut out = Vec::new();
     for chunk in shaped(keys, KEYS_PER_STATEMENT) {
         let marks = values("#", chunk.len(), fixed.len() + 1);
@@ -54,42 +40,6 @@ pub(crate) fn query_in(
         out.extend(conn.query(&sql.replace("{keys}", &marks), &params)?);
     }
     Ok(out)
-}
-
-/// `keys` as the text of a Postgres array and its element type, when they are all integers or
-/// all text (each text element quoted, its `"` and `\` escaped, as `array_in` reads them).
-fn postgres_array(keys: &[Value]) -> Option<(String, &'static str)> {
-    use std::fmt::Write;
-    let ty = match keys.first()? {
-        Value::Int(_) => "bigint",
-        Value::Text(_) => "text",
-        _ => return None,
-    };
-    let mut out = String::with_capacity(keys.len() * 12 + 2);
-    out.push('{');
-    for (i, k) in keys.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        match (k, ty) {
-            (Value::Int(n), "bigint") => {
-                let _ = write!(out, "{n}");
-            }
-            (Value::Text(t), "text") => {
-                out.push('"');
-                for c in t.chars() {
-                    if matches!(c, '"' | '\\') {
-                        out.push('\\');
-                    }
-                    out.push(c);
-                }
-                out.push('"');
-            }
-            _ => return None,
-        }
-    }
-    out.push('}');
-    Some((out, ty))
 }
 
 /// The `VALUES` list of a multi-row insert: `rows` copies of `template`, in which each `#`
@@ -118,32 +68,6 @@ pub(crate) fn values(template: &str, rows: usize, first: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn postgres_arrays_quote_every_text_element() {
-        use crate::Value;
-        let text = |v: &[&str]| {
-            v.iter()
-                .map(|s| Value::Text((*s).into()))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            super::postgres_array(&text(&[r#"q"1"#, r"b\2", "{c,3}", "NULL", ""])),
-            Some((r#"{"q\"1","b\\2","{c,3}","NULL",""}"#.to_owned(), "text"))
-        );
-        assert_eq!(
-            super::postgres_array(&[Value::Int(-3), Value::Int(7)]),
-            Some(("{-3,7}".to_owned(), "bigint"))
-        );
-        for mixed in [
-            vec![Value::Int(1), Value::Text("a".into())],
-            vec![Value::Text("a".into()), Value::Int(1)],
-            vec![Value::Real(1.0)],
-            vec![Value::Null],
-        ] {
-            assert_eq!(super::postgres_array(&mixed), None, "{mixed:?}");
-        }
-    }
-
     #[test]
     fn shaped_chunks_are_powers_of_two_and_cover_the_items() {
         for n in 0..300usize {
