@@ -332,7 +332,7 @@ enum Found {
     Failed(Option<String>, String),
 }
 
-/// The files under `root` (of a language with a grammar unless `all`), with their stat, in
+/// The files under `root` (those the code graph reads unless `all`), with their stat, in
 /// the order of their paths. The walk runs on every core: on a warm cache it waits on the
 /// kernel's path lookups, not on the disk.
 fn walk(root: &Path, all: bool) -> Vec<Found> {
@@ -349,7 +349,7 @@ fn walk(root: &Path, all: bool) -> Vec<Found> {
                     Ok(e) if !e.file_type().is_some_and(|f| f.is_file()) => None,
                     Ok(e) => match relative(root, e.path()) {
                         None => Some(Found::NotUtf8),
-                        Some(rel) if !all && agentmem_core::code_language(&rel).is_none() => None,
+                        Some(rel) if !all && !agentmem_core::code_reads(&rel) => None,
                         Some(rel) => Some(match e.metadata() {
                             Ok(meta) => Found::File {
                                 rel,

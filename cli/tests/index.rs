@@ -120,6 +120,43 @@ fn sqlite_graph(db: &Path) -> Vec<String> {
         .collect()
 }
 
+/// A Go module below the tree's root: its go.mod is walked with the Go files, and an import
+/// reaches each file of the package its path names under the module.
+#[test]
+fn go_imports_resolve_through_the_go_mod() {
+    let d = std::env::temp_dir().join(format!("agentmem-index-go-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("svc/util")).unwrap();
+    let write = |p: &str, b: &str| std::fs::write(d.join(p), b).unwrap();
+    write("svc/go.mod", "module example.com/svc\n\ngo 1.22\n");
+    write(
+        "svc/main.go",
+        "package main\n\nimport \"example.com/svc/util\"\n\nfunc main() { util.Run() }\n",
+    );
+    write("svc/util/run.go", "package util\n\nfunc Run() { step() }\n");
+    write("svc/util/step.go", "package util\n\nfunc step() {}\n");
+    let db = d.with_extension("db");
+    let _ = std::fs::remove_file(&db);
+    let a = index(&["--db".to_owned(), db.display().to_string()], &d);
+    assert_eq!(
+        (a["files"].as_u64(), a["indexed"].as_u64()),
+        (Some(4), Some(4)),
+        "{a}"
+    );
+    assert_eq!(a["written"]["edges"]["imports"], 2, "{a}");
+    assert_eq!(a["written"]["edges"]["calls"], 2, "{a}");
+    let graph = sqlite_graph(&db);
+    for edge in [
+        "imports main.go run.go",
+        "imports main.go step.go",
+        "module example.com/svc svc/go.mod",
+    ] {
+        assert!(graph.iter().any(|g| g == edge), "{edge} not in {graph:#?}");
+    }
+    std::fs::remove_dir_all(&d).ok();
+    std::fs::remove_file(&db).ok();
+}
+
 #[test]
 fn a_tree_indexed_then_changed() {
     let dir = tree("sqlite");

@@ -60,7 +60,16 @@ fn module(rng: &mut Rng) -> String {
 fn expected(files: &BTreeMap<String, String>) -> BTreeSet<Edge> {
     let outlines: BTreeMap<&String, _> = files
         .iter()
-        .map(|(p, s)| (p, outline(Lang::Python, s)))
+        .filter_map(|(p, s)| {
+            let lang = if p.ends_with(".py") {
+                Lang::Python
+            } else if p.ends_with(".go") {
+                Lang::Go
+            } else {
+                return None;
+            };
+            Some((p, outline(lang, s)))
+        })
         .collect();
     // Every callable: (name, path).
     let mut callables: Vec<(String, String)> = Vec::new();
@@ -79,10 +88,16 @@ fn expected(files: &BTreeMap<String, String>) -> BTreeSet<Edge> {
         };
         let mut imported = BTreeSet::new();
         for r in o.refs.iter().filter(|r| r.kind == RefKind::Imports) {
-            let found = paths::candidates(Lang::Python, p, &r.target)
-                .into_iter()
-                .find(|c| c != *p && files.contains_key(c));
-            if let Some(f) = found {
+            let found: Vec<String> = if p.ends_with(".go") {
+                go_package(files, &r.target)
+            } else {
+                paths::candidates(Lang::Python, p, &r.target)
+                    .into_iter()
+                    .find(|c| c != *p && files.contains_key(c))
+                    .into_iter()
+                    .collect()
+            };
+            for f in found.into_iter().filter(|f| f != *p) {
                 out.insert(("imports".to_owned(), node(r.from), (f.clone(), f.clone())));
                 imported.insert(f);
             }
@@ -108,6 +123,35 @@ fn expected(files: &BTreeMap<String, String>) -> BTreeSet<Edge> {
         }
     }
     out
+}
+
+/// The files a Go import names, by Go's rules over `files`: the root `go.mod`'s module path,
+/// then the folder under it; every `.go` file directly in it but tests.
+fn go_package(files: &BTreeMap<String, String>, import: &str) -> Vec<String> {
+    let Some(module) = files
+        .get("go.mod")
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("module ")))
+    else {
+        return Vec::new();
+    };
+    let folder = if import == module {
+        String::new()
+    } else {
+        match import.strip_prefix(&format!("{module}/")) {
+            Some(rest) => format!("{rest}/"),
+            None => return Vec::new(),
+        }
+    };
+    files
+        .keys()
+        .filter(|p| {
+            p.strip_prefix(&folder)
+                .is_some_and(|name| !name.contains('/'))
+                && p.ends_with(".go")
+                && !p.ends_with("_test.go")
+        })
+        .cloned()
+        .collect()
 }
 
 /// The graph's imports and calls edges, by their ends.
@@ -202,6 +246,111 @@ fn edges_equal_the_naive_resolution_after_every_step() {
             );
         }
     }
+}
+
+/// The Go files the Go sequences pick from: two packages under the root's, and a test.
+const GO_FILES: &[&str] = &[
+    "main.go",
+    "util.go",
+    "a/one.go",
+    "a/two.go",
+    "a/one_test.go",
+    "b/b.go",
+    "go.mod",
+];
+
+/// A random Go file of the package of its folder, importing packages of the module (or of
+/// another module, or the standard library) and calling names of the pool, qualified or not.
+fn go_source(rng: &mut Rng, path: &str) -> String {
+    if path == "go.mod" {
+        let module = ["example.com/app", "example.com/app", "example.com/other"][rng.below(3)];
+        return format!("module {module}\n\ngo 1.22\n");
+    }
+    let package = path.rsplit_once('/').map_or("main", |(d, _)| d);
+    let mut src = format!("package {package}\n\n");
+    for _ in 0..rng.below(3) {
+        let import = [
+            "example.com/app/a",
+            "example.com/app/b",
+            "example.com/app",
+            "fmt",
+            "example.com/other/a",
+        ][rng.below(5)];
+        src.push_str(&format!("import \"{import}\"\n"));
+    }
+    let mut defined = BTreeSet::new();
+    for _ in 0..1 + rng.below(3) {
+        let name = NAMES[rng.below(NAMES.len())];
+        if !defined.insert(name) {
+            continue;
+        }
+        src.push_str(&format!("\nfunc {name}() {{\n"));
+        for _ in 0..rng.below(3) {
+            let callee = NAMES[rng.below(NAMES.len())];
+            match rng.below(2) {
+                0 => src.push_str(&format!("\t{callee}()\n")),
+                _ => src.push_str(&format!("\ta.{callee}()\n")),
+            }
+        }
+        src.push_str("}\n");
+    }
+    src
+}
+
+/// Go packages: an import reaches every file of the package its path names under the
+/// module's `go.mod`, whatever order files, tests and the `go.mod` itself come, change and go
+/// in.
+#[test]
+fn go_imports_equal_the_naive_resolution_after_every_step() {
+    // Steps at which some file imported a package of two files: the sequences must get there.
+    let mut whole_packages = 0;
+    for seed in 1..=40u64 {
+        let mut rng = Rng(0xD1B5_4A32_D192_ED03 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut c = open_with_triggers();
+        let mut live: BTreeMap<String, String> = BTreeMap::new();
+        for step in 0..30 {
+            let path = GO_FILES[rng.below(GO_FILES.len())];
+            match rng.below(5) {
+                0 => {
+                    as_call(|| files::remove_file(&mut c, "p", path)).unwrap();
+                    live.remove(path);
+                }
+                1 => {
+                    let mut batch = BTreeMap::new();
+                    for _ in 0..2 + rng.below(3) {
+                        let p = GO_FILES[rng.below(GO_FILES.len())];
+                        batch.insert(p.to_owned(), go_source(&mut rng, p));
+                    }
+                    let files: Vec<_> = batch
+                        .iter()
+                        .map(|(p, s)| json!({"path": p, "source": s}))
+                        .collect();
+                    as_call(|| index::index_files(&mut c, "p", &json!(files).to_string())).unwrap();
+                    live.extend(batch);
+                }
+                _ => {
+                    let src = go_source(&mut rng, path);
+                    as_call(|| index::index_file(&mut c, "p", path, &src, None)).unwrap();
+                    live.insert(path.to_owned(), src);
+                }
+            }
+            let (want, got) = (expected(&live), actual(&mut c));
+            assert_eq!(
+                got, want,
+                "seed {seed} step {step}: the graph's edges differ from Go's resolution\nfiles: {live:#?}"
+            );
+            let imports: Vec<_> = want.iter().filter(|(t, ..)| t == "imports").collect();
+            whole_packages += usize::from(imports.iter().any(|(_, from, to)| {
+                imports.iter().any(|(_, f, t)| {
+                    f == from && t != to && t.0.starts_with("a/") && to.0.starts_with("a/")
+                })
+            }));
+        }
+    }
+    assert!(
+        whole_packages > 50,
+        "only {whole_packages} steps imported a package of two files"
+    );
 }
 
 /// Rows of a table as text, sorted: what two databases must hold alike.

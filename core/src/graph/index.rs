@@ -12,13 +12,14 @@
 
 use super::chunks::{self, ChunkIn};
 use super::files::{self, node_id};
+use super::gopkg;
 use super::load;
 use super::nodes::{self, NodeIn};
 use super::outline::{language, MAX_SOURCE};
 use super::refs::{self, RefRow};
 use crate::code::chunks::chunks as cut;
 use crate::code::language::Lang;
-use crate::code::outline::{outline, Outline, RefKind};
+use crate::code::outline::{outline, Outline, RefKind, Symbol};
 use crate::code::paths;
 use crate::json_opts::Opts;
 use crate::text::hex;
@@ -171,7 +172,11 @@ fn write(conn: &mut dyn Conn, resource: &str, f: FileIn) -> Result<Option<Writte
     if held_hash.as_ref().and_then(Value::as_str) == Some(hash.as_str()) {
         return Ok(None);
     }
-    let out = lang.map(|l| outline(l, &source)).unwrap_or_default();
+    let out = match lang {
+        Some(l) => outline(l, &source),
+        None if gopkg::is_go_mod(&path) => go_mod(&source),
+        None => Outline::default(),
+    };
     let sym_ids = symbol_ids(resource, &path, &out);
     // What the file held: its vanished symbols go now (their edges with them).
     let old = files::nodes_of(conn, resource, &path)?;
@@ -263,7 +268,12 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
         let own: HashSet<String> = written.iter().map(|w| w.file_id.clone()).collect();
         let names: Vec<String> = written.iter().flat_map(|w| w.names.iter().cloned()).collect();
         let gone: Vec<String> = written.iter().flat_map(|w| w.gone.iter().cloned()).collect();
-        let paths: Vec<&str> = written.iter().filter(|w| w.new).map(|w| w.path.as_str()).collect();
+        // A go.mod that changed may map every Go import elsewhere.
+        let paths: Vec<&str> = written
+            .iter()
+            .filter(|w| w.new || gopkg::is_go_mod(&w.path))
+            .map(|w| w.path.as_str())
+            .collect();
         refs::relink_others(conn, resource, &own, &paths, &names, &gone)
     };
     if bulk {
@@ -342,6 +352,23 @@ fn chunk_rows(resource: &str, path: &str, source: &str, out: &Outline, sym_ids: 
             }
         })
         .collect()
+}
+
+/// A `go.mod`'s outline: its module, the node Go imports are mapped through (see
+/// [`gopkg`]).
+fn go_mod(source: &str) -> Outline {
+    let symbols = gopkg::module_path(source)
+        .map(|(name, line)| Symbol {
+            kind: "module",
+            signature: format!("module {name}"),
+            name,
+            parent: None,
+            start_line: line,
+            end_line: line,
+        })
+        .into_iter()
+        .collect();
+    Outline { symbols, ..Outline::default() }
 }
 
 fn node(v: Json) -> Result<NodeIn> {

@@ -9,6 +9,7 @@
 internal!(bound);
 pub(crate) mod chunks;
 pub(crate) mod closure;
+pub(crate) mod gopkg;
 internal!(edges);
 internal!(files);
 #[cfg(feature = "code")]

@@ -49,6 +49,12 @@ pub fn code_language(path: &str) -> Option<&'static str> {
     }
 }
 
+/// Whether the code graph reads the file at `path`: a language it has a grammar for, or a
+/// manifest its imports resolve through (a Go `go.mod`). What `agentmem index` walks.
+pub fn code_reads(path: &str) -> bool {
+    code_language(path).is_some() || (cfg!(feature = "code") && super::gopkg::is_go_mod(path))
+}
+
 #[cfg(feature = "code")]
 fn read(path: &str, source: &str, named: Option<String>) -> Result<String> {
     let Some(lang) = language(path, named)? else {

@@ -9,8 +9,8 @@
 //! in the file itself, else in the files it imports, else in the whole resource.
 
 use super::edges::{self, EdgeIn};
+use super::gopkg;
 use crate::db::batch::query_in;
-#[cfg(feature = "code")]
 use crate::db::batch::{shaped, values};
 use crate::db::row::Fields;
 use crate::{Conn, Result, Value};
@@ -98,8 +98,24 @@ impl Defs {
 }
 
 /// Resolves every row of the file at `path`: imports first (a call looks in the files they
-/// name first), then names.
-pub(crate) fn resolve(conn: &mut dyn Conn, resource: &str, path: &str, file_id: &str, rows: &mut [RefRow]) -> Result<()> {
+/// name first), then names. A Go import names a package: it resolves to each of its files, as
+/// many rows as files (see [`super::gopkg`]).
+pub(crate) fn resolve(conn: &mut dyn Conn, resource: &str, path: &str, file_id: &str, rows: &mut Vec<RefRow>) -> Result<()> {
+    let imported = if gopkg::is_go(path) {
+        packages(conn, resource, file_id, rows)?
+    } else {
+        files(conn, resource, file_id, rows)?
+    };
+    let defs = Defs::of(conn, resource, rows.iter().filter(|r| r.kind != "imports").map(|r| r.target.as_str()))?;
+    for r in rows.iter_mut().filter(|r| r.kind != "imports") {
+        r.to_id = defs.resolve(r, path, &imported);
+    }
+    Ok(())
+}
+
+/// Resolves each import to the first of its candidate paths that is a file (other than this
+/// one); returns the paths imported.
+fn files(conn: &mut dyn Conn, resource: &str, file_id: &str, rows: &mut [RefRow]) -> Result<HashSet<String>> {
     let candidates: Vec<Value> = rows
         .iter()
         .filter(|r| r.kind == "imports")
@@ -122,7 +138,6 @@ pub(crate) fn resolve(conn: &mut dyn Conn, resource: &str, path: &str, file_id: 
         })
         .collect()
     };
-    // Each import's first candidate that is a file (other than this one).
     let mut chosen: BTreeMap<i64, (i64, usize)> = BTreeMap::new();
     for (i, r) in rows.iter_mut().enumerate().filter(|(_, r)| r.kind == "imports") {
         r.to_id = None;
@@ -138,11 +153,40 @@ pub(crate) fn resolve(conn: &mut dyn Conn, resource: &str, path: &str, file_id: 
         rows[i].to_id = files.get(&rows[i].target).cloned();
         imported.insert(rows[i].target.clone());
     }
-    let defs = Defs::of(conn, resource, rows.iter().filter(|r| r.kind != "imports").map(|r| r.target.as_str()))?;
-    for r in rows.iter_mut().filter(|r| r.kind != "imports") {
-        r.to_id = defs.resolve(r, path, &imported);
+    Ok(imported)
+}
+
+/// Resolves each Go import to every file of the package it names (other than this one): the
+/// import's row names the first, a row per further file (ranked 1, 2, …) the others. Rows a
+/// previous resolution added are dropped first. Returns the paths imported.
+fn packages(conn: &mut dyn Conn, resource: &str, file_id: &str, rows: &mut Vec<RefRow>) -> Result<HashSet<String>> {
+    rows.retain(|r| r.kind != "imports" || r.rank == 0);
+    let mut imported = HashSet::new();
+    if !rows.iter().any(|r| r.kind == "imports") {
+        return Ok(imported);
     }
-    Ok(())
+    let modules = gopkg::modules(conn, resource)?;
+    let packages = if modules.is_empty() {
+        BTreeMap::new()
+    } else {
+        gopkg::packages(gopkg::files(conn, resource)?)
+    };
+    let mut more = Vec::new();
+    for r in rows.iter_mut().filter(|r| r.kind == "imports") {
+        r.to_id = None;
+        let files = gopkg::folder(&r.target, &modules).and_then(|d| packages.get(&d));
+        let files = files.into_iter().flatten().filter(|(_, id)| id != file_id);
+        for (rank, (path, id)) in files.enumerate() {
+            imported.insert(path.clone());
+            if rank == 0 {
+                r.to_id = Some(id.clone());
+            } else {
+                more.push(RefRow { rank: rank as i64, to_id: Some(id.clone()), ..r.clone() });
+            }
+        }
+    }
+    rows.extend(more);
+    Ok(imported)
 }
 
 /// The edges the rows make: (from, to, type), sorted, distinct.
@@ -185,11 +229,9 @@ fn load(conn: &mut dyn Conn, sql: &str, fixed: &[Value], keys: &[Value]) -> Resu
 const ROW: &str = "SELECT seq, file_id, from_id, kind, ref_no, target, rank, line, to_id FROM mem_graph_refs";
 
 /// Rows per `INSERT`.
-#[cfg(feature = "code")]
 const ROWS_PER_INSERT: usize = 64;
 
 /// Replaces the file's rows with `rows`.
-#[cfg(feature = "code")]
 pub(crate) fn store(conn: &mut dyn Conn, resource: &str, file_id: &str, rows: &[RefRow]) -> Result<()> {
     conn.execute("DELETE FROM mem_graph_refs WHERE file_id = ?1", &[file_id.into()])?;
     for chunk in shaped(rows, ROWS_PER_INSERT) {
@@ -276,9 +318,21 @@ pub(crate) fn relink_others(
 ) -> Result<usize> {
     let mut targets: Vec<Value> = names.iter().map(|n| Value::from(n.as_str())).collect();
     targets.extend(paths.iter().map(|p| Value::from(*p)));
+    // A Go file that came or went changes its folder's package; a go.mod, every package.
+    let go_mod = paths.iter().any(|p| gopkg::is_go_mod(p));
+    if !go_mod && paths.iter().any(|p| gopkg::is_go(p)) {
+        let modules = gopkg::modules(conn, resource)?;
+        for p in paths.iter().filter(|p| gopkg::is_go(p)) {
+            targets.extend(gopkg::imports_of(gopkg::package_of(p), &modules).into_iter().map(Value::from));
+        }
+    }
     targets.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
     targets.dedup();
     let mut rows = load(conn, &format!("{ROW} WHERE resource_id = ?1 AND target IN ({{keys}})"), &[resource.into()], &targets)?;
+    if go_mod {
+        let go_files: Vec<Value> = gopkg::files(conn, resource)?.into_iter().map(|(_, id)| Value::from(id)).collect();
+        rows.extend(load(conn, &format!("{ROW} WHERE kind = 'imports' AND file_id IN ({{keys}})"), &[], &go_files)?);
+    }
     let gone: Vec<Value> = gone.iter().map(|g| Value::from(g.as_str())).collect();
     rows.extend(load(conn, &format!("{ROW} WHERE to_id IN ({{keys}})"), &[], &gone)?);
     rows.retain(|(_, f, _)| !own.contains(f));
@@ -353,21 +407,27 @@ fn relink(conn: &mut dyn Conn, resource: &str, file_id: &str) -> Result<bool> {
     let before: Vec<RefRow> = stored.into_iter().map(|(.., r)| r).collect();
     let mut rows = before.clone();
     resolve(conn, resource, &path, file_id, &mut rows)?;
-    let mut changed = false;
-    for ((seq, old), new) in seqs.iter().zip(&before).zip(&rows) {
-        if old.to_id != new.to_id {
-            conn.execute(
-                "UPDATE mem_graph_refs SET to_id = ?1 WHERE seq = ?2",
-                &[new.to_id.clone().into(), (*seq).into()],
-            )?;
-            changed = true;
+    if rows == before {
+        return Ok(false);
+    }
+    // The same references row for row (only targets moved): each changed row is updated;
+    // otherwise (a Go package gained or lost files) the file's rows are written again.
+    let same = |a: &RefRow, b: &RefRow| (a.ref_no, a.rank, a.kind) == (b.ref_no, b.rank, b.kind);
+    if rows.len() == before.len() && rows.iter().zip(&before).all(|(a, b)| same(a, b)) {
+        for ((seq, old), new) in seqs.iter().zip(&before).zip(&rows) {
+            if old.to_id != new.to_id {
+                conn.execute(
+                    "UPDATE mem_graph_refs SET to_id = ?1 WHERE seq = ?2",
+                    &[new.to_id.clone().into(), (*seq).into()],
+                )?;
+            }
         }
+    } else {
+        store(conn, resource, file_id, &rows)?;
     }
-    if changed {
-        let mut from: Vec<String> = rows.iter().map(|r| r.from_id.clone()).collect();
-        from.sort();
-        from.dedup();
-        sync_edges(conn, &from, REF_TYPES, &edges_of(&rows))?;
-    }
-    Ok(changed)
+    let mut from: Vec<String> = rows.iter().map(|r| r.from_id.clone()).collect();
+    from.sort();
+    from.dedup();
+    sync_edges(conn, &from, REF_TYPES, &edges_of(&rows))?;
+    Ok(true)
 }
