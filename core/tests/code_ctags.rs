@@ -9,6 +9,8 @@
 //! JavaScript's private `#names` compare without their `#`, which ctags drops.
 #![cfg(feature = "code")]
 
+mod common;
+
 use agentmem_core::code::language::Lang;
 use agentmem_core::code::outline::outline;
 use std::collections::{BTreeMap, BTreeSet};
@@ -203,32 +205,12 @@ fn run(program: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-fn registry_dir(name: &str) -> Option<PathBuf> {
-    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock"))
-        .ok()?;
-    let version = lock
-        .split("[[package]]")
-        .find(|p| p.contains(&format!("\nname = \"{name}\"\n")))?
-        .lines()
-        .find_map(|l| l.strip_prefix("version = \""))?
-        .trim_end_matches('"')
-        .to_owned();
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
-    std::fs::read_dir(home.join("registry/src"))
-        .ok()?
-        .flatten()
-        .map(|e| e.path().join(format!("{name}-{version}")))
-        .find(|p| p.is_dir())
-}
-
 #[test]
 fn definitions_match_ctags_on_real_code() {
     let rust: Vec<PathBuf> = CRATES
         .iter()
         .map(|c| {
-            registry_dir(c).unwrap_or_else(|| panic!("the sources of {c} in cargo's registry"))
+            common::registry::crate_dir(c).unwrap_or_else(|| panic!("the sources of {c} in cargo's registry"))
         })
         .collect();
     let stdlib = PathBuf::from(run(

@@ -2,6 +2,7 @@
 //! tests that run the core against a real SQLite database.
 
 pub mod observer;
+pub mod registry;
 
 use agentmem_core::db::session::Session;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
