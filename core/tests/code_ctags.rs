@@ -210,7 +210,8 @@ fn definitions_match_ctags_on_real_code() {
     let rust: Vec<PathBuf> = CRATES
         .iter()
         .map(|c| {
-            common::registry::crate_dir(c).unwrap_or_else(|| panic!("the sources of {c} in cargo's registry"))
+            common::registry::crate_dir(c)
+                .unwrap_or_else(|| panic!("the sources of {c} in cargo's registry"))
         })
         .collect();
     let stdlib = PathBuf::from(run(

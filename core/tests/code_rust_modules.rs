@@ -76,8 +76,15 @@ fn rust_modules_match_the_files_rustc_reads() {
                 if path.is_dir() {
                     stack.push(path);
                 } else if path.extension().is_some_and(|x| x == "rs") {
-                    let rel = path.strip_prefix(&dir).unwrap().to_str().unwrap().to_owned();
-                    files.push(json!({"path": rel, "source": std::fs::read_to_string(&path).unwrap()}));
+                    let rel = path
+                        .strip_prefix(&dir)
+                        .unwrap()
+                        .to_str()
+                        .unwrap()
+                        .to_owned();
+                    files.push(
+                        json!({"path": rel, "source": std::fs::read_to_string(&path).unwrap()}),
+                    );
                 }
             }
         }
@@ -107,5 +114,8 @@ fn rust_modules_match_the_files_rustc_reads() {
         );
         missed_all.extend(missed.into_iter().map(|m| format!("{name}/{m}")));
     }
-    assert!(missed_all.is_empty(), "files rustc reads that the graph's module tree misses: {missed_all:?}");
+    assert!(
+        missed_all.is_empty(),
+        "files rustc reads that the graph's module tree misses: {missed_all:?}"
+    );
 }

@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 /// The folder of the registry's sources of crate `name` at the version Cargo.lock pins.
 #[allow(dead_code)]
 pub fn crate_dir(name: &str) -> Option<PathBuf> {
-    let lock =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock"))
-            .ok()?;
+    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock"))
+        .ok()?;
     let version = lock
         .split("[[package]]")
         .find(|p| p.contains(&format!("\nname = \"{name}\"\n")))?
