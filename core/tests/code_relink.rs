@@ -23,6 +23,13 @@ const FILES: usize = 5;
 /// An edge by its ends: (type, from (path, name), to (path, name)); a file's name is its path.
 type Edge = (String, (String, String), (String, String));
 
+/// One to three distinct names of the pool, for a file's functions.
+fn names(rng: &mut Rng) -> BTreeSet<&'static str> {
+    (0..1 + rng.below(3))
+        .map(|_| NAMES[rng.below(NAMES.len())])
+        .collect()
+}
+
 /// A random Python module: a few functions (and sometimes a class with a method) calling
 /// names of the pool, importing some other modules.
 fn module(rng: &mut Rng) -> String {
@@ -34,12 +41,7 @@ fn module(rng: &mut Rng) -> String {
             NAMES[rng.below(NAMES.len())]
         ));
     }
-    let mut defined = BTreeSet::new();
-    for _ in 0..1 + rng.below(3) {
-        let name = NAMES[rng.below(NAMES.len())];
-        if !defined.insert(name) {
-            continue;
-        }
+    for name in names(rng) {
         src.push_str(&format!("\ndef {name}():\n"));
         for _ in 0..rng.below(3) {
             src.push_str(&format!("    {}()\n", NAMES[rng.below(NAMES.len())]));
@@ -195,42 +197,57 @@ fn source(rng: &mut Rng) -> String {
     }
 }
 
+/// One random step on the graph and on `live`, the files it should hold: a file removed, a
+/// batch of files written before any of their references resolve, or one file written.
+/// `path` picks a file, `source` writes one.
+fn step(
+    c: &mut Sq,
+    rng: &mut Rng,
+    live: &mut BTreeMap<String, String>,
+    path: &dyn Fn(&mut Rng) -> String,
+    source: &dyn Fn(&mut Rng, &str) -> String,
+) {
+    let p = path(rng);
+    match rng.below(4) {
+        0 => {
+            as_call(|| files::remove_file(c, "p", &p)).unwrap();
+            live.remove(&p);
+        }
+        1 => {
+            let mut batch = BTreeMap::new();
+            for _ in 0..2 + rng.below(3) {
+                let p = path(rng);
+                let s = source(rng, &p);
+                batch.insert(p, s);
+            }
+            let files: Vec<_> = batch
+                .iter()
+                .map(|(p, s)| json!({"path": p, "source": s}))
+                .collect();
+            as_call(|| index::index_files(c, "p", &json!(files).to_string())).unwrap();
+            live.extend(batch);
+        }
+        _ => {
+            let src = source(rng, &p);
+            as_call(|| index::index_file(c, "p", &p, &src, None)).unwrap();
+            live.insert(p, src);
+        }
+    }
+}
+
 #[test]
 fn edges_equal_the_naive_resolution_after_every_step() {
     for seed in 1..=40u64 {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
         let mut c = open_with_triggers();
         let mut live: BTreeMap<String, String> = BTreeMap::new();
-        for step in 0..30 {
-            let path = format!("m{}.py", rng.below(FILES));
-            match rng.below(4) {
-                0 => {
-                    as_call(|| files::remove_file(&mut c, "p", &path)).unwrap();
-                    live.remove(&path);
-                }
-                1 => {
-                    // A batch: several files written before any of their references resolve.
-                    let mut batch = BTreeMap::new();
-                    for _ in 0..2 + rng.below(3) {
-                        batch.insert(format!("m{}.py", rng.below(FILES)), source(&mut rng));
-                    }
-                    let files: Vec<_> = batch
-                        .iter()
-                        .map(|(p, s)| json!({"path": p, "source": s}))
-                        .collect();
-                    as_call(|| index::index_files(&mut c, "p", &json!(files).to_string())).unwrap();
-                    live.extend(batch);
-                }
-                _ => {
-                    let src = source(&mut rng);
-                    as_call(|| index::index_file(&mut c, "p", &path, &src, None)).unwrap();
-                    live.insert(path.clone(), src);
-                }
-            }
+        for n in 0..30 {
+            let path = |rng: &mut Rng| format!("m{}.py", rng.below(FILES));
+            step(&mut c, &mut rng, &mut live, &path, &|rng, _| source(rng));
             let (want, got) = (expected(&live), actual(&mut c));
             assert_eq!(
                 got, want,
-                "seed {seed} step {step}: the graph's edges differ from the naive resolution\nfiles: {live:#?}"
+                "seed {seed} step {n}: the graph's edges differ from the naive resolution\nfiles: {live:#?}"
             );
             let dangling = c
                 .query_value(
@@ -242,7 +259,7 @@ fn edges_equal_the_naive_resolution_after_every_step() {
             assert_eq!(
                 dangling.and_then(|v| v.as_i64()),
                 Some(0),
-                "seed {seed} step {step}: a reference names a node that is gone"
+                "seed {seed} step {n}: a reference names a node that is gone"
             );
         }
     }
@@ -278,12 +295,7 @@ fn go_source(rng: &mut Rng, path: &str) -> String {
         ][rng.below(5)];
         src.push_str(&format!("import \"{import}\"\n"));
     }
-    let mut defined = BTreeSet::new();
-    for _ in 0..1 + rng.below(3) {
-        let name = NAMES[rng.below(NAMES.len())];
-        if !defined.insert(name) {
-            continue;
-        }
+    for name in names(rng) {
         src.push_str(&format!("\nfunc {name}() {{\n"));
         for _ in 0..rng.below(3) {
             let callee = NAMES[rng.below(NAMES.len())];
@@ -308,36 +320,13 @@ fn go_imports_equal_the_naive_resolution_after_every_step() {
         let mut rng = Rng(0xD1B5_4A32_D192_ED03 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let mut c = open_with_triggers();
         let mut live: BTreeMap<String, String> = BTreeMap::new();
-        for step in 0..30 {
-            let path = GO_FILES[rng.below(GO_FILES.len())];
-            match rng.below(5) {
-                0 => {
-                    as_call(|| files::remove_file(&mut c, "p", path)).unwrap();
-                    live.remove(path);
-                }
-                1 => {
-                    let mut batch = BTreeMap::new();
-                    for _ in 0..2 + rng.below(3) {
-                        let p = GO_FILES[rng.below(GO_FILES.len())];
-                        batch.insert(p.to_owned(), go_source(&mut rng, p));
-                    }
-                    let files: Vec<_> = batch
-                        .iter()
-                        .map(|(p, s)| json!({"path": p, "source": s}))
-                        .collect();
-                    as_call(|| index::index_files(&mut c, "p", &json!(files).to_string())).unwrap();
-                    live.extend(batch);
-                }
-                _ => {
-                    let src = go_source(&mut rng, path);
-                    as_call(|| index::index_file(&mut c, "p", path, &src, None)).unwrap();
-                    live.insert(path.to_owned(), src);
-                }
-            }
+        for n in 0..30 {
+            let path = |rng: &mut Rng| GO_FILES[rng.below(GO_FILES.len())].to_owned();
+            step(&mut c, &mut rng, &mut live, &path, &go_source);
             let (want, got) = (expected(&live), actual(&mut c));
             assert_eq!(
                 got, want,
-                "seed {seed} step {step}: the graph's edges differ from Go's resolution\nfiles: {live:#?}"
+                "seed {seed} step {n}: the graph's edges differ from Go's resolution\nfiles: {live:#?}"
             );
             let imports: Vec<_> = want.iter().filter(|(t, ..)| t == "imports").collect();
             whole_packages += usize::from(imports.iter().any(|(_, from, to)| {
