@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets clean
+        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -71,6 +71,13 @@ test-integration: $(MCP_VENV)/.ready
 
 test-pgrx:
 	cd pg-ext && cargo pgrx test pg15 --runas postgres --pgdata /tmp/agentmem-pgrx-test
+
+## The scale-out tests on a real Citus cluster: Citus built from ../shared/vendor into the local
+## PostgreSQL 15 when missing (about 4 minutes, once), a coordinator and two workers on
+## loopback (target/citus), stopped whether the tests pass or fail.
+test-citus: deps-pg pg-install
+	@scripts/citus.sh install
+	@scripts/citus.sh with env AGENTMEM_CITUS_REQUIRED=1 cargo test -p agentmem-tests --test citus
 
 ## The packages, built from the debug builds and installed into clean places (a fresh venv,
 ## a fresh npm project, dpkg -i and a fresh cluster), each running a session.
