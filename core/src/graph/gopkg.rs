@@ -44,7 +44,7 @@ fn dir(path: &str) -> &str {
 pub(crate) type Modules = Vec<(String, String)>;
 
 /// The Go modules of `resource`, from the `module` nodes of its `go.mod` files.
-pub(crate) fn modules(conn: &mut dyn Conn, resource: &str) -> Result<Modules> {
+fn modules(conn: &mut dyn Conn, resource: &str) -> Result<Modules> {
     let rows = conn.query(
         "SELECT label, file_path FROM mem_graph_nodes \
          WHERE resource_id = ?1 AND type = 'module' AND source = 'ast' AND file_path LIKE '%go.mod'",
@@ -142,12 +142,41 @@ pub(crate) fn files(conn: &mut dyn Conn, resource: &str) -> Result<Vec<(String, 
 }
 
 /// The packages among `files` (path, id): the files of each folder an import sees, by folder.
-pub(crate) fn packages(files: Vec<(String, String)>) -> BTreeMap<String, Vec<(String, String)>> {
+fn packages(files: Vec<(String, String)>) -> BTreeMap<String, Vec<(String, String)>> {
     let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for (path, id) in files.into_iter().filter(|(p, _)| in_package(p)) {
         out.entry(dir(&path).to_owned()).or_default().push((path, id));
     }
     out
+}
+
+/// A resource's modules and packages as a batch of resolutions sees them: read at the first
+/// Go import and kept, as resolving writes no file or module node (a batch of Go files would
+/// otherwise read every Go file of the resource once per file).
+#[derive(Default)]
+pub(crate) struct View(Option<(Modules, BTreeMap<String, Vec<(String, String)>>)>);
+
+impl View {
+    fn loaded(&mut self, conn: &mut dyn Conn, resource: &str) -> Result<&(Modules, BTreeMap<String, Vec<(String, String)>>)> {
+        if self.0.is_none() {
+            let modules = modules(conn, resource)?;
+            let by_folder = if modules.is_empty() { BTreeMap::new() } else { packages(files(conn, resource)?) };
+            self.0 = Some((modules, by_folder));
+        }
+        Ok(self.0.as_ref().expect("loaded above"))
+    }
+
+    /// The resource's modules.
+    pub(crate) fn modules(&mut self, conn: &mut dyn Conn, resource: &str) -> Result<&Modules> {
+        Ok(&self.loaded(conn, resource)?.0)
+    }
+
+    /// The files (path, node id) of the package the import path names; none when it names
+    /// no package of the resource.
+    pub(crate) fn package(&mut self, conn: &mut dyn Conn, resource: &str, import: &str) -> Result<&[(String, String)]> {
+        let (modules, by_folder) = self.loaded(conn, resource)?;
+        Ok(folder(import, modules).and_then(|d| by_folder.get(&d)).map_or(&[], Vec::as_slice))
+    }
 }
 
 #[cfg(test)]

@@ -237,8 +237,9 @@ fn write(conn: &mut dyn Conn, resource: &str, f: FileIn) -> Result<Option<Writte
 /// edge, the closure of a tree indexed from nothing costs many times its rebuild.
 fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<usize> {
     let mut wanted = Vec::with_capacity(written.len());
+    let go = &mut gopkg::View::default();
     for w in written.iter_mut() {
-        refs::resolve(conn, resource, &w.path, &w.file_id, &mut w.rows)?;
+        refs::resolve(conn, go, resource, &w.path, &w.file_id, &mut w.rows)?;
         refs::store(conn, resource, &w.file_id, &w.rows)?;
         let mut edges = refs::edges_of(&w.rows);
         edges.extend(w.defines.iter().cloned());

@@ -99,10 +99,18 @@ impl Defs {
 
 /// Resolves every row of the file at `path`: imports first (a call looks in the files they
 /// name first), then names. A Go import names a package: it resolves to each of its files, as
-/// many rows as files (see [`super::gopkg`]).
-pub(crate) fn resolve(conn: &mut dyn Conn, resource: &str, path: &str, file_id: &str, rows: &mut Vec<RefRow>) -> Result<()> {
+/// many rows as files (see [`super::gopkg`]), read through `go`, the view of the resource's
+/// packages the caller keeps for its whole batch.
+pub(crate) fn resolve(
+    conn: &mut dyn Conn,
+    go: &mut gopkg::View,
+    resource: &str,
+    path: &str,
+    file_id: &str,
+    rows: &mut Vec<RefRow>,
+) -> Result<()> {
     let imported = if gopkg::is_go(path) {
-        packages(conn, resource, file_id, rows)?
+        packages(conn, go, resource, file_id, rows)?
     } else {
         files(conn, resource, file_id, rows)?
     };
@@ -159,23 +167,19 @@ fn files(conn: &mut dyn Conn, resource: &str, file_id: &str, rows: &mut [RefRow]
 /// Resolves each Go import to every file of the package it names (other than this one): the
 /// import's row names the first, a row per further file (ranked 1, 2, …) the others. Rows a
 /// previous resolution added are dropped first. Returns the paths imported.
-fn packages(conn: &mut dyn Conn, resource: &str, file_id: &str, rows: &mut Vec<RefRow>) -> Result<HashSet<String>> {
+fn packages(
+    conn: &mut dyn Conn,
+    go: &mut gopkg::View,
+    resource: &str,
+    file_id: &str,
+    rows: &mut Vec<RefRow>,
+) -> Result<HashSet<String>> {
     rows.retain(|r| r.kind != "imports" || r.rank == 0);
     let mut imported = HashSet::new();
-    if !rows.iter().any(|r| r.kind == "imports") {
-        return Ok(imported);
-    }
-    let modules = gopkg::modules(conn, resource)?;
-    let packages = if modules.is_empty() {
-        BTreeMap::new()
-    } else {
-        gopkg::packages(gopkg::files(conn, resource)?)
-    };
     let mut more = Vec::new();
     for r in rows.iter_mut().filter(|r| r.kind == "imports") {
         r.to_id = None;
-        let files = gopkg::folder(&r.target, &modules).and_then(|d| packages.get(&d));
-        let files = files.into_iter().flatten().filter(|(_, id)| id != file_id);
+        let files = go.package(conn, resource, &r.target)?.iter().filter(|(_, id)| id != file_id);
         for (rank, (path, id)) in files.enumerate() {
             imported.insert(path.clone());
             if rank == 0 {
@@ -319,11 +323,12 @@ pub(crate) fn relink_others(
     let mut targets: Vec<Value> = names.iter().map(|n| Value::from(n.as_str())).collect();
     targets.extend(paths.iter().map(|p| Value::from(*p)));
     // A Go file that came or went changes its folder's package; a go.mod, every package.
+    let go = &mut gopkg::View::default();
     let go_mod = paths.iter().any(|p| gopkg::is_go_mod(p));
     if !go_mod && paths.iter().any(|p| gopkg::is_go(p)) {
-        let modules = gopkg::modules(conn, resource)?;
+        let modules = go.modules(conn, resource)?;
         for p in paths.iter().filter(|p| gopkg::is_go(p)) {
-            targets.extend(gopkg::imports_of(gopkg::package_of(p), &modules).into_iter().map(Value::from));
+            targets.extend(gopkg::imports_of(gopkg::package_of(p), modules).into_iter().map(Value::from));
         }
     }
     targets.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
@@ -341,7 +346,7 @@ pub(crate) fn relink_others(
     let whole: BTreeSet<String> = rows.iter().filter(|(.., r)| r.kind == "imports").map(|(_, f, _)| f.clone()).collect();
     let mut changed = 0;
     for f in &whole {
-        changed += usize::from(relink(conn, resource, f)?);
+        changed += usize::from(relink(conn, go, resource, f)?);
     }
     rows.retain(|(_, f, _)| !whole.contains(f));
     if rows.is_empty() {
@@ -392,7 +397,7 @@ pub(crate) fn relink_others(
 
 /// Resolves a file's stored references again; where one now names another node, its row and
 /// the file's edges follow. `false` when nothing changed.
-fn relink(conn: &mut dyn Conn, resource: &str, file_id: &str) -> Result<bool> {
+fn relink(conn: &mut dyn Conn, go: &mut gopkg::View, resource: &str, file_id: &str) -> Result<bool> {
     let Some(path) = conn
         .query_value(
             "SELECT file_path FROM mem_graph_nodes WHERE id = ?1 AND resource_id = ?2",
@@ -406,7 +411,7 @@ fn relink(conn: &mut dyn Conn, resource: &str, file_id: &str) -> Result<bool> {
     let seqs: Vec<i64> = stored.iter().map(|(seq, ..)| *seq).collect();
     let before: Vec<RefRow> = stored.into_iter().map(|(.., r)| r).collect();
     let mut rows = before.clone();
-    resolve(conn, resource, &path, file_id, &mut rows)?;
+    resolve(conn, go, resource, &path, file_id, &mut rows)?;
     if rows == before {
         return Ok(false);
     }
