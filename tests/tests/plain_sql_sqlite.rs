@@ -199,8 +199,8 @@ fn trigger_functions_called_by_hand_change_nothing() {
         assert_exact(&db);
     }
     for sql in [
-        "SELECT mem__task_delete(seq, id, title, description, summary) FROM mem_tasks",
-        "SELECT mem__message_delete(seq, thread_id, token_count, search_text, raw_content) \
+        "SELECT mem__task_delete(seq, id, title, description, summary, resource_id) FROM mem_tasks",
+        "SELECT mem__message_delete(seq, thread_id, token_count, search_text, raw_content, resource_id) \
          FROM mem_messages",
     ] {
         let e = error_of(&db, sql);
@@ -214,7 +214,7 @@ fn trigger_functions_called_by_hand_change_nothing() {
         .unwrap();
     db.conn
         .execute_batch(&format!(
-            "SELECT mem__message_delete(1, '{t}', 2, NULL, NULL)"
+            "SELECT mem__message_delete(1, '{t}', 2, NULL, NULL, NULL)"
         ))
         .unwrap();
     assert_exact(&db);

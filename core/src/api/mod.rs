@@ -98,6 +98,7 @@ mod tests {
                 "mem_optimize",
                 "mem_reindex",
                 "mem_index_stats",
+                "mem_index_partition",
                 "mem_search_cache"
             ]
         );

@@ -2,6 +2,7 @@
 
 use super::{functions, Function, Nullable, RawText};
 use crate::columns::Wanted;
+use crate::data::indexes;
 use crate::recall::search::{self as message_search, SearchRow};
 use crate::search::stats;
 use crate::threads::message_index::{self, IndexProblem};
@@ -17,6 +18,7 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
     };
     mem_reindex() -> Int, writer, owner_only => message_index::reindex;
     mem_index_stats() -> Json, reader, owner_only => stats::index_stats;
+    mem_index_partition(by: Option<&str>) -> Json, writer, owner_only => indexes::partition;
     mem_search_cache(limit_bytes: Option<i64>) -> Json, volatile, owner_only
         => |_, limit| stats::cache_status(limit);
     memory_search(input: Nullable<RawText>, context: Option<RawText>) -> Json, reader

@@ -339,11 +339,16 @@ fn index_record(conn: &mut dyn Conn, obj: &Map<String, Json>) -> Result<()> {
     }
     let at = obj.get("updated_at").and_then(Json::as_i64).unwrap_or(0);
     let id = obj.get("id").and_then(Json::as_str).unwrap_or_default();
-    if let Some(seq) = conn
-        .query_value("SELECT seq FROM mem_om_records WHERE id = ?1", &[id.into()])?
-        .and_then(|v| v.as_i64())
-    {
-        om_search::index(conn, seq, text, at, None)?;
+    let row = conn.query(
+        "SELECT seq, resource_id FROM mem_om_records WHERE id = ?1",
+        &[id.into()],
+    )?;
+    if let Some(r) = row.into_iter().next() {
+        let mut f = crate::db::row::Fields::new(r);
+        if let Some(seq) = f.int() {
+            let resource = f.text().unwrap_or_default();
+            om_search::index(conn, &resource, seq, text, at, None)?;
+        }
     }
     Ok(())
 }

@@ -141,7 +141,7 @@ pub(crate) fn forget(conn: &mut dyn Conn, r: &str) -> Result<String> {
             it.next().and_then(|v| v.as_i64()),
             it.next().and_then(Value::into_string),
         ) {
-            om_search::unindex(conn, seq, &text)?;
+            om_search::unindex(conn, r, seq, &text)?;
         }
     }
     for t in &tasks {
@@ -160,7 +160,7 @@ pub(crate) fn forget(conn: &mut dyn Conn, r: &str) -> Result<String> {
         )?;
     }
     for ns in [NS_MESSAGES, NS_OBSERVATIONS, NS_MEMORIES, NS_TASKS, NS_CODE] {
-        search::purge(conn, ns)?;
+        search::partition::purge(conn, ns, r)?;
     }
     Ok(Json::Object(counts).to_string())
 }

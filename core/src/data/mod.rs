@@ -1,9 +1,11 @@
 //! The user's data as a whole: what the memory holds ([`stats`]), taking it out and back in
 //! ([`export`] of a [`scope`], over the table list in [`tables`], and its [`markdown`] form),
-//! and the hard delete of a resource's data ([`forget`]).
+//! and the hard delete of a resource's data ([`forget`]); the layout of every search index
+//! ([`indexes`]).
 
 pub(crate) mod export;
 pub(crate) mod forget;
+pub(crate) mod indexes;
 pub(crate) mod markdown;
 pub(crate) mod scope;
 pub(crate) mod stats;

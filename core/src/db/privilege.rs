@@ -19,6 +19,7 @@ use crate::{Error, Result};
 pub const DERIVED: &[&str] = &[
     "mem_idx_delta",
     "mem_idx_docs",
+    "mem_idx_layout",
     "mem_idx_meta",
     "mem_idx_pages",
     "mem_idx_segments",

@@ -4,6 +4,7 @@
 //! chunks written or deleted with plain SQL are found, or not, in the same transaction.
 
 use crate::db::row::Fields;
+use crate::search::partition;
 use crate::search::rows::{self, Allowed};
 use crate::search::{self as engine, Hit, SearchParams};
 use crate::{Conn, Result, Value};
@@ -90,37 +91,52 @@ pub(crate) fn sync(
     Ok(changed)
 }
 
-/// The text and creation time of a chunk row (none when it is gone).
-fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<Option<(String, i64)>> {
+/// The text and creation time of a chunk row, and the index it lives in (none when it is
+/// gone).
+fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<Option<(String, i64, String)>> {
     let row = conn.query(
-        "SELECT content, created_at FROM mem_code_chunks WHERE seq = ?1",
+        "SELECT content, created_at, resource_id FROM mem_code_chunks WHERE seq = ?1",
         &[seq.into()],
     )?;
-    Ok(row.into_iter().next().map(|r| {
-        let mut f = Fields::new(r);
-        (f.text().unwrap_or_default(), f.int().unwrap_or(0))
-    }))
+    let Some(r) = row.into_iter().next() else {
+        return Ok(None);
+    };
+    let mut f = Fields::new(r);
+    let (text, created) = (f.text().unwrap_or_default(), f.int().unwrap_or(0));
+    let index = partition::index_of(conn, NS_CODE, &f.text().unwrap_or_default())?;
+    Ok(Some((text, created, index)))
+}
+
+/// Rebuilds the code chunks' index from `mem_code_chunks`. Returns the document count.
+pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
+    let docs = partition::documents(
+        conn,
+        "SELECT seq, content, created_at, resource_id FROM mem_code_chunks ORDER BY seq",
+    )?;
+    partition::reindex(conn, NS_CODE, &docs)?;
+    Ok(docs.len() as i64)
 }
 
 /// After a chunk row is inserted: it is indexed (once, however often this runs).
 pub(crate) fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
-    if let Some((text, created)) = indexed(conn, seq)? {
-        engine::index_new(conn, NS_CODE, seq, &text, created, false)?;
+    if let Some((text, created, index)) = indexed(conn, seq)? {
+        engine::index_new(conn, &index, seq, &text, created, false)?;
     }
     Ok(())
 }
 
 /// After a chunk's text or creation time changed: indexed again.
 pub(crate) fn on_update(conn: &mut dyn Conn, seq: i64, old_content: &str) -> Result<()> {
-    if let Some((text, created)) = indexed(conn, seq)? {
-        engine::index_doc(conn, NS_CODE, seq, &text, created, Some(old_content))?;
+    if let Some((text, created, index)) = indexed(conn, seq)? {
+        engine::index_doc(conn, &index, seq, &text, created, Some(old_content))?;
     }
     Ok(())
 }
 
-/// After a chunk row is deleted: out of the index.
-pub(crate) fn on_delete(conn: &mut dyn Conn, seq: i64, old_content: &str) -> Result<()> {
-    engine::remove_doc(conn, NS_CODE, seq, Some(old_content)).map(|_| ())
+/// After a chunk row of `resource` is deleted: out of the index.
+pub(crate) fn on_delete(conn: &mut dyn Conn, seq: i64, resource: &str, old_content: &str) -> Result<()> {
+    let index = partition::index_of(conn, NS_CODE, resource)?;
+    engine::remove_doc(conn, &index, seq, Some(old_content)).map(|_| ())
 }
 
 /// A chunk a search found.
@@ -144,7 +160,7 @@ pub(crate) fn hits(
         None => Allowed::every(conn, "mem_code_chunks")?,
         Some(r) => Allowed::query(conn, "SELECT seq FROM mem_code_chunks WHERE resource_id = ?1", &[r.into()])?,
     };
-    let result = rows::search_allowed(conn, NS_CODE, query, params, &allowed)?;
+    let result = rows::search_allowed(conn, NS_CODE, resource, query, params, &allowed)?;
     let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
     let mut found = rows::hydrate(conn, "mem_code_chunks", "id, resource_id, file_path, content, created_at", &seqs)?;
     Ok(result

@@ -18,6 +18,7 @@ internal!(search);
 internal!(secrets);
 
 use crate::db::row::Fields;
+use crate::search::partition;
 use crate::{search as engine, Conn, Error, Result, Value};
 use sha2::{Digest, Sha256};
 
@@ -108,10 +109,10 @@ pub(crate) fn indexed_text(content: &str, tags: &str, related_files: &str) -> St
 }
 
 /// The indexed text, creation time and related files (JSON) of the memory `seq`.
-fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64, String)> {
+fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64, String, String)> {
     let row = conn
         .query(
-            "SELECT content, CAST(tags AS TEXT), CAST(related_files AS TEXT), created_at \
+            "SELECT content, CAST(tags AS TEXT), CAST(related_files AS TEXT), created_at, resource_id \
              FROM mem_memories WHERE seq = ?1",
             &[Value::Int(seq)],
         )?
@@ -121,7 +122,38 @@ fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64, String)> {
     let mut f = Fields::new(row);
     let (c, t, r) = (f.text(), f.text(), f.text().unwrap_or_default());
     let text = indexed_text(&c.unwrap_or_default(), &t.unwrap_or_default(), &r);
-    Ok((text, f.int().unwrap_or(0), r))
+    let created = f.int().unwrap_or(0);
+    let index = partition::index_of(conn, NS_MEMORIES, &f.text().unwrap_or_default())?;
+    Ok((text, created, r, index))
+}
+
+/// Rebuilds the memory index from `mem_memories`. Returns the document count.
+pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
+    let docs: Vec<partition::Doc> = conn
+        .query(
+            "SELECT seq, content, CAST(tags AS TEXT), CAST(related_files AS TEXT), created_at, resource_id \
+             FROM mem_memories ORDER BY seq",
+            &[],
+        )?
+        .into_iter()
+        .filter_map(|r| {
+            let mut f = Fields::new(r);
+            let key = f.int()?;
+            let (c, t, r) = (f.text(), f.text(), f.text());
+            Some(partition::Doc {
+                key,
+                text: indexed_text(
+                    &c.unwrap_or_default(),
+                    &t.unwrap_or_default(),
+                    &r.unwrap_or_default(),
+                ),
+                created: f.int()?,
+                resource: f.text().unwrap_or_default(),
+            })
+        })
+        .collect();
+    partition::reindex(conn, NS_MEMORIES, &docs)?;
+    Ok(docs.len() as i64)
 }
 
 /// A memory's indexed columns before a change.
@@ -140,16 +172,16 @@ impl OldMemory {
 /// After a memory row is inserted: it is indexed and filed under its related files (once,
 /// however often this runs).
 pub(crate) fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
-    let (text, created, related) = indexed(conn, seq)?;
-    engine::index_new(conn, NS_MEMORIES, seq, &text, created, false)?;
+    let (text, created, related, index) = indexed(conn, seq)?;
+    engine::index_new(conn, &index, seq, &text, created, false)?;
     files::sync(conn, seq, "[]", &related)
 }
 
 /// After a memory's content, tags, related files or creation time changed: re-indexed and
 /// re-filed.
 pub(crate) fn on_update(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
-    let (text, created, related) = indexed(conn, seq)?;
-    engine::index_doc(conn, NS_MEMORIES, seq, &text, created, Some(&old.text()))?;
+    let (text, created, related, index) = indexed(conn, seq)?;
+    engine::index_doc(conn, &index, seq, &text, created, Some(&old.text()))?;
     files::sync(conn, seq, &old.related_files, &related)
 }
 
@@ -231,8 +263,9 @@ fn strings_of(at: &str, v: &serde_json::Value) -> Vec<(String, String)> {
     }
 }
 
-/// After a memory row is gone: it leaves the index and its files.
-pub(crate) fn on_delete(conn: &mut dyn Conn, seq: i64, old: &OldMemory) -> Result<()> {
-    engine::remove_doc(conn, NS_MEMORIES, seq, Some(&old.text()))?;
+/// After a memory row of `resource` is gone: it leaves the index and its files.
+pub(crate) fn on_delete(conn: &mut dyn Conn, seq: i64, resource: &str, old: &OldMemory) -> Result<()> {
+    let index = partition::index_of(conn, NS_MEMORIES, resource)?;
+    engine::remove_doc(conn, &index, seq, Some(&old.text()))?;
     files::sync(conn, seq, &old.related_files, "[]")
 }

@@ -60,8 +60,16 @@ pub(crate) fn search(
     let allowed_keys: Vec<&str> = PARAM_OPTIONS.iter().chain(filter::KEYS).copied().collect();
     let o = Opts::parse("options", options, &allowed_keys)?;
     let params = SearchParams::from_options(&o, 10, MAX_LIMIT)?;
-    let filter = allowed(conn, &Filter::from_options(&o)?)?;
-    let found = rows::search_allowed(conn, NS_MEMORIES, query, &params, &filter)?;
+    let wanted = Filter::from_options(&o)?;
+    let filter = allowed(conn, &wanted)?;
+    let found = rows::search_allowed(
+        conn,
+        NS_MEMORIES,
+        wanted.resource.as_deref(),
+        query,
+        &params,
+        &filter,
+    )?;
     let seqs: Vec<i64> = found.hits.iter().map(|h| h.doc).collect();
     let mut by_seq = rows::hydrate(
         conn,

@@ -356,6 +356,7 @@ fn apply(conn: &mut dyn Conn, mut b: Batch) -> Result<Option<i64>> {
     }
     super::search::index(
         conn,
+        &b.key.resource_id,
         rec.seq,
         &rec.active_observations,
         b.now,
@@ -434,7 +435,8 @@ pub(crate) fn activate(conn: &mut dyn Conn, call: &Fenced) -> Result<Option<i64>
         return Ok(None);
     }
     if !chunks.is_empty() {
-        super::search::index(conn, rec.seq, &rec.active_observations, now, Some(&indexed))?;
+        let resource = &key.resource_id;
+        super::search::index(conn, resource, rec.seq, &rec.active_observations, now, Some(&indexed))?;
     }
     for c in &chunks {
         let p = Parsed {

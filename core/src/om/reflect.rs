@@ -271,8 +271,8 @@ fn new_generation(
         )?
         .and_then(|v| v.as_i64())
         .ok_or_else(|| Error::internal("reflection wrote no active generation"))?;
-    super::search::unindex(conn, old.seq, &old.active_observations)?;
-    super::search::index(conn, new_seq, body, now, None)?;
+    super::search::unindex(conn, &key.resource_id, old.seq, &old.active_observations)?;
+    super::search::index(conn, &key.resource_id, new_seq, body, now, None)?;
     if let Some(thread) = &key.thread_id {
         let p = parse::Parsed {
             observations: String::new(),

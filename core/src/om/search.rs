@@ -11,29 +11,35 @@ use crate::{Conn, Result};
 /// The namespace of observation documents.
 pub(crate) const NS_OBSERVATIONS: &str = "obs";
 
-/// Indexes (or re-indexes) a record's active observations; `old` is the text indexed before.
+/// Indexes (or re-indexes) the active observations of a record of `resource`; `old` is the
+/// text indexed before.
 pub(crate) fn index(
     conn: &mut dyn Conn,
+    resource: &str,
     seq: i64,
     observations: &str,
     at: i64,
     old: Option<&str>,
 ) -> Result<()> {
-    search::index_doc(conn, NS_OBSERVATIONS, seq, observations, at, old)
+    let index = search::partition::index_of(conn, NS_OBSERVATIONS, resource)?;
+    search::index_doc(conn, &index, seq, observations, at, old)
 }
 
-/// Takes a record that is no longer active out of the index; `old` is its indexed text.
-pub(crate) fn unindex(conn: &mut dyn Conn, seq: i64, old: &str) -> Result<()> {
-    search::remove_doc(conn, NS_OBSERVATIONS, seq, Some(old)).map(|_| ())
+/// Takes a record of `resource` that is no longer active out of the index; `old` is its
+/// indexed text.
+pub(crate) fn unindex(conn: &mut dyn Conn, resource: &str, seq: i64, old: &str) -> Result<()> {
+    let index = search::partition::index_of(conn, NS_OBSERVATIONS, resource)?;
+    search::remove_doc(conn, &index, seq, Some(old)).map(|_| ())
 }
 
 /// Rebuilds the observation index from the active records. Returns the document count.
 pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
-    let docs = search::documents(
+    let docs = search::partition::documents(
         conn,
-        "SELECT seq, active_observations, updated_at FROM mem_om_records WHERE is_active = 1 ORDER BY seq",
+        "SELECT seq, active_observations, updated_at, resource_id FROM mem_om_records \
+         WHERE is_active = 1 ORDER BY seq",
     )?;
-    search::reindex(conn, NS_OBSERVATIONS, &docs)?;
+    search::partition::reindex(conn, NS_OBSERVATIONS, &docs)?;
     Ok(docs.len() as i64)
 }
 
@@ -90,7 +96,14 @@ pub(crate) fn hits(
             ],
         )?
     };
-    let result = rows::search_allowed(conn, NS_OBSERVATIONS, query, params, &allowed)?;
+    let result = rows::search_allowed(
+        conn,
+        NS_OBSERVATIONS,
+        scope.resource_id.as_deref(),
+        query,
+        params,
+        &allowed,
+    )?;
     let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
     let mut found = rows::hydrate(
         conn,

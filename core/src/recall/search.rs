@@ -236,7 +236,14 @@ pub(crate) fn count(conn: &mut dyn Conn, query: &str, req: &Request, cap: usize)
         ..req.params.clone()
     };
     let allowed = req.filters.allowed(conn)?;
-    let messages = rows::search_allowed(conn, NS_MESSAGES, query, &params, &allowed)?;
+    let messages = rows::search_allowed(
+        conn,
+        NS_MESSAGES,
+        req.filters.resource_id.as_deref(),
+        query,
+        &params,
+        &allowed,
+    )?;
     let observations = match observation_scope(&req.filters) {
         Some(scope) => om::search::hits(conn, query, &params, &scope)?.len(),
         None => 0,
@@ -333,7 +340,14 @@ pub(crate) fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec
         limit: thread_context::first_stage(limit, req.context_weight),
         ..req.params.clone()
     };
-    let result = rows::search_allowed(conn, NS_MESSAGES, query, &params, &allowed)?;
+    let result = rows::search_allowed(
+        conn,
+        NS_MESSAGES,
+        req.filters.resource_id.as_deref(),
+        query,
+        &params,
+        &allowed,
+    )?;
     if result.hits.is_empty() {
         return Ok(Vec::new());
     }

@@ -188,6 +188,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "closure_keys",
         script: include_str!("../../../sql/migrations/0023_closure_keys.sql"),
     },
+    Migration {
+        version: 24,
+        name: "index_partitions",
+        script: include_str!("../../../sql/migrations/0024_index_partitions.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -295,17 +300,22 @@ pub fn migrate(conn: &mut dyn Conn, target: Option<i64>) -> Result<i64> {
     }
     let now = conn.now_ms()?;
     let mut version = from;
-    for m in MIGRATIONS
+    let steps: Vec<&Migration> = MIGRATIONS
         .iter()
         .filter(|m| m.version > from && m.version <= target)
-    {
+        .collect();
+    for m in &steps {
         conn.execute_batch(&render_at(m.script, conn.dialect(), m.version))?;
-        backfill(conn, m.version)?;
         conn.execute(
             "INSERT INTO mem_schema_version (version, name, applied_at) VALUES (?1, ?2, ?3)",
             &[Value::Int(m.version), m.name.into(), Value::Int(now)],
         )?;
         version = m.version;
+    }
+    // Backfills run this library's code, which writes the tables as the last script left
+    // them: they wait until every script ran.
+    for m in &steps {
+        backfill(conn, m.version)?;
     }
     Ok(version)
 }

@@ -32,18 +32,18 @@ use std::collections::HashMap;
 enum Entry {
     /// A new version of a document (its first, or one replacing a held one).
     Put {
-        ns: u8,
+        ns: u32,
         doc: i64,
         version: NewVersion,
     },
     /// A held document that was deleted again before it was written.
-    Drop { ns: u8, doc: i64 },
+    Drop { ns: u32, doc: i64 },
     /// A held document now in the index's tables (written, or rebuilt by a reindex).
-    Stored { ns: u8, doc: i64 },
+    Stored { ns: u32, doc: i64 },
 }
 
 impl Entry {
-    fn key(&self) -> (u8, i64) {
+    fn key(&self) -> (u32, i64) {
         match self {
             Entry::Put { ns, doc, .. } | Entry::Drop { ns, doc } | Entry::Stored { ns, doc } => {
                 (*ns, *doc)
@@ -67,8 +67,10 @@ impl Entry {
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) struct Held {
     namespaces: Vec<String>,
+    /// Each index name's position in `namespaces` (a load may hold many resources' indexes).
+    ids: HashMap<String, u32>,
     log: Vec<Entry>,
-    last: HashMap<(u8, i64), usize>,
+    last: HashMap<(u32, i64), usize>,
     marks: Vec<(u64, usize, usize)>,
     /// Analysed bytes of the versions in the log, replaced ones included: what the held
     /// amount is measured by, in constant time.
@@ -76,21 +78,20 @@ pub(crate) struct Held {
 }
 
 impl Held {
-    fn ns_id(&mut self, ns: &str) -> u8 {
+    fn ns_id(&mut self, ns: &str) -> u32 {
         match self.find_ns(ns) {
             Some(i) => i,
             None => {
+                let id = self.namespaces.len() as u32;
                 self.namespaces.push(ns.to_owned());
-                (self.namespaces.len() - 1) as u8
+                self.ids.insert(ns.to_owned(), id);
+                id
             }
         }
     }
 
-    fn find_ns(&self, ns: &str) -> Option<u8> {
-        self.namespaces
-            .iter()
-            .position(|n| n == ns)
-            .map(|i| i as u8)
+    fn find_ns(&self, ns: &str) -> Option<u32> {
+        self.ids.get(ns).copied()
     }
 
     fn push(&mut self, e: Entry) {
@@ -99,7 +100,7 @@ impl Held {
         self.log.push(e);
     }
 
-    fn live(&self, key: (u8, i64)) -> Option<&NewVersion> {
+    fn live(&self, key: (u32, i64)) -> Option<&NewVersion> {
         match self.log.get(*self.last.get(&key)?)? {
             Entry::Put { version, .. } => Some(version),
             _ => None,
@@ -145,11 +146,11 @@ impl Held {
     /// Replaces the entries from `from` on, which have just been written, by markers for the
     /// documents an earlier entry also names.
     fn compact_from(&mut self, from: usize) {
-        let mut earlier: HashMap<(u8, i64), ()> = HashMap::new();
+        let mut earlier: HashMap<(u32, i64), ()> = HashMap::new();
         for e in &self.log[..from] {
             earlier.insert(e.key(), ());
         }
-        let tail: Vec<(u8, i64, bool)> = self
+        let tail: Vec<(u32, i64, bool)> = self
             .last
             .iter()
             .filter(|&(key, &i)| i >= from && earlier.contains_key(key))

@@ -12,8 +12,9 @@
 //! * reading: [`engine`] (exact statistics, block-max WAND over the pages a query touches);
 //! * [`snippet`], [`interrupt`].
 //!
-//! Documents are identified by an `i64` key inside a namespace (`"msg"` for messages). A
-//! document is live in exactly one place: as a new version in the delta, or in one segment
+//! Documents are identified by an `i64` key inside an index: a namespace (`"msg"` for
+//! messages), or a namespace and resource in a database partitioned by resource
+//! ([`names`], [`partition`]). A document is live in exactly one place: as a new version in the delta, or in one segment
 //! where it is not deleted. See docs/search.md for the formulas, defaults and the layout.
 
 pub(crate) mod cache;
@@ -26,7 +27,9 @@ internal!(held);
 pub(crate) mod interrupt;
 pub(crate) mod lru;
 internal!(merge);
+pub(crate) mod names;
 pub(crate) mod pages;
+pub(crate) mod partition;
 pub(crate) mod postings;
 internal!(query);
 pub(crate) mod rows;
@@ -59,7 +62,10 @@ use store::{DeltaRow, Lock, NewVersion, OldVersion, SegRow};
 /// The namespace of message documents.
 pub(crate) const NS_MESSAGES: &str = "msg";
 
-fn check_ns(ns: &str) -> Result<()> {
+/// An index name's namespace must be 1 to 64 bytes without control characters (its resource,
+/// if any, was checked where the resource was written).
+fn check_ns(index: &str) -> Result<()> {
+    let ns = names::split(index).0;
     if ns.is_empty() || ns.len() > 64 || ns.chars().any(|c| c.is_control()) {
         return Err(Error::invalid(
             "namespace",
@@ -363,8 +369,9 @@ fn maybe_flush(conn: &mut dyn Conn, ns: &str, bytes: usize) -> Result<()> {
     Ok(())
 }
 
-/// Top-k search. `filter` (built by the caller from thread, role, time filters) is asked
-/// only about documents that could enter the top k.
+/// Top-k search of one index. `filter` (built by the caller from thread, role, time
+/// filters) is asked only about documents that could enter the top k.
+#[cfg(any(test, feature = "testing"))]
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn search(
     conn: &mut dyn Conn,
@@ -373,7 +380,22 @@ pub(crate) fn search(
     params: &SearchParams,
     filter: Option<&dyn Fn(i64) -> bool>,
 ) -> Result<SearchResult> {
-    check_ns(ns)?;
+    search_indexes(conn, &[ns.to_owned()], query, params, filter)
+}
+
+/// Top-k search over several indexes as one: their segments and deltas are ranked together,
+/// with statistics summed over all of them (see [`partition`]).
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn search_indexes(
+    conn: &mut dyn Conn,
+    indexes: &[String],
+    query: &str,
+    params: &SearchParams,
+    filter: Option<&dyn Fn(i64) -> bool>,
+) -> Result<SearchResult> {
+    for ns in indexes {
+        check_ns(ns)?;
+    }
     params.validate()?;
     let q = query::parse(query).weighed(params);
     if q.is_empty() || params.limit == 0 {
@@ -384,16 +406,22 @@ pub(crate) fn search(
         None => conn.now_ms()?,
     };
     let wanted = q.terms();
-    for _attempt in 0..8 {
-        let snap = store::snapshot(conn, ns)?;
-        let Some(mut views) = views(conn, ns, &snap, &|t| wanted.contains(t))? else {
-            continue;
-        };
-        let r = engine::execute(conn, &mut views, &q, params, now, filter);
+    'attempt: for _attempt in 0..8 {
+        let (mut all, mut segments, mut delta_docs) = (Vec::new(), 0, 0);
+        for ns in indexes {
+            let snap = store::snapshot(conn, ns)?;
+            let Some(views) = views(conn, ns, &snap, &|t| wanted.contains(t))? else {
+                continue 'attempt;
+            };
+            all.extend(views);
+            segments += snap.segments.len();
+            delta_docs += snap.delta.iter().filter(|d| d.new.is_some()).count();
+        }
+        let r = engine::execute(conn, &mut all, &q, params, now, filter);
         match r {
             Ok(mut r) => {
-                r.stats.segments = snap.segments.len();
-                r.stats.delta_docs = snap.delta.iter().filter(|d| d.new.is_some()).count();
+                r.stats.segments = segments;
+                r.stats.delta_docs = delta_docs;
                 return Ok(r);
             }
             Err(e) if store::is_vanished(&e) => continue,
@@ -472,7 +500,7 @@ fn store_segment(
 ) -> Result<Option<i64>> {
     let build = store::random_id();
     let seg_no = store::insert_segment(conn, ns, build)?;
-    let mut pw = store::PageWriter::new(seg_no, build);
+    let mut pw = store::PageWriter::new(ns, seg_no, build);
     let header = {
         let mut sink = |c: &mut dyn Conn, no: u32, b: &[u8]| pw.put(c, no, b);
         write(conn, &mut sink)?
@@ -656,22 +684,6 @@ pub(crate) fn purge(conn: &mut dyn Conn, ns: &str) -> Result<()> {
 
 /// Documents per segment built by [`reindex`] (the merge policy then combines them).
 pub(crate) const REINDEX_CHUNK: usize = 65_536;
-
-/// Reads `(key, text, created)` documents from a statement returning those three columns;
-/// rows with a NULL key or time are skipped, NULL text is the empty document.
-pub(crate) fn documents(conn: &mut dyn Conn, sql: &str) -> Result<Vec<(i64, String, i64)>> {
-    Ok(conn
-        .query(sql, &[])?
-        .into_iter()
-        .filter_map(|r| {
-            let mut it = r.into_iter();
-            let key = it.next()?.as_i64()?;
-            let text = it.next()?.into_string().unwrap_or_default();
-            let created = it.next()?.as_i64()?;
-            Some((key, text, created))
-        })
-        .collect())
-}
 
 /// Replaces the namespace's index by `docs` (key, text, created_at); a key given twice keeps
 /// its last entry.

@@ -6,7 +6,7 @@
 //! filtered), **search** (block-max WAND asks the filter only about documents that could
 //! enter the top k) and **hydrate** (one `SELECT … WHERE seq IN (…)` for the kept hits).
 
-use super::{search, SearchParams, SearchResult};
+use super::{search_indexes, SearchParams, SearchResult};
 use crate::{Conn, Result, Row, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -151,14 +151,18 @@ fn keys(rows: &[Row]) -> HashSet<i64> {
         .collect()
 }
 
-/// Runs the engine over namespace `ns`, returning only allowed documents.
+/// Runs the engine over namespace `ns` (within `resource` when given: only its index in a
+/// database partitioned by resource, whose documents `allowed` then need not name the
+/// resource again), returning only allowed documents.
 pub(crate) fn search_allowed(
     conn: &mut dyn Conn,
     ns: &str,
+    resource: Option<&str>,
     query: &str,
     params: &SearchParams,
     allowed: &Allowed,
 ) -> Result<SearchResult> {
+    let indexes = super::partition::searched(conn, ns, resource)?;
     let mut stats = Default::default();
     let hits = allowed.first_passing(
         conn,
@@ -169,8 +173,10 @@ pub(crate) fn search_allowed(
                 ..params.clone()
             };
             let r = match keys {
-                None => search(conn, ns, query, &p, None)?,
-                Some(set) => search(conn, ns, query, &p, Some(&|doc| set.contains(&doc)))?,
+                None => search_indexes(conn, &indexes, query, &p, None)?,
+                Some(set) => {
+                    search_indexes(conn, &indexes, query, &p, Some(&|doc| set.contains(&doc)))?
+                }
             };
             stats = r.stats;
             Ok(r.hits)

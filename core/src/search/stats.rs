@@ -3,7 +3,7 @@
 //! and `mem_search_cache()` (the process's caches).
 
 use super::pages::Area;
-use super::store;
+use super::{names, store};
 use super::{cache, delta_view};
 use crate::{Conn, Result, Value};
 use serde_json::{json, Map, Value as Json};
@@ -27,26 +27,31 @@ fn int(v: Option<&Value>) -> u64 {
     v.and_then(Value::as_i64).unwrap_or(0).max(0) as u64
 }
 
-/// Per namespace (`msg`, `task`, `obs`): segments, live and deleted documents, terms and
-/// postings summed over segments, and bytes by part (postings, dictionary, documents,
+/// Per namespace (`msg`, `task`, `obs`, …; summed over its resources' indexes in a database
+/// partitioned by resource): segments, live and deleted documents, terms and postings summed
+/// over segments, and bytes by part (postings, dictionary, documents,
 /// headers, deletions, delta) with their total and the bytes per posting.
 pub(crate) fn index_stats(conn: &mut dyn Conn) -> Result<String> {
     let mut all: BTreeMap<String, Ns> = BTreeMap::new();
     let rows = conn.query(
-        "SELECT ns, length(header), coalesce(length(dead), 0) FROM mem_idx_segments",
+        "SELECT ns, resource_id, length(header), coalesce(length(dead), 0) FROM mem_idx_segments",
         &[],
     )?;
+    let mut indexes: BTreeMap<String, String> = BTreeMap::new();
     for r in &rows {
-        let Some(ns) = r.first().and_then(Value::as_str) else {
+        let (Some(ns), Some(resource)) = (
+            r.first().and_then(Value::as_str),
+            r.get(1).and_then(Value::as_str),
+        ) else {
             continue;
         };
         let e = all.entry(ns.to_owned()).or_default();
-        e.headers += int(r.get(1));
-        e.deletions += int(r.get(2));
+        e.headers += int(r.get(2));
+        e.deletions += int(r.get(3));
+        indexes.insert(names::index_name(ns, resource), ns.to_owned());
     }
-    let names: Vec<String> = all.keys().cloned().collect();
-    for ns in &names {
-        for seg in store::segments(conn, ns)? {
+    for (index, ns) in &indexes {
+        for seg in store::segments(conn, index)? {
             let Some(s) = store::header(conn, &seg)? else {
                 continue;
             };
@@ -89,12 +94,16 @@ pub(crate) fn index_stats(conn: &mut dyn Conn) -> Result<String> {
         e.delta_rows = int(r.get(1));
         e.delta_bytes = int(r.get(2));
     }
-    for ns in super::held::of(conn).namespaces() {
+    let mut held: BTreeMap<String, usize> = BTreeMap::new();
+    for index in super::held::of(conn).namespaces() {
+        let docs = super::held::of(conn).documents(&index).len();
+        let ns = names::split(&index).0.to_owned();
+        *held.entry(ns.clone()).or_default() += docs;
         all.entry(ns).or_default();
     }
     let mut out = Map::new();
     for (ns, e) in all {
-        let held = super::held::of(conn).documents(&ns).len();
+        let held = held.get(&ns).copied().unwrap_or(0);
         let [postings, dictionary, documents] = [
             e.areas[Area::Postings as usize],
             e.areas[Area::Dict as usize],

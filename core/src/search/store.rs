@@ -1,15 +1,19 @@
 //! The `mem_idx_*` tables: every statement the engine runs, written once in the neutral
 //! dialect (the one dialect branch is the lock of the namespace row).
 //!
-//! * `mem_idx_meta(ns)` — one row per namespace, locked by flushes and merges.
-//! * `mem_idx_segments(seg_no, ns, part, build, counts, key range, header, deletions)`.
-//! * `mem_idx_pages(id, data)` — the segments' pages (`id = seg_no << 32 | page`).
-//! * `mem_idx_delta(ns, doc, …)` — writes not yet in a segment: a new version (its analysed
-//!   terms) and/or the deletion of an old version that lives in a segment (its ordinal, length
-//!   and distinct terms, so statistics stay exact until the flush records it).
+//! * `mem_idx_meta(ns, resource_id)` — one row per index, locked by flushes and merges.
+//! * `mem_idx_segments(seg_no, ns, resource_id, build, counts, key range, header, deletions)`.
+//! * `mem_idx_pages(id, data, resource_id)` — the segments' pages (`id = seg_no << 32 | page`).
+//! * `mem_idx_delta(ns, resource_id, doc, …)` — writes not yet in a segment: a new version
+//!   (its analysed terms) and/or the deletion of an old version that lives in a segment (its
+//!   ordinal, length and distinct terms, so statistics stay exact until the flush records it).
+//!
+//! Functions take an index by its name (see [`super::partition`]): its namespace and
+//! resource are the `ns` and `resource_id` of its rows.
 
 use super::cache;
 use super::pages::{page_id, Page, PageSource};
+use super::names::split;
 use super::segment::{Dead, Header, Segment};
 use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
@@ -18,6 +22,17 @@ use crate::db::value::ValueRef;
 use crate::{Conn, Error, Result, Row, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// The key columns of an index's rows: `[ns, resource_id]`.
+fn key(index: &str) -> [Value; 2] {
+    let (ns, resource) = split(index);
+    [ns.into(), resource.into()]
+}
+
+/// The key columns followed by `more`.
+fn keyed(index: &str, more: impl IntoIterator<Item = Value>) -> Vec<Value> {
+    key(index).into_iter().chain(more).collect()
+}
 
 fn int(v: &Value) -> i64 {
     v.as_i64().unwrap_or(0)
@@ -163,12 +178,14 @@ const DELTA_COLUMNS: &str = "doc, ver, len, created, terms, old_seg, old_ord, ol
 pub(crate) fn snapshot(conn: &mut dyn Conn, ns: &str) -> Result<Snapshot> {
     let rows = conn.query(
         "SELECT CAST(0 AS BIGINT), seg_no, build, doc_count, total_len, dead_count, dead_len, dead_ver, \
-           min_key, max_key, CAST(NULL AS @BLOB), CAST(NULL AS @BLOB) FROM mem_idx_segments WHERE ns = ?1 \
+           min_key, max_key, CAST(NULL AS @BLOB), CAST(NULL AS @BLOB) FROM mem_idx_segments \
+           WHERE ns = ?1 AND resource_id = ?2 \
          UNION ALL SELECT CAST(1 AS BIGINT), doc, ver, len, created, old_seg, old_ord, old_len, \
-           CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS @BLOB), old_terms FROM mem_idx_delta WHERE ns = ?1 \
+           CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS @BLOB), old_terms FROM mem_idx_delta \
+           WHERE ns = ?1 AND resource_id = ?2 \
          UNION ALL SELECT CAST(2 AS BIGINT), CAST(index_uuid AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, \
-           NULL, NULL, CAST(NULL AS @BLOB), CAST(NULL AS @BLOB) FROM mem_idx_meta WHERE ns = ?1",
-        &[ns.into()],
+           NULL, NULL, CAST(NULL AS @BLOB), CAST(NULL AS @BLOB) FROM mem_idx_meta WHERE ns = ?1 AND resource_id = ?2",
+        &key(ns),
     )?;
     let mut s = Snapshot::default();
     for r in rows {
@@ -196,8 +213,8 @@ pub(crate) fn snapshot(conn: &mut dyn Conn, ns: &str) -> Result<Snapshot> {
 /// The delta rows of a namespace (flushes; the namespace row is locked).
 pub(crate) fn delta_rows(conn: &mut dyn Conn, ns: &str) -> Result<Vec<DeltaRow>> {
     let rows = conn.query(
-        &format!("SELECT {DELTA_COLUMNS} FROM mem_idx_delta WHERE ns = ?1"),
-        &[ns.into()],
+        &format!("SELECT {DELTA_COLUMNS} FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2"),
+        &key(ns),
     )?;
     let mut out: Vec<DeltaRow> = rows.into_iter().map(|r| delta_row(r)).collect();
     out.sort_by_key(|d| d.doc);
@@ -224,17 +241,16 @@ pub(crate) fn delta_payloads(
     };
     match docs {
         None => take(conn.query(
-            "SELECT doc, ver, terms FROM mem_idx_delta WHERE ns = ?1",
-            &[ns.into()],
+            "SELECT doc, ver, terms FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2",
+            &key(ns),
         )?),
         Some(docs) => {
             for chunk in docs.chunks(PAYLOAD_LOOKUPS) {
-                let marks: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
-                let mut params = vec![ns.into()];
-                params.extend(chunk.iter().map(|&d| Value::Int(d)));
+                let marks: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 3)).collect();
+                let params = keyed(ns, chunk.iter().map(|&d| Value::Int(d)));
                 take(conn.query(
                     &format!(
-                        "SELECT doc, ver, terms FROM mem_idx_delta WHERE ns = ?1 AND doc IN ({})",
+                        "SELECT doc, ver, terms FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2 AND doc IN ({})",
                         marks.join(", ")
                     ),
                     &params,
@@ -252,8 +268,10 @@ const PAYLOAD_LOOKUPS: usize = 256;
 pub(crate) fn delta_row_of(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Option<DeltaRow>> {
     Ok(conn
         .query(
-            &format!("SELECT {DELTA_COLUMNS} FROM mem_idx_delta WHERE ns = ?1 AND doc = ?2"),
-            &[ns.into(), doc.into()],
+            &format!(
+                "SELECT {DELTA_COLUMNS} FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2 AND doc = ?3"
+            ),
+            &keyed(ns, [doc.into()]),
         )?
         .into_iter()
         .next()
@@ -278,8 +296,9 @@ fn delta_params(ns: &str, d: &DeltaRow) -> Vec<Value> {
         ),
         None => (Value::Null, Value::Null, Value::Null, Value::Null),
     };
-    vec![
-        ns.into(),
+    keyed(
+        ns,
+        [
         Value::Int(d.doc),
         Value::Int(d.ver),
         len,
@@ -289,23 +308,25 @@ fn delta_params(ns: &str, d: &DeltaRow) -> Vec<Value> {
         ord,
         olen,
         oterms,
-    ]
+        ],
+    )
 }
 
-const INSERT_DELTA: &str = "INSERT INTO mem_idx_delta (ns, doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms) \
-     VALUES (?1, ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT), CAST(?6 AS @BLOB), CAST(?7 AS BIGINT), \
-     CAST(?8 AS BIGINT), CAST(?9 AS BIGINT), CAST(?10 AS @BLOB))";
+const INSERT_DELTA: &str = "INSERT INTO mem_idx_delta (ns, resource_id, doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms) \
+     VALUES (?1, ?2, ?3, ?4, CAST(?5 AS BIGINT), CAST(?6 AS BIGINT), CAST(?7 AS @BLOB), CAST(?8 AS BIGINT), \
+     CAST(?9 AS BIGINT), CAST(?10 AS BIGINT), CAST(?11 AS @BLOB))";
 
 /// Inserts the delta row of a document that is certainly not indexed — no delta row, and no
 /// segment whose key range holds it (a message's next `seq`) — in one statement; `false`
 /// (nothing written) otherwise, for the caller to look closer.
 pub(crate) fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
     let n = conn.execute(
-        "INSERT INTO mem_idx_delta (ns, doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms) \
-         SELECT ?1, ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT), CAST(?6 AS @BLOB), CAST(?7 AS BIGINT), \
-           CAST(?8 AS BIGINT), CAST(?9 AS BIGINT), CAST(?10 AS @BLOB) \
-         WHERE NOT EXISTS (SELECT 1 FROM mem_idx_segments WHERE ns = ?1 AND min_key <= ?2 AND max_key >= ?2) \
-         ON CONFLICT (ns, doc) DO NOTHING",
+        "INSERT INTO mem_idx_delta (ns, resource_id, doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms) \
+         SELECT ?1, ?2, ?3, ?4, CAST(?5 AS BIGINT), CAST(?6 AS BIGINT), CAST(?7 AS @BLOB), CAST(?8 AS BIGINT), \
+           CAST(?9 AS BIGINT), CAST(?10 AS BIGINT), CAST(?11 AS @BLOB) \
+         WHERE NOT EXISTS (SELECT 1 FROM mem_idx_segments WHERE ns = ?1 AND resource_id = ?2 \
+           AND min_key <= ?3 AND max_key >= ?3) \
+         ON CONFLICT (ns, resource_id, doc) DO NOTHING",
         &delta_params(ns, d),
     )?;
     note_stored(conn, ns, d.doc);
@@ -352,11 +373,12 @@ pub(crate) fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<
     }
     let row = conn
         .query(
-            "SELECT (SELECT 1 WHERE EXISTS (SELECT 1 FROM mem_idx_delta WHERE ns = ?1 AND doc = ?2) \
-               OR EXISTS (SELECT 1 FROM mem_idx_segments WHERE ns = ?1 AND min_key <= ?2 AND max_key >= ?2)), \
-             (SELECT max(doc) FROM mem_idx_delta WHERE ns = ?1), \
-             (SELECT max(max_key) FROM mem_idx_segments WHERE ns = ?1)",
-            &[ns.into(), Value::Int(doc)],
+            "SELECT (SELECT 1 WHERE EXISTS (SELECT 1 FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2 AND doc = ?3) \
+               OR EXISTS (SELECT 1 FROM mem_idx_segments WHERE ns = ?1 AND resource_id = ?2 \
+                 AND min_key <= ?3 AND max_key >= ?3)), \
+             (SELECT max(doc) FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2), \
+             (SELECT max(max_key) FROM mem_idx_segments WHERE ns = ?1 AND resource_id = ?2)",
+            &keyed(ns, [Value::Int(doc)]),
         )?
         .into_iter()
         .next()
@@ -380,7 +402,7 @@ pub(crate) fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<
 pub(crate) fn put_new_version(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
     conn.execute(
         &format!(
-            "{INSERT_DELTA} ON CONFLICT (ns, doc) DO UPDATE SET ver = excluded.ver, len = excluded.len, \
+            "{INSERT_DELTA} ON CONFLICT (ns, resource_id, doc) DO UPDATE SET ver = excluded.ver, len = excluded.len, \
              created = excluded.created, terms = excluded.terms"
         ),
         &delta_params(ns, d),
@@ -393,7 +415,7 @@ pub(crate) fn put_new_version(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Re
 pub(crate) fn put_delta(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
     conn.execute(
         &format!(
-            "{INSERT_DELTA} ON CONFLICT (ns, doc) DO UPDATE SET ver = excluded.ver, len = excluded.len, \
+            "{INSERT_DELTA} ON CONFLICT (ns, resource_id, doc) DO UPDATE SET ver = excluded.ver, len = excluded.len, \
              created = excluded.created, terms = excluded.terms, old_seg = excluded.old_seg, \
              old_ord = excluded.old_ord, old_len = excluded.old_len, old_terms = excluded.old_terms"
         ),
@@ -406,8 +428,8 @@ pub(crate) fn put_delta(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<(
 /// Removes a document's delta row.
 pub(crate) fn delete_delta(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<()> {
     conn.execute(
-        "DELETE FROM mem_idx_delta WHERE ns = ?1 AND doc = ?2",
-        &[ns.into(), doc.into()],
+        "DELETE FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2 AND doc = ?3",
+        &keyed(ns, [doc.into()]),
     )?;
     Ok(())
 }
@@ -417,8 +439,8 @@ pub(crate) fn delta_size(conn: &mut dyn Conn, ns: &str) -> Result<(i64, i64)> {
     let row = conn
         .query(
             "SELECT count(*), coalesce(sum(length(terms)), 0) + coalesce(sum(length(old_terms)), 0) \
-             FROM mem_idx_delta WHERE ns = ?1",
-            &[ns.into()],
+             FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2",
+            &key(ns),
         )?
         .into_iter()
         .next()
@@ -439,12 +461,12 @@ pub(crate) fn consume_delta(conn: &mut dyn Conn, ns: &str, rows: &[DeltaRow]) ->
                 .join(", ")
         };
         let sql = format!(
-            "DELETE FROM mem_idx_delta WHERE ns = ?1 AND ver IN ({}) AND doc IN ({})",
-            list(2),
-            list(2 + n)
+            "DELETE FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2 AND ver IN ({}) AND doc IN ({})",
+            list(3),
+            list(3 + n)
         );
-        let mut params: Vec<Value> = Vec::with_capacity(2 * n + 1);
-        params.push(ns.into());
+        let mut params: Vec<Value> = Vec::with_capacity(2 * n + 2);
+        params.extend(key(ns));
         params.extend(chunk.iter().map(|r| Value::Int(r.ver)));
         params.extend(chunk.iter().map(|r| Value::Int(r.doc)));
         conn.execute(&sql, &params)?;
@@ -468,8 +490,9 @@ pub(crate) enum Lock {
 /// found it taken. Callers re-read everything they rewrite after this.
 pub(crate) fn lock_meta(conn: &mut dyn Conn, ns: &str, lock: Lock) -> Result<bool> {
     conn.execute(
-        "INSERT INTO mem_idx_meta (ns, index_uuid, generation) VALUES (?1, ?2, 0) ON CONFLICT (ns) DO NOTHING",
-        &[ns.into(), random_id().to_string().into()],
+        "INSERT INTO mem_idx_meta (ns, resource_id, index_uuid, generation) VALUES (?1, ?2, ?3, 0) \
+         ON CONFLICT (ns, resource_id) DO NOTHING",
+        &keyed(ns, [random_id().to_string().into()]),
     )?;
     let d = conn.dialect();
     if !d.has_concurrent_writers() {
@@ -481,18 +504,18 @@ pub(crate) fn lock_meta(conn: &mut dyn Conn, ns: &str, lock: Lock) -> Result<boo
         Lock::Shared => RowLock::Share,
     };
     let sql = format!(
-        "SELECT 1 FROM mem_idx_meta WHERE ns = ?1{}",
+        "SELECT 1 FROM mem_idx_meta WHERE ns = ?1 AND resource_id = ?2{}",
         d.row_lock(lock)
     );
-    Ok(conn.query_value(&sql, &[ns.into()])?.is_some())
+    Ok(conn.query_value(&sql, &key(ns))?.is_some())
 }
 
 /// The segments of a namespace, by number.
 pub(crate) fn segments(conn: &mut dyn Conn, ns: &str) -> Result<Vec<SegRow>> {
     let rows = conn.query(
         "SELECT seg_no, build, doc_count, total_len, dead_count, dead_len, dead_ver, min_key, max_key \
-         FROM mem_idx_segments WHERE ns = ?1 ORDER BY seg_no",
-        &[ns.into()],
+         FROM mem_idx_segments WHERE ns = ?1 AND resource_id = ?2 ORDER BY seg_no",
+        &key(ns),
     )?;
     Ok(rows
         .into_iter()
@@ -564,9 +587,9 @@ pub(crate) fn set_dead(conn: &mut dyn Conn, seg_no: i64, d: &Dead) -> Result<()>
 /// Inserts a segment's row before its pages are written; returns its number.
 pub(crate) fn insert_segment(conn: &mut dyn Conn, ns: &str, build: i64) -> Result<i64> {
     conn.query_value(
-        "INSERT INTO mem_idx_segments (ns, build, doc_count, total_len, min_key, max_key, header) \
-         VALUES (?1, ?2, 0, 0, 0, 0, CAST(?3 AS @BLOB)) RETURNING seg_no",
-        &[ns.into(), Value::Int(build), Value::Blob(Vec::new())],
+        "INSERT INTO mem_idx_segments (ns, resource_id, build, doc_count, total_len, min_key, max_key, header) \
+         VALUES (?1, ?2, ?3, 0, 0, 0, 0, CAST(?4 AS @BLOB)) RETURNING seg_no",
+        &keyed(ns, [Value::Int(build), Value::Blob(Vec::new())]),
     )?
     .and_then(|v| v.as_i64())
     .ok_or_else(|| Error::internal("segment insert returned no number"))
@@ -597,6 +620,8 @@ const PAGES_PER_INSERT: usize = 16;
 /// Buffers a segment's pages and writes them in multi-row statements.
 pub(crate) struct PageWriter {
     seg_no: i64,
+    /// The resource of the segment's index (its pages' `resource_id`).
+    resource: String,
     build: u64,
     pending: Vec<(u32, Vec<u8>)>,
     /// Bytes written so far (for the write statistics).
@@ -604,9 +629,10 @@ pub(crate) struct PageWriter {
 }
 
 impl PageWriter {
-    pub(crate) fn new(seg_no: i64, build: i64) -> PageWriter {
+    pub(crate) fn new(index: &str, seg_no: i64, build: i64) -> PageWriter {
         PageWriter {
             seg_no,
+            resource: split(index).1.to_owned(),
             build: build as u64,
             pending: Vec::with_capacity(PAGES_PER_INSERT),
             bytes: 0,
@@ -628,13 +654,14 @@ impl PageWriter {
         }
         let n = self.pending.len();
         let values: Vec<String> = (0..n)
-            .map(|i| format!("(?{}, ?{})", 2 * i + 1, 2 * i + 2))
+            .map(|i| format!("(?1, ?{}, ?{})", 2 * i + 2, 2 * i + 3))
             .collect();
         let sql = format!(
-            "INSERT INTO mem_idx_pages (id, data) VALUES {}",
+            "INSERT INTO mem_idx_pages (resource_id, id, data) VALUES {}",
             values.join(", ")
         );
-        let mut params = Vec::with_capacity(2 * n);
+        let mut params = Vec::with_capacity(2 * n + 1);
+        params.push(Value::from(self.resource.as_str()));
         for (no, data) in self.pending.drain(..) {
             params.push(Value::Int(page_id(self.seg_no, no)));
             cache::put_page(self.build, no, Page::from(&data[..]));
@@ -666,7 +693,20 @@ pub(crate) fn clear(conn: &mut dyn Conn, ns: &str) -> Result<()> {
     for seg in segments(conn, ns)? {
         delete_segment(conn, seg.seg_no)?;
     }
-    conn.execute("DELETE FROM mem_idx_delta WHERE ns = ?1", &[ns.into()])?;
+    conn.execute(
+        "DELETE FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2",
+        &key(ns),
+    )?;
+    Ok(())
+}
+
+/// Deletes an index: its segments, its delta and its row (the caller holds it exclusively).
+pub(crate) fn drop_index(conn: &mut dyn Conn, ns: &str) -> Result<()> {
+    clear(conn, ns)?;
+    conn.execute(
+        "DELETE FROM mem_idx_meta WHERE ns = ?1 AND resource_id = ?2",
+        &key(ns),
+    )?;
     Ok(())
 }
 

@@ -59,11 +59,13 @@ pub(crate) struct TaskRow {
     pub open_blockers: i64,
     pub blocked_parents: i64,
     pub is_blocked: i64,
+    /// Whose index holds the task's text in a database partitioned by resource.
+    pub resource_id: Option<String>,
 }
 
 impl TaskRow {
     /// The `mem_tasks` columns a row is read from, in field order.
-    pub(crate) const COLUMNS: [&'static str; 15] = [
+    pub(crate) const COLUMNS: [&'static str; 16] = [
         "seq",
         "id",
         "title",
@@ -79,6 +81,7 @@ impl TaskRow {
         "updated_at",
         "defer_until",
         "metadata",
+        "resource_id",
     ];
 
     /// What the search index holds for the task: title, description and summary.
@@ -114,12 +117,16 @@ impl crate::db::row::Stored for TaskRow {
             open_blockers: c.int()?,
             blocked_parents: c.int()?,
             is_blocked: c.int()?,
+            resource_id: None,
         };
         // Read for their types only: nothing derived depends on them.
         c.int()?; // updated_at
         c.opt_int()?; // defer_until
         c.json_object()?; // metadata
-        Ok(row)
+        Ok(TaskRow {
+            resource_id: c.opt_text()?,
+            ..row
+        })
     }
 }
 
@@ -425,9 +432,10 @@ pub(crate) fn on_task_text(conn: &mut dyn Conn, row: &TaskRow, old: &str) -> Res
 
 /// Puts the task's text in the search index (`old`: the text it held, if any).
 fn index(conn: &mut dyn Conn, row: &TaskRow, old: Option<&str>) -> Result<()> {
+    let index = search::partition::index_of(conn, NS_TASKS, row.resource_id.as_deref().unwrap_or(""))?;
     search::index_doc(
         conn,
-        NS_TASKS,
+        &index,
         row.seq,
         &row.search_text(),
         row.created_at,
@@ -446,7 +454,13 @@ pub(crate) fn on_task_id_change() -> Result<()> {
 /// After a task row is deleted: its dependencies (in both directions), labels, links and
 /// search document go; deleting the dependency rows refreshes the dependents. Refused while
 /// the task still exists, so a call by hand cannot strip a live task.
-pub(crate) fn on_task_delete(conn: &mut dyn Conn, seq: i64, id: &str, old_text: &str) -> Result<()> {
+pub(crate) fn on_task_delete(
+    conn: &mut dyn Conn,
+    seq: i64,
+    id: &str,
+    resource: &str,
+    old_text: &str,
+) -> Result<()> {
     let live = conn.query_value(
         "SELECT 1 FROM mem_tasks WHERE seq = ?1 UNION ALL SELECT 1 FROM mem_tasks WHERE id = ?2",
         &[Value::Int(seq), id.into()],
@@ -472,7 +486,8 @@ pub(crate) fn on_task_delete(conn: &mut dyn Conn, seq: i64, id: &str, old_text: 
         "DELETE FROM mem_task_messages WHERE task_id = ?1",
         &[id.into()],
     )?;
-    search::remove_doc(conn, NS_TASKS, seq, Some(old_text)).map(|_| ())
+    let index = search::partition::index_of(conn, NS_TASKS, resource)?;
+    search::remove_doc(conn, &index, seq, Some(old_text)).map(|_| ())
 }
 
 /// After a dependency row is inserted: both tasks must exist, a blocking one must not close a

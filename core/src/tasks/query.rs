@@ -5,6 +5,7 @@ use super::{check_one_of, STATUSES, TYPES};
 use crate::columns::row;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
+use crate::search::partition::{self, Doc};
 use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams, SnippetSettings};
 use crate::{Conn, Error, Result, Value};
@@ -304,6 +305,7 @@ pub(crate) fn search_tasks(
         ..SearchParams::default()
     };
     let resource = o.opt_str("resource_id")?;
+    let scope = resource.clone();
     let allowed = match (&status, &resource) {
         (None, None) => Allowed::every(conn, "mem_tasks")?,
         _ => Allowed::query(
@@ -313,7 +315,7 @@ pub(crate) fn search_tasks(
             &[status.clone().into(), resource.into()],
         )?,
     };
-    let result = rows::search_allowed(conn, NS_TASKS, query, &params, &allowed)?;
+    let result = rows::search_allowed(conn, NS_TASKS, scope.as_deref(), query, &params, &allowed)?;
     let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
     let mut found = rows::hydrate(
         conn,
@@ -352,10 +354,10 @@ pub(crate) fn search_tasks(
 /// Rebuilds the task index from `mem_tasks`. Returns the document count.
 pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
     let rows = conn.query(
-        "SELECT seq, title, description, summary, created_at FROM mem_tasks ORDER BY seq",
+        "SELECT seq, title, description, summary, created_at, resource_id FROM mem_tasks ORDER BY seq",
         &[],
     )?;
-    let docs: Vec<(i64, String, i64)> = rows
+    let docs: Vec<Doc> = rows
         .into_iter()
         .filter_map(|r| {
             let mut f = Fields::new(r);
@@ -363,12 +365,18 @@ pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
             let title = f.text().unwrap_or_default();
             let (description, summary) = (f.text(), f.text());
             let created = f.int()?;
-            let body =
+            let resource = f.text().unwrap_or_default();
+            let text =
                 super::graph::search_text(&title, description.as_deref(), summary.as_deref());
-            Some((seq, body, created))
+            Some(Doc {
+                key: seq,
+                text,
+                created,
+                resource,
+            })
         })
         .collect();
-    search::reindex(conn, NS_TASKS, &docs)?;
+    partition::reindex(conn, NS_TASKS, &docs)?;
     Ok(docs.len() as i64)
 }
 

@@ -1,8 +1,10 @@
 //! The message index's upkeep: `mem_index_check`, `mem_reindex` and `mem_optimize` compare,
-//! rebuild and merge the search engine's message namespace against `mem_messages`.
+//! rebuild and merge the search engine's message namespace (each of its resources' indexes in
+//! a database partitioned by resource) against `mem_messages`.
 
 use crate::columns::row;
-use crate::search::{self, NS_MESSAGES};
+use crate::search::partition::{self, Doc};
+use crate::search::NS_MESSAGES;
 use crate::{Conn, Result};
 
 row! {
@@ -12,18 +14,18 @@ row! {
     }
 }
 
-/// Every message as the index should hold it: (seq, search_text, created_at).
-fn expected_docs(conn: &mut dyn Conn) -> Result<Vec<(i64, String, i64)>> {
-    search::documents(
+/// Every message as the index should hold it.
+fn expected_docs(conn: &mut dyn Conn) -> Result<Vec<Doc>> {
+    partition::documents(
         conn,
-        "SELECT seq, coalesce(search_text, raw_content), created_at FROM mem_messages ORDER BY seq",
+        "SELECT seq, coalesce(search_text, raw_content), created_at, resource_id FROM mem_messages ORDER BY seq",
     )
 }
 
 /// `mem_index_check()`: every difference between the message index and `mem_messages`.
 pub(crate) fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
     let docs = expected_docs(conn)?;
-    let problems = search::check(conn, NS_MESSAGES, &docs)?;
+    let problems = partition::check(conn, NS_MESSAGES, &docs)?;
     Ok(problems
         .into_iter()
         .map(|problem| IndexProblem { problem })
@@ -33,11 +35,11 @@ pub(crate) fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
 /// `mem_reindex()`: rebuilds the message index from `mem_messages`. Returns the document count.
 pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
     let docs = expected_docs(conn)?;
-    search::reindex(conn, NS_MESSAGES, &docs)?;
+    partition::reindex(conn, NS_MESSAGES, &docs)?;
     Ok(docs.len() as i64)
 }
 
-/// `mem_optimize()`: merges the message index into one segment.
+/// `mem_optimize()`: merges the message index (each resource's) into one segment.
 pub(crate) fn optimize(conn: &mut dyn Conn) -> Result<()> {
-    search::optimize(conn, NS_MESSAGES)
+    partition::optimize(conn, NS_MESSAGES)
 }

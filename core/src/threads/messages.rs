@@ -20,7 +20,7 @@ use super::task_link;
 use crate::db::dialect::RowLock;
 use crate::db::row::{Cells, Fields};
 use crate::db::session::Part;
-use crate::search::{self, NS_MESSAGES};
+use crate::search::{self, partition, NS_MESSAGES};
 use crate::tokens::{self, Encoding};
 use crate::{ids, json_opts::Opts, threads::lifecycle, Conn, Error, Result, Value};
 
@@ -492,6 +492,7 @@ pub(crate) struct Inserted {
     pub created_at: i64,
     /// The text the search index holds (`search_text`, or `raw_content` when that is NULL).
     pub indexed_text: String,
+    pub resource_id: String,
 }
 
 /// Threads updated per counter statement.
@@ -549,9 +550,10 @@ pub(crate) fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) 
         conn.execute(&sql, &params)?;
     }
     for r in rows {
+        let index = partition::index_of(conn, NS_MESSAGES, &r.resource_id)?;
         search::index_new(
             conn,
-            NS_MESSAGES,
+            &index,
             r.seq,
             &r.indexed_text,
             r.created_at,
@@ -603,9 +605,10 @@ fn thread_resource(d: &Draft, thread: Option<String>) -> Result<String> {
 /// Puts a new message's search text into the search index; `false` when it is indexed
 /// already (see [`search::index_new`]).
 fn index_new(conn: &mut dyn Conn, d: &Draft, hold: bool) -> Result<bool> {
+    let index = partition::index_of(conn, NS_MESSAGES, d.resource_id.as_deref().unwrap_or(""))?;
     search::index_new(
         conn,
-        NS_MESSAGES,
+        &index,
         d.seq,
         d.indexed_text(),
         d.created_at,
@@ -655,9 +658,11 @@ pub(crate) fn complete_update(
         }
     }
     if changed.raw_content || changed.search_text || changed.created_at {
+        let index =
+            partition::index_of(conn, NS_MESSAGES, d.resource_id.as_deref().unwrap_or(""))?;
         search::index_doc(
             conn,
-            NS_MESSAGES,
+            &index,
             d.seq,
             d.indexed_text(),
             d.created_at,
@@ -687,7 +692,8 @@ pub(crate) fn after_delete(conn: &mut dyn Conn, row: &Booked) -> Result<()> {
 /// Takes a gone row off its thread's totals, only if its search document (the booking token)
 /// is still there.
 fn unbook(conn: &mut dyn Conn, row: &Booked) -> Result<()> {
-    if search::remove_doc(conn, NS_MESSAGES, row.seq, row.indexed_text.as_deref())? {
+    let index = partition::index_of(conn, NS_MESSAGES, &row.resource_id)?;
+    if search::remove_doc(conn, &index, row.seq, row.indexed_text.as_deref())? {
         conn.execute(
             "UPDATE mem_threads SET message_count = message_count - 1, token_count = token_count - ?2 WHERE id = ?1",
             &[row.thread_id.as_str().into(), Value::Int(row.token_count)],
@@ -705,6 +711,7 @@ pub(crate) struct Booked {
     pub thread_id: String,
     pub token_count: i64,
     pub indexed_text: Option<String>,
+    pub resource_id: String,
 }
 
 /// The existing rows a new row conflicts with, on `seq`, `id` or `(thread_id,
@@ -718,7 +725,7 @@ pub(crate) fn conflicts(
     message_index: Option<i64>,
 ) -> Result<Vec<Booked>> {
     let rows = conn.query(
-        "SELECT seq, thread_id, token_count, coalesce(search_text, raw_content) FROM mem_messages \
+        "SELECT seq, thread_id, token_count, coalesce(search_text, raw_content), resource_id FROM mem_messages \
          WHERE seq = CAST(?1 AS BIGINT) OR id = ?2 OR (thread_id = ?3 AND message_index = CAST(?4 AS BIGINT))",
         &[seq.into(), id.into(), thread_id.into(), message_index.into()],
     )?;
@@ -731,6 +738,7 @@ pub(crate) fn conflicts(
                 thread_id: it.next().and_then(Value::into_string).unwrap_or_default(),
                 token_count: it.next().and_then(|v| v.as_i64()).unwrap_or(0),
                 indexed_text: it.next().and_then(Value::into_string),
+                resource_id: it.next().and_then(Value::into_string).unwrap_or_default(),
             }
         })
         .collect())

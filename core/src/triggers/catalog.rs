@@ -72,6 +72,7 @@ const INSERTED: &[&str] = &[
     "created_at",
     "search_text",
     "raw_content",
+    "resource_id",
 ];
 
 /// Rows booked at a time at a statement's end.
@@ -132,6 +133,7 @@ pub const TRIGGERS: &[Trigger] = &[
             "token_count",
             "search_text",
             "raw_content",
+            "resource_id",
         ],
         ..trigger(
             "mem__message_delete",
@@ -246,7 +248,14 @@ pub const TRIGGERS: &[Trigger] = &[
         )
     },
     Trigger {
-        old: &["seq", "id", "title", "description", "summary"],
+        old: &[
+            "seq",
+            "id",
+            "title",
+            "description",
+            "summary",
+            "resource_id",
+        ],
         ..trigger(
             "mem__task_delete",
             "mem_tasks",
@@ -388,7 +397,7 @@ pub const TRIGGERS: &[Trigger] = &[
         )
     },
     Trigger {
-        old: &["seq", "content", "tags", "related_files"],
+        old: &["seq", "content", "tags", "related_files", "resource_id"],
         ..trigger(
             "mem__memory_delete",
             "mem_memories",
@@ -443,7 +452,7 @@ pub const TRIGGERS: &[Trigger] = &[
         )
     },
     Trigger {
-        old: &["seq", "content"],
+        old: &["seq", "content", "resource_id"],
         since: CODE_SCHEMA,
         ..trigger(
             "mem__code_chunk_delete",
@@ -575,6 +584,7 @@ fn message_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
         thread_id: f.text(false, "thread_id")?,
         token_count: int(f.old("token_count")?).unwrap_or(0),
         indexed_text: search.or(raw),
+        resource_id: f.old("resource_id")?.into_string().unwrap_or_default(),
     };
     messages::after_delete(conn, &row)
 }
@@ -600,6 +610,7 @@ fn messages_booked(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
                 token_count: num(4),
                 created_at: num(5),
                 indexed_text: text(6).or_else(|| text(7)).unwrap_or_default(),
+                resource_id: text(8).unwrap_or_default(),
             });
         }
         if page.len() == BOOKED_PER_PAGE || (next.is_none() && !page.is_empty()) {
@@ -669,7 +680,8 @@ fn task_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     );
     let seq = int(f.old("seq")?).unwrap_or(0);
     let id = f.text(false, "id")?;
-    tasks::on_task_delete(conn, seq, &id, &old)
+    let resource = f.old("resource_id")?.into_string().unwrap_or_default();
+    tasks::on_task_delete(conn, seq, &id, &resource, &old)
 }
 
 fn task_dep_insert(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
@@ -749,7 +761,8 @@ fn memory_update(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
 fn memory_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let seq = int(f.old("seq")?).unwrap_or(0);
     let old = old_memory(f)?;
-    memories::on_delete(conn, seq, &old)
+    let resource = f.old("resource_id")?.into_string().unwrap_or_default();
+    memories::on_delete(conn, seq, &resource, &old)
 }
 
 fn memory_secrets(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
@@ -770,7 +783,8 @@ fn code_chunk_update(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
 fn code_chunk_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let seq = int(f.old("seq")?).unwrap_or(0);
     let old = f.text(false, "content")?;
-    chunks::on_delete(conn, seq, &old)
+    let resource = f.old("resource_id")?.into_string().unwrap_or_default();
+    chunks::on_delete(conn, seq, &resource, &old)
 }
 
 fn embedding_insert(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {

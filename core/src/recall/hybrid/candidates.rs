@@ -116,7 +116,7 @@ pub(crate) fn bm25(
         ..SearchParams::default()
     };
     let allowed = allowed(conn, kind, filter)?;
-    let found = rows::search_allowed(conn, ns, query, &params, &allowed)?;
+    let found = rows::search_allowed(conn, ns, filter.resource.as_deref(), query, &params, &allowed)?;
     Ok(found.hits.iter().map(|h| (kind, h.doc)).collect())
 }
 

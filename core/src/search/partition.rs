@@ -1,0 +1,232 @@
+//! Which index holds a document: the namespace's one shared index (the default), or, in a
+//! database partitioned by resource, the index of the namespace and the document's resource
+//! — what a cluster sharded by resource needs, each resource's index on the node of its rows
+//! (docs/scale-out.md).
+//!
+//! The engine knows nothing of resources: it names an index by one string ([`super::names`]).
+//! This module picks the index of a document, and the indexes of a search: within a resource,
+//! that resource's index; across resources, every index of the namespace read as one, so its
+//! statistics (documents, lengths, document frequencies) are the sums — the same ranking one
+//! shared index gives.
+
+use super::names::{index_name, split};
+use super::store;
+use crate::db::session::Part;
+use crate::{Conn, Result, Value};
+
+/// The database's layout as this transaction read it, once: reading it locks the layout's
+/// table against a change (Postgres holds a table lock to the transaction's end, and a
+/// change takes the table exclusively first), so within a transaction it cannot move.
+#[derive(Default)]
+struct Layout(Option<bool>);
+
+impl Part for Layout {
+    fn commit(&mut self) {
+        self.0 = None;
+    }
+
+    fn rollback(&mut self) {
+        self.0 = None;
+    }
+
+    fn rollback_to(&mut self, _id: u64) {
+        self.0 = None;
+    }
+}
+
+/// Whether the database keeps one index per namespace and resource.
+pub(crate) fn by_resource(conn: &mut dyn Conn) -> Result<bool> {
+    if let Some(b) = conn.session().part::<Layout>().0 {
+        return Ok(b);
+    }
+    let b = conn
+        .query_value("SELECT by_resource FROM mem_idx_layout WHERE one = 1", &[])?
+        .and_then(|v| v.as_i64())
+        == Some(1);
+    conn.session().part::<Layout>().0 = Some(b);
+    Ok(b)
+}
+
+/// The index a document of `ns` belonging to `resource` lives in.
+pub(crate) fn index_of(conn: &mut dyn Conn, ns: &str, resource: &str) -> Result<String> {
+    Ok(if by_resource(conn)? {
+        index_name(ns, resource)
+    } else {
+        ns.to_owned()
+    })
+}
+
+/// The indexes a search of `ns` reads: within `resource`, its index (the shared one when the
+/// database is not partitioned, whose caller filters by resource); across resources, every
+/// index of the namespace.
+pub(crate) fn searched(conn: &mut dyn Conn, ns: &str, resource: Option<&str>) -> Result<Vec<String>> {
+    if !by_resource(conn)? {
+        return Ok(vec![ns.to_owned()]);
+    }
+    match resource {
+        Some(r) => Ok(vec![index_name(ns, r)]),
+        None => stored(conn, ns),
+    }
+}
+
+/// Every index of `ns` that has rows (or documents this transaction holds back), in name
+/// order; the shared one always.
+pub(crate) fn stored(conn: &mut dyn Conn, ns: &str) -> Result<Vec<String>> {
+    let rows = conn.query(
+        "SELECT resource_id FROM mem_idx_meta WHERE ns = ?1 \
+         UNION SELECT resource_id FROM mem_idx_segments WHERE ns = ?1 \
+         UNION SELECT resource_id FROM mem_idx_delta WHERE ns = ?1",
+        &[ns.into()],
+    )?;
+    let mut out: Vec<String> = rows
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().and_then(Value::into_string))
+        .map(|r| index_name(ns, &r))
+        .collect();
+    out.extend(
+        super::held::of(conn)
+            .namespaces()
+            .into_iter()
+            .filter(|n| split(n).0 == ns),
+    );
+    out.push(ns.to_owned());
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// A document as an index should hold it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Doc {
+    pub key: i64,
+    pub text: String,
+    pub created: i64,
+    pub resource: String,
+}
+
+/// Reads documents from a statement returning `(key, text, created, resource_id)`; rows with
+/// a NULL key or time are skipped, NULL text is the empty document, a NULL resource the
+/// empty one.
+pub(crate) fn documents(conn: &mut dyn Conn, sql: &str) -> Result<Vec<Doc>> {
+    Ok(conn
+        .query(sql, &[])?
+        .into_iter()
+        .filter_map(|r| {
+            let mut it = r.into_iter();
+            let key = it.next()?.as_i64()?;
+            let text = it.next()?.into_string().unwrap_or_default();
+            let created = it.next()?.as_i64()?;
+            let resource = it.next()?.into_string().unwrap_or_default();
+            Some(Doc {
+                key,
+                text,
+                created,
+                resource,
+            })
+        })
+        .collect())
+}
+
+/// An index's documents as the engine takes them: `(key, text, created)`.
+type Group = (String, Vec<(i64, String, i64)>);
+
+/// `docs` by the index each belongs in (in the database's layout), in name order.
+fn by_index(conn: &mut dyn Conn, ns: &str, docs: &[Doc]) -> Result<Vec<Group>> {
+    let mut groups: std::collections::BTreeMap<String, Vec<(i64, String, i64)>> =
+        Default::default();
+    groups.insert(ns.to_owned(), Vec::new());
+    for d in docs {
+        groups
+            .entry(index_of(conn, ns, &d.resource)?)
+            .or_default()
+            .push((d.key, d.text.clone(), d.created));
+    }
+    Ok(groups.into_iter().collect())
+}
+
+/// Rebuilds every index of `ns` from `docs`, in the database's layout: each index gets its
+/// documents, and a resource's index that gets none (the layout changed, or its documents
+/// went) is dropped.
+pub(crate) fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[Doc]) -> Result<()> {
+    let groups = by_index(conn, ns, docs)?;
+    for index in stored(conn, ns)? {
+        if !groups.iter().any(|(g, _)| *g == index) {
+            // Its held documents are rows of the table, which the groups hold.
+            super::held::of(conn).stored(&index);
+            store::lock_meta(conn, &index, store::Lock::Exclusive)?;
+            store::drop_index(conn, &index)?;
+        }
+    }
+    for (index, docs) in &groups {
+        super::reindex(conn, index, docs)?;
+    }
+    Ok(())
+}
+
+/// Every difference between the indexes of `ns` and `docs`: each index against its
+/// documents (a problem names the index when the database is partitioned), and any index
+/// that holds documents but should hold none.
+pub(crate) fn check(conn: &mut dyn Conn, ns: &str, docs: &[Doc]) -> Result<Vec<String>> {
+    let groups = by_index(conn, ns, docs)?;
+    let mut problems = Vec::new();
+    let mut indexes = stored(conn, ns)?;
+    indexes.extend(groups.iter().map(|(g, _)| g.clone()));
+    indexes.sort();
+    indexes.dedup();
+    for index in indexes {
+        let expected = groups
+            .iter()
+            .find(|(g, _)| *g == index)
+            .map_or(&[][..], |(_, d)| &d[..]);
+        let found = super::check(conn, &index, expected)?;
+        let (_, resource) = split(&index);
+        problems.extend(found.into_iter().map(|p| match resource {
+            "" => p,
+            r => format!("index of resource {}: {p}", crate::error::echo(r)),
+        }));
+    }
+    Ok(problems)
+}
+
+/// Merges each index of `ns` into one segment.
+pub(crate) fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<()> {
+    for index in stored(conn, ns)? {
+        super::optimize(conn, &index)?;
+    }
+    Ok(())
+}
+
+/// Rewrites the segments with deleted documents of the indexes of `ns` that may hold
+/// `resource`'s documents (see [`super::purge`]).
+pub(crate) fn purge(conn: &mut dyn Conn, ns: &str, resource: &str) -> Result<()> {
+    let index = index_of(conn, ns, resource)?;
+    super::purge(conn, &index)?;
+    if index != ns {
+        // Written before the database was partitioned, if it ever was.
+        super::purge(conn, ns)?;
+    }
+    Ok(())
+}
+
+/// Sets the layout: `true`, one index per namespace and resource; `false`, one shared index
+/// per namespace. The caller rebuilds every namespace afterwards ([`reindex`] moves each
+/// document to its index and empties the others). Returns whether the layout changed.
+pub(crate) fn set(conn: &mut dyn Conn, by_resource: bool) -> Result<bool> {
+    if conn.dialect() == crate::Dialect::Postgres {
+        // Waits for every transaction that read the layout (and may write in it) to end; the
+        // ones that read it next wait for this one.
+        conn.execute("LOCK TABLE mem_idx_layout IN ACCESS EXCLUSIVE MODE", &[])?;
+    }
+    conn.session().part::<Layout>().0 = None;
+    if self::by_resource(conn)? == by_resource {
+        return Ok(false);
+    }
+    conn.execute(
+        "INSERT INTO mem_idx_layout (one, by_resource) VALUES (1, ?1) \
+         ON CONFLICT (one) DO UPDATE SET by_resource = excluded.by_resource",
+        &[Value::Int(i64::from(by_resource))],
+    )?;
+    conn.session().part::<Layout>().0 = Some(by_resource);
+    store::forget_fresh(conn);
+    Ok(true)
+}
