@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets clean
+        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -148,6 +148,15 @@ bench-recall: deps-sqlite deps-pg sqlite-release pg-install-release $(VECTOR_VEN
 bench-stats: deps-sqlite deps-pg sqlite-release pg-install-release $(VECTOR_VENV)/.ready
 	@$(WITH_BENCH_PG) $(VECTOR_VENV)/bin/python benches/stats/stats_bench.py --pg "$$BENCH_PG dbname=postgres" \
 	  $(BENCH_STATS_ARGS)
+
+## One search index per resource against the shared one (mem_index_partition), on SQLite and
+## the real-code corpus: ingest, search across and within resources (benches/partition/).
+PARTITION_CORPUS := target/bench-corpus/code-20000
+bench-partition: deps-sqlite sqlite-release
+	@test -f $(PARTITION_CORPUS).jsonl || python3 benches/corpus/build_code_corpus.py --messages 20000 \
+	  --out $(PARTITION_CORPUS).jsonl --queries $(PARTITION_CORPUS)-queries.jsonl
+	/usr/bin/python3 benches/partition/partition_bench.py --ext dist/agentmem0.so \
+	  --corpus $(PARTITION_CORPUS).jsonl --queries $(PARTITION_CORPUS)-queries.jsonl
 
 ## The same at 20k messages and fewer queries (a few minutes once built).
 bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release

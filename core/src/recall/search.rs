@@ -9,7 +9,7 @@ use crate::om;
 use crate::recall::thread_context::{self, Candidate};
 use crate::search::rows::{self, Allowed};
 use crate::search::scoring::PARAM_OPTIONS;
-use crate::search::{self, SearchParams, SnippetSettings, NS_MESSAGES};
+use crate::search::{self, partition, SearchParams, SnippetSettings, NS_MESSAGES};
 use crate::threads::lifecycle;
 use crate::{Conn, Error, Result};
 use std::collections::HashMap;
@@ -99,7 +99,16 @@ impl Filters {
     fn allowed(&self, conn: &mut dyn Conn) -> Result<Allowed> {
         let live =
             lifecycle::hide_deleted(conn, self.resource_id.as_deref(), self.include_deleted)?;
-        if self.is_empty() && live.is_empty() {
+        // In a database partitioned by resource, a search within one reads only its index:
+        // the resource needs no filter of its own.
+        let own_index = self.resource_id.is_some()
+            && Filters {
+                resource_id: None,
+                ..self.clone()
+            }
+            .is_empty()
+            && partition::by_resource(conn)?;
+        if (self.is_empty() || own_index) && live.is_empty() {
             return Allowed::every(conn, TABLE);
         }
         Allowed::query(
