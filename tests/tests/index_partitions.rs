@@ -76,6 +76,13 @@ fn answers(db: &mut dyn Backend, queries: &[String], resource: Option<&str>) -> 
                 "SELECT content, score FROM mem_memory_search($1, $2)",
             ),
             (
+                "mem_recall_hybrid",
+                format!(
+                    r#"{{"limit":30,"now":{NOW},"kinds":["memory","message","observation","code"]{scope}}}"#
+                ),
+                "SELECT kind || ' ' || content, score FROM mem_recall_hybrid($1, $2)",
+            ),
+            (
                 "task_search",
                 format!(r#"{{"limit":30,"now":{NOW}{scope}}}"#),
                 "SELECT id, score FROM task_search($1, $2)",

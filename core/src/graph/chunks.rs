@@ -158,7 +158,7 @@ pub(crate) fn hits(
 ) -> Result<Vec<ChunkHit>> {
     let allowed = match resource {
         None => Allowed::every(conn, "mem_code_chunks")?,
-        Some(r) => Allowed::query(conn, "SELECT seq FROM mem_code_chunks WHERE resource_id = ?1", &[r.into()])?,
+        Some(r) => Allowed::of_resource(conn, "mem_code_chunks", r)?,
     };
     let result = rows::search_allowed(conn, NS_CODE, resource, query, params, &allowed)?;
     let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();

@@ -61,6 +61,20 @@ impl Allowed {
         })
     }
 
+    /// The rows of `table` of one resource. A database partitioned by resource searches that
+    /// resource's own index, whose documents are all the resource's: no filter then, beyond
+    /// row-level security ([`Allowed::every`]).
+    pub(crate) fn of_resource(conn: &mut dyn Conn, table: &str, resource: &str) -> Result<Allowed> {
+        if super::partition::by_resource(conn)? {
+            return Allowed::every(conn, table);
+        }
+        Allowed::query(
+            conn,
+            &format!("SELECT seq FROM {table} WHERE resource_id = ?1"),
+            &[resource.into()],
+        )
+    }
+
     /// A filter checked lazily without probing: for a caller that counted its keys cheaper
     /// than listing them would (`sql` as [`Allowed::query`] takes it).
     pub(crate) fn lazy(sql: String, params: Vec<Value>) -> Allowed {

@@ -69,21 +69,24 @@ fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> 
     let conds = match kind {
         Kind::Memory => filter.sql("", &mut params),
         Kind::Message | Kind::Observation => {
+            let live = lifecycle::hide_deleted(conn, filter.resource.as_deref(), false)?;
+            if let (Some(r), "") = (&filter.resource, live.as_str()) {
+                return Allowed::of_resource(conn, kind.table(), r);
+            }
             let mut c: Vec<String> = Vec::new();
             if let Some(r) = &filter.resource {
                 params.push(r.as_str().into());
                 c.push("resource_id = ?1".to_owned());
             }
-            let live = lifecycle::hide_deleted(conn, filter.resource.as_deref(), false)?;
             if let Some(cond) = live.strip_prefix(" AND ") {
                 c.push(cond.to_owned());
             }
             (!c.is_empty()).then(|| c.join(" AND "))
         }
-        Kind::Code => filter.resource.as_ref().map(|r| {
-            params.push(r.as_str().into());
-            "resource_id = ?1".to_owned()
-        }),
+        Kind::Code => match &filter.resource {
+            Some(r) => return Allowed::of_resource(conn, kind.table(), r),
+            None => None,
+        },
     };
     match conds {
         None => Allowed::every(conn, kind.table()),
