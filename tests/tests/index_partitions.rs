@@ -3,7 +3,7 @@
 //!
 //! Twin databases get the same random rows of three resources (messages, observations,
 //! tasks, memories, code chunks); one is then partitioned. Afterwards, through random writes
-//! (function calls and plain SQL) and back to one shared index:
+//! (function calls and plain SQL), a forgotten resource and back to one shared index:
 //!
 //! 1. every search across resources gives the same hits and scores (to 1e-9) in both: the
 //!    partitioned search reads every resource's index as one, with summed statistics;
@@ -276,6 +276,17 @@ fn run(open: &mut dyn FnMut(&str) -> Box<dyn Backend>) {
             parted.query("SELECT mem_optimize()", &[]).unwrap();
         }
     }
+    for db in [shared.as_mut(), parted.as_mut()] {
+        db.query("SELECT mem_forget('rc')", &[]).unwrap();
+    }
+    assert_eq!(
+        one(
+            parted.as_mut(),
+            "SELECT count(*) FROM mem_idx_delta WHERE resource_id = 'rc'"
+        ),
+        "0",
+        "a forgotten resource's index keeps no pending document"
+    );
     check_index(parted.as_mut(), "after the writes");
     check_index(shared.as_mut(), "after the writes (shared)");
     let want = answers(shared.as_mut(), &queries, None);

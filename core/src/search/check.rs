@@ -230,7 +230,7 @@ fn check_segment(
     let dead = store::dead(conn, row)?.ok_or_else(|| Error::internal("vanished while checking"))?;
     let h = seg.header.clone();
     let mut window = store::Readahead::default();
-    let mut src = StoredPages::sequential(conn, row.seg_no, row.build, &mut window, 64);
+    let mut src = StoredPages::sequential(conn, row, &mut window, 64);
     // Documents.
     let n = h.doc_count as usize;
     let mut keys = Vec::with_capacity(n);

@@ -103,7 +103,7 @@ impl DictStream {
 }
 
 fn reader<'c>(conn: &'c mut dyn Conn, i: &Input, window: &'c mut Readahead) -> StoredPages<'c> {
-    StoredPages::sequential(conn, i.row.seg_no, i.row.build, window, READAHEAD)
+    StoredPages::sequential(conn, &i.row, window, READAHEAD)
 }
 
 /// Merges stored segments into one holding their live documents, written through `sink`.

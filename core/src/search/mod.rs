@@ -293,7 +293,7 @@ fn locate(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Option<(SegRow, u32
         let (Some(seg), Some(dead)) = (store::header(conn, &row)?, store::dead(conn, &row)?) else {
             continue;
         };
-        let mut src = store::StoredPages::new(conn, row.seg_no, row.build);
+        let mut src = store::StoredPages::new(conn, &row);
         if let Some(ord) = seg.ord_of(&mut src, doc)? {
             if !dead.is_dead(ord) {
                 let page = seg.doc_page(&mut src, ord / segment::DOCS_PER_PAGE as u32)?;
@@ -466,10 +466,7 @@ fn views(
                 dead,
                 pending: p,
             },
-            src: Src::Stored {
-                seg_no: row.seg_no,
-                build: row.build,
-            },
+            src: Src::Stored(row.clone()),
         });
     }
     let Some(delta) = delta_view::views(conn, ns, snap.index, &snap.delta, keep)? else {
@@ -507,10 +504,10 @@ fn store_segment(
     };
     pw.flush(conn)?;
     if header.doc_count == 0 {
-        store::delete_segment(conn, seg_no)?;
+        store::delete_segment(conn, names::split(ns).1, seg_no)?;
         return Ok(None);
     }
-    store::finish_segment(conn, seg_no, build, &header)?;
+    store::finish_segment(conn, ns, seg_no, build, &header)?;
     Ok(Some(seg_no))
 }
 
@@ -572,7 +569,7 @@ fn record_deletions(conn: &mut dyn Conn, ns: &str, rows: &[DeltaRow]) -> Result<
         if let Some(more) = by_seg.get(&row.seg_no) {
             let dead = store::dead(conn, &row)?
                 .ok_or_else(|| Error::internal("segment deletions changed during a flush"))?;
-            store::set_dead(conn, row.seg_no, &dead.with(more))?;
+            store::set_dead(conn, &row, &dead.with(more))?;
         }
     }
     Ok(())
@@ -653,7 +650,7 @@ fn merge_segments(conn: &mut dyn Conn, ns: &str, rows: &[SegRow]) -> Result<()> 
         }
     }
     for row in rows {
-        store::delete_segment(conn, row.seg_no)?;
+        store::delete_segment(conn, &row.resource, row.seg_no)?;
     }
     Ok(())
 }

@@ -65,7 +65,7 @@ pub(crate) fn index_stats(conn: &mut dyn Conn) -> Result<String> {
     }
     let pages = conn.query(
         "SELECT s.ns, (p.id >> 28) & 15, sum(length(p.data)) FROM mem_idx_pages p \
-         JOIN mem_idx_segments s ON s.seg_no = (p.id >> 32) GROUP BY s.ns, (p.id >> 28) & 15",
+         JOIN mem_idx_segments s ON s.resource_id = p.resource_id AND s.seg_no = (p.id >> 32) GROUP BY s.ns, (p.id >> 28) & 15",
         &[],
     )?;
     for r in &pages {

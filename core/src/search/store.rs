@@ -58,6 +58,9 @@ pub(crate) fn random_id() -> i64 {
 /// A segment as listed in a snapshot.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct SegRow {
+    /// The resource of its index (`""` for a shared index): with the number, how a sharded
+    /// database finds its row and pages.
+    pub resource: String,
     pub seg_no: i64,
     pub build: i64,
     pub doc_count: i64,
@@ -70,11 +73,13 @@ pub(crate) struct SegRow {
 }
 
 impl SegRow {
-    /// From the listing's nine integer columns, in field order (missing ones read as 0).
-    fn from_ints(v: impl IntoIterator<Item = i64>) -> SegRow {
+    /// A segment of index `ns` from the listing's nine integer columns, in field order
+    /// (missing ones read as 0).
+    fn from_ints(ns: &str, v: impl IntoIterator<Item = i64>) -> SegRow {
         let mut v = v.into_iter();
         let mut next = || v.next().unwrap_or(0);
         SegRow {
+            resource: split(ns).1.to_owned(),
             seg_no: next(),
             build: next(),
             doc_count: next(),
@@ -195,7 +200,7 @@ pub(crate) fn snapshot(conn: &mut dyn Conn, ns: &str) -> Result<Snapshot> {
             s.index = it.next().map_or(0, |v| int(&v));
         } else if kind == 0 {
             s.segments
-                .push(SegRow::from_ints(it.by_ref().take(9).map(|v| int(&v))));
+                .push(SegRow::from_ints(ns, it.by_ref().take(9).map(|v| int(&v))));
         } else {
             let v: Vec<Value> = it.collect();
             let reordered = [0, 1, 2, 3, 9, 4, 5, 6, 10]
@@ -519,7 +524,7 @@ pub(crate) fn segments(conn: &mut dyn Conn, ns: &str) -> Result<Vec<SegRow>> {
     )?;
     Ok(rows
         .into_iter()
-        .map(|r| SegRow::from_ints(r.iter().map(int)))
+        .map(|r| SegRow::from_ints(ns, r.iter().map(int)))
         .collect())
 }
 
@@ -537,8 +542,12 @@ pub(crate) fn header(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Segment
         return Ok(Some(Segment { header: h }));
     }
     let v = conn.query_value(
-        "SELECT header FROM mem_idx_segments WHERE seg_no = ?1 AND build = ?2",
-        &[Value::Int(seg.seg_no), Value::Int(seg.build)],
+        "SELECT header FROM mem_idx_segments WHERE resource_id = ?1 AND seg_no = ?2 AND build = ?3",
+        &[
+            seg.resource.as_str().into(),
+            Value::Int(seg.seg_no),
+            Value::Int(seg.build),
+        ],
     )?;
     let Some(v) = v else { return Ok(None) };
     let bytes = blob(v);
@@ -556,8 +565,12 @@ pub(crate) fn dead(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Arc<Dead>
         return Ok(Some(d));
     }
     let v = conn.query_value(
-        "SELECT dead FROM mem_idx_segments WHERE seg_no = ?1 AND dead_ver = ?2",
-        &[Value::Int(seg.seg_no), Value::Int(seg.dead_ver)],
+        "SELECT dead FROM mem_idx_segments WHERE resource_id = ?1 AND seg_no = ?2 AND dead_ver = ?3",
+        &[
+            seg.resource.as_str().into(),
+            Value::Int(seg.seg_no),
+            Value::Int(seg.dead_ver),
+        ],
     )?;
     let Some(v) = v else { return Ok(None) };
     let bytes = blob(v);
@@ -567,17 +580,19 @@ pub(crate) fn dead(conn: &mut dyn Conn, seg: &SegRow) -> Result<Option<Arc<Dead>
 }
 
 /// Writes a segment's new deletions under a new version.
-pub(crate) fn set_dead(conn: &mut dyn Conn, seg_no: i64, d: &Dead) -> Result<()> {
+pub(crate) fn set_dead(conn: &mut dyn Conn, seg: &SegRow, d: &Dead) -> Result<()> {
     let ver = random_id();
     let bytes = d.encode();
     conn.execute(
-        "UPDATE mem_idx_segments SET dead_count = ?2, dead_len = ?3, dead_ver = ?4, dead = ?5 WHERE seg_no = ?1",
+        "UPDATE mem_idx_segments SET dead_count = ?2, dead_len = ?3, dead_ver = ?4, dead = ?5 \
+         WHERE resource_id = ?6 AND seg_no = ?1",
         &[
-            Value::Int(seg_no),
+            Value::Int(seg.seg_no),
             Value::Int(d.ords.len() as i64),
             Value::Int(d.len as i64),
             Value::Int(ver),
             Value::Blob(bytes.clone()),
+            seg.resource.as_str().into(),
         ],
     )?;
     cache::put_dead(ver as u64, Arc::new(d.clone()), bytes.len() * 3);
@@ -595,12 +610,18 @@ pub(crate) fn insert_segment(conn: &mut dyn Conn, ns: &str, build: i64) -> Resul
     .ok_or_else(|| Error::internal("segment insert returned no number"))
 }
 
-/// Completes a segment's row with its header once its pages are written.
-pub(crate) fn finish_segment(conn: &mut dyn Conn, seg_no: i64, build: i64, h: &Header) -> Result<()> {
+/// Completes a segment's row of index `ns` with its header once its pages are written.
+pub(crate) fn finish_segment(
+    conn: &mut dyn Conn,
+    ns: &str,
+    seg_no: i64,
+    build: i64,
+    h: &Header,
+) -> Result<()> {
     let bytes = h.encode();
     conn.execute(
         "UPDATE mem_idx_segments SET doc_count = ?2, total_len = ?3, min_key = ?4, max_key = ?5, header = ?6 \
-         WHERE seg_no = ?1",
+         WHERE resource_id = ?7 AND seg_no = ?1",
         &[
             Value::Int(seg_no),
             Value::Int(i64::from(h.doc_count)),
@@ -608,6 +629,7 @@ pub(crate) fn finish_segment(conn: &mut dyn Conn, seg_no: i64, build: i64, h: &H
             Value::Int(h.min_key),
             Value::Int(h.max_key),
             Value::Blob(bytes.clone()),
+            split(ns).1.into(),
         ],
     )?;
     cache::put_header(build as u64, Arc::new(h.clone()), bytes.len() * 2);
@@ -672,18 +694,19 @@ impl PageWriter {
     }
 }
 
-/// Deletes a segment: its pages, then its row.
-pub(crate) fn delete_segment(conn: &mut dyn Conn, seg_no: i64) -> Result<()> {
+/// Deletes a segment of `resource`'s index: its pages, then its row.
+pub(crate) fn delete_segment(conn: &mut dyn Conn, resource: &str, seg_no: i64) -> Result<()> {
     conn.execute(
-        "DELETE FROM mem_idx_pages WHERE id >= ?1 AND id <= ?2",
+        "DELETE FROM mem_idx_pages WHERE resource_id = ?1 AND id >= ?2 AND id <= ?3",
         &[
+            resource.into(),
             Value::Int(page_id(seg_no, 0)),
             Value::Int(page_id(seg_no, u32::MAX)),
         ],
     )?;
     conn.execute(
-        "DELETE FROM mem_idx_segments WHERE seg_no = ?1",
-        &[Value::Int(seg_no)],
+        "DELETE FROM mem_idx_segments WHERE resource_id = ?1 AND seg_no = ?2",
+        &[resource.into(), Value::Int(seg_no)],
     )?;
     Ok(())
 }
@@ -691,7 +714,7 @@ pub(crate) fn delete_segment(conn: &mut dyn Conn, seg_no: i64) -> Result<()> {
 /// Deletes everything of a namespace except its row.
 pub(crate) fn clear(conn: &mut dyn Conn, ns: &str) -> Result<()> {
     for seg in segments(conn, ns)? {
-        delete_segment(conn, seg.seg_no)?;
+        delete_segment(conn, &seg.resource, seg.seg_no)?;
     }
     conn.execute(
         "DELETE FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2",
@@ -729,6 +752,7 @@ impl Readahead {
 /// Pages of a stored segment, through the page cache; counts what it had to read.
 pub(crate) struct StoredPages<'c> {
     conn: &'c mut dyn Conn,
+    resource: String,
     seg_no: i64,
     build: u64,
     /// Pages read ahead of a multi-page request, kept out of the cache (a merge's pages would
@@ -742,11 +766,12 @@ pub(crate) struct StoredPages<'c> {
 }
 
 impl<'c> StoredPages<'c> {
-    pub(crate) fn new(conn: &'c mut dyn Conn, seg_no: i64, build: i64) -> Self {
+    pub(crate) fn new(conn: &'c mut dyn Conn, seg: &SegRow) -> Self {
         StoredPages {
             conn,
-            seg_no,
-            build: build as u64,
+            resource: seg.resource.clone(),
+            seg_no: seg.seg_no,
+            build: seg.build as u64,
             ahead: None,
             pages_read: 0,
             bytes_read: 0,
@@ -759,14 +784,13 @@ impl<'c> StoredPages<'c> {
     /// on where this one stopped.
     pub(crate) fn sequential(
         conn: &'c mut dyn Conn,
-        seg_no: i64,
-        build: i64,
+        seg: &SegRow,
         window: &'c mut Readahead,
         size: u32,
     ) -> Self {
         StoredPages {
             ahead: Some((window, size.max(1))),
-            ..StoredPages::new(conn, seg_no, build)
+            ..StoredPages::new(conn, seg)
         }
     }
 
@@ -822,8 +846,11 @@ impl PageSource for StoredPages<'_> {
             return Err(self.missing());
         }
         let v = self.conn.query_value(
-            "SELECT data FROM mem_idx_pages WHERE id = ?1",
-            &[Value::Int(page_id(self.seg_no, no))],
+            "SELECT data FROM mem_idx_pages WHERE resource_id = ?1 AND id = ?2",
+            &[
+                self.resource.as_str().into(),
+                Value::Int(page_id(self.seg_no, no)),
+            ],
         )?;
         let page = self.counted(&blob(v.ok_or_else(|| self.missing())?));
         cache::put_page(self.build, no, page.clone());
@@ -854,8 +881,9 @@ impl PageSource for StoredPages<'_> {
         }
         let mut got: Vec<(u32, Page)> = Vec::new();
         self.conn.for_each_row(
-            "SELECT id, data FROM mem_idx_pages WHERE id >= ?1 AND id < ?2",
+            "SELECT id, data FROM mem_idx_pages WHERE resource_id = ?1 AND id >= ?2 AND id < ?3",
             &[
+                self.resource.as_str().into(),
                 Value::Int(page_id(self.seg_no, first)),
                 Value::Int(page_id(self.seg_no, to)),
             ],

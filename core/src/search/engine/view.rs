@@ -4,7 +4,7 @@
 use crate::search::cache;
 use crate::search::pages::{MemPages, Page, PageSource};
 use crate::search::segment::{Dead, DocPage, Segment, TermInfo, DOCS_PER_PAGE};
-use crate::search::store::StoredPages;
+use crate::search::store::{SegRow, StoredPages};
 use crate::{Conn, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use std::sync::Arc;
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) enum Src {
     /// A stored segment (through the page cache).
-    Stored { seg_no: i64, build: i64 },
+    Stored(SegRow),
     /// The delta, built in memory for this search.
     Mem(MemPages),
     /// The delta as built for earlier searches (see [`crate::search::delta_view`]).
@@ -94,9 +94,7 @@ impl ViewSource<'_> {
 impl Src {
     pub(crate) fn open<'c>(&'c mut self, conn: &'c mut dyn Conn) -> ViewSource<'c> {
         match self {
-            Src::Stored { seg_no, build } => {
-                ViewSource::Stored(StoredPages::new(conn, *seg_no, *build))
-            }
+            Src::Stored(seg) => ViewSource::Stored(StoredPages::new(conn, seg)),
             Src::Mem(m) => ViewSource::Mem(m),
             Src::Shared(m) => ViewSource::Mem(m),
         }
