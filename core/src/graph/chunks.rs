@@ -162,7 +162,13 @@ pub(crate) fn hits(
     };
     let result = rows::search_allowed(conn, NS_CODE, resource, query, params, &allowed)?;
     let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
-    let mut found = rows::hydrate(conn, "mem_code_chunks", "id, resource_id, file_path, content, created_at", &seqs)?;
+    let mut found = rows::hydrate(
+        conn,
+        "mem_code_chunks",
+        "id, resource_id, file_path, content, created_at",
+        &seqs,
+        resource,
+    )?;
     Ok(result
         .hits
         .into_iter()

@@ -77,6 +77,7 @@ pub(crate) fn search(
         "id, resource_id, type, scope, content, confidence, decay_half_life_days, pinned, \
          last_accessed_at, created_at",
         &seqs,
+        wanted.resource.as_deref(),
     )?;
     let now = match params.now {
         Some(t) => t,

@@ -110,6 +110,7 @@ pub(crate) fn hits(
         "mem_om_records",
         "id, thread_id, resource_id, updated_at, active_observations",
         &seqs,
+        scope.resource_id.as_deref(),
     )?;
     let mut out = Vec::with_capacity(result.hits.len());
     for hit in result.hits {

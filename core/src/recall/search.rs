@@ -363,7 +363,13 @@ pub(crate) fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec
     let engine: HashMap<i64, &search::Hit> = result.hits.iter().map(|h| (h.doc, h)).collect();
     let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
     let mut cands: Vec<Candidate> =
-        rows::hydrate(conn, TABLE, "thread_id, message_index, role", &seqs)?
+        rows::hydrate(
+            conn,
+            TABLE,
+            "thread_id, message_index, role",
+            &seqs,
+            req.filters.resource_id.as_deref(),
+        )?
             .into_iter()
             .filter_map(|(seq, mut cols)| {
                 let turn = thread_context::is_turn(cols.pop()?.as_str()?);
@@ -385,6 +391,7 @@ pub(crate) fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec
         "id, thread_id, resource_id, role, task_id, created_at, message_index, compaction_level, \
          coalesce(search_text, raw_content), raw_content",
         &kept,
+        req.filters.resource_id.as_deref(),
     )?;
     let mut out = Vec::with_capacity(cands.len());
     for c in &cands {

@@ -200,23 +200,33 @@ pub(crate) fn search_allowed(
     Ok(SearchResult { hits, stats })
 }
 
-/// `columns` of the rows of `table` whose `seq` is in `seqs`, by seq (one statement).
-/// `table` and `columns` are the caller's constants, never user text.
+/// `columns` of the rows of `table` whose `seq` is in `seqs`, by seq (one statement), of
+/// `resource` when the search was within one (the hits are its rows: naming it keeps the
+/// statement on the resource's shard of a sharded database). `table` and `columns` are the
+/// caller's constants, never user text.
 pub(crate) fn hydrate(
     conn: &mut dyn Conn,
     table: &str,
     columns: &str,
     seqs: &[i64],
+    resource: Option<&str>,
 ) -> Result<HashMap<i64, Row>> {
     if seqs.is_empty() {
         return Ok(HashMap::new());
     }
     let marks: Vec<String> = (1..=seqs.len()).map(|i| format!("?{i}")).collect();
+    let mut params: Vec<Value> = seqs.iter().map(|&s| Value::Int(s)).collect();
+    let of_resource = match resource {
+        Some(r) => {
+            params.push(r.into());
+            format!(" AND resource_id = ?{}", params.len())
+        }
+        None => String::new(),
+    };
     let sql = format!(
-        "SELECT seq, {columns} FROM {table} WHERE seq IN ({})",
+        "SELECT seq, {columns} FROM {table} WHERE seq IN ({}){of_resource}",
         marks.join(", ")
     );
-    let params: Vec<Value> = seqs.iter().map(|&s| Value::Int(s)).collect();
     Ok(conn
         .query(&sql, &params)?
         .into_iter()

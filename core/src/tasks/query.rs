@@ -322,6 +322,7 @@ pub(crate) fn search_tasks(
         "mem_tasks",
         "id, title, status, priority, type, description, summary",
         &seqs,
+        scope.as_deref(),
     )?;
     let snippet = SnippetSettings::default();
     let mut out = Vec::new();

@@ -314,7 +314,7 @@ pub(crate) fn nearest(
         |f| f.1,
     )?;
     let seqs: Vec<i64> = found.iter().map(|f| f.1).collect();
-    let mut by_seq = crate::search::rows::hydrate(conn, "mem_embeddings", "kind, owner_id", &seqs)?;
+    let mut by_seq = crate::search::rows::hydrate(conn, "mem_embeddings", "kind, owner_id", &seqs, None)?;
     Ok(found
         .into_iter()
         .filter_map(|(distance, seq)| {

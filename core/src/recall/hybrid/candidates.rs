@@ -308,7 +308,7 @@ pub(crate) fn rows_of(conn: &mut dyn Conn, keys: &[Key], now: i64) -> Result<Has
             Kind::Observation => "id, active_observations",
             Kind::Code => "id, content, file_path",
         };
-        for (seq, r) in rows::hydrate(conn, kind.table(), columns, &seqs)? {
+        for (seq, r) in rows::hydrate(conn, kind.table(), columns, &seqs, None)? {
             let mut f = Fields::new(r);
             let (id, content) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
             let row = if kind == Kind::Memory {
