@@ -13,6 +13,14 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
 
 
+def report(lines, out):
+    """Prints a report's markdown lines and writes them to the file `out`."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(out, "w") as f:
+        f.write(text)
+
+
 def sqlite_file(name):
     """Where the database of [`fresh_sqlite`]`(name, …)` lives."""
     return os.path.join("/tmp", name, "bench.db")

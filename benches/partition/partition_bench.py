@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from benchlib import fresh_sqlite, pct  # noqa: E402
+from benchlib import fresh_sqlite, pct, report  # noqa: E402
 
 
 def ingest(c, messages):
@@ -111,10 +111,7 @@ def main():
         f"{pct(w0, .5) / pct(w1, .5):.2f}× (p50). Across resources both return the same hits "
         "and scores (checked).",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    with open(a.out, "w") as f:
-        f.write(text)
+    report(lines, a.out)
 
 
 if __name__ == "__main__":

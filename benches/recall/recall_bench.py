@@ -27,7 +27,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.dirname(HERE))
-from benchlib import drop_sqlite, fresh_sqlite, pct, pg_database  # noqa: E402
+from benchlib import drop_sqlite, fresh_sqlite, pct, pg_database, report  # noqa: E402
 TYPES = ["gotcha", "decision", "pattern", "error_pattern", "module_insight", "dead_end",
          "workflow_recipe", "requirement", "causal_dependency"]
 SOURCES = ["agent_explicit", "observer_inferred", "qa_auto", "user_taught"]
@@ -263,10 +263,7 @@ def main():
                          f"{statistics.median(p) / statistics.median(o):.2f} |")
         if "peer_note" in r:
             lines.append(f"\n{backend}: {r['peer_note']} (peer without its dense list)")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    with open(args.out, "w") as f:
-        f.write(text)
+    report(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -122,6 +122,18 @@ fn assert_same(context: &str, got: &Answers, want: &Answers) {
     }
 }
 
+/// Every search across resources, in both twins: the same hits and scores. Returns them.
+fn same_across(
+    context: &str,
+    shared: &mut dyn Backend,
+    parted: &mut dyn Backend,
+    queries: &[String],
+) -> Answers {
+    let want = answers(shared, queries, None);
+    assert_same(context, &answers(parted, queries, None), &want);
+    want
+}
+
 fn queries() -> Vec<String> {
     let mut q: Vec<String> = RESOURCES.iter().map(|r| sample::secret(r)).collect();
     q.extend(
@@ -236,11 +248,11 @@ fn run(open: &mut dyn FnMut(&str) -> Box<dyn Backend>) {
     assert_eq!(parts, "3", "every resource gets its index");
     check_index(parted.as_mut(), "partitioned");
 
-    let want = answers(shared.as_mut(), &queries, None);
-    assert_same(
+    same_across(
         "across resources",
-        &answers(parted.as_mut(), &queries, None),
-        &want,
+        shared.as_mut(),
+        parted.as_mut(),
+        &queries,
     );
 
     // Within a resource: the shared index of a database of that resource alone.
@@ -289,11 +301,11 @@ fn run(open: &mut dyn FnMut(&str) -> Box<dyn Backend>) {
     );
     check_index(parted.as_mut(), "after the writes");
     check_index(shared.as_mut(), "after the writes (shared)");
-    let want = answers(shared.as_mut(), &queries, None);
-    assert_same(
+    let want = same_across(
         "after the writes",
-        &answers(parted.as_mut(), &queries, None),
-        &want,
+        shared.as_mut(),
+        parted.as_mut(),
+        &queries,
     );
 
     let back = one(parted.as_mut(), "SELECT mem_index_partition('none')");

@@ -83,6 +83,16 @@ impl Dialect {
         }
     }
 
+    /// After a table name, for a lookup by its `seq` (SQLite's rowid): SQLite's planner,
+    /// without statistics, may take an index on another condition of the statement for
+    /// fewer rows than a list of keys; Postgres has statistics and no hints.
+    pub(crate) fn key_lookup_hint(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => " NOT INDEXED",
+            Dialect::Postgres => "",
+        }
+    }
+
     /// The statement that says whether row-level security applies to the table `?1` for the
     /// current user; `None` where there is none.
     pub(crate) fn row_security_sql(self) -> Option<&'static str> {

@@ -147,6 +147,19 @@ pub(crate) struct Request {
 }
 
 impl Request {
+    /// The engine's best messages for `query` within the request's filters, `params` deciding
+    /// how many.
+    fn engine_hits(
+        &self,
+        conn: &mut dyn Conn,
+        query: &str,
+        params: &SearchParams,
+    ) -> Result<search::SearchResult> {
+        let allowed = self.filters.allowed(conn)?;
+        let resource = self.filters.resource_id.as_deref();
+        rows::search_allowed(conn, NS_MESSAGES, resource, query, params, &allowed)
+    }
+
     /// Parses `mem_search` options.
     #[cfg_attr(feature = "testing", visibility::make(pub))]
     pub(crate) fn parse(options: Option<&str>) -> Result<Request> {
@@ -244,15 +257,7 @@ pub(crate) fn count(conn: &mut dyn Conn, query: &str, req: &Request, cap: usize)
         limit: cap,
         ..req.params.clone()
     };
-    let allowed = req.filters.allowed(conn)?;
-    let messages = rows::search_allowed(
-        conn,
-        NS_MESSAGES,
-        req.filters.resource_id.as_deref(),
-        query,
-        &params,
-        &allowed,
-    )?;
+    let messages = req.engine_hits(conn, query, &params)?;
     let observations = match observation_scope(&req.filters) {
         Some(scope) => om::search::hits(conn, query, &params, &scope)?.len(),
         None => 0,
@@ -343,20 +348,12 @@ fn code_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<Mess
 /// Runs a parsed request: the engine's first stage, the thread context (see
 /// [`crate::recall::thread_context`]), then one lookup of the kept rows.
 pub(crate) fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
-    let allowed = req.filters.allowed(conn)?;
     let limit = req.params.limit;
     let params = SearchParams {
         limit: thread_context::first_stage(limit, req.context_weight),
         ..req.params.clone()
     };
-    let result = rows::search_allowed(
-        conn,
-        NS_MESSAGES,
-        req.filters.resource_id.as_deref(),
-        query,
-        &params,
-        &allowed,
-    )?;
+    let result = req.engine_hits(conn, query, &params)?;
     if result.hits.is_empty() {
         return Ok(Vec::new());
     }

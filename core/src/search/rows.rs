@@ -223,8 +223,9 @@ pub(crate) fn hydrate(
         }
         None => String::new(),
     };
+    let hint = conn.dialect().key_lookup_hint();
     let sql = format!(
-        "SELECT seq, {columns} FROM {table} WHERE seq IN ({}){of_resource}",
+        "SELECT seq, {columns} FROM {table}{hint} WHERE seq IN ({}){of_resource}",
         marks.join(", ")
     );
     Ok(conn
