@@ -123,7 +123,7 @@ tables = [r[0] for r in conn.execute(
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
 assert tables and all(t.startswith("mem_") for t in tables), tables
 assert {t for t in tables if t.startswith("mem_idx_")} == {
-    "mem_idx_meta", "mem_idx_segments", "mem_idx_pages", "mem_idx_delta"}, tables
+    "mem_idx_meta", "mem_idx_segments", "mem_idx_pages", "mem_idx_delta", "mem_idx_layout"}, tables
 
 def diff_tables(diff):
     flat = [d for entry in diff for d in (entry if isinstance(entry, list) else [entry])]

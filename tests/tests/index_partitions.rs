@@ -354,3 +354,156 @@ fn partitioned_index_on_postgres() {
         agentmem_tests::pg_drop_database(&server, &name);
     }
 }
+
+/// Writers keep writing while the layout changes back and forth (Postgres): each change waits
+/// for the transactions that wrote in the old layout, the ones after it write in the new one,
+/// so the index is exact after every change (checked in one snapshot while the writers go on)
+/// and at the end. A writer the change's lock queue deadlocks is aborted by Postgres
+/// and retried, as a client retries a deadlock.
+#[test]
+fn layout_changes_under_concurrent_writers_on_postgres() {
+    let Some(server) = agentmem_tests::pg_url() else {
+        return;
+    };
+    let name = "agentmem_parts_concurrent";
+    let url = agentmem_tests::pg_database(&server, name);
+    let mut db = Postgres::connect(&url);
+    db.reset().unwrap();
+    for r in RESOURCES {
+        db.query(
+            "SELECT mem_thread_create($1, NULL, NULL, $2)",
+            &[text(r), text(&format!(r#"{{"id":"{r}-t"}}"#))],
+        )
+        .unwrap();
+    }
+    const WRITERS: usize = 4;
+    const PER_WRITER: usize = 40;
+    // Writers go on until every switch is done, so the switches land among their writes.
+    let switched = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let url = url.clone();
+            let switched = switched.clone();
+            std::thread::spawn(move || {
+                let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+                let mut retried = 0;
+                let mut i = 0;
+                while i < PER_WRITER || !switched.load(std::sync::atomic::Ordering::SeqCst) {
+                    let r = RESOURCES[(w + i) % 3];
+                    let thread = format!("{r}-t");
+                    let id = format!("w{w}-{i}");
+                    let content = format!("writer {w} message {i} refresh_tokens {r}");
+                    loop {
+                        let attempt = (|| -> Result<(), postgres::Error> {
+                            let mut tx = c.transaction()?;
+                            if i % 2 == 0 {
+                                tx.execute(
+                                    "INSERT INTO mem_messages (id, thread_id, role, raw_content) \
+                                     VALUES ($1, $2, 'user', $3)",
+                                    &[&id, &thread, &content],
+                                )?;
+                            } else {
+                                let opts = format!(r#"{{"id":"{id}"}}"#);
+                                tx.execute(
+                                    "SELECT mem_message_add($1, 'assistant', $2, $3)",
+                                    &[&thread, &content, &opts],
+                                )?;
+                            }
+                            if i % 7 == 3 {
+                                tx.execute(
+                                    "UPDATE mem_messages SET raw_content = raw_content || ' edited' \
+                                     WHERE id = $1",
+                                    &[&id],
+                                )?;
+                            }
+                            if i % 11 == 5 {
+                                tx.execute("DELETE FROM mem_messages WHERE id = $1", &[&id])?;
+                            }
+                            tx.commit()
+                        })();
+                        match attempt {
+                            Ok(()) => break,
+                            Err(e) if e.code() == Some(&postgres::error::SqlState::T_R_DEADLOCK_DETECTED) => {
+                                retried += 1;
+                            }
+                            Err(e) => panic!("writer {w}: {e:?}"),
+                        }
+                    }
+                    i += 1;
+                }
+                retried
+            })
+        })
+        .collect();
+    let switcher = {
+        let url = url.clone();
+        let switched = switched.clone();
+        std::thread::spawn(move || {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            // The writers' backends load the extension first: the switches start once they
+            // write.
+            while c
+                .query_one("SELECT count(*) FROM mem_messages", &[])
+                .unwrap()
+                .get::<_, i64>(0)
+                < (WRITERS * 3) as i64
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            for k in 0..5 {
+                let by = if k % 2 == 0 { "resource" } else { "none" };
+                loop {
+                    match c.query("SELECT mem_index_partition($1)", &[&by]) {
+                        Ok(rows) => {
+                            let v: serde_json::Value = rows[0].get(0);
+                            let moved = v["documents"]["msg"].as_i64().unwrap_or(0);
+                            assert!(moved > 0, "the switch to {by} found messages to move: {v}");
+                            break;
+                        }
+                        Err(e)
+                            if e.code()
+                                == Some(&postgres::error::SqlState::T_R_DEADLOCK_DETECTED) => {}
+                        Err(e) => panic!("switch to {by}: {e:?}"),
+                    }
+                }
+                // One snapshot for the whole check: what committed so far sits in its index.
+                let mut tx = c
+                    .build_transaction()
+                    .isolation_level(postgres::IsolationLevel::RepeatableRead)
+                    .start()
+                    .unwrap();
+                let problems = tx
+                    .query("SELECT problem FROM mem_index_check()", &[])
+                    .unwrap();
+                let problems: Vec<String> = problems.iter().map(|r| r.get(0)).collect();
+                assert!(
+                    problems.is_empty(),
+                    "after the switch to {by}: {problems:?}"
+                );
+                tx.commit().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(30));
+            }
+            switched.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+    };
+    let retried: usize = writers.into_iter().map(|h| h.join().unwrap()).sum();
+    switcher.join().unwrap();
+    // Five switches end partitioned: each resource's index holds its live messages.
+    check_index(&mut db, "after concurrent switches");
+    let live = one(&mut db, "SELECT count(*) FROM mem_messages");
+    let found = one(
+        &mut db,
+        "SELECT count(*) FROM mem_search('refresh_tokens', '{\"limit\":1000}')",
+    );
+    eprintln!("{retried} writes retried after a deadlock with a layout change");
+    assert_eq!(found, live, "every live message is found");
+    assert_eq!(
+        one(
+            &mut db,
+            "SELECT count(*) FROM mem_idx_meta WHERE resource_id <> ''"
+        ),
+        "3"
+    );
+    drop(db);
+    agentmem_tests::pg_drop_database(&server, name);
+}
