@@ -113,8 +113,9 @@ pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
         conn,
         "SELECT seq, content, created_at, resource_id FROM mem_code_chunks ORDER BY seq",
     )?;
-    partition::reindex(conn, NS_CODE, &docs)?;
-    Ok(docs.len() as i64)
+    let n = docs.len() as i64;
+    partition::reindex(conn, NS_CODE, docs)?;
+    Ok(n)
 }
 
 /// After a chunk row is inserted: it is indexed (once, however often this runs).

@@ -108,52 +108,58 @@ pub(crate) fn indexed_text(content: &str, tags: &str, related_files: &str) -> St
     format!("{content}\n{}\n{}", words(tags), words(related_files))
 }
 
-/// The indexed text, creation time and related files (JSON) of the memory `seq`.
+/// The columns a memory's search document is made of, as [`document`] reads them.
+const DOCUMENT_COLUMNS: &str =
+    "content, CAST(tags AS TEXT), CAST(related_files AS TEXT), created_at, resource_id";
+
+/// A memory's search document from its [`DOCUMENT_COLUMNS`]: the indexed text, creation time,
+/// related files (JSON) and resource.
+fn document(f: &mut Fields) -> (String, i64, String, String) {
+    let (c, t, r) = (f.text(), f.text(), f.text().unwrap_or_default());
+    let text = indexed_text(&c.unwrap_or_default(), &t.unwrap_or_default(), &r);
+    let created = f.int().unwrap_or(0);
+    (text, created, r, f.text().unwrap_or_default())
+}
+
+/// The indexed text, creation time and related files (JSON) of the memory `seq`, and the
+/// index it lives in.
 fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64, String, String)> {
     let row = conn
         .query(
-            "SELECT content, CAST(tags AS TEXT), CAST(related_files AS TEXT), created_at, resource_id \
-             FROM mem_memories WHERE seq = ?1",
+            &format!("SELECT {DOCUMENT_COLUMNS} FROM mem_memories WHERE seq = ?1"),
             &[Value::Int(seq)],
         )?
         .into_iter()
         .next()
         .ok_or_else(|| Error::not_found("memory", seq.to_string()))?;
-    let mut f = Fields::new(row);
-    let (c, t, r) = (f.text(), f.text(), f.text().unwrap_or_default());
-    let text = indexed_text(&c.unwrap_or_default(), &t.unwrap_or_default(), &r);
-    let created = f.int().unwrap_or(0);
-    let index = partition::index_of(conn, NS_MEMORIES, &f.text().unwrap_or_default())?;
-    Ok((text, created, r, index))
+    let (text, created, related, resource) = document(&mut Fields::new(row));
+    let index = partition::index_of(conn, NS_MEMORIES, &resource)?;
+    Ok((text, created, related, index))
 }
 
 /// Rebuilds the memory index from `mem_memories`. Returns the document count.
 pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
     let docs: Vec<partition::Doc> = conn
         .query(
-            "SELECT seq, content, CAST(tags AS TEXT), CAST(related_files AS TEXT), created_at, resource_id \
-             FROM mem_memories ORDER BY seq",
+            &format!("SELECT seq, {DOCUMENT_COLUMNS} FROM mem_memories ORDER BY seq"),
             &[],
         )?
         .into_iter()
         .filter_map(|r| {
             let mut f = Fields::new(r);
             let key = f.int()?;
-            let (c, t, r) = (f.text(), f.text(), f.text());
+            let (text, created, _, resource) = document(&mut f);
             Some(partition::Doc {
                 key,
-                text: indexed_text(
-                    &c.unwrap_or_default(),
-                    &t.unwrap_or_default(),
-                    &r.unwrap_or_default(),
-                ),
-                created: f.int()?,
-                resource: f.text().unwrap_or_default(),
+                text,
+                created,
+                resource,
             })
         })
         .collect();
-    partition::reindex(conn, NS_MEMORIES, &docs)?;
-    Ok(docs.len() as i64)
+    let n = docs.len() as i64;
+    partition::reindex(conn, NS_MEMORIES, docs)?;
+    Ok(n)
 }
 
 /// A memory's indexed columns before a change.

@@ -39,8 +39,9 @@ pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
         "SELECT seq, active_observations, updated_at, resource_id FROM mem_om_records \
          WHERE is_active = 1 ORDER BY seq",
     )?;
-    search::partition::reindex(conn, NS_OBSERVATIONS, &docs)?;
-    Ok(docs.len() as i64)
+    let n = docs.len() as i64;
+    search::partition::reindex(conn, NS_OBSERVATIONS, docs)?;
+    Ok(n)
 }
 
 /// Which records a search may return: those of a thread or resource, updated within a time

@@ -85,8 +85,12 @@ pub(crate) struct Filters {
 
 impl Filters {
     fn is_empty(&self) -> bool {
+        self.resource_id.is_none() && self.beyond_resource_is_empty()
+    }
+
+    /// Whether nothing but the resource (if anything) is filtered.
+    fn beyond_resource_is_empty(&self) -> bool {
         self.thread_id.is_none()
-            && self.resource_id.is_none()
             && self.role.is_none()
             && self.task_id.is_none()
             && self.since.is_none()
@@ -102,11 +106,7 @@ impl Filters {
         // In a database partitioned by resource, a search within one reads only its index:
         // the resource needs no filter of its own.
         let own_index = self.resource_id.is_some()
-            && Filters {
-                resource_id: None,
-                ..self.clone()
-            }
-            .is_empty()
+            && self.beyond_resource_is_empty()
             && partition::by_resource(conn)?;
         if (self.is_empty() || own_index) && live.is_empty() {
             return Allowed::every(conn, TABLE);

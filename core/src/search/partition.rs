@@ -130,8 +130,9 @@ pub(crate) fn documents(conn: &mut dyn Conn, sql: &str) -> Result<Vec<Doc>> {
 /// An index's documents as the engine takes them: `(key, text, created)`.
 type Group = (String, Vec<(i64, String, i64)>);
 
-/// `docs` by the index each belongs in (in the database's layout), in name order.
-fn by_index(conn: &mut dyn Conn, ns: &str, docs: &[Doc]) -> Result<Vec<Group>> {
+/// `docs` by the index each belongs in (in the database's layout), in name order. The texts
+/// move: a namespace's documents are held once.
+fn by_index(conn: &mut dyn Conn, ns: &str, docs: Vec<Doc>) -> Result<Vec<Group>> {
     let mut groups: std::collections::BTreeMap<String, Vec<(i64, String, i64)>> =
         Default::default();
     groups.insert(ns.to_owned(), Vec::new());
@@ -139,7 +140,7 @@ fn by_index(conn: &mut dyn Conn, ns: &str, docs: &[Doc]) -> Result<Vec<Group>> {
         groups
             .entry(index_of(conn, ns, &d.resource)?)
             .or_default()
-            .push((d.key, d.text.clone(), d.created));
+            .push((d.key, d.text, d.created));
     }
     Ok(groups.into_iter().collect())
 }
@@ -147,7 +148,7 @@ fn by_index(conn: &mut dyn Conn, ns: &str, docs: &[Doc]) -> Result<Vec<Group>> {
 /// Rebuilds every index of `ns` from `docs`, in the database's layout: each index gets its
 /// documents, and a resource's index that gets none (the layout changed, or its documents
 /// went) is dropped.
-pub(crate) fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[Doc]) -> Result<()> {
+pub(crate) fn reindex(conn: &mut dyn Conn, ns: &str, docs: Vec<Doc>) -> Result<()> {
     let groups = by_index(conn, ns, docs)?;
     for index in stored(conn, ns)? {
         if !groups.iter().any(|(g, _)| *g == index) {
@@ -166,7 +167,7 @@ pub(crate) fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[Doc]) -> Result<()>
 /// Every difference between the indexes of `ns` and `docs`: each index against its
 /// documents (a problem names the index when the database is partitioned), and any index
 /// that holds documents but should hold none.
-pub(crate) fn check(conn: &mut dyn Conn, ns: &str, docs: &[Doc]) -> Result<Vec<String>> {
+pub(crate) fn check(conn: &mut dyn Conn, ns: &str, docs: Vec<Doc>) -> Result<Vec<String>> {
     let groups = by_index(conn, ns, docs)?;
     let mut problems = Vec::new();
     let mut indexes = stored(conn, ns)?;

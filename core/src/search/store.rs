@@ -8,8 +8,8 @@
 //!   (its analysed terms) and/or the deletion of an old version that lives in a segment (its
 //!   ordinal, length and distinct terms, so statistics stay exact until the flush records it).
 //!
-//! Functions take an index by its name (see [`super::partition`]): its namespace and
-//! resource are the `ns` and `resource_id` of its rows.
+//! Functions take an index by its name (see [`super::names`]): its namespace and resource
+//! are the `ns` and `resource_id` of its rows.
 
 use super::cache;
 use super::pages::{page_id, Page, PageSource};

@@ -377,8 +377,9 @@ pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
             })
         })
         .collect();
-    partition::reindex(conn, NS_TASKS, &docs)?;
-    Ok(docs.len() as i64)
+    let n = docs.len() as i64;
+    partition::reindex(conn, NS_TASKS, docs)?;
+    Ok(n)
 }
 
 /// What blocks a task, root causes first: its open `blocks` targets, then (for a task blocked

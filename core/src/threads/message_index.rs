@@ -25,7 +25,7 @@ fn expected_docs(conn: &mut dyn Conn) -> Result<Vec<Doc>> {
 /// `mem_index_check()`: every difference between the message index and `mem_messages`.
 pub(crate) fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
     let docs = expected_docs(conn)?;
-    let problems = partition::check(conn, NS_MESSAGES, &docs)?;
+    let problems = partition::check(conn, NS_MESSAGES, docs)?;
     Ok(problems
         .into_iter()
         .map(|problem| IndexProblem { problem })
@@ -35,8 +35,9 @@ pub(crate) fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
 /// `mem_reindex()`: rebuilds the message index from `mem_messages`. Returns the document count.
 pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
     let docs = expected_docs(conn)?;
-    partition::reindex(conn, NS_MESSAGES, &docs)?;
-    Ok(docs.len() as i64)
+    let n = docs.len() as i64;
+    partition::reindex(conn, NS_MESSAGES, docs)?;
+    Ok(n)
 }
 
 /// `mem_optimize()`: merges the message index (each resource's) into one segment.

@@ -584,7 +584,7 @@ fn message_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
         thread_id: f.text(false, "thread_id")?,
         token_count: int(f.old("token_count")?).unwrap_or(0),
         indexed_text: search.or(raw),
-        resource_id: f.old("resource_id")?.into_string().unwrap_or_default(),
+        resource_id: old_resource(f)?,
     };
     messages::after_delete(conn, &row)
 }
@@ -680,7 +680,7 @@ fn task_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     );
     let seq = int(f.old("seq")?).unwrap_or(0);
     let id = f.text(false, "id")?;
-    let resource = f.old("resource_id")?.into_string().unwrap_or_default();
+    let resource = old_resource(f)?;
     tasks::on_task_delete(conn, seq, &id, &resource, &old)
 }
 
@@ -737,6 +737,11 @@ fn settings_changed(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     Ok(())
 }
 
+/// The resource of the row that goes (its search document's index); `""` for none.
+fn old_resource(f: &mut Fired) -> Result<String> {
+    Ok(f.old("resource_id")?.into_string().unwrap_or_default())
+}
+
 fn old_memory(f: &mut Fired) -> Result<OldMemory> {
     Ok(OldMemory {
         content: f.text(false, "content")?,
@@ -761,7 +766,7 @@ fn memory_update(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
 fn memory_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let seq = int(f.old("seq")?).unwrap_or(0);
     let old = old_memory(f)?;
-    let resource = f.old("resource_id")?.into_string().unwrap_or_default();
+    let resource = old_resource(f)?;
     memories::on_delete(conn, seq, &resource, &old)
 }
 
@@ -783,7 +788,7 @@ fn code_chunk_update(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
 fn code_chunk_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let seq = int(f.old("seq")?).unwrap_or(0);
     let old = f.text(false, "content")?;
-    let resource = f.old("resource_id")?.into_string().unwrap_or_default();
+    let resource = old_resource(f)?;
     chunks::on_delete(conn, seq, &resource, &old)
 }
 
