@@ -109,13 +109,12 @@ fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<Option<(String, i64, String)
 
 /// Rebuilds the code chunks' index from `mem_code_chunks`. Returns the document count.
 pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
-    let docs = partition::documents(
+    partition::rebuild(
         conn,
+        NS_CODE,
         "SELECT seq, content, created_at, resource_id FROM mem_code_chunks ORDER BY seq",
-    )?;
-    let n = docs.len() as i64;
-    partition::reindex(conn, NS_CODE, docs)?;
-    Ok(n)
+        partition::plain_doc,
+    )
 }
 
 /// After a chunk row is inserted: it is indexed (once, however often this runs).

@@ -139,27 +139,17 @@ fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64, String, String
 
 /// Rebuilds the memory index from `mem_memories`. Returns the document count.
 pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
-    let docs: Vec<partition::Doc> = conn
-        .query(
-            &format!("SELECT seq, {DOCUMENT_COLUMNS} FROM mem_memories ORDER BY seq"),
-            &[],
-        )?
-        .into_iter()
-        .filter_map(|r| {
-            let mut f = Fields::new(r);
-            let key = f.int()?;
-            let (text, created, _, resource) = document(&mut f);
-            Some(partition::Doc {
-                key,
-                text,
-                created,
-                resource,
-            })
+    let sql = format!("SELECT seq, {DOCUMENT_COLUMNS} FROM mem_memories ORDER BY seq");
+    partition::rebuild(conn, NS_MEMORIES, &sql, |f| {
+        let key = f.int()?;
+        let (text, created, _, resource) = document(f);
+        Some(partition::Doc {
+            key,
+            text,
+            created,
+            resource,
         })
-        .collect();
-    let n = docs.len() as i64;
-    partition::reindex(conn, NS_MEMORIES, docs)?;
-    Ok(n)
+    })
 }
 
 /// A memory's indexed columns before a change.

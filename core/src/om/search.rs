@@ -34,14 +34,13 @@ pub(crate) fn unindex(conn: &mut dyn Conn, resource: &str, seq: i64, old: &str) 
 
 /// Rebuilds the observation index from the active records. Returns the document count.
 pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
-    let docs = search::partition::documents(
+    search::partition::rebuild(
         conn,
+        NS_OBSERVATIONS,
         "SELECT seq, active_observations, updated_at, resource_id FROM mem_om_records \
          WHERE is_active = 1 ORDER BY seq",
-    )?;
-    let n = docs.len() as i64;
-    search::partition::reindex(conn, NS_OBSERVATIONS, docs)?;
-    Ok(n)
+        search::partition::plain_doc,
+    )
 }
 
 /// Which records a search may return: those of a thread or resource, updated within a time

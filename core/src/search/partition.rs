@@ -11,6 +11,7 @@
 
 use super::names::{index_name, split};
 use super::store;
+use crate::db::row::Fields;
 use crate::db::session::Part;
 use crate::{Conn, Result, Value};
 
@@ -104,27 +105,42 @@ pub(crate) struct Doc {
     pub resource: String,
 }
 
-/// Reads documents from a statement returning `(key, text, created, resource_id)`; rows with
-/// a NULL key or time are skipped, NULL text is the empty document, a NULL resource the
-/// empty one.
-pub(crate) fn documents(conn: &mut dyn Conn, sql: &str) -> Result<Vec<Doc>> {
+/// A row `(key, text, created, resource_id)` as a document: a NULL key or time is no
+/// document, NULL text is the empty one, a NULL resource the empty one.
+pub(crate) fn plain_doc(f: &mut Fields) -> Option<Doc> {
+    Some(Doc {
+        key: f.int()?,
+        text: f.text().unwrap_or_default(),
+        created: f.int()?,
+        resource: f.text().unwrap_or_default(),
+    })
+}
+
+/// The documents `doc` makes of the rows `sql` selects (rows it makes none of are skipped).
+pub(crate) fn documents(
+    conn: &mut dyn Conn,
+    sql: &str,
+    doc: fn(&mut Fields) -> Option<Doc>,
+) -> Result<Vec<Doc>> {
     Ok(conn
         .query(sql, &[])?
         .into_iter()
-        .filter_map(|r| {
-            let mut it = r.into_iter();
-            let key = it.next()?.as_i64()?;
-            let text = it.next()?.into_string().unwrap_or_default();
-            let created = it.next()?.as_i64()?;
-            let resource = it.next()?.into_string().unwrap_or_default();
-            Some(Doc {
-                key,
-                text,
-                created,
-                resource,
-            })
-        })
+        .filter_map(|r| doc(&mut Fields::new(r)))
         .collect())
+}
+
+/// Rebuilds every index of `ns` from the documents `doc` makes of the rows `sql` selects
+/// (see [`reindex`]). Returns the document count.
+pub(crate) fn rebuild(
+    conn: &mut dyn Conn,
+    ns: &str,
+    sql: &str,
+    doc: fn(&mut Fields) -> Option<Doc>,
+) -> Result<i64> {
+    let docs = documents(conn, sql, doc)?;
+    let n = docs.len() as i64;
+    reindex(conn, ns, docs)?;
+    Ok(n)
 }
 
 /// An index's documents as the engine takes them: `(key, text, created)`.

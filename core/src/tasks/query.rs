@@ -354,32 +354,25 @@ pub(crate) fn search_tasks(
 
 /// Rebuilds the task index from `mem_tasks`. Returns the document count.
 pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
-    let rows = conn.query(
+    partition::rebuild(
+        conn,
+        NS_TASKS,
         "SELECT seq, title, description, summary, created_at, resource_id FROM mem_tasks ORDER BY seq",
-        &[],
-    )?;
-    let docs: Vec<Doc> = rows
-        .into_iter()
-        .filter_map(|r| {
-            let mut f = Fields::new(r);
-            let seq = f.int()?;
+        |f| {
+            let key = f.int()?;
             let title = f.text().unwrap_or_default();
             let (description, summary) = (f.text(), f.text());
             let created = f.int()?;
-            let resource = f.text().unwrap_or_default();
             let text =
                 super::graph::search_text(&title, description.as_deref(), summary.as_deref());
             Some(Doc {
-                key: seq,
+                key,
                 text,
                 created,
-                resource,
+                resource: f.text().unwrap_or_default(),
             })
-        })
-        .collect();
-    let n = docs.len() as i64;
-    partition::reindex(conn, NS_TASKS, docs)?;
-    Ok(n)
+        },
+    )
 }
 
 /// What blocks a task, root causes first: its open `blocks` targets, then (for a task blocked

@@ -3,7 +3,7 @@
 //! a database partitioned by resource) against `mem_messages`.
 
 use crate::columns::row;
-use crate::search::partition::{self, Doc};
+use crate::search::partition;
 use crate::search::NS_MESSAGES;
 use crate::{Conn, Result};
 
@@ -15,16 +15,12 @@ row! {
 }
 
 /// Every message as the index should hold it.
-fn expected_docs(conn: &mut dyn Conn) -> Result<Vec<Doc>> {
-    partition::documents(
-        conn,
-        "SELECT seq, coalesce(search_text, raw_content), created_at, resource_id FROM mem_messages ORDER BY seq",
-    )
-}
+const DOCUMENTS: &str = "SELECT seq, coalesce(search_text, raw_content), created_at, resource_id \
+     FROM mem_messages ORDER BY seq";
 
 /// `mem_index_check()`: every difference between the message index and `mem_messages`.
 pub(crate) fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
-    let docs = expected_docs(conn)?;
+    let docs = partition::documents(conn, DOCUMENTS, partition::plain_doc)?;
     let problems = partition::check(conn, NS_MESSAGES, docs)?;
     Ok(problems
         .into_iter()
@@ -34,10 +30,7 @@ pub(crate) fn index_check(conn: &mut dyn Conn) -> Result<Vec<IndexProblem>> {
 
 /// `mem_reindex()`: rebuilds the message index from `mem_messages`. Returns the document count.
 pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
-    let docs = expected_docs(conn)?;
-    let n = docs.len() as i64;
-    partition::reindex(conn, NS_MESSAGES, docs)?;
-    Ok(n)
+    partition::rebuild(conn, NS_MESSAGES, DOCUMENTS, partition::plain_doc)
 }
 
 /// `mem_optimize()`: merges the message index (each resource's) into one segment.
