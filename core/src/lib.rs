@@ -26,6 +26,7 @@ macro_rules! internal {
 // The adapters' surface: the function and trigger catalogs, the connection and its session,
 // the schema and the host's transaction moments.
 pub mod api;
+pub mod cluster;
 pub mod db;
 pub mod error;
 pub mod memo;

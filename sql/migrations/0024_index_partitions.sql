@@ -34,7 +34,10 @@ ALTER TABLE mem_idx_pages ADD COLUMN resource_id TEXT NOT NULL DEFAULT '';
 -- mem_index_partition(), which rebuilds every index in the new layout.
 CREATE TABLE mem_idx_layout (
   one          INTEGER PRIMARY KEY CHECK (one = 1),
-  by_resource  INTEGER NOT NULL CHECK (by_resource IN (0, 1))
+  by_resource  INTEGER NOT NULL CHECK (by_resource IN (0, 1)),
+  -- Set by mem_distribute(): the tables are split by resource on a Citus cluster, and their
+  -- keys hold per resource.
+  distributed  INTEGER NOT NULL DEFAULT 0 CHECK (distributed IN (0, 1))
 );
 
 -- A document's resource names its index: it does not change.

@@ -2,6 +2,7 @@
 //! flags, and what the reference and the errors say about its signature.
 
 use super::call::Call;
+pub use crate::cluster::route::Route;
 use crate::columns::{Field, Type};
 use crate::{Conn, Result, Row, Value};
 
@@ -47,6 +48,8 @@ pub struct Function {
     /// force_generic_plan`): lookups by key, whose generic plans are the custom ones, so
     /// planning each call anew is wasted.
     pub generic_plans: bool,
+    /// On a distributed database, where a call runs (see [`crate::cluster::route`]).
+    pub route: Route,
 }
 
 /// What [`functions!`] calls: the function, then one method per flag.
@@ -65,6 +68,7 @@ impl Function {
             nature,
             owner_only: false,
             generic_plans: false,
+            route: Route::Here,
         }
     }
 
@@ -80,6 +84,43 @@ impl Function {
             generic_plans: true,
             ..self
         }
+    }
+
+    pub(crate) const fn by_resource(self) -> Function {
+        Function {
+            route: Route::Resource,
+            ..self
+        }
+    }
+
+    pub(crate) const fn by_thread(self) -> Function {
+        Function {
+            route: Route::Thread,
+            ..self
+        }
+    }
+
+    pub(crate) const fn by_resource_option(self) -> Function {
+        Function {
+            route: Route::ResourceOption,
+            ..self
+        }
+    }
+
+    /// The position of the SQL argument `name`.
+    pub(crate) fn arg_index(&self, name: &str) -> Option<usize> {
+        self.args.iter().position(|a| a.name == name)
+    }
+
+    /// The resource a call with `values` works in, by the function's [`Route`].
+    pub fn resource_of(&self, conn: &mut dyn Conn, values: &[Value]) -> Result<Option<String>> {
+        let arg = self
+            .route
+            .argument()
+            .and_then(|name| self.arg_index(name))
+            .and_then(|i| values.get(i))
+            .and_then(Value::as_str);
+        self.route.resource(conn, arg)
     }
 
     /// A call of the function with `values`; refuses a wrong number of arguments.

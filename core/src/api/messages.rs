@@ -9,8 +9,8 @@ use crate::threads::{self, compaction, messages};
 
 pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_thread_create(resource_id: &str, title: Option<&str>, metadata: Option<&str>,
-        options: Option<&str>) -> Text, writer => threads::create;
-    mem_thread_get(thread_id: &str) -> Json, reader => threads::get;
+        options: Option<&str>) -> Text, writer, by_resource => threads::create;
+    mem_thread_get(thread_id: &str) -> Json, reader, by_thread => threads::get;
     mem_thread_update(thread_id: &str, patch: &str) -> Json, writer => threads::update;
     mem_thread_archive(thread_id: &str) -> Text, writer
         => |c, id| lifecycle::apply(c, id, Event::Archive);
@@ -19,12 +19,12 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_thread_restore(thread_id: &str) -> Text, writer
         => |c, id| lifecycle::apply(c, id, Event::Restore);
     mem_thread_list(options: Option<&str>) -> Table<ThreadRow>, reader => list::list;
-    mem_messages_page(thread_id: &str, options: Option<&str>) -> Table<PageRow>, reader
-        => message_page::page;
+    mem_messages_page(thread_id: &str, options: Option<&str>) -> Table<PageRow>, reader,
+        by_thread => message_page::page;
     mem_message_add(thread_id: &str, role: &str, content: &str, options: Option<&str>)
-        -> Text, writer => messages::add;
+        -> Text, writer, by_thread => messages::add;
     mem_recall(thread_id: &str, hint: Option<&str>, options: Option<&str>) -> Table<Recalled>,
-        reader => turn::recall;
+        reader, by_thread => turn::recall;
     mem_compact(thread_id: &str, start_index: i64, end_index: i64, summary: &str,
         extracted_code: Option<&str>) -> Text, writer => compaction::compact;
     mem_uncompact(compaction_id: &str) -> Int, writer => compaction::uncompact;

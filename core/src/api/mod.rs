@@ -27,7 +27,7 @@ pub use crate::columns::{Field, Type};
 pub(crate) use call::{arity, read_others, read_texts, Arg, Nullable, RawText};
 pub(crate) use declare::{functions, returns};
 pub(crate) use declare::{sql, Returned, Scalar};
-pub use function::{signature, Function, Nature, Returns, ScalarRun, TableRun};
+pub use function::{signature, Function, Nature, Returns, Route, ScalarRun, TableRun};
 
 /// Every function, grouped by what it serves.
 pub fn functions() -> impl Iterator<Item = &'static Function> {
@@ -83,6 +83,25 @@ mod tests {
     use std::collections::HashSet;
 
     #[test]
+    fn every_route_names_an_argument_of_its_function() {
+        for f in functions() {
+            let Some(wanted) = f.route.argument() else {
+                continue;
+            };
+            assert!(
+                f.arg_index(wanted).is_some(),
+                "{} routes by {wanted}, which it does not take",
+                f.name
+            );
+            assert!(
+                !f.owner_only,
+                "{} is the owner's: it runs where called",
+                f.name
+            );
+        }
+    }
+
+    #[test]
     fn internal_functions_are_the_owners() {
         for f in functions().filter(|f| f.is_internal()) {
             assert!(f.owner_only, "{}", f.name);
@@ -99,6 +118,7 @@ mod tests {
                 "mem_reindex",
                 "mem_index_stats",
                 "mem_index_partition",
+                "mem_distribute",
                 "mem_search_cache"
             ]
         );

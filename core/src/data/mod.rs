@@ -5,6 +5,7 @@
 
 pub(crate) mod export;
 pub(crate) mod forget;
+pub(crate) mod distribute;
 pub(crate) mod indexes;
 pub(crate) mod markdown;
 pub(crate) mod scope;

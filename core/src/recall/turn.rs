@@ -6,6 +6,7 @@
 //! conversation order.
 //! A deleted thread is recalled, and deleted threads searched, only with `include_deleted`.
 
+use crate::cluster::route;
 use super::search::{self, Filters, Request};
 use crate::columns::row;
 use crate::search::{SearchParams, SnippetSettings};
@@ -76,8 +77,10 @@ pub(crate) fn recall(
         return Err(lifecycle::hidden(thread_id));
     }
     let filters = match scope.as_str() {
+        // The thread's resource too: a search within the resource reads only its index.
         "thread" => Filters {
             thread_id: Some(thread_id.into()),
+            resource_id: Some(resource),
             include_deleted,
             ..Filters::default()
         },
@@ -117,9 +120,11 @@ pub(crate) fn recall(
             }
         }
     };
+    let mut params = vec![thread_id.into(), Value::Int(last_n)];
+    let res = route::and_home(conn, "resource_id", &mut params);
     let rows = conn.query(
-        &format!("{SELECT} WHERE thread_id = ?1 ORDER BY message_index DESC LIMIT ?2"),
-        &[thread_id.into(), Value::Int(last_n)],
+        &format!("{SELECT} WHERE thread_id = ?1{res} ORDER BY message_index DESC LIMIT ?2"),
+        &params,
     )?;
     for r in rows {
         add(recalled(r, "recent")?);
@@ -136,13 +141,18 @@ pub(crate) fn recall(
             code: false,
         };
         for hit in search::run(conn, hint, &req)? {
+            let mut params = vec![
+                hit.row.thread_id.as_str().into(),
+                Value::Int(hit.message_index - before),
+                Value::Int(hit.message_index + after),
+            ];
+            let res = route::and_home(conn, "resource_id", &mut params);
             let rows = conn.query(
-                &format!("{SELECT} WHERE thread_id = ?1 AND message_index BETWEEN ?2 AND ?3 ORDER BY message_index"),
-                &[
-                    hit.row.thread_id.as_str().into(),
-                    Value::Int(hit.message_index - before),
-                    Value::Int(hit.message_index + after),
-                ],
+                &format!(
+                    "{SELECT} WHERE thread_id = ?1 AND message_index BETWEEN ?2 AND ?3{res} \
+                     ORDER BY message_index"
+                ),
+                &params,
             )?;
             for r in rows {
                 let r = recalled(r, "context")?;

@@ -19,7 +19,14 @@ use crate::{Conn, Result, Value};
 /// table against a change (Postgres holds a table lock to the transaction's end, and a
 /// change takes the table exclusively first), so within a transaction it cannot move.
 #[derive(Default)]
-struct Layout(Option<bool>);
+struct Layout(Option<Read>);
+
+/// The layout's row as read.
+#[derive(Clone, Copy)]
+struct Read {
+    by_resource: bool,
+    distributed: bool,
+}
 
 impl Part for Layout {
     fn commit(&mut self) {
@@ -35,17 +42,44 @@ impl Part for Layout {
     }
 }
 
+/// The layout, read once per transaction.
+fn layout(conn: &mut dyn Conn) -> Result<Read> {
+    if let Some(l) = conn.session().part::<Layout>().0 {
+        return Ok(l);
+    }
+    let row = conn
+        .query(
+            "SELECT by_resource, distributed FROM mem_idx_layout WHERE one = 1",
+            &[],
+        )?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let flag = |i: usize| row.get(i).and_then(Value::as_i64) == Some(1);
+    let l = Read {
+        by_resource: flag(0),
+        distributed: flag(1),
+    };
+    conn.session().part::<Layout>().0 = Some(l);
+    Ok(l)
+}
+
 /// Whether the database keeps one index per namespace and resource.
 pub(crate) fn by_resource(conn: &mut dyn Conn) -> Result<bool> {
-    if let Some(b) = conn.session().part::<Layout>().0 {
-        return Ok(b);
-    }
-    let b = conn
-        .query_value("SELECT by_resource FROM mem_idx_layout WHERE one = 1", &[])?
-        .and_then(|v| v.as_i64())
-        == Some(1);
-    conn.session().part::<Layout>().0 = Some(b);
-    Ok(b)
+    Ok(layout(conn)?.by_resource)
+}
+
+/// Whether `mem_distribute()` split the database by resource on a Citus cluster: its keys
+/// then hold per resource.
+pub(crate) fn distributed(conn: &mut dyn Conn) -> Result<bool> {
+    Ok(layout(conn)?.distributed)
+}
+
+/// Marks the database distributed (see [`distributed`]); its index is partitioned already.
+pub(crate) fn set_distributed(conn: &mut dyn Conn) -> Result<()> {
+    conn.execute("UPDATE mem_idx_layout SET distributed = 1 WHERE one = 1", &[])?;
+    conn.session().part::<Layout>().0 = None;
+    Ok(())
 }
 
 /// The index a document of `ns` belonging to `resource` lives in.
@@ -151,7 +185,11 @@ type Group = (String, Vec<(i64, String, i64)>);
 fn by_index(conn: &mut dyn Conn, ns: &str, docs: Vec<Doc>) -> Result<Vec<Group>> {
     let mut groups: std::collections::BTreeMap<String, Vec<(i64, String, i64)>> =
         Default::default();
-    groups.insert(ns.to_owned(), Vec::new());
+    if !by_resource(conn)? {
+        // The shared index exists even without documents; a partitioned namespace has only
+        // its resources' indexes (a stray shared one would be a resource '' on a cluster).
+        groups.insert(ns.to_owned(), Vec::new());
+    }
     for d in docs {
         groups
             .entry(index_of(conn, ns, &d.resource)?)
@@ -235,15 +273,22 @@ pub(crate) fn set(conn: &mut dyn Conn, by_resource: bool) -> Result<bool> {
         conn.execute("LOCK TABLE mem_idx_layout IN ACCESS EXCLUSIVE MODE", &[])?;
     }
     conn.session().part::<Layout>().0 = None;
-    if self::by_resource(conn)? == by_resource {
+    let now = layout(conn)?;
+    if now.by_resource == by_resource {
         return Ok(false);
+    }
+    if now.distributed {
+        return Err(crate::Error::invalid(
+            "by",
+            "cannot change on a distributed database: its indexes are its resources' shards",
+        ));
     }
     conn.execute(
         "INSERT INTO mem_idx_layout (one, by_resource) VALUES (1, ?1) \
          ON CONFLICT (one) DO UPDATE SET by_resource = excluded.by_resource",
         &[Value::Int(i64::from(by_resource))],
     )?;
-    conn.session().part::<Layout>().0 = Some(by_resource);
+    conn.session().part::<Layout>().0 = None;
     store::forget_fresh(conn);
     Ok(true)
 }

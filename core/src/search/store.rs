@@ -323,19 +323,25 @@ const INSERT_DELTA: &str = "INSERT INTO mem_idx_delta (ns, resource_id, doc, ver
 
 /// Inserts the delta row of a document that is certainly not indexed — no delta row, and no
 /// segment whose key range holds it (a message's next `seq`) — in one statement; `false`
-/// (nothing written) otherwise, for the caller to look closer.
+/// (nothing written) otherwise, for the caller to look closer (also when the index has no
+/// meta row yet: the careful path makes it).
+///
+/// The row is selected from the index's meta row, so that on Citus the statement runs on the
+/// resource's shards (an `INSERT … SELECT` without a table would run through the
+/// coordinator, and count the rows it selected, written or not).
 pub(crate) fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
-    let n = conn.execute(
+    let written = conn.query(
         "INSERT INTO mem_idx_delta (ns, resource_id, doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms) \
-         SELECT ?1, ?2, ?3, ?4, CAST(?5 AS BIGINT), CAST(?6 AS BIGINT), CAST(?7 AS @BLOB), CAST(?8 AS BIGINT), \
-           CAST(?9 AS BIGINT), CAST(?10 AS BIGINT), CAST(?11 AS @BLOB) \
-         WHERE NOT EXISTS (SELECT 1 FROM mem_idx_segments WHERE ns = ?1 AND resource_id = ?2 \
-           AND min_key <= ?3 AND max_key >= ?3) \
-         ON CONFLICT (ns, resource_id, doc) DO NOTHING",
+         SELECT m.ns, m.resource_id, ?3, ?4, CAST(?5 AS BIGINT), CAST(?6 AS BIGINT), CAST(?7 AS @BLOB), \
+           CAST(?8 AS BIGINT), CAST(?9 AS BIGINT), CAST(?10 AS BIGINT), CAST(?11 AS @BLOB) \
+         FROM mem_idx_meta m WHERE m.ns = ?1 AND m.resource_id = ?2 \
+           AND NOT EXISTS (SELECT 1 FROM mem_idx_segments s WHERE s.ns = ?1 AND s.resource_id = ?2 \
+             AND s.min_key <= ?3 AND s.max_key >= ?3) \
+         ON CONFLICT (ns, resource_id, doc) DO NOTHING RETURNING doc",
         &delta_params(ns, d),
     )?;
     note_stored(conn, ns, d.doc);
-    Ok(n > 0)
+    Ok(!written.is_empty())
 }
 
 /// Per namespace, within the current transaction: no delta row and no segment holds a key

@@ -6,6 +6,7 @@
 //! nothing is removed) takes no messages and is hidden from search, recall, context assembly
 //! and the tools unless a call asks for deleted threads. `mem_forget` is the hard delete.
 
+use crate::cluster::route;
 use crate::{Conn, Error, Result, Value};
 
 /// A thread's state, as stored in `mem_threads.state`.
@@ -95,10 +96,12 @@ pub(crate) fn transition(from: State, event: Event) -> Result<State> {
 
 /// The state of a thread, or `thread not found`.
 pub(crate) fn state_of(conn: &mut dyn Conn, thread_id: &str) -> Result<State> {
+    let mut params = vec![thread_id.into()];
+    let res = route::and_home(conn, "resource_id", &mut params);
     let s = conn
         .query_value(
-            "SELECT state FROM mem_threads WHERE id = ?1",
-            &[thread_id.into()],
+            &format!("SELECT state FROM mem_threads WHERE id = ?1{res}"),
+            &params,
         )?
         .and_then(Value::into_string)
         .ok_or_else(|| Error::not_found("thread", thread_id))?;

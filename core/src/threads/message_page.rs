@@ -5,6 +5,7 @@
 //! message_index)` index in O(page). The last turns of a thread (what a prompt needs) are
 //! `{"order": "desc", "limit": n}`; the turn count is the thread's `message_count`.
 
+use crate::cluster::route;
 use super::lifecycle::{self, State};
 use crate::columns::{row, JsonText};
 use crate::db::row::Fields;
@@ -71,20 +72,22 @@ pub(crate) fn page(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) 
     if lifecycle::state_of(conn, thread_id)? == State::Deleted && !include_deleted {
         return Err(lifecycle::hidden(thread_id));
     }
+    let mut params = vec![
+        thread_id.into(),
+        Value::Int(after.unwrap_or(-1)),
+        Value::Int(before.unwrap_or(i64::MAX)),
+        Value::Int(limit),
+    ];
+    let res = route::and_home(conn, "resource_id", &mut params);
     let rows = conn.query(
         &format!(
             "SELECT id, message_index, role, raw_content, summary, compaction_level, task_id, \
                token_count, created_at, metadata FROM mem_messages \
-             WHERE thread_id = ?1 AND message_index > ?2 AND message_index < ?3 \
+             WHERE thread_id = ?1 AND message_index > ?2 AND message_index < ?3{res} \
              ORDER BY message_index {} LIMIT ?4",
             if desc { "DESC" } else { "ASC" }
         ),
-        &[
-            thread_id.into(),
-            Value::Int(after.unwrap_or(-1)),
-            Value::Int(before.unwrap_or(i64::MAX)),
-            Value::Int(limit),
-        ],
+        &params,
     )?;
     rows.into_iter().map(PageRow::read).collect()
 }

@@ -17,6 +17,7 @@
 //! finds the booking done and changes nothing.
 
 use super::task_link;
+use crate::cluster::route;
 use crate::db::dialect::RowLock;
 use crate::db::row::{Cells, Fields};
 use crate::db::session::Part;
@@ -225,7 +226,7 @@ pub(crate) fn add(
         seq: 0,
         id,
         thread_id: thread_id.to_owned(),
-        resource_id: None,
+        resource_id: route::home(conn),
         role: role.to_owned(),
         raw_content: content.to_owned(),
         search_text: None,
@@ -353,16 +354,32 @@ pub(crate) fn complete_insert(
     if timing == Timing::AfterWrite && !index_new(conn, &d, hold)? {
         return Ok(d);
     }
+    let mut params = vec![
+        d.thread_id.as_str().into(),
+        d.message_index.into(),
+        Value::Int(tokens),
+        Value::Int(d.created_at),
+    ];
+    let resource = d.resource_id.clone();
+    let thread_resource_is = route::and_resource("resource_id", resource.as_deref(), &mut params);
     let conflict_guard = match timing {
         Timing::BeforeWrite => {
             // Three lookups, not one OR: each is a unique-index probe, where an OR lets a
             // plan made while the table was small scan it for good (Postgres keeps plans).
-            " AND NOT EXISTS (SELECT 1 FROM mem_messages WHERE seq = ?5) \
-              AND NOT EXISTS (SELECT 1 FROM mem_messages WHERE id = ?6) \
-              AND NOT EXISTS (SELECT 1 FROM mem_messages \
-                WHERE thread_id = ?1 AND message_index = CAST(?2 AS BIGINT))"
+            params.push(Value::Int(d.seq));
+            params.push(d.id.as_str().into());
+            let n = params.len();
+            let (seq, id) = (n - 1, n);
+            let keys = keys_resource(conn, resource.as_deref())?;
+            let res = route::and_resource("resource_id", keys.as_deref(), &mut params);
+            format!(
+                " AND NOT EXISTS (SELECT 1 FROM mem_messages WHERE seq = ?{seq}{res}) \
+                  AND NOT EXISTS (SELECT 1 FROM mem_messages WHERE id = ?{id}{res}) \
+                  AND NOT EXISTS (SELECT 1 FROM mem_messages \
+                    WHERE thread_id = ?1 AND message_index = CAST(?2 AS BIGINT){res})"
+            )
         }
-        Timing::AfterWrite | Timing::BeforeStatementEnd | Timing::BeforeAdd => "",
+        Timing::AfterWrite | Timing::BeforeStatementEnd | Timing::BeforeAdd => String::new(),
     };
     let dialect = conn.dialect();
     let sql = format!(
@@ -373,26 +390,16 @@ pub(crate) fn complete_insert(
            message_count = message_count + 1, \
            token_count = token_count + ?3, \
            updated_at = CASE WHEN updated_at < ?4 THEN ?4 ELSE updated_at END \
-         WHERE id = ?1{conflict_guard} \
+         WHERE id = ?1{thread_resource_is}{conflict_guard} \
          RETURNING next_message_index, resource_id, state, {}, {}",
         dialect.json_text("metadata", "active_task_id"),
         dialect.json_text("metadata", "session_id"),
     );
-    let mut params = vec![
-        d.thread_id.as_str().into(),
-        d.message_index.into(),
-        Value::Int(tokens),
-        Value::Int(d.created_at),
-    ];
-    if timing == Timing::BeforeWrite {
-        params.push(Value::Int(d.seq));
-        params.push(d.id.as_str().into());
-    }
     let Some(row) = conn.query(&sql, &params)?.into_iter().next() else {
         return match timing {
             Timing::BeforeWrite => fill_only(conn, d),
             Timing::AfterWrite | Timing::BeforeStatementEnd | Timing::BeforeAdd => {
-                Err(Error::not_found("thread", &d.thread_id))
+                Err(missing_thread(conn, &d))
             }
         };
     };
@@ -437,25 +444,31 @@ fn link_implicitly(
 /// row) and the rows this statement wrote before (which the counter does not hold yet).
 fn fill_for_statement(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
     let dialect = conn.dialect();
+    let mut params = vec![d.thread_id.as_str().into()];
+    let resource = route::and_resource("resource_id", d.resource_id.as_deref(), &mut params);
+    // Two statements: Citus locks rows only in a query on one table.
     let sql = format!(
-        "SELECT t.next_message_index, t.resource_id, t.state, {}, {}, \
-           (SELECT max(m.message_index) FROM mem_messages m WHERE m.thread_id = t.id) \
-         FROM mem_threads t WHERE t.id = ?1{}",
-        dialect.json_text("t.metadata", "active_task_id"),
-        dialect.json_text("t.metadata", "session_id"),
+        "SELECT next_message_index, resource_id, state, {}, {} \
+         FROM mem_threads WHERE id = ?1{resource}{}",
+        dialect.json_text("metadata", "active_task_id"),
+        dialect.json_text("metadata", "session_id"),
         dialect.row_lock(RowLock::NoKeyUpdate),
     );
-    let row = conn
-        .query(&sql, &[d.thread_id.as_str().into()])?
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::not_found("thread", &d.thread_id))?;
+    let Some(row) = conn.query(&sql, &params)?.into_iter().next() else {
+        return Err(missing_thread(conn, &d));
+    };
     let mut row = Fields::new(row);
     let counter = row.int().unwrap_or(0);
     let resource = row.text();
     lifecycle::check_accepts_messages(&d.thread_id, &row.text().unwrap_or_default())?;
     let (active_task, session) = (row.text(), row.text());
-    let written = row.int().map_or(0, |top| top + 1);
+    let written = conn
+        .query_value(
+            "SELECT max(message_index) FROM mem_messages WHERE thread_id = ?1 AND resource_id = ?2",
+            &[d.thread_id.as_str().into(), resource.clone().into()],
+        )?
+        .and_then(|v| v.as_i64())
+        .map_or(0, |top| top + 1);
     d.message_index = Some(d.message_index.unwrap_or(counter.max(written)));
     d.resource_id = Some(thread_resource(&d, resource)?);
     if active_task.is_some() && session.is_some() && !will_conflict(conn, &d)? {
@@ -467,19 +480,31 @@ fn fill_for_statement(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
 /// Whether the row will conflict with an existing one on `seq`, `id` or its place in the
 /// thread (the insert then fails or takes its `ON CONFLICT` path).
 fn will_conflict(conn: &mut dyn Conn, d: &Draft) -> Result<bool> {
-    Ok(conn
-        .query_value(
-            "SELECT 1 WHERE EXISTS (SELECT 1 FROM mem_messages WHERE seq = ?1) \
-             OR EXISTS (SELECT 1 FROM mem_messages WHERE id = ?2) \
-             OR EXISTS (SELECT 1 FROM mem_messages WHERE thread_id = ?3 AND message_index = CAST(?4 AS BIGINT))",
-            &[
-                Value::Int(d.seq),
-                d.id.as_str().into(),
-                d.thread_id.as_str().into(),
-                d.message_index.into(),
-            ],
-        )?
-        .is_some())
+    let mut params = vec![
+        Value::Int(d.seq),
+        d.id.as_str().into(),
+        d.thread_id.as_str().into(),
+        d.message_index.into(),
+    ];
+    let keys = keys_resource(conn, d.resource_id.as_deref())?;
+    let res = route::and_resource("resource_id", keys.as_deref(), &mut params);
+    let sql = format!(
+        "SELECT 1 WHERE EXISTS (SELECT 1 FROM mem_messages WHERE seq = ?1{res}) \
+         OR EXISTS (SELECT 1 FROM mem_messages WHERE id = ?2{res}) \
+         OR EXISTS (SELECT 1 FROM mem_messages \
+           WHERE thread_id = ?3 AND message_index = CAST(?4 AS BIGINT){res})"
+    );
+    Ok(conn.query_value(&sql, &params)?.is_some())
+}
+
+/// The resource that qualifies a message's keys (`seq`, `id`): on a distributed database they
+/// are unique per resource, and a probe names it; on one node they are unique in the table,
+/// and a probe by resource would miss another resource's row.
+fn keys_resource(conn: &mut dyn Conn, resource: Option<&str>) -> Result<Option<String>> {
+    Ok(match resource {
+        Some(r) if route::distributed(conn)? => Some(r.to_owned()),
+        _ => None,
+    })
 }
 
 /// A row a statement inserted, as its end books it.
@@ -508,12 +533,12 @@ pub(crate) fn booked_by_add(conn: &mut dyn Conn, id: &str) -> bool {
 /// [`booked_by_add`]: each thread's counters in one update for all of its rows, and each
 /// row's search document (held with `hold`, see [`search::held`]).
 pub(crate) fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) -> Result<()> {
-    // thread → (rows, tokens, highest index, latest created_at)
-    let mut by_thread: std::collections::BTreeMap<&str, (i64, i64, i64, i64)> =
+    // (resource, thread) → (rows, tokens, highest index, latest created_at)
+    let mut by_thread: std::collections::BTreeMap<(&str, &str), (i64, i64, i64, i64)> =
         std::collections::BTreeMap::new();
     for r in rows {
         let e = by_thread
-            .entry(r.thread_id.as_str())
+            .entry((r.resource_id.as_str(), r.thread_id.as_str()))
             .or_insert((0, 0, i64::MIN, i64::MIN));
         e.0 += 1;
         e.1 += r.token_count;
@@ -521,33 +546,38 @@ pub(crate) fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) 
         e.3 = e.3.max(r.created_at);
     }
     let threads: Vec<_> = by_thread.into_iter().collect();
-    for chunk in crate::db::batch::shaped(&threads, THREADS_PER_STATEMENT) {
-        let sql = format!(
-            "UPDATE mem_threads SET \
-               next_message_index = CASE WHEN c.top + 1 > next_message_index THEN c.top + 1 \
-                 ELSE next_message_index END, \
-               message_count = message_count + c.n, \
-               token_count = token_count + c.tokens, \
-               updated_at = CASE WHEN updated_at < c.latest THEN c.latest ELSE updated_at END \
-             FROM (VALUES {}) AS c (thread, n, tokens, top, latest) \
-             WHERE mem_threads.id = c.thread",
-            crate::db::batch::values(
-                "(#, CAST(# AS BIGINT), CAST(# AS BIGINT), CAST(# AS BIGINT), CAST(# AS BIGINT))",
-                chunk.len(),
-                1
-            )
-        );
-        let mut params = Vec::with_capacity(5 * chunk.len());
-        for (thread, (n, tokens, top, latest)) in chunk {
-            params.extend([
-                Value::from(*thread),
-                Value::Int(*n),
-                Value::Int(*tokens),
-                Value::Int(*top),
-                Value::Int(*latest),
-            ]);
+    // One statement per resource (and per chunk of its threads): each names its resource.
+    for of_resource in threads.chunk_by(|a, b| a.0 .0 == b.0 .0) {
+        let resource = of_resource[0].0 .0;
+        for chunk in crate::db::batch::shaped(of_resource, THREADS_PER_STATEMENT) {
+            let mut params = Vec::with_capacity(5 * chunk.len() + 1);
+            for ((_, thread), (n, tokens, top, latest)) in chunk {
+                params.extend([
+                    Value::from(*thread),
+                    Value::Int(*n),
+                    Value::Int(*tokens),
+                    Value::Int(*top),
+                    Value::Int(*latest),
+                ]);
+            }
+            let res = route::and_resource("mem_threads.resource_id", Some(resource), &mut params);
+            let sql = format!(
+                "UPDATE mem_threads SET \
+                   next_message_index = CASE WHEN c.top + 1 > next_message_index THEN c.top + 1 \
+                     ELSE next_message_index END, \
+                   message_count = message_count + c.n, \
+                   token_count = token_count + c.tokens, \
+                   updated_at = CASE WHEN updated_at < c.latest THEN c.latest ELSE updated_at END \
+                 FROM (VALUES {}) AS c (thread, n, tokens, top, latest) \
+                 WHERE mem_threads.id = c.thread{res}",
+                crate::db::batch::values(
+                    "(#, CAST(# AS BIGINT), CAST(# AS BIGINT), CAST(# AS BIGINT), CAST(# AS BIGINT))",
+                    chunk.len(),
+                    1
+                )
+            );
+            conn.execute(&sql, &params)?;
         }
-        conn.execute(&sql, &params)?;
     }
     for r in rows {
         let index = partition::index_of(conn, NS_MESSAGES, &r.resource_id)?;
@@ -566,14 +596,12 @@ pub(crate) fn book_inserted(conn: &mut dyn Conn, rows: &[Inserted], hold: bool) 
 /// A row that conflicts with an existing one (Postgres, before the write): the columns NOT
 /// NULL needs are filled without booking anything.
 fn fill_only(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
-    let row = conn
-        .query(
-            "SELECT next_message_index, resource_id FROM mem_threads WHERE id = ?1",
-            &[d.thread_id.as_str().into()],
-        )?
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::not_found("thread", &d.thread_id))?;
+    let mut params = vec![d.thread_id.as_str().into()];
+    let res = route::and_resource("resource_id", d.resource_id.as_deref(), &mut params);
+    let sql = format!("SELECT next_message_index, resource_id FROM mem_threads WHERE id = ?1{res}");
+    let Some(row) = conn.query(&sql, &params)?.into_iter().next() else {
+        return Err(missing_thread(conn, &d));
+    };
     let mut row = row.into_iter();
     let next_index = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
     d.message_index = Some(d.message_index.unwrap_or(next_index));
@@ -582,6 +610,28 @@ fn fill_only(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
         row.next().and_then(Value::into_string),
     )?);
     Ok(d)
+}
+
+/// The error for a thread not found where the row put it: the resource the row names is not
+/// its thread's (found by a second lookup, by id alone, on this error path only), or there is
+/// no such thread.
+fn missing_thread(conn: &mut dyn Conn, d: &Draft) -> Error {
+    if d.resource_id.is_some() {
+        let found = conn.query_value(
+            "SELECT resource_id FROM mem_threads WHERE id = ?1",
+            &[d.thread_id.as_str().into()],
+        );
+        match found {
+            Ok(Some(thread)) => {
+                if let Err(e) = thread_resource(d, thread.into_string()) {
+                    return e;
+                }
+            }
+            Ok(None) => {}
+            Err(e) => return e,
+        }
+    }
+    Error::not_found("thread", &d.thread_id)
 }
 
 /// The message's resource: its thread's. A row that names another is refused — it would
@@ -646,9 +696,11 @@ pub(crate) fn complete_update(
         let tokens = tokens::count(&d.raw_content, Encoding::O200kBase);
         let diff = tokens - old_tokens.unwrap_or(0);
         if diff != 0 {
+            let mut params = vec![d.thread_id.as_str().into(), Value::Int(diff)];
+            let res = route::and_resource("resource_id", d.resource_id.as_deref(), &mut params);
             conn.execute(
-                "UPDATE mem_threads SET token_count = token_count + ?2 WHERE id = ?1",
-                &[d.thread_id.as_str().into(), Value::Int(diff)],
+                &format!("UPDATE mem_threads SET token_count = token_count + ?2 WHERE id = ?1{res}"),
+                &params,
             )?;
         }
         d.token_count = Some(tokens);
@@ -677,8 +729,8 @@ pub(crate) fn complete_update(
 /// not lowered, so message indexes are never reused.
 pub(crate) fn after_delete(conn: &mut dyn Conn, row: &Booked) -> Result<()> {
     let live = conn.query_value(
-        "SELECT 1 FROM mem_messages WHERE seq = ?1",
-        &[Value::Int(row.seq)],
+        "SELECT 1 FROM mem_messages WHERE seq = ?1 AND resource_id = ?2",
+        &[Value::Int(row.seq), row.resource_id.as_str().into()],
     )?;
     if live.is_some() {
         return Err(Error::invalid(
@@ -695,8 +747,13 @@ fn unbook(conn: &mut dyn Conn, row: &Booked) -> Result<()> {
     let index = partition::index_of(conn, NS_MESSAGES, &row.resource_id)?;
     if search::remove_doc(conn, &index, row.seq, row.indexed_text.as_deref())? {
         conn.execute(
-            "UPDATE mem_threads SET message_count = message_count - 1, token_count = token_count - ?2 WHERE id = ?1",
-            &[row.thread_id.as_str().into(), Value::Int(row.token_count)],
+            "UPDATE mem_threads SET message_count = message_count - 1, token_count = token_count - ?2 \
+             WHERE id = ?1 AND resource_id = ?3",
+            &[
+                row.thread_id.as_str().into(),
+                Value::Int(row.token_count),
+                row.resource_id.as_str().into(),
+            ],
         )?;
     }
     Ok(())

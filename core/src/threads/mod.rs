@@ -21,6 +21,7 @@ pub(crate) mod messages;
 pub(crate) mod task_link;
 pub(crate) mod working_memory;
 
+use crate::cluster::route;
 use crate::db::row::Cells;
 use crate::json_opts::{self, Opts};
 use crate::{ids, Conn, Error, Result, Row, Value};
@@ -115,9 +116,11 @@ const THREAD_FIELDS: &[&str] = &[
 
 /// The thread's row, or `thread not found`.
 fn row_of(conn: &mut dyn Conn, thread_id: &str) -> Result<Row> {
+    let mut params = vec![thread_id.into()];
+    let res = route::and_home(conn, "resource_id", &mut params);
     conn.query(
-        &format!("SELECT {THREAD_COLUMNS} FROM mem_threads WHERE id = ?1"),
-        &[thread_id.into()],
+        &format!("SELECT {THREAD_COLUMNS} FROM mem_threads WHERE id = ?1{res}"),
+        &params,
     )?
     .into_iter()
     .next()
@@ -195,9 +198,11 @@ pub(crate) fn update(conn: &mut dyn Conn, thread_id: &str, patch: &str) -> Resul
 
 /// The thread's resource id, or `thread not found`.
 pub(crate) fn resource_of(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
+    let mut params = vec![thread_id.into()];
+    let res = route::and_home(conn, "resource_id", &mut params);
     conn.query_value(
-        "SELECT resource_id FROM mem_threads WHERE id = ?1",
-        &[thread_id.into()],
+        &format!("SELECT resource_id FROM mem_threads WHERE id = ?1{res}"),
+        &params,
     )?
     .and_then(Value::into_string)
     .ok_or_else(|| Error::not_found("thread", thread_id))

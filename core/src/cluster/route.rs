@@ -1,0 +1,119 @@
+//! Where a call runs on a distributed database.
+//!
+//! Every table that carries a resource is split by it, and a resource's rows, index and
+//! closure live on one node. A catalog function and the triggers it fires cooperate through
+//! the connection's session (the rows it booked, the documents a transaction holds), so the
+//! whole call must run in one backend of that node: the host finds the call's resource from
+//! its [`Route`] and hands the call over ([`super::wire`]); there the resource is the call's
+//! [`Home`], which statements name so that each stays on the node's own shards.
+
+use crate::db::session::Part;
+use crate::{Conn, Result, Value};
+
+/// The resource of the call this connection is running for another node, if any.
+#[derive(Default)]
+struct Home {
+    resource: Option<String>,
+}
+
+impl Part for Home {}
+
+/// The resource the running call was handed over for: statements that can name it do, so
+/// they stay on this node's shards. `None` on one node, and for calls made here.
+pub fn home(conn: &mut dyn Conn) -> Option<String> {
+    conn.session().part::<Home>().resource.clone()
+}
+
+/// Whether `mem_distribute()` made this database the distributed layout.
+pub fn distributed(conn: &mut dyn Conn) -> Result<bool> {
+    crate::search::partition::distributed(conn)
+}
+
+/// Runs `f` as a call handed over for `resource` (see [`home`]).
+pub fn at_home<T>(
+    conn: &mut dyn Conn,
+    resource: &str,
+    f: impl FnOnce(&mut dyn Conn) -> Result<T>,
+) -> Result<T> {
+    let before = conn
+        .session()
+        .part::<Home>()
+        .resource
+        .replace(resource.to_owned());
+    let out = f(conn);
+    conn.session().part::<Home>().resource = before;
+    out
+}
+
+/// ` AND {column} = ?n`, `resource` pushed as parameter `n`; nothing when there is no
+/// resource to name. A statement that names its resource stays on the node's own shards on a
+/// distributed database, and costs one more key column on one node.
+pub(crate) fn and_resource(
+    column: &str,
+    resource: Option<&str>,
+    params: &mut Vec<Value>,
+) -> String {
+    match resource {
+        Some(r) => {
+            params.push(r.into());
+            format!(" AND {column} = ?{}", params.len())
+        }
+        None => String::new(),
+    }
+}
+
+/// [`and_resource`] for the resource of the call handed over to this connection ([`home`]).
+pub(crate) fn and_home(conn: &mut dyn Conn, column: &str, params: &mut Vec<Value>) -> String {
+    let home = home(conn);
+    and_resource(column, home.as_deref(), params)
+}
+
+/// Which resource a call's work belongs to, so that a distributed database runs the whole
+/// call on the node that holds that resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// Where it was called: the function spans resources, or touches none.
+    Here,
+    /// The resource is the `resource_id` argument.
+    Resource,
+    /// The resource is the thread's, the `thread_id` argument.
+    Thread,
+    /// The resource is the `resource_id` of the `options` argument, when it names one;
+    /// otherwise the call spans resources and runs where it was called.
+    ResourceOption,
+}
+
+impl Route {
+    /// The argument the route reads, by name.
+    pub fn argument(self) -> Option<&'static str> {
+        match self {
+            Route::Here => None,
+            Route::Resource => Some("resource_id"),
+            Route::Thread => Some("thread_id"),
+            Route::ResourceOption => Some("options"),
+        }
+    }
+
+    /// The resource a call works in, given its route's argument; `None` when the call spans
+    /// resources (or names none it can be sent by) and runs where it was called. A thread is
+    /// looked up by its id; one that does not exist leaves the call here, to fail as on one
+    /// node.
+    pub fn resource(self, conn: &mut dyn Conn, argument: Option<&str>) -> Result<Option<String>> {
+        let Some(arg) = argument else {
+            return Ok(None);
+        };
+        Ok(match self {
+            Route::Here => None,
+            Route::Resource => Some(arg.to_owned()),
+            Route::Thread => conn
+                .query_value(
+                    "SELECT resource_id FROM mem_threads WHERE id = ?1",
+                    &[arg.into()],
+                )?
+                .and_then(Value::into_string),
+            Route::ResourceOption => serde_json::from_str::<serde_json::Value>(arg)
+                .ok()
+                .and_then(|o| o.get("resource_id")?.as_str().map(str::to_owned)),
+        })
+    }
+}

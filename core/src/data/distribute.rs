@@ -1,0 +1,163 @@
+//! `mem_distribute()`: a Postgres database with Citus turned into the distributed layout,
+//! every table of the conversations and their search index split by `resource_id` and
+//! colocated, so that a resource's threads, messages, compactions and index pages live on one
+//! node and a call that stays within a resource runs there (see [`crate::cluster::route`]).
+//!
+//! Citus wants the distribution column in every primary key and unique index, and a
+//! foreign key between distributed tables to include it: those keys widen here, and only
+//! here (one node keeps its narrower keys, measured to be what it needs). Tables without a
+//! resource that every node reads become reference tables.
+
+use crate::search::partition;
+use crate::{Conn, Dialect, Error, Result, Value};
+use serde_json::json;
+
+/// Keys widened to lead with `resource_id`, run before the tables are distributed.
+const WIDEN: &str = "
+ALTER TABLE mem_messages DROP CONSTRAINT mem_messages_thread_id_fkey;
+ALTER TABLE mem_compactions DROP CONSTRAINT mem_compactions_thread_id_fkey;
+ALTER TABLE mem_threads DROP CONSTRAINT mem_threads_pkey, ADD PRIMARY KEY (resource_id, id);
+ALTER TABLE mem_messages DROP CONSTRAINT mem_messages_pkey, ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_messages DROP CONSTRAINT mem_messages_id_key, ADD UNIQUE (resource_id, id);
+DROP INDEX mem_messages_thread_index;
+CREATE UNIQUE INDEX mem_messages_thread_index ON mem_messages (resource_id, thread_id, message_index);
+ALTER TABLE mem_messages ADD CONSTRAINT mem_messages_thread_id_fkey FOREIGN KEY (resource_id, thread_id)
+  REFERENCES mem_threads (resource_id, id) ON DELETE CASCADE;
+ALTER TABLE mem_compactions DROP CONSTRAINT mem_compactions_pkey, ADD PRIMARY KEY (resource_id, id);
+ALTER TABLE mem_compactions ADD CONSTRAINT mem_compactions_thread_id_fkey FOREIGN KEY (resource_id, thread_id)
+  REFERENCES mem_threads (resource_id, id) ON DELETE CASCADE;
+ALTER TABLE agentmem_private.mem_idx_segments DROP CONSTRAINT mem_idx_segments_pkey,
+  ADD PRIMARY KEY (resource_id, seg_no);
+ALTER TABLE agentmem_private.mem_idx_pages DROP CONSTRAINT mem_idx_pages_pkey,
+  ADD PRIMARY KEY (resource_id, id);
+";
+
+/// Tables every node reads whole: no resource of their own.
+const REFERENCE: &[&str] = &[
+    "agentmem_private.mem_idx_layout",
+    "agentmem_private.mem_schema_version",
+];
+
+/// Tables split by `resource_id`, the first the colocation group of the rest.
+const DISTRIBUTED: &[&str] = &[
+    "mem_threads",
+    "mem_messages",
+    "mem_compactions",
+    "agentmem_private.mem_idx_meta",
+    "agentmem_private.mem_idx_segments",
+    "agentmem_private.mem_idx_pages",
+    "agentmem_private.mem_idx_delta",
+];
+
+/// The sequences that number the distributed tables' rows. Every node numbers its inserts
+/// from its own range (see [`SEQUENCE_RANGES`]), so a number stays unique in the cluster.
+const SEQUENCES: &[&str] = &[
+    "mem_messages_seq_seq",
+    "agentmem_private.mem_idx_segments_seg_no_seq",
+    "agentmem_private.mem_idx_pages_id_seq",
+];
+
+/// Moves a node's sequences to the range of its group (group `g` numbers from `g << 48`;
+/// the coordinator is group 0 and keeps the numbers it gave), unless they are in it already.
+const SEQUENCE_RANGES: &str = "SELECT pg_catalog.setval(s, g.start, false) \
+    FROM unnest(CAST(?1 AS text[])) AS s, \
+         (SELECT CAST(groupid AS bigint) << 48 AS start FROM pg_catalog.pg_dist_local_group) AS g \
+    WHERE g.start > 0 \
+      AND coalesce(pg_catalog.pg_sequence_last_value(CAST(s AS regclass)), 0) < g.start";
+
+/// The function a call is handed over through, sent by its first argument (the resource)
+/// to the node holding the colocated shards; forced, so that it is sent from within a
+/// transaction or another function too, and every statement it runs must then stay on that
+/// resource's shards.
+const HANDOVER: &str = "mem__delegate(text,text,text)";
+
+/// `mem_distribute()`: turns this database into the distributed layout, once; a second
+/// call changes nothing. Returns `{"changed": …, "distributed": [...], "reference": [...]}`.
+pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
+    if conn.dialect() != Dialect::Postgres {
+        return Err(Error::invalid(
+            "mem_distribute",
+            "needs Postgres with Citus (this database is SQLite)",
+        ));
+    }
+    let citus = conn.query_value(
+        "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'citus'",
+        &[],
+    )?;
+    if citus.is_none() {
+        return Err(Error::invalid(
+            "mem_distribute",
+            "needs the Citus extension in this database (CREATE EXTENSION citus)",
+        ));
+    }
+    let coordinator = conn.query_value("SELECT pg_catalog.citus_is_coordinator()", &[])?;
+    if coordinator.and_then(|v| v.as_i64()) != Some(1) {
+        return Err(Error::invalid(
+            "mem_distribute",
+            "must run on the Citus coordinator",
+        ));
+    }
+    let changed = !partition::distributed(conn)?;
+    if changed {
+        if !partition::by_resource(conn)? {
+            crate::data::indexes::partition(conn, Some("resource"))?;
+        }
+        partition::set_distributed(conn)?;
+        conn.execute_batch(
+            "SELECT pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true); \
+             SELECT pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true)",
+        )?;
+        conn.execute_batch(WIDEN)?;
+        // Citus copies the rows into the shards, whose triggers would book them again.
+        switch_triggers(conn, "DISABLE")?;
+        for table in REFERENCE {
+            conn.execute(
+                "SELECT pg_catalog.create_reference_table(CAST(?1 AS regclass))",
+                &[Value::from(*table)],
+            )?;
+        }
+        for (i, table) in DISTRIBUTED.iter().enumerate() {
+            // The first starts a colocation group of its own, the others join it.
+            let group = if i == 0 { "none" } else { DISTRIBUTED[0] };
+            conn.execute(
+                "SELECT pg_catalog.create_distributed_table(CAST(?1 AS regclass), 'resource_id', \
+                   colocate_with => ?2)",
+                &[Value::from(*table), Value::from(group)],
+            )?;
+        }
+        switch_triggers(conn, "ENABLE")?;
+        // The rows were copied to the shards; the coordinator's copies are dead weight.
+        for table in REFERENCE.iter().chain(DISTRIBUTED) {
+            conn.execute(
+                "SELECT pg_catalog.truncate_local_data_after_distributing_table(CAST(?1 AS regclass))",
+                &[Value::from(*table)],
+            )?;
+        }
+        conn.execute(
+            "SELECT pg_catalog.create_distributed_function(CAST(?1 AS regprocedure), '$1', \
+               colocate_with => ?2, force_delegation => true)",
+            &[Value::from(HANDOVER), Value::from(DISTRIBUTED[0])],
+        )?;
+    }
+    // Every call, so that a node added since gets its range.
+    let ranges = SEQUENCE_RANGES.replace("?1", &format!("'{{{}}}'", SEQUENCES.join(",")));
+    conn.execute(
+        "SELECT pg_catalog.run_command_on_workers(?1)",
+        &[Value::from(ranges.as_str())],
+    )?;
+    Ok(json!({
+        "changed": changed,
+        "distributed": DISTRIBUTED,
+        "reference": REFERENCE,
+    })
+    .to_string())
+}
+
+/// Disables or enables the user triggers of the distributed tables (on their shards too).
+/// One statement per call: Citus sends a table's DDL to its shards as the statement's text.
+fn switch_triggers(conn: &mut dyn Conn, how: &str) -> Result<()> {
+    for t in DISTRIBUTED {
+        conn.execute_batch(&format!("ALTER TABLE {t} {how} TRIGGER USER"))?;
+    }
+    Ok(())
+}
