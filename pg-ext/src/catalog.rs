@@ -84,26 +84,22 @@ unsafe fn call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // SAFETY: fcinfo is valid; mem__call's fn_extra holds catalog entries only.
     let f: &Function = unsafe { declaration(fcinfo, "function catalog", api::find) };
     let nargs = usize::try_from(unsafe { (*fcinfo).nargs }).unwrap_or(0);
-    let values = (0..nargs.min(f.args.len()))
+    let values: Vec<Value> = (0..nargs.min(f.args.len()))
         .map(|i| unsafe { argument(fcinfo, i, f.args[i].ty) })
         .collect();
-    let call = ok(f.bind(values));
-    // A writer's own statements may write the derived columns the schema guards (as the
-    // SQLite adapter marks every call).
-    let _inside = (f.nature == Nature::Writer).then(crate::triggers::internal::Guard::new);
-    let _reading = crate::conn::reading(f.nature == Nature::Reader);
+    let rows = match crate::route::destination(f, &values) {
+        Some(resource) => crate::route::hand_over(f, &resource, &values),
+        None => crate::local::run(f, values),
+    };
     match f.returns {
-        Returns::Scalar(t, run) => {
-            let v = ok(run(&mut SpiConn, &call));
-            match unsafe { datum(v, t) } {
+        Returns::Scalar(t, _) => {
+            let v = rows.into_iter().next().and_then(|r| r.into_iter().next());
+            match unsafe { datum(v.unwrap_or(Value::Null), t) } {
                 Some(d) => d,
                 None => unsafe { pgrx::fcinfo::pg_return_null(fcinfo) },
             }
         }
-        Returns::Table(cols, run) => {
-            let rows = ok(run(&mut SpiConn, &call));
-            unsafe { materialise(fcinfo, cols, rows) }
-        }
+        Returns::Table(cols, _) => unsafe { materialise(fcinfo, cols, rows) },
     }
 }
 

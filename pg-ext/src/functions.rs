@@ -104,7 +104,7 @@ fn secure(home: &str) {
         // A catalog function or trigger as its declaration says (functions that run no
         // statement need no path, and calls stay cheap). pgrx's own (bootstrap, migrations)
         // are internal: pinned and the owner's, but mem__internal(), which the schema's
-        // guards call as the caller.
+        // guards call as the caller, and mem__delegate().
         let (runs_sql, generic_plans, owner_only) = match (api::find(&name), triggers::find(&name))
         {
             (Some(f), _) => (
@@ -113,10 +113,13 @@ fn secure(home: &str) {
                 f.owner_only,
             ),
             (None, Some(t)) => (true, t.generic_plans, true),
-            (None, None) => {
-                let internal = name != "mem__internal";
-                (internal, false, internal)
-            }
+            // mem__delegate runs a routed catalog function with the caller's rights, as a
+            // direct call would.
+            (None, None) => match name.as_str() {
+                "mem__internal" => (false, false, false),
+                "mem__delegate" => (true, false, false),
+                _ => (true, false, true),
+            },
         };
         if runs_sql {
             script.push_str(&format!(

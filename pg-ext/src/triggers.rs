@@ -108,25 +108,46 @@ impl Rows for PgRows<'_> {
     }
 
     /// Whether the relation has the enabled trigger `name`.
+    /// On a Citus shard (`mem_messages_102072`) the table's triggers carry the shard's
+    /// number too (`…_trg_102072`).
     fn table_has(&self, name: &str) -> bool {
         let rel = self.trigger.trigger_data().tg_relation;
-        // SAFETY: the trigger's relation is open for the call; trigdesc, when not NULL, holds
-        // numtriggers entries whose names are NUL-terminated.
+        // SAFETY: the trigger's relation is open for the call; its name and trigdesc, when
+        // not NULL, hold NUL-terminated names (numtriggers entries).
         unsafe {
             let desc = (*rel).trigdesc;
             if desc.is_null() {
                 return false;
             }
+            let table = std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr());
+            let shard = shard_suffix(table.to_bytes());
             let all = std::slice::from_raw_parts((*desc).triggers, (*desc).numtriggers as usize);
             all.iter().any(|t| {
+                let tg = std::ffi::CStr::from_ptr(t.tgname).to_bytes();
                 t.tgenabled != pg_sys::TRIGGER_DISABLED as std::ffi::c_char
-                    && std::ffi::CStr::from_ptr(t.tgname).to_bytes() == name.as_bytes()
+                    && tg.strip_prefix(name.as_bytes()) == Some(shard)
             })
         }
     }
 
     fn arguments(&self) -> Vec<String> {
         self.trigger.extra_args().unwrap_or_default()
+    }
+}
+
+/// A shard's number as Citus appends it to the table's and its triggers' names (`_102072`),
+/// or nothing for a table that is not a shard.
+fn shard_suffix(table: &[u8]) -> &[u8] {
+    let digits = table
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let at = table.len() - digits;
+    if digits > 0 && at > 0 && table[at - 1] == b'_' {
+        &table[at - 1..]
+    } else {
+        &[]
     }
 }
 
