@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod cases;
 pub mod closure;
+pub mod doc_blocks;
 pub mod graph_oracle;
 pub mod invariants;
 pub mod sample;

@@ -7,9 +7,15 @@
 //! layout must remove (row triggers, and keys that do not include `resource_id`).
 
 use postgres::{Client, NoTls};
+use std::str::FromStr;
 
-/// The coordinator and the workers, or `None` when no cluster was given.
-fn cluster() -> Option<(String, Vec<String>)> {
+/// One test at a time on the cluster: each adds the workers to its database's metadata,
+/// which Citus does not take concurrently.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The coordinator and the workers, or `None` when no cluster was given; the cluster is the
+/// caller's until the guard drops.
+fn cluster() -> Option<(String, Vec<String>, std::sync::MutexGuard<'static, ()>)> {
     let coordinator = std::env::var("AGENTMEM_CITUS")
         .ok()
         .filter(|s| !s.is_empty());
@@ -27,7 +33,8 @@ fn cluster() -> Option<(String, Vec<String>)> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect();
-    Some((coordinator, workers))
+    let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    Some((coordinator, workers, guard))
 }
 
 /// A fresh database of that name on every node (Citus needs it on the workers too), the
@@ -63,7 +70,7 @@ fn fresh_database(coordinator: &str, workers: &[String], name: &str) -> Client {
 
 #[test]
 fn agentmem_on_a_citus_coordinator() {
-    let Some((coordinator, workers)) = cluster() else {
+    let Some((coordinator, workers, _cluster)) = cluster() else {
         return;
     };
     assert_eq!(workers.len(), 2, "two workers: {workers:?}");
@@ -142,4 +149,428 @@ fn agentmem_on_a_citus_coordinator() {
         message.contains("cannot create constraint") && message.contains("partition column"),
         "the refusal names the distribution column: {message}"
     );
+}
+
+/// The resources of the distributed workload.
+const RESOURCES: usize = 6;
+
+/// A deterministic message text: words of a small vocabulary, so that searches find several
+/// documents and rank them by BM25.
+fn text(n: u64) -> String {
+    const WORDS: &[&str] = &[
+        "shard",
+        "resource",
+        "worker",
+        "index",
+        "segment",
+        "query",
+        "router",
+        "token",
+        "thread",
+        "message",
+        "search",
+        "merge",
+        "coordinator",
+        "placement",
+        "delta",
+        "score",
+    ];
+    let mut x = n
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..3 + n % 9)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            WORDS[(x >> 59) as usize % WORDS.len()]
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The same writes, in the same order, on `c`: messages through `mem_message_add` and plain
+/// `INSERT`s (numbered from `from`), then, past the first round, updates and deletes.
+fn write_round(c: &mut Client, from: u64, count: u64) {
+    for n in from..from + count {
+        let r = n as usize % RESOURCES;
+        let thread = format!("t{r}-{}", n % 2);
+        let created = 1_699_000_000_000 + n as i64 * 1000;
+        if n % 5 == 4 {
+            c.execute(
+                "INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content, created_at) \
+                 VALUES ($1, $2, $3, 'user', $4, $5)",
+                &[&format!("m{n}"), &thread, &format!("r{r}"), &text(n), &created],
+            )
+            .unwrap();
+        } else {
+            let options =
+                serde_json::json!({"id": format!("m{n}"), "created_at": created}).to_string();
+            c.execute(
+                "SELECT mem_message_add($1, 'user', $2, $3)",
+                &[&thread, &text(n), &options],
+            )
+            .unwrap();
+        }
+    }
+    if from > 0 {
+        for n in (from..from + count).step_by(7) {
+            let r = format!("r{}", n as usize % RESOURCES);
+            c.execute(
+                "UPDATE mem_messages SET raw_content = $1 WHERE resource_id = $2 AND id = $3",
+                &[&text(n + 1000), &r, &format!("m{n}")],
+            )
+            .unwrap();
+        }
+        for n in (from + 3..from + count).step_by(11) {
+            let r = format!("r{}", n as usize % RESOURCES);
+            c.execute(
+                "DELETE FROM mem_messages WHERE resource_id = $1 AND id = $2",
+                &[&r, &format!("m{n}")],
+            )
+            .unwrap();
+        }
+    }
+}
+
+/// Every answer the parity check compares, as text rows; scores to 1e-9.
+fn answers(c: &mut Client) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut search = |c: &mut Client, label: &str, options: serde_json::Value| {
+        for q in [
+            "shard worker",
+            "index segment merge",
+            "router",
+            "coordinator placement score",
+        ] {
+            for row in c
+                .query(
+                    "SELECT message_id, resource_id, thread_id, score FROM mem_search($1, $2)",
+                    &[&q, &options.to_string()],
+                )
+                .unwrap()
+            {
+                let score: f64 = row.get(3);
+                out.push(format!(
+                    "{label} {q}: {} {} {} {:.9}",
+                    row.get::<_, String>(0),
+                    row.get::<_, String>(1),
+                    row.get::<_, String>(2),
+                    score
+                ));
+            }
+        }
+    };
+    search(
+        c,
+        "across",
+        serde_json::json!({"now": 1_700_000_000_000i64, "limit": 30}),
+    );
+    for r in 0..RESOURCES {
+        let options =
+            serde_json::json!({"now": 1_700_000_000_000i64, "resource_id": format!("r{r}")});
+        search(c, &format!("r{r}"), options);
+    }
+    for r in 0..RESOURCES {
+        for t in 0..2 {
+            let thread = format!("t{r}-{t}");
+            let got: serde_json::Value = c
+                .query_one("SELECT mem_thread_get($1)", &[&thread])
+                .unwrap()
+                .get(0);
+            out.push(format!(
+                "{thread}: {} messages, {} tokens, next {}",
+                got["message_count"], got["token_count"], got["next_message_index"]
+            ));
+            for row in c
+                .query(
+                    "SELECT id, message_index, content FROM mem_messages_page($1, '{\"limit\":100}')",
+                    &[&thread],
+                )
+                .unwrap()
+            {
+                out.push(format!(
+                    "{thread} page: {} {} {}",
+                    row.get::<_, String>(0),
+                    row.get::<_, i64>(1),
+                    row.get::<_, String>(2)
+                ));
+            }
+            for row in c
+                .query(
+                    "SELECT message_id, reason FROM mem_recall($1, 'shard router', '{\"last_n\":3}')",
+                    &[&thread],
+                )
+                .unwrap()
+            {
+                out.push(format!(
+                    "{thread} recall: {} {}",
+                    row.get::<_, String>(0),
+                    row.get::<_, String>(1)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The workload's threads.
+fn create_threads(c: &mut Client) {
+    for r in 0..RESOURCES {
+        for t in 0..2 {
+            c.execute(
+                "SELECT mem_thread_create($1, NULL, NULL, $2)",
+                &[
+                    &format!("r{r}"),
+                    &serde_json::json!({"id": format!("t{r}-{t}")}).to_string(),
+                ],
+            )
+            .unwrap();
+        }
+    }
+}
+
+/// The workers' ports, from the connection strings.
+fn port_of(dsn: &str) -> u16 {
+    dsn.split_whitespace()
+        .find_map(|kv| kv.strip_prefix("port="))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
+    let Some((coordinator, workers, _cluster)) = cluster() else {
+        return;
+    };
+    let mut c = fresh_database(&coordinator, &workers, "agentmem_distributed");
+    // The same database on one node: a database of the coordinator without Citus, its index
+    // partitioned by resource as mem_distribute() partitions the cluster's.
+    let mut admin = Client::connect(&coordinator, NoTls).unwrap();
+    for sql in [
+        "DROP DATABASE IF EXISTS agentmem_one WITH (FORCE)",
+        "CREATE DATABASE agentmem_one",
+    ] {
+        admin.batch_execute(sql).unwrap();
+    }
+    let mut one = Client::connect(&format!("{coordinator} dbname=agentmem_one"), NoTls).unwrap();
+    for db in [&mut c, &mut one] {
+        db.batch_execute("CREATE EXTENSION agentmem").unwrap();
+        create_threads(db);
+        write_round(db, 0, 60);
+    }
+    one.execute("SELECT mem_index_partition('resource')", &[])
+        .unwrap();
+
+    // Without Citus the call says what it needs; on the coordinator it distributes a populated
+    // database once.
+    let e = one.execute("SELECT mem_distribute()", &[]).unwrap_err();
+    let e = e
+        .as_db_error()
+        .map(|d| d.message().to_owned())
+        .unwrap_or_default();
+    assert!(e.contains("needs the Citus extension"), "{e}");
+    let report: serde_json::Value = c.query_one("SELECT mem_distribute()", &[]).unwrap().get(0);
+    assert_eq!(report["changed"], true, "{report}");
+    let again: serde_json::Value = c.query_one("SELECT mem_distribute()", &[]).unwrap().get(0);
+    assert_eq!(
+        again["changed"], false,
+        "a second call changes nothing: {again}"
+    );
+    let e = c
+        .execute("SELECT mem_index_partition('none')", &[])
+        .unwrap_err();
+    let e = e
+        .as_db_error()
+        .map(|d| d.message().to_owned())
+        .unwrap_or_default();
+    assert!(e.contains("cannot change on a distributed database"), "{e}");
+    assert_eq!(answers(&mut c), answers(&mut one), "after distributing");
+
+    for db in [&mut c, &mut one] {
+        write_round(db, 60, 90);
+    }
+    let (cluster_answers, one_answers) = (answers(&mut c), answers(&mut one));
+    assert!(cluster_answers.len() > 200, "{}", cluster_answers.len());
+    for (a, b) in cluster_answers.iter().zip(&one_answers) {
+        assert_eq!(a, b);
+    }
+    assert_eq!(cluster_answers.len(), one_answers.len());
+    let problems: Vec<String> = c
+        .query("SELECT problem FROM mem_index_check()", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(problems.is_empty(), "{problems:?}");
+
+    // What is not distributed yet stays on the coordinator and works there: tasks, and
+    // memories (whose index is distributed with the others).
+    let task: String = c
+        .query_one("SELECT task_create('ship the cluster')", &[])
+        .unwrap()
+        .get(0);
+    let claimed: Option<String> = c
+        .query_one("SELECT task_claim($1, 'session-1')", &[&task])
+        .unwrap()
+        .get(0);
+    assert!(claimed.is_some());
+    c.execute(
+        "SELECT mem_remember('r1', '{\"type\":\"decision\",\"content\":\"the coordinator keeps the tasks\"}')",
+        &[],
+    )
+    .unwrap();
+    let found: i64 = c
+        .query_one(
+            "SELECT count(*) FROM mem_memory_search('coordinator', '{\"resource_id\":\"r1\"}')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(found, 1);
+
+    // Each resource's rows, index and counters on one worker, and both workers used.
+    let mut home = std::collections::BTreeMap::<String, std::collections::BTreeSet<i32>>::new();
+    for table in [
+        "mem_threads",
+        "mem_messages",
+        "agentmem_private.mem_idx_meta",
+        "agentmem_private.mem_idx_segments",
+        "agentmem_private.mem_idx_pages",
+        "agentmem_private.mem_idx_delta",
+    ] {
+        let distributed: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = CAST(CAST($1 AS text) AS regclass)",
+                &[&table],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(distributed, 1, "{table} is distributed");
+        let resources: Vec<String> = c
+            .query(&format!("SELECT DISTINCT resource_id FROM {table}"), &[])
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        for resource in resources {
+            let node: i32 = c
+                .query_one(
+                    "SELECT n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n USING (groupid) \
+                     WHERE p.shardid = get_shard_id_for_distribution_column(\
+                       CAST(CAST($1 AS text) AS regclass), CAST($2 AS text))",
+                    &[&table, &resource],
+                )
+                .unwrap()
+                .get(0);
+            home.entry(resource).or_default().insert(node);
+        }
+    }
+    // A task created without a resource is indexed under the resource '' (on one worker too).
+    let unscoped = usize::from(home.contains_key(""));
+    assert_eq!(home.len(), RESOURCES + unscoped, "{home:?}");
+    for (resource, nodes) in &home {
+        assert_eq!(nodes.len(), 1, "{resource} lives on {nodes:?}");
+    }
+    let used: std::collections::BTreeSet<i32> = home.values().flatten().copied().collect();
+    assert_eq!(
+        used.len(),
+        2,
+        "resources spread over both workers: {home:?}"
+    );
+
+    // Each call that stays within a resource is sent whole to that resource's worker; the
+    // coordinator sends nothing else but, for a call that names a thread, the lookup of the
+    // thread's resource.
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let notices = sent.clone();
+    let mut logged =
+        postgres::Config::from_str(&format!("{coordinator} dbname=agentmem_distributed"))
+            .unwrap()
+            .notice_callback(move |n| {
+                notices.lock().unwrap().push(format!(
+                    "{} @ {}",
+                    n.message(),
+                    n.detail().unwrap_or_default()
+                ));
+            })
+            .connect(NoTls)
+            .unwrap();
+    logged
+        .batch_execute("SET citus.log_remote_commands = on")
+        .unwrap();
+    let worker_ports: Vec<u16> = workers.iter().map(|w| port_of(w)).collect();
+    let calls: [(&str, &str); 5] = [
+        (
+            "r2",
+            "SELECT mem_thread_create('r2', 'another', NULL, '{\"id\":\"t2-x\"}')",
+        ),
+        (
+            "r2",
+            "SELECT mem_message_add('t2-x', 'user', 'routed to one worker')",
+        ),
+        (
+            "r3",
+            "SELECT count(*) FROM mem_search('shard', '{\"resource_id\":\"r3\"}')",
+        ),
+        ("r4", "SELECT count(*) FROM mem_recall('t4-0', 'shard')"),
+        ("r5", "SELECT count(*) FROM mem_messages_page('t5-1')"),
+    ];
+    for (resource, call) in calls {
+        sent.lock().unwrap().clear();
+        logged.batch_execute(call).unwrap();
+        let node = *home[resource].iter().next().unwrap() as u16;
+        let sent = sent.lock().unwrap().clone();
+        let handed: Vec<&String> = sent
+            .iter()
+            .filter(|s| s.contains("mem__delegate"))
+            .collect();
+        assert_eq!(handed.len(), 1, "{call}: {sent:#?}");
+        assert!(
+            handed[0].contains(&format!(":{node} ")),
+            "{call} went to {node}: {sent:#?}"
+        );
+        for s in &sent {
+            let port = worker_ports.iter().find(|p| s.contains(&format!(":{p} ")));
+            let lookup = s.contains("SELECT resource_id FROM public.mem_threads");
+            // The coordinator's own copy of a reference table (the index's layout).
+            let local = s.contains("executing the command locally");
+            let control = s.contains("issuing BEGIN")
+                || s.contains("issuing COMMIT")
+                || s.contains("issuing PREPARE")
+                || s.contains("issuing COMMIT PREPARED");
+            assert!(
+                port == Some(&node) || lookup || local || control,
+                "{call}: a statement left the resource's worker {node}: {s}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_citus_blocks_of_the_docs_run_on_a_cluster() {
+    use agentmem_tests::doc_blocks::{blocks, files, run};
+    let Some((coordinator, workers, _cluster)) = cluster() else {
+        return;
+    };
+    let mut ran = 0;
+    for file in files() {
+        let citus: Vec<_> = blocks(&file)
+            .into_iter()
+            .filter(|b| b.iter().any(|s| s.only == Some("Citus")))
+            .collect();
+        if citus.is_empty() {
+            continue;
+        }
+        drop(fresh_database(&coordinator, &workers, "agentmem_docs"));
+        let mut db = agentmem_tests::backend::Postgres::connect(&format!(
+            "{coordinator} dbname=agentmem_docs"
+        ));
+        for st in citus.iter().flatten() {
+            run(&mut db, st);
+            ran += 1;
+        }
+    }
+    assert!(ran > 3, "only {ran} statements in Citus blocks");
 }
