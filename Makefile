@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition clean
+        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -157,6 +157,20 @@ bench-partition: deps-sqlite sqlite-release
 	  --out $(PARTITION_CORPUS).jsonl --queries $(PARTITION_CORPUS)-queries.jsonl
 	/usr/bin/python3 benches/partition/partition_bench.py --ext dist/agentmem0.so \
 	  --corpus $(PARTITION_CORPUS).jsonl --queries $(PARTITION_CORPUS)-queries.jsonl
+
+## agentmem distributed on a local Citus cluster (one node, 1 and 2 workers): ingest and
+## searches within a resource with 4 clients, CPU per call per node, and the projection to 8
+## workers (benches/citus/). BENCH_CITUS_ARGS="--messages 2000 --questions 500" for a quick run.
+CITUS_VENV := target/bench-citus/venv
+bench-citus: deps-pg pg-install-release
+	@test -x $(CITUS_VENV)/bin/python || /usr/bin/python3 -m venv $(CITUS_VENV)
+	@$(CITUS_VENV)/bin/python -c "import psycopg" 2>/dev/null || $(CITUS_VENV)/bin/pip install -q "psycopg[binary]"
+	@test -f $(PARTITION_CORPUS).jsonl || python3 benches/corpus/build_code_corpus.py --messages 20000 \
+	  --out $(PARTITION_CORPUS).jsonl --queries $(PARTITION_CORPUS)-queries.jsonl
+	@scripts/citus.sh install
+	@scripts/citus.sh with sh -c '$(CITUS_VENV)/bin/python benches/citus/citus_bench.py \
+	  --coordinator "$$AGENTMEM_CITUS" --workers "$$AGENTMEM_CITUS_WORKERS" --citus-dir target/citus \
+	  --corpus $(PARTITION_CORPUS).jsonl --queries $(PARTITION_CORPUS)-queries.jsonl $(BENCH_CITUS_ARGS)'
 
 ## The same at 20k messages and fewer queries (a few minutes once built).
 bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release

@@ -501,7 +501,7 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         .batch_execute("SET citus.log_remote_commands = on")
         .unwrap();
     let worker_ports: Vec<u16> = workers.iter().map(|w| port_of(w)).collect();
-    let calls: [(&str, &str); 5] = [
+    let calls: [(&str, &str); 6] = [
         (
             "r2",
             "SELECT mem_thread_create('r2', 'another', NULL, '{\"id\":\"t2-x\"}')",
@@ -516,6 +516,10 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         ),
         ("r4", "SELECT count(*) FROM mem_recall('t4-0', 'shard')"),
         ("r5", "SELECT count(*) FROM mem_messages_page('t5-1')"),
+        (
+            "r2",
+            "SELECT mem_message_add('t2-x', 'user', 'named', '{\"resource_id\":\"r2\"}')",
+        ),
     ];
     for (resource, call) in calls {
         sent.lock().unwrap().clear();
@@ -533,7 +537,10 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         );
         for s in &sent {
             let port = worker_ports.iter().find(|p| s.contains(&format!(":{p} ")));
-            let lookup = s.contains("SELECT resource_id FROM public.mem_threads");
+            // Only a call that names a thread and not its resource looks the thread up.
+            let lookup = s.contains("SELECT resource_id FROM public.mem_threads")
+                && call.contains("('t")
+                && !call.contains("resource_id");
             // The coordinator's own copy of a reference table (the index's layout).
             let local = s.contains("executing the command locally");
             let control = s.contains("issuing BEGIN")

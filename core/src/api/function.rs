@@ -114,13 +114,11 @@ impl Function {
 
     /// The resource a call with `values` works in, by the function's [`Route`].
     pub fn resource_of(&self, conn: &mut dyn Conn, values: &[Value]) -> Result<Option<String>> {
-        let arg = self
-            .route
-            .argument()
-            .and_then(|name| self.arg_index(name))
-            .and_then(|i| values.get(i))
-            .and_then(Value::as_str);
-        self.route.resource(conn, arg)
+        self.route.resource(conn, |name| {
+            self.arg_index(name)
+                .and_then(|i| values.get(i))
+                .and_then(Value::as_str)
+        })
     }
 
     /// A call of the function with `values`; refuses a wrong number of arguments.

@@ -76,7 +76,8 @@ pub enum Route {
     Here,
     /// The resource is the `resource_id` argument.
     Resource,
-    /// The resource is the thread's, the `thread_id` argument.
+    /// The resource is the thread's, the `thread_id` argument (or the `resource_id` of the
+    /// `options` argument, when the caller names it: the thread is then not looked up).
     Thread,
     /// The resource is the `resource_id` of the `options` argument, when it names one;
     /// otherwise the call spans resources and runs where it was called.
@@ -94,26 +95,34 @@ impl Route {
         }
     }
 
-    /// The resource a call works in, given its route's argument; `None` when the call spans
+    /// The resource a call works in, given its arguments by name; `None` when the call spans
     /// resources (or names none it can be sent by) and runs where it was called. A thread is
     /// looked up by its id; one that does not exist leaves the call here, to fail as on one
     /// node.
-    pub fn resource(self, conn: &mut dyn Conn, argument: Option<&str>) -> Result<Option<String>> {
-        let Some(arg) = argument else {
-            return Ok(None);
+    pub fn resource<'a>(
+        self,
+        conn: &mut dyn Conn,
+        argument: impl Fn(&str) -> Option<&'a str>,
+    ) -> Result<Option<String>> {
+        let named = || {
+            argument("options")
+                .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
+                .and_then(|o| o.get("resource_id")?.as_str().map(str::to_owned))
         };
         Ok(match self {
             Route::Here => None,
-            Route::Resource => Some(arg.to_owned()),
-            Route::Thread => conn
-                .query_value(
-                    "SELECT resource_id FROM mem_threads WHERE id = ?1",
-                    &[arg.into()],
-                )?
-                .and_then(Value::into_string),
-            Route::ResourceOption => serde_json::from_str::<serde_json::Value>(arg)
-                .ok()
-                .and_then(|o| o.get("resource_id")?.as_str().map(str::to_owned)),
+            Route::Resource => argument("resource_id").map(str::to_owned),
+            Route::ResourceOption => named(),
+            Route::Thread => match (named(), argument("thread_id")) {
+                (Some(r), _) => Some(r),
+                (None, Some(thread)) => conn
+                    .query_value(
+                        "SELECT resource_id FROM mem_threads WHERE id = ?1",
+                        &[thread.into()],
+                    )?
+                    .and_then(Value::into_string),
+                (None, None) => None,
+            },
         })
     }
 }

@@ -194,7 +194,7 @@ pub(crate) fn check_content(arg: &str, text: &str) -> Result<()> {
 }
 
 /// Options `mem_message_add` understands.
-const ADD_OPTIONS: &[&str] = &["id", "created_at", "metadata", "task_id"];
+const ADD_OPTIONS: &[&str] = &["id", "created_at", "metadata", "task_id", "resource_id"];
 
 /// `mem_message_add(thread_id, role, content [, options])` → id. O(log n) plus tokenising.
 pub(crate) fn add(
@@ -220,13 +220,16 @@ pub(crate) fn add(
     };
     let metadata = opts.opt_object("metadata")?.unwrap_or_else(|| "{}".into());
     let task_id = opts.opt_str("task_id")?;
+    // The thread's resource, when the caller names it (checked): a distributed database then
+    // sends the call straight to its worker, without looking the thread up.
+    let resource_id = opts.opt_str("resource_id")?.or_else(|| route::home(conn));
     // The row is completed and booked here, as its insert triggers would, and inserted whole;
     // the triggers recognise it by its id and only index it.
     let d = Draft {
         seq: 0,
         id,
         thread_id: thread_id.to_owned(),
-        resource_id: route::home(conn),
+        resource_id,
         role: role.to_owned(),
         raw_content: content.to_owned(),
         search_text: None,
