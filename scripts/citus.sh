@@ -2,10 +2,12 @@
 # Citus for the scale-out tests: built from the vendored source into the local PostgreSQL 15
 # when it is missing, and a throwaway cluster of a coordinator and two workers on loopback.
 # Usage: scripts/citus.sh install|start|stop
+#        scripts/citus.sh node stop|start NAME   stops (immediately) or restarts one node
+#                                     (coordinator, worker1, worker2) of the running cluster
 #        scripts/citus.sh with CMD…   starts the cluster, runs CMD with AGENTMEM_CITUS (the
-#                                     coordinator's connection string) and AGENTMEM_CITUS_WORKERS
-#                                     (the workers', separated by `;`) set, and stops the cluster
-#                                     whether CMD passes or fails
+#                                     coordinator's connection string), AGENTMEM_CITUS_WORKERS
+#                                     (the workers', separated by `;`) and AGENTMEM_CITUS_DIR set,
+#                                     and stops the cluster whether CMD passes or fails
 #   CITUS_DIR  where the three data folders live (default target/citus)
 #   CITUS_PORT the first port tried (default 5610); the chosen ports are written to
 #              $CITUS_DIR/ports, the coordinator's first.
@@ -78,6 +80,36 @@ free_port() {
   echo "$p"
 }
 
+# Starts node $1 (its data folder made) on port $2.
+run_node() {
+  local n=$1 port=$2
+  as_pg "$BIN/pg_ctl" -D "$CITUS_DIR/$n" -l "$CITUS_DIR/$n.log" -w \
+    -o "-p $port -k $CITUS_DIR -c listen_addresses=127.0.0.1 -c fsync=off \
+        -c shared_preload_libraries=citus -c max_connections=100 -c max_prepared_transactions=100 \
+        -c wal_level=logical" start >/dev/null \
+    || { cat "$CITUS_DIR/$n.log"; exit 1; }
+}
+
+# `node stop NAME` stops a running node at once (as a crash would); `node start NAME` starts it
+# again on its port (for the tests of a worker lost mid-write).
+node() {
+  local how=$1 n=$2 ports i=0
+  read -r -a ports < "$CITUS_DIR/ports"
+  for name in "${NODES[@]}"; do
+    if [ "$name" = "$n" ]; then
+      case "$how" in
+        stop) as_pg "$BIN/pg_ctl" -D "$CITUS_DIR/$n" -m immediate -w stop >/dev/null ;;
+        start) run_node "$n" "${ports[$i]}" ;;
+        *) echo "citus: node stop|start NAME" >&2; exit 2 ;;
+      esac
+      return 0
+    fi
+    i=$((i + 1))
+  done
+  echo "citus: no node $n (${NODES[*]})" >&2
+  exit 2
+}
+
 start() {
   stop >/dev/null 2>&1 || true
   mkdir -p "$CITUS_DIR"
@@ -88,11 +120,7 @@ start() {
     ports+=("$port")
     as_pg "$BIN/initdb" -D "$CITUS_DIR/$n" -A trust -U postgres >"$CITUS_DIR/$n.initdb.log" 2>&1 \
       || { cat "$CITUS_DIR/$n.initdb.log"; exit 1; }
-    as_pg "$BIN/pg_ctl" -D "$CITUS_DIR/$n" -l "$CITUS_DIR/$n.log" -w \
-      -o "-p $port -k $CITUS_DIR -c listen_addresses=127.0.0.1 -c fsync=off \
-          -c shared_preload_libraries=citus -c max_connections=100 -c max_prepared_transactions=100 \
-          -c wal_level=logical" start >/dev/null \
-      || { cat "$CITUS_DIR/$n.log"; exit 1; }
+    run_node "$n" "$port"
     port=$((port + 1))
   done
   for p in "${ports[@]}"; do
@@ -129,6 +157,7 @@ with() {
   AGENTMEM_CITUS_WORKERS=
   for p in "${ports[@]:1}"; do AGENTMEM_CITUS_WORKERS+="${AGENTMEM_CITUS_WORKERS:+;}$dsn port=$p"; done
   export AGENTMEM_CITUS_WORKERS
+  export AGENTMEM_CITUS_DIR=$CITUS_DIR
   "$@"
 }
 
@@ -137,5 +166,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   with) shift; with "$@" ;;
-  *) echo "usage: $0 install|start|stop|with CMD…" >&2; exit 2 ;;
+  node) shift; node "$@" ;;
+  *) echo "usage: $0 install|start|stop|node stop|start NAME|with CMD…" >&2; exit 2 ;;
 esac

@@ -581,3 +581,298 @@ fn the_citus_blocks_of_the_docs_run_on_a_cluster() {
     }
     assert!(ran > 3, "only {ran} statements in Citus blocks");
 }
+
+/// A distributed database `name` holding the workload's threads, and a connection string to it.
+fn distributed(coordinator: &str, workers: &[String], name: &str) -> (Client, String) {
+    let mut c = fresh_database(coordinator, workers, name);
+    c.batch_execute("CREATE EXTENSION agentmem").unwrap();
+    create_threads(&mut c);
+    c.execute("SELECT mem_distribute()", &[]).unwrap();
+    (c, format!("{coordinator} dbname={name}"))
+}
+
+/// The invariants every write keeps: each thread's counters are its messages', and every
+/// search index holds exactly its table's documents.
+fn assert_invariants(c: &mut Client) {
+    let counted: std::collections::BTreeMap<String, (i64, i64)> = c
+        .query(
+            "SELECT thread_id, count(*), CAST(sum(token_count) AS bigint) FROM mem_messages \
+             GROUP BY resource_id, thread_id",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), (r.get(1), r.get(2))))
+        .collect();
+    for r in c
+        .query(
+            "SELECT id, message_count, token_count FROM mem_threads",
+            &[],
+        )
+        .unwrap()
+    {
+        let id: String = r.get(0);
+        let books = (r.get::<_, i64>(1), r.get::<_, i64>(2));
+        let rows = counted.get(&id).copied().unwrap_or((0, 0));
+        assert_eq!(books, rows, "thread {id}: counters against its messages");
+    }
+    let problems: Vec<String> = c
+        .query("SELECT problem FROM mem_index_check()", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(problems.is_empty(), "{problems:?}");
+}
+
+/// A server's error message, or the client's when the connection failed.
+fn message_of(e: &postgres::Error) -> String {
+    e.as_db_error()
+        .map(|d| d.message().to_owned())
+        .unwrap_or_else(|| e.to_string())
+}
+
+/// What one writer did: messages it added (committed), tasks it claimed, errors it met.
+#[derive(Default)]
+struct Wrote {
+    added: Vec<String>,
+    failed: Vec<String>,
+    pairs: Vec<(String, String, bool)>,
+    claimed: Vec<String>,
+    errors: Vec<String>,
+}
+
+/// Writer `w` until `stop`: messages to its resources' threads (named by resource), every
+/// third round a pair of messages to two resources in one statement (a distributed
+/// transaction when they live on two workers), a search within a resource, and a claim of one
+/// of `tasks`.
+fn writer(dsn: &str, w: usize, tasks: &[String], stop: &std::sync::atomic::AtomicBool) -> Wrote {
+    let mut c = Client::connect(dsn, NoTls).unwrap();
+    let mut out = Wrote::default();
+    let mut n = 0usize;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        n += 1;
+        let r = (w + 4 * (n % 2)) % RESOURCES;
+        let id = format!("w{w}-{n}");
+        let options = serde_json::json!({"id": id, "resource_id": format!("r{r}")}).to_string();
+        match c.execute(
+            "SELECT mem_message_add($1, 'user', $2, $3)",
+            &[&format!("t{r}-{}", w % 2), &text(n as u64), &options],
+        ) {
+            Ok(_) => out.added.push(id),
+            Err(e) => {
+                out.failed.push(id);
+                out.errors.push(message_of(&e));
+            }
+        }
+        if n % 3 == 0 {
+            let (a, b) = (format!("w{w}-{n}-a"), format!("w{w}-{n}-b"));
+            let (ra, rb) = (w % RESOURCES, (w + 2) % RESOURCES);
+            let done = c.execute(
+                "INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content) VALUES \
+                 ($1, $2, $3, 'user', 'one of a pair'), ($4, $5, $6, 'user', 'the other of a pair')",
+                &[&a, &format!("t{ra}-0"), &format!("r{ra}"), &b, &format!("t{rb}-1"), &format!("r{rb}")],
+            );
+            if let Err(e) = &done {
+                out.errors.push(
+                    e.as_db_error()
+                        .map(|d| d.message().to_owned())
+                        .unwrap_or_default(),
+                );
+            }
+            out.pairs.push((a, b, done.is_ok()));
+        }
+        let options = serde_json::json!({"resource_id": format!("r{r}")}).to_string();
+        if let Err(e) = c.query(
+            "SELECT message_id FROM mem_search('shard', $1)",
+            &[&options],
+        ) {
+            out.errors.push(message_of(&e));
+        }
+        if !tasks.is_empty() {
+            let task = &tasks[(n * 4 + w) % tasks.len()];
+            match c.query_one(
+                "SELECT task_claim($1, $2)",
+                &[task, &format!("session-{w}")],
+            ) {
+                Ok(_) => out.claimed.push(task.clone()),
+                // Another writer has it: the refusal the claim exists for.
+                Err(e) if message_of(&e).contains("already claimed") => {}
+                Err(e) => out.errors.push(message_of(&e)),
+            }
+        }
+    }
+    out
+}
+
+/// Runs four writers while `meanwhile` runs, and returns what they did.
+fn with_writers(dsn: &str, tasks: &[String], meanwhile: impl FnOnce()) -> Vec<Wrote> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|w| {
+                let stop = &stop;
+                s.spawn(move || writer(dsn, w, tasks, stop))
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        meanwhile();
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// Every message the writers saw committed is there once, every pair whole or absent, and
+/// every claimed task claimed by one writer only.
+fn assert_nothing_lost(c: &mut Client, wrote: &[Wrote]) {
+    let added: Vec<String> = wrote.iter().flat_map(|w| w.added.clone()).collect();
+    assert!(added.len() > 20, "the writers wrote: {}", added.len());
+    let found: i64 = c
+        .query_one(
+            "SELECT count(*) FROM mem_messages WHERE id = ANY($1)",
+            &[&added],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(found as usize, added.len(), "every committed message, once");
+    let failed: Vec<String> = wrote.iter().flat_map(|w| w.failed.clone()).collect();
+    let found: i64 = c
+        .query_one(
+            "SELECT count(*) FROM mem_messages WHERE id = ANY($1)",
+            &[&failed],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(found, 0, "a message whose call failed was written");
+    for (a, b, committed) in wrote.iter().flat_map(|w| w.pairs.iter()) {
+        let n: i64 = c
+            .query_one(
+                "SELECT count(*) FROM mem_messages WHERE id = $1 OR id = $2",
+                &[a, b],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(n, if *committed { 2 } else { 0 }, "the pair {a}, {b}");
+    }
+    // A session may claim its own task again; no task may be claimed by two.
+    let mut claimed: Vec<&String> = Vec::new();
+    for w in wrote {
+        let mut own: Vec<&String> = w.claimed.iter().collect();
+        own.sort();
+        own.dedup();
+        claimed.extend(own);
+    }
+    let total = claimed.len();
+    claimed.sort();
+    claimed.dedup();
+    assert_eq!(claimed.len(), total, "a task claimed by two sessions");
+}
+
+#[test]
+fn a_shard_moves_under_four_writers_and_nothing_is_lost() {
+    let Some((coordinator, workers, _cluster)) = cluster() else {
+        return;
+    };
+    let (mut c, dsn) = distributed(&coordinator, &workers, "agentmem_move");
+    let tasks: Vec<String> = (0..40)
+        .map(|i| {
+            c.query_one("SELECT task_create($1)", &[&format!("task {i}")])
+                .unwrap()
+                .get(0)
+        })
+        .collect();
+    let shard_of = |c: &mut Client| -> (i64, i32) {
+        let row = c
+            .query_one(
+                "SELECT p.shardid, n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n USING (groupid) \
+                 WHERE p.shardid = get_shard_id_for_distribution_column('mem_threads', 'r0')",
+                &[],
+            )
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    let (shard, from) = shard_of(&mut c);
+    let to = workers
+        .iter()
+        .map(|w| i32::from(port_of(w)))
+        .find(|p| *p != from)
+        .unwrap();
+    let wrote = with_writers(&dsn, &tasks, || {
+        let mut mover = Client::connect(&dsn, NoTls).unwrap();
+        mover
+            .execute(
+                "SELECT citus_move_shard_placement($1, '127.0.0.1', $2, '127.0.0.1', $3, \
+                   shard_transfer_mode => 'force_logical')",
+                &[&shard, &from, &to],
+            )
+            .unwrap();
+    });
+    assert_eq!(shard_of(&mut c).1, to, "r0's shards moved");
+    // A call that reaches the old placement while its shard is switched over fails with
+    // Citus's refusal of a statement that would leave the node, and writes nothing (checked
+    // below); nothing else may fail.
+    let errors: Vec<&String> = wrote.iter().flat_map(|w| w.errors.iter()).collect();
+    for e in &errors {
+        assert!(
+            e.contains("cannot execute a distributed query from a query on a shard"),
+            "a writer failed during the move: {e}"
+        );
+    }
+    eprintln!("citus: {} calls met the move's switch-over", errors.len());
+    assert_nothing_lost(&mut c, &wrote);
+    assert_invariants(&mut c);
+}
+
+#[test]
+fn a_worker_stopped_mid_write_leaves_nothing_half_written() {
+    let Some((coordinator, workers, _cluster)) = cluster() else {
+        return;
+    };
+    let Ok(dir) = std::env::var("AGENTMEM_CITUS_DIR") else {
+        eprintln!("citus: the worker-loss test needs AGENTMEM_CITUS_DIR (scripts/citus.sh with)");
+        return;
+    };
+    let (mut c, dsn) = distributed(&coordinator, &workers, "agentmem_crash");
+    let node = |how: &str| {
+        let ok = std::process::Command::new(agentmem_tests::root().join("scripts/citus.sh"))
+            .args(["node", how, "worker2"])
+            .env("CITUS_DIR", &dir)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "citus.sh node {how} worker2");
+    };
+    let wrote = with_writers(&dsn, &[], || {
+        node("stop");
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        node("start");
+    });
+    // The coordinator finishes or rolls back what the stopped worker had prepared (its first
+    // try may meet the connection it kept to the stopped worker, and fail).
+    let recovered = (0..5).any(|_| {
+        c.execute("SELECT recover_prepared_transactions()", &[])
+            .is_ok()
+            || {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                false
+            }
+    });
+    assert!(recovered, "recover_prepared_transactions() kept failing");
+    let errors: Vec<&String> = wrote.iter().flat_map(|w| w.errors.iter()).collect();
+    assert!(!errors.is_empty(), "the writers met the stopped worker");
+    let port = port_of(&workers[1]);
+    for e in &errors {
+        assert!(
+            e.contains(&format!(":{port}"))
+                || e.contains("connection")
+                || e.contains("terminat")
+                || e.contains("active node")
+                || e.contains("SSL SYSCALL")
+                || e.contains("socket"),
+            "an error that does not say the worker is gone: {e}"
+        );
+    }
+    assert_nothing_lost(&mut c, &wrote);
+    assert_invariants(&mut c);
+}
