@@ -397,13 +397,7 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         assert_eq!(a, b);
     }
     assert_eq!(cluster_answers.len(), one_answers.len());
-    let problems: Vec<String> = c
-        .query("SELECT problem FROM mem_index_check()", &[])
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    assert!(problems.is_empty(), "{problems:?}");
+    assert_invariants(&mut c);
 
     // What is not distributed yet stays on the coordinator and works there: tasks, and
     // memories (whose index is distributed with the others).
