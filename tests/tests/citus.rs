@@ -233,6 +233,34 @@ fn write_round(c: &mut Client, from: u64, count: u64) {
     }
 }
 
+/// The thread functions that run on the coordinator (not handed over), on both databases:
+/// a compaction and its undoing, a retitle, an archive and a restore.
+fn manage_threads(c: &mut Client) {
+    c.execute(
+        "SELECT mem_compact('t0-0', 0, 2, 'what the first three said')",
+        &[],
+    )
+    .unwrap();
+    c.execute("SELECT mem_compact('t1-1', 1, 3, 'a later stretch')", &[])
+        .unwrap();
+    let id: String = c
+        .query_one(
+            "SELECT id FROM mem_compactions WHERE thread_id = 't1-1'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    c.execute("SELECT mem_uncompact($1)", &[&id]).unwrap();
+    c.execute(
+        "SELECT mem_thread_update('t2-0', '{\"title\":\"renamed\"}')",
+        &[],
+    )
+    .unwrap();
+    c.execute("SELECT mem_thread_archive('t3-1')", &[]).unwrap();
+    c.execute("SELECT mem_thread_archive('t4-0')", &[]).unwrap();
+    c.execute("SELECT mem_thread_restore('t4-0')", &[]).unwrap();
+}
+
 /// Every answer the parity check compares, as text rows; scores to 1e-9.
 fn answers(c: &mut Client) -> Vec<String> {
     let mut out = Vec::new();
@@ -270,6 +298,22 @@ fn answers(c: &mut Client) -> Vec<String> {
         let options =
             serde_json::json!({"now": 1_700_000_000_000i64, "resource_id": format!("r{r}")});
         search(c, &format!("r{r}"), options);
+    }
+    for row in c
+        .query(
+            "SELECT id, state, title, message_count FROM mem_thread_list('{\"limit\":100}') \
+             ORDER BY id",
+            &[],
+        )
+        .unwrap()
+    {
+        out.push(format!(
+            "thread {} {} {:?} {}",
+            row.get::<_, String>(0),
+            row.get::<_, String>(1),
+            row.get::<_, Option<String>>(2),
+            row.get::<_, i64>(3)
+        ));
     }
     for r in 0..RESOURCES {
         for t in 0..2 {
@@ -390,6 +434,7 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
 
     for db in [&mut c, &mut one] {
         write_round(db, 60, 90);
+        manage_threads(db);
     }
     let (cluster_answers, one_answers) = (answers(&mut c), answers(&mut one));
     assert!(cluster_answers.len() > 200, "{}", cluster_answers.len());
