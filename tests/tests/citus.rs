@@ -540,7 +540,7 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         .batch_execute("SET citus.log_remote_commands = on")
         .unwrap();
     let worker_ports: Vec<u16> = workers.iter().map(|w| port_of(w)).collect();
-    let calls: [(&str, &str); 6] = [
+    let calls: [(&str, &str); 8] = [
         (
             "r2",
             "SELECT mem_thread_create('r2', 'another', NULL, '{\"id\":\"t2-x\"}')",
@@ -558,6 +558,14 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         (
             "r2",
             "SELECT mem_message_add('t2-x', 'user', 'named', '{\"resource_id\":\"r2\"}')",
+        ),
+        (
+            "r4",
+            "SELECT count(*) FROM mem_recall('t4-0', 'shard', '{\"resource_id\":\"r4\"}')",
+        ),
+        (
+            "r5",
+            "SELECT count(*) FROM mem_messages_page('t5-1', '{\"resource_id\":\"r5\"}')",
         ),
     ];
     for (resource, call) in calls {

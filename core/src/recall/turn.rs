@@ -21,6 +21,7 @@ const OPTIONS: &[&str] = &[
     "after",
     "scope",
     "include_deleted",
+    "resource_id",
 ];
 
 row! {
@@ -73,6 +74,7 @@ pub(crate) fn recall(
     let scope = opts.opt_str("scope")?.unwrap_or_else(|| "thread".into());
     let include_deleted = opts.opt_bool("include_deleted")?.unwrap_or(false);
     let resource = threads::resource_of(conn, thread_id)?;
+    threads::check_named_resource(conn, thread_id, opts.opt_str("resource_id")?.as_deref())?;
     if !include_deleted && lifecycle::state_of(conn, thread_id)? == State::Deleted {
         return Err(lifecycle::hidden(thread_id));
     }

@@ -49,7 +49,14 @@ impl PageRow {
     }
 }
 
-const OPTIONS: &[&str] = &["after", "before", "limit", "order", "include_deleted"];
+const OPTIONS: &[&str] = &[
+    "after",
+    "before",
+    "limit",
+    "order",
+    "include_deleted",
+    "resource_id",
+];
 
 /// Default and largest page size.
 pub(crate) const DEFAULT_LIMIT: i64 = 50;
@@ -69,6 +76,7 @@ pub(crate) fn page(conn: &mut dyn Conn, thread_id: &str, options: Option<&str>) 
     let after = o.opt_int("after")?;
     let before = o.opt_int("before")?;
     let include_deleted = o.opt_bool("include_deleted")?.unwrap_or(false);
+    super::check_named_resource(conn, thread_id, o.opt_str("resource_id")?.as_deref())?;
     if lifecycle::state_of(conn, thread_id)? == State::Deleted && !include_deleted {
         return Err(lifecycle::hidden(thread_id));
     }

@@ -196,6 +196,30 @@ pub(crate) fn update(conn: &mut dyn Conn, thread_id: &str, patch: &str) -> Resul
     get(conn, thread_id)
 }
 
+/// Checks the resource a caller named for a thread (`options.resource_id` of the functions
+/// that read a thread: on a distributed database it sends the call straight to its worker).
+pub(crate) fn check_named_resource(
+    conn: &mut dyn Conn,
+    thread_id: &str,
+    named: Option<&str>,
+) -> Result<()> {
+    let Some(named) = named else {
+        return Ok(());
+    };
+    let resource = resource_of(conn, thread_id)?;
+    if resource != named {
+        return Err(Error::invalid(
+            "options.resource_id",
+            format!(
+                "must be the thread's resource {} (got {})",
+                crate::error::echo(&resource),
+                crate::error::echo(named)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The thread's resource id, or `thread not found`.
 pub(crate) fn resource_of(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
     let mut params = vec![thread_id.into()];
