@@ -2,6 +2,7 @@
 //! flags, and what the reference and the errors say about its signature.
 
 use super::call::Call;
+use crate::cluster::route::Destination;
 pub use crate::cluster::route::Route;
 use crate::columns::{Field, Type};
 use crate::{Conn, Result, Row, Value};
@@ -112,12 +113,19 @@ impl Function {
         self.args.iter().position(|a| a.name == name)
     }
 
-    /// The resource a call with `values` works in, by the function's [`Route`].
+    /// The resource a call with `values` works in, by the function's [`Route`]; `None` when
+    /// the call spans resources (or names none it can be sent by) and runs where it was
+    /// called. A thread that does not exist leaves the call here, to fail as on one node.
     pub fn resource_of(&self, conn: &mut dyn Conn, values: &[Value]) -> Result<Option<String>> {
-        self.route.resource(conn, |name| {
+        let to = self.route.destination(|name| {
             self.arg_index(name)
                 .and_then(|i| values.get(i))
                 .and_then(Value::as_str)
+        });
+        Ok(match to {
+            Destination::Resource(r) => Some(r),
+            Destination::Thread(t) => crate::threads::resource_by_id(conn, &t)?,
+            Destination::Here => None,
         })
     }
 

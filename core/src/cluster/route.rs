@@ -84,45 +84,34 @@ pub enum Route {
     ResourceOption,
 }
 
-impl Route {
-    /// The argument the route reads, by name.
-    pub fn argument(self) -> Option<&'static str> {
-        match self {
-            Route::Here => None,
-            Route::Resource => Some("resource_id"),
-            Route::Thread => Some("thread_id"),
-            Route::ResourceOption => Some("options"),
-        }
-    }
+/// Where a call goes, as its [`Route`] reads its arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Destination {
+    /// The node of this resource.
+    Resource(String),
+    /// The node of this thread's resource, looked up by the caller.
+    Thread(String),
+    /// Where it was called.
+    Here,
+}
 
-    /// The resource a call works in, given its arguments by name; `None` when the call spans
-    /// resources (or names none it can be sent by) and runs where it was called. A thread is
-    /// looked up by its id; one that does not exist leaves the call here, to fail as on one
-    /// node.
-    pub fn resource<'a>(
-        self,
-        conn: &mut dyn Conn,
-        argument: impl Fn(&str) -> Option<&'a str>,
-    ) -> Result<Option<String>> {
+impl Route {
+    /// Where a call goes, given its arguments by name: the resource an argument or the
+    /// options name, or the thread whose resource it is.
+    pub fn destination<'a>(self, argument: impl Fn(&str) -> Option<&'a str>) -> Destination {
         let named = || {
             argument("options")
                 .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
                 .and_then(|o| o.get("resource_id")?.as_str().map(str::to_owned))
         };
-        Ok(match self {
+        let to = match self {
             Route::Here => None,
-            Route::Resource => argument("resource_id").map(str::to_owned),
-            Route::ResourceOption => named(),
-            Route::Thread => match (named(), argument("thread_id")) {
-                (Some(r), _) => Some(r),
-                (None, Some(thread)) => conn
-                    .query_value(
-                        "SELECT resource_id FROM mem_threads WHERE id = ?1",
-                        &[thread.into()],
-                    )?
-                    .and_then(Value::into_string),
-                (None, None) => None,
-            },
-        })
+            Route::Resource => argument("resource_id").map(|r| Destination::Resource(r.into())),
+            Route::ResourceOption => named().map(Destination::Resource),
+            Route::Thread => named()
+                .map(Destination::Resource)
+                .or_else(|| argument("thread_id").map(|t| Destination::Thread(t.into()))),
+        };
+        to.unwrap_or(Destination::Here)
     }
 }

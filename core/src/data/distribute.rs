@@ -49,21 +49,16 @@ const DISTRIBUTED: &[&str] = &[
     "agentmem_private.mem_idx_delta",
 ];
 
-/// The sequences that number the distributed tables' rows. Every node numbers its inserts
-/// from its own range (see [`SEQUENCE_RANGES`]), so a number stays unique in the cluster.
-const SEQUENCES: &[&str] = &[
-    "mem_messages_seq_seq",
-    "agentmem_private.mem_idx_segments_seg_no_seq",
-    "agentmem_private.mem_idx_pages_id_seq",
-];
-
-/// Moves a node's sequences to the range of its group (group `g` numbers from `g << 48`;
-/// the coordinator is group 0 and keeps the numbers it gave), unless they are in it already.
-const SEQUENCE_RANGES: &str = "SELECT pg_catalog.setval(s, g.start, false) \
-    FROM unnest(CAST(?1 AS text[])) AS s, \
+/// Moves a worker's sequences — those that number the distributed tables' rows — to the
+/// range of its group (group `g` numbers from `g << 48`; the coordinator is group 0 and keeps
+/// the numbers it gave), unless they are in it already: every node numbers its inserts
+/// without asking another, and a number stays unique in the cluster. Run on every worker.
+const SEQUENCE_RANGES: &str = "SELECT pg_catalog.setval(CAST(q.s AS regclass), g.start, false) \
+    FROM (VALUES ('mem_messages_seq_seq'), ('agentmem_private.mem_idx_segments_seg_no_seq'), \
+                 ('agentmem_private.mem_idx_pages_id_seq')) AS q (s), \
          (SELECT CAST(groupid AS bigint) << 48 AS start FROM pg_catalog.pg_dist_local_group) AS g \
     WHERE g.start > 0 \
-      AND coalesce(pg_catalog.pg_sequence_last_value(CAST(s AS regclass)), 0) < g.start";
+      AND coalesce(pg_catalog.pg_sequence_last_value(CAST(q.s AS regclass)), 0) < g.start";
 
 /// The function a call is handed over through, sent by its first argument (the resource)
 /// to the node holding the colocated shards; forced, so that it is sent from within a
@@ -140,10 +135,9 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
         )?;
     }
     // Every call, so that a node added since gets its range.
-    let ranges = SEQUENCE_RANGES.replace("?1", &format!("'{{{}}}'", SEQUENCES.join(",")));
     conn.execute(
         "SELECT pg_catalog.run_command_on_workers(?1)",
-        &[Value::from(ranges.as_str())],
+        &[Value::from(SEQUENCE_RANGES)],
     )?;
     Ok(json!({
         "changed": changed,

@@ -40,8 +40,8 @@ pub(crate) fn start(conn: &mut dyn Conn, resource_id: &str, options: Option<&str
     let max_rows = o.int("max_scratch_rows", DEFAULT_MAX_ROWS, 100, 10_000_000)?;
     let thread = o.opt_str("thread_id")?;
     if let Some(t) = &thread {
-        let owner = conn.query_value("SELECT resource_id FROM mem_threads WHERE id = ?1", &[t.as_str().into()])?;
-        if owner.as_ref().and_then(Value::as_str) != Some(resource_id) {
+        let owner = crate::threads::resource_by_id(conn, t)?;
+        if owner.as_deref() != Some(resource_id) {
             return Err(Error::invalid(
                 "options.thread_id",
                 format!("no thread {} in resource {}", crate::error::echo(t), crate::error::echo(resource_id)),

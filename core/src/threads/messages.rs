@@ -620,13 +620,9 @@ fn fill_only(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
 /// no such thread.
 fn missing_thread(conn: &mut dyn Conn, d: &Draft) -> Error {
     if d.resource_id.is_some() {
-        let found = conn.query_value(
-            "SELECT resource_id FROM mem_threads WHERE id = ?1",
-            &[d.thread_id.as_str().into()],
-        );
-        match found {
+        match super::resource_by_id(conn, &d.thread_id) {
             Ok(Some(thread)) => {
-                if let Err(e) = thread_resource(d, thread.into_string()) {
+                if let Err(e) = thread_resource(d, Some(thread)) {
                     return e;
                 }
             }

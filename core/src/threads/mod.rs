@@ -220,6 +220,17 @@ pub(crate) fn check_named_resource(
     Ok(())
 }
 
+/// The resource of the thread `thread_id`, looked up by its id alone (on a distributed
+/// database, in every shard); `None` when there is no such thread.
+pub(crate) fn resource_by_id(conn: &mut dyn Conn, thread_id: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_value(
+            "SELECT resource_id FROM mem_threads WHERE id = ?1",
+            &[thread_id.into()],
+        )?
+        .and_then(Value::into_string))
+}
+
 /// The thread's resource id, or `thread not found`.
 pub(crate) fn resource_of(conn: &mut dyn Conn, thread_id: &str) -> Result<String> {
     let mut params = vec![thread_id.into()];
