@@ -53,7 +53,8 @@ const DISTRIBUTED: &[&str] = &[
 /// range of its group (group `g` numbers from `g << 48`; the coordinator is group 0 and keeps
 /// the numbers it gave), unless they are in it already: every node numbers its inserts
 /// without asking another, and a number stays unique in the cluster. Run on every worker.
-const SEQUENCE_RANGES: &str = "SELECT pg_catalog.setval(CAST(q.s AS regclass), g.start, false) \
+/// One row (run_command_on_workers wants one): how many sequences moved.
+const SEQUENCE_RANGES: &str = "SELECT count(pg_catalog.setval(CAST(q.s AS regclass), g.start, false)) \
     FROM (VALUES ('mem_messages_seq_seq'), ('agentmem_private.mem_idx_segments_seg_no_seq'), \
                  ('agentmem_private.mem_idx_pages_id_seq')) AS q (s), \
          (SELECT CAST(groupid AS bigint) << 48 AS start FROM pg_catalog.pg_dist_local_group) AS g \
@@ -135,10 +136,22 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
         )?;
     }
     // Every call, so that a node added since gets its range.
-    conn.execute(
-        "SELECT pg_catalog.run_command_on_workers(?1)",
+    // run_command_on_workers reports a worker's failure in its rows, not as an error.
+    let failed = conn.query(
+        "SELECT nodeport, result FROM pg_catalog.run_command_on_workers(?1) WHERE NOT success",
         &[Value::from(SEQUENCE_RANGES)],
     )?;
+    if let Some(row) = failed.into_iter().next() {
+        let mut row = row.into_iter();
+        return Err(Error::invalid(
+            "mem_distribute",
+            format!(
+                "could not give the worker on port {} its range of row numbers: {}",
+                row.next().and_then(|v| v.as_i64()).unwrap_or_default(),
+                row.next().and_then(Value::into_string).unwrap_or_default()
+            ),
+        ));
+    }
     Ok(json!({
         "changed": changed,
         "distributed": DISTRIBUTED,
