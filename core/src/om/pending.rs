@@ -40,14 +40,15 @@ pub(crate) fn unobserved(
     } else {
         "''"
     };
-    let live = lifecycle::hide_deleted(conn, Some(&key.resource_id), false)?;
+    let mut params: Vec<Value> = vec![value.into(), cursor.into()];
+    let live = lifecycle::hide_deleted(conn, Some(&key.resource_id), false, &mut params)?;
     let rows = conn.query(
         &format!(
             "SELECT id, thread_id, role, {text}, created_at, token_count FROM mem_messages \
              WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)){live} \
              ORDER BY created_at, thread_id, message_index"
         ),
-        &[value.into(), cursor.into()],
+        &params,
     )?;
     let observed: HashSet<&str> = rec
         .map(|r| r.observed_ids.iter().map(String::as_str).collect())
@@ -90,34 +91,18 @@ pub(crate) fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Re
         let t = row.get(1).and_then(Value::as_i64).unwrap_or(0);
         Ok((n, t))
     };
-    let live = lifecycle::hide_deleted(conn, Some(&key.resource_id), false)?;
-    let (mut n, mut t) = sum(
-        conn,
-        &format!(
-            "SELECT count(*), CAST(coalesce(sum(token_count), 0) AS BIGINT) FROM mem_messages \
-             WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)){live}"
-        ),
-        &[value.into(), cursor.into()],
-    )?;
+    let mut params: Vec<Value> = vec![value.into(), cursor.into()];
+    let live = lifecycle::hide_deleted(conn, Some(&key.resource_id), false, &mut params)?;
+    let within = format!(
+        "SELECT count(*), CAST(coalesce(sum(token_count), 0) AS BIGINT) FROM mem_messages \
+         WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)){live}"
+    );
+    let (mut n, mut t) = sum(conn, &within, &params)?;
     let observed = rec.map(|r| r.observed_ids.as_slice()).unwrap_or_default();
     if !observed.is_empty() {
-        let placeholders: Vec<String> = (3..observed.len() + 3).map(|i| format!("?{i}")).collect();
-        let mut params: Vec<Value> = vec![Value::Text(String::new()), cursor.into()];
-        params[0] = match key.scope {
-            Scope::Thread => key.thread_id.clone().unwrap_or_default().into(),
-            Scope::Resource => key.resource_id.clone().into(),
-        };
+        let marks = crate::db::batch::values("#", observed.len(), params.len() + 1);
         params.extend(observed.iter().map(|i| Value::Text(i.clone())));
-        let (on, ot) = sum(
-            conn,
-            &format!(
-                "SELECT count(*), CAST(coalesce(sum(token_count), 0) AS BIGINT) FROM mem_messages \
-                 WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)){live} \
-                 AND id IN ({})",
-                placeholders.join(", ")
-            ),
-            &params,
-        )?;
+        let (on, ot) = sum(conn, &format!("{within} AND id IN ({marks})"), &params)?;
         n -= on;
         t -= ot;
     }

@@ -6,7 +6,7 @@ use crate::db::row::Fields;
 use crate::search::rows::{self, Allowed};
 use crate::search::{self, SearchParams};
 use crate::threads::lifecycle;
-use crate::{Conn, Result};
+use crate::{Conn, Result, Value};
 
 /// The namespace of observation documents.
 pub(crate) const NS_OBSERVATIONS: &str = "obs";
@@ -71,7 +71,18 @@ pub(crate) fn hits(
     params: &SearchParams,
     scope: &Scope,
 ) -> Result<Vec<ObservationHit>> {
-    let live = lifecycle::hide_deleted(conn, scope.resource_id.as_deref(), scope.include_deleted)?;
+    let mut values: Vec<Value> = vec![
+        scope.thread_id.clone().into(),
+        scope.resource_id.clone().into(),
+        scope.since.into(),
+        scope.until.into(),
+    ];
+    let live = lifecycle::hide_deleted(
+        conn,
+        scope.resource_id.as_deref(),
+        scope.include_deleted,
+        &mut values,
+    )?;
     let unscoped = scope.thread_id.is_none()
         && scope.resource_id.is_none()
         && scope.since.is_none()
@@ -88,12 +99,7 @@ pub(crate) fn hits(
                    AND (CAST(?3 AS BIGINT) IS NULL OR updated_at >= CAST(?3 AS BIGINT)) \
                    AND (CAST(?4 AS BIGINT) IS NULL OR updated_at <= CAST(?4 AS BIGINT)){live}"
             ),
-            &[
-                scope.thread_id.clone().into(),
-                scope.resource_id.clone().into(),
-                scope.since.into(),
-                scope.until.into(),
-            ],
+            &values,
         )?
     };
     let result = rows::search_allowed(

@@ -11,7 +11,7 @@ use crate::search::rows::{self, Allowed};
 use crate::search::scoring::PARAM_OPTIONS;
 use crate::search::{self, partition, SearchParams, SnippetSettings, NS_MESSAGES};
 use crate::threads::lifecycle;
-use crate::{Conn, Error, Result};
+use crate::{Conn, Error, Result, Value};
 use std::collections::HashMap;
 
 row! {
@@ -99,10 +99,22 @@ impl Filters {
 
     /// The messages that pass. O(matching messages) through the thread, resource and
     /// created_at indexes. Messages of deleted threads are left out unless asked for (see
-    /// [`lifecycle::NOT_IN_DELETED`]).
+    /// [`lifecycle::hide_deleted`]).
     fn allowed(&self, conn: &mut dyn Conn) -> Result<Allowed> {
-        let live =
-            lifecycle::hide_deleted(conn, self.resource_id.as_deref(), self.include_deleted)?;
+        let mut params: Vec<Value> = vec![
+            self.thread_id.clone().into(),
+            self.resource_id.clone().into(),
+            self.role.clone().into(),
+            self.task_id.clone().into(),
+            self.since.into(),
+            self.until.into(),
+        ];
+        let live = lifecycle::hide_deleted(
+            conn,
+            self.resource_id.as_deref(),
+            self.include_deleted,
+            &mut params,
+        )?;
         // In a database partitioned by resource, a search within one reads only its index:
         // the resource needs no filter of its own.
         let own_index = self.resource_id.is_some()
@@ -122,14 +134,7 @@ impl Filters {
                    AND (CAST(?5 AS BIGINT) IS NULL OR created_at >= CAST(?5 AS BIGINT)) \
                    AND (CAST(?6 AS BIGINT) IS NULL OR created_at <= CAST(?6 AS BIGINT)){live}"
             ),
-            &[
-                self.thread_id.clone().into(),
-                self.resource_id.clone().into(),
-                self.role.clone().into(),
-                self.task_id.clone().into(),
-                self.since.into(),
-                self.until.into(),
-            ],
+            &params,
         )
     }
 }

@@ -148,41 +148,35 @@ pub(crate) fn check_accepts_messages(thread_id: &str, state: &str) -> Result<()>
     ))
 }
 
-/// The condition that leaves out the rows (of a table with a `thread_id` column) of deleted
-/// threads; rows of no thread pass. A search adds it only when [`any_deleted`] says so, so a
-/// database without deleted threads pays nothing.
-pub(crate) const NOT_IN_DELETED: &str =
-    "(thread_id IS NULL OR thread_id NOT IN (SELECT id FROM mem_threads WHERE state = 'deleted'))";
-
 /// Whether any thread (of `resource_id`, when given) is deleted: one probe of the
 /// `(state, resource_id)` index.
 pub(crate) fn any_deleted(conn: &mut dyn Conn, resource_id: Option<&str>) -> Result<bool> {
-    let found = match resource_id {
-        Some(r) => conn.query_value(
-            "SELECT 1 FROM mem_threads WHERE state = 'deleted' AND resource_id = ?1 LIMIT 1",
-            &[r.into()],
-        )?,
-        None => conn.query_value(
-            "SELECT 1 FROM mem_threads WHERE state = 'deleted' LIMIT 1",
-            &[],
-        )?,
-    };
-    Ok(found.is_some())
+    let mut params = Vec::new();
+    let of = route::and_resource("resource_id", resource_id, &mut params);
+    let sql = format!("SELECT 1 FROM mem_threads WHERE state = 'deleted'{of} LIMIT 1");
+    Ok(conn.query_value(&sql, &params)?.is_some())
 }
 
-/// The filter a read of rows with a `thread_id` appends: ` AND` [`NOT_IN_DELETED`] when a
-/// thread (of `resource_id`, when given) is deleted and the caller did not ask for deleted
-/// threads, and nothing otherwise.
+/// The filter a read of rows with a `thread_id` appends: ` AND` a condition that leaves out
+/// the rows of deleted threads (rows of no thread pass) when a thread (of `resource_id`, when
+/// given) is deleted and the caller did not ask for deleted threads, and nothing otherwise,
+/// so a database without deleted threads pays nothing. The rows read are of `resource_id`
+/// when given: the threads looked up are that resource's (a statement that stays on its
+/// node when the database is distributed), pushed to `params`.
 pub(crate) fn hide_deleted(
     conn: &mut dyn Conn,
     resource_id: Option<&str>,
     include_deleted: bool,
+    params: &mut Vec<Value>,
 ) -> Result<String> {
-    Ok(if !include_deleted && any_deleted(conn, resource_id)? {
-        format!(" AND {NOT_IN_DELETED}")
-    } else {
-        String::new()
-    })
+    if include_deleted || !any_deleted(conn, resource_id)? {
+        return Ok(String::new());
+    }
+    let of = route::and_resource("resource_id", resource_id, params);
+    Ok(format!(
+        " AND (thread_id IS NULL OR thread_id NOT IN \
+           (SELECT id FROM mem_threads WHERE state = 'deleted'{of}))"
+    ))
 }
 
 /// The error of a read that names a deleted thread without asking for deleted threads.

@@ -69,14 +69,14 @@ fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> 
     let conds = match kind {
         Kind::Memory => filter.sql("", &mut params),
         Kind::Message | Kind::Observation => {
-            let live = lifecycle::hide_deleted(conn, filter.resource.as_deref(), false)?;
-            if let (Some(r), "") = (&filter.resource, live.as_str()) {
-                return Allowed::of_resource(conn, kind.table(), r);
-            }
             let mut c: Vec<String> = Vec::new();
             if let Some(r) = &filter.resource {
                 params.push(r.as_str().into());
                 c.push("resource_id = ?1".to_owned());
+            }
+            let live = lifecycle::hide_deleted(conn, filter.resource.as_deref(), false, &mut params)?;
+            if let (Some(r), "") = (&filter.resource, live.as_str()) {
+                return Allowed::of_resource(conn, kind.table(), r);
             }
             if let Some(cond) = live.strip_prefix(" AND ") {
                 c.push(cond.to_owned());
@@ -158,15 +158,18 @@ pub(crate) fn dense(
             .map(|f| f.owner_id.as_str().into())
             .collect();
         // Messages of deleted threads have vectors too; they are dropped here.
+        let mut fixed = Vec::new();
         let live = match kind {
-            Kind::Message => lifecycle::hide_deleted(conn, filter.resource.as_deref(), false)?,
+            Kind::Message => {
+                lifecycle::hide_deleted(conn, filter.resource.as_deref(), false, &mut fixed)?
+            }
             Kind::Memory | Kind::Observation | Kind::Code => String::new(),
         };
         let sql = format!(
             "SELECT seq, id FROM {} WHERE id IN ({{keys}}){live}",
             kind.table()
         );
-        for r in query_in(conn, &sql, &[], &ids)? {
+        for r in query_in(conn, &sql, &fixed, &ids)? {
             let mut f = Fields::new(r);
             if let (Some(seq), Some(id)) = (f.int(), f.text()) {
                 seqs.insert((kind, id), seq);
