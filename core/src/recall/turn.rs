@@ -73,8 +73,8 @@ pub(crate) fn recall(
     let after = opts.int("after", 1, 0, 100)?;
     let scope = opts.opt_str("scope")?.unwrap_or_else(|| "thread".into());
     let include_deleted = opts.opt_bool("include_deleted")?.unwrap_or(false);
-    let resource = threads::resource_of(conn, thread_id)?;
     threads::check_named_resource(conn, thread_id, opts.opt_str("resource_id")?.as_deref())?;
+    let resource = threads::resource_of(conn, thread_id)?;
     if !include_deleted && lifecycle::state_of(conn, thread_id)? == State::Deleted {
         return Err(lifecycle::hidden(thread_id));
     }

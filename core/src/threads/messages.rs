@@ -402,7 +402,7 @@ pub(crate) fn complete_insert(
         return match timing {
             Timing::BeforeWrite => fill_only(conn, d),
             Timing::AfterWrite | Timing::BeforeStatementEnd | Timing::BeforeAdd => {
-                Err(missing_thread(conn, &d))
+                Err(missing_thread(&d))
             }
         };
     };
@@ -458,7 +458,7 @@ fn fill_for_statement(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
         dialect.row_lock(RowLock::NoKeyUpdate),
     );
     let Some(row) = conn.query(&sql, &params)?.into_iter().next() else {
-        return Err(missing_thread(conn, &d));
+        return Err(missing_thread(&d));
     };
     let mut row = Fields::new(row);
     let counter = row.int().unwrap_or(0);
@@ -603,7 +603,7 @@ fn fill_only(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
     let res = route::and_resource("resource_id", d.resource_id.as_deref(), &mut params);
     let sql = format!("SELECT next_message_index, resource_id FROM mem_threads WHERE id = ?1{res}");
     let Some(row) = conn.query(&sql, &params)?.into_iter().next() else {
-        return Err(missing_thread(conn, &d));
+        return Err(missing_thread(&d));
     };
     let mut row = row.into_iter();
     let next_index = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
@@ -615,22 +615,13 @@ fn fill_only(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
     Ok(d)
 }
 
-/// The error for a thread not found where the row put it: the resource the row names is not
-/// its thread's (found by a second lookup, by id alone, on this error path only), or there is
-/// no such thread.
-fn missing_thread(conn: &mut dyn Conn, d: &Draft) -> Error {
-    if d.resource_id.is_some() {
-        match super::resource_by_id(conn, &d.thread_id) {
-            Ok(Some(thread)) => {
-                if let Err(e) = thread_resource(d, Some(thread)) {
-                    return e;
-                }
-            }
-            Ok(None) => {}
-            Err(e) => return e,
-        }
+/// The error for a thread not found where the row put it: not in the resource the row names
+/// (as a distributed database, whose node holds that resource only, can tell), or not at all.
+fn missing_thread(d: &Draft) -> Error {
+    match &d.resource_id {
+        Some(named) => super::not_in_resource("resource_id", &d.thread_id, named),
+        None => Error::not_found("thread", &d.thread_id),
     }
-    Error::not_found("thread", &d.thread_id)
 }
 
 /// The message's resource: its thread's. A row that names another is refused — it would

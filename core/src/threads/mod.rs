@@ -197,7 +197,9 @@ pub(crate) fn update(conn: &mut dyn Conn, thread_id: &str, patch: &str) -> Resul
 }
 
 /// Checks the resource a caller named for a thread (`options.resource_id` of the functions
-/// that read a thread: on a distributed database it sends the call straight to its worker).
+/// that read a thread: on a distributed database it sends the call straight to its worker,
+/// which holds no other resource's threads, so the answer is the same on one node: the
+/// thread is not in that resource, whether or not it is in another).
 pub(crate) fn check_named_resource(
     conn: &mut dyn Conn,
     thread_id: &str,
@@ -206,18 +208,26 @@ pub(crate) fn check_named_resource(
     let Some(named) = named else {
         return Ok(());
     };
-    let resource = resource_of(conn, thread_id)?;
-    if resource != named {
-        return Err(Error::invalid(
-            "options.resource_id",
-            format!(
-                "must be the thread's resource {} (got {})",
-                crate::error::echo(&resource),
-                crate::error::echo(named)
-            ),
-        ));
+    let found = conn.query_value(
+        "SELECT 1 FROM mem_threads WHERE id = ?1 AND resource_id = ?2",
+        &[thread_id.into(), named.into()],
+    )?;
+    match found {
+        Some(_) => Ok(()),
+        None => Err(not_in_resource("options.resource_id", thread_id, named)),
     }
-    Ok(())
+}
+
+/// The error of a call that named a resource `named` which holds no thread `thread_id`.
+pub(crate) fn not_in_resource(argument: &str, thread_id: &str, named: &str) -> Error {
+    Error::invalid(
+        argument,
+        format!(
+            "no thread {} in resource {}",
+            crate::error::echo_bare(thread_id),
+            crate::error::echo(named)
+        ),
+    )
 }
 
 /// The resource of the thread `thread_id`, looked up by its id alone (on a distributed
