@@ -8,6 +8,7 @@ use crate::conn::SpiConn;
 use crate::entry::{declaration, entry_point};
 use crate::error::ok;
 use crate::transition::NewRows;
+use agentmem_core::cluster::route;
 use agentmem_core::db::row::{Completion, Shape};
 use agentmem_core::triggers::{self, Fired, Rows, Timing, Trigger};
 use agentmem_core::{Conn, Error, Result, Row, Value};
@@ -112,15 +113,14 @@ impl Rows for PgRows<'_> {
     /// number too (`…_trg_102072`).
     fn table_has(&self, name: &str) -> bool {
         let rel = self.trigger.trigger_data().tg_relation;
-        // SAFETY: the trigger's relation is open for the call; its name and trigdesc, when
-        // not NULL, hold NUL-terminated names (numtriggers entries).
+        let shard = shard_suffix(relation_name(self.trigger));
+        // SAFETY: the trigger's relation is open for the call; its trigdesc, when not NULL,
+        // holds NUL-terminated names (numtriggers entries).
         unsafe {
             let desc = (*rel).trigdesc;
             if desc.is_null() {
                 return false;
             }
-            let table = std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr());
-            let shard = shard_suffix(table.to_bytes());
             let all = std::slice::from_raw_parts((*desc).triggers, (*desc).numtriggers as usize);
             all.iter().any(|t| {
                 let tg = std::ffi::CStr::from_ptr(t.tgname).to_bytes();
@@ -133,6 +133,28 @@ impl Rows for PgRows<'_> {
     fn arguments(&self) -> Vec<String> {
         self.trigger.extra_args().unwrap_or_default()
     }
+}
+
+/// The name of the table the trigger fired on.
+fn relation_name<'a>(trigger: &'a PgTrigger<'a>) -> &'a [u8] {
+    let rel = trigger.trigger_data().tg_relation;
+    // SAFETY: the trigger's relation is open for the call, its name NUL-terminated.
+    unsafe { std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_bytes() }
+}
+
+/// The resource a row trigger fired on a Citus shard works for: the row's (every
+/// distributed table carries one), so that its statements name it and stay on this node's
+/// shards, as those of a call handed over here do. `None` elsewhere, for a statement
+/// trigger (whose rows may be of several resources), and inside a handed-over call.
+fn shard_home(t: &Trigger, rows: &mut PgRows<'_>) -> Option<String> {
+    if t.timing == Timing::StatementEnd
+        || shard_suffix(relation_name(rows.trigger)).is_empty()
+        || route::home(&mut SpiConn).is_some()
+    {
+        return None;
+    }
+    let new = rows.new.is_some();
+    rows.value(new, "resource_id").ok()?.into_string()
 }
 
 /// A shard's number as Citus appends it to the table's and its triggers' names (`_102072`),
@@ -180,9 +202,11 @@ unsafe fn fire(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
         },
         reads: t.new,
     };
-    {
-        let mut fired = Fired::of(t, &mut rows, false);
-        ok((t.run)(&mut SpiConn, &mut fired));
+    let home = shard_home(t, &mut rows);
+    let mut run = || ok((t.run)(&mut SpiConn, &mut Fired::of(t, &mut rows, false)));
+    match home {
+        Some(resource) => crate::route::at_home(&resource, run),
+        None => run(),
     }
     // A BEFORE row trigger returns the row to write (completed), or the old one for a delete;
     // the others return nothing.

@@ -101,6 +101,13 @@ impl Function {
         }
     }
 
+    pub(crate) const fn by_task(self) -> Function {
+        Function {
+            route: Route::Task,
+            ..self
+        }
+    }
+
     pub(crate) const fn by_resource_option(self) -> Function {
         Function {
             route: Route::ResourceOption,
@@ -115,7 +122,8 @@ impl Function {
 
     /// The resource a call with `values` works in, by the function's [`Route`]; `None` when
     /// the call spans resources (or names none it can be sent by) and runs where it was
-    /// called. A thread that does not exist leaves the call here, to fail as on one node.
+    /// called. A thread or task that does not exist leaves the call here, to fail as on one
+    /// node.
     pub fn resource_of(&self, conn: &mut dyn Conn, values: &[Value]) -> Result<Option<String>> {
         let to = self.route.destination(|name| {
             self.arg_index(name)
@@ -125,6 +133,7 @@ impl Function {
         Ok(match to {
             Destination::Resource(r) => Some(r),
             Destination::Thread(t) => crate::threads::resource_by_id(conn, &t)?,
+            Destination::Task(t) => crate::tasks::resource_by_id(conn, &t)?,
             Destination::Here => None,
         })
     }

@@ -89,6 +89,7 @@ mod tests {
                 Route::Here => continue,
                 Route::Resource => "resource_id",
                 Route::Thread => "thread_id",
+                Route::Task => "task_id",
                 Route::ResourceOption => "options",
             };
             assert!(

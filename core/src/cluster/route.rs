@@ -16,7 +16,17 @@ struct Home {
     resource: Option<String>,
 }
 
-impl Part for Home {}
+/// A call ends within its transaction: a resource left behind by a host that failed to put
+/// the previous one back goes with the transaction.
+impl Part for Home {
+    fn commit(&mut self) {
+        self.resource = None;
+    }
+
+    fn rollback(&mut self) {
+        self.resource = None;
+    }
+}
 
 /// The resource the running call was handed over for: statements that can name it do, so
 /// they stay on this node's shards. `None` on one node, and for calls made here.
@@ -29,20 +39,10 @@ pub fn distributed(conn: &mut dyn Conn) -> Result<bool> {
     crate::search::partition::distributed(conn)
 }
 
-/// Runs `f` as a call handed over for `resource` (see [`home`]).
-pub fn at_home<T>(
-    conn: &mut dyn Conn,
-    resource: &str,
-    f: impl FnOnce(&mut dyn Conn) -> Result<T>,
-) -> Result<T> {
-    let before = conn
-        .session()
-        .part::<Home>()
-        .resource
-        .replace(resource.to_owned());
-    let out = f(conn);
-    conn.session().part::<Home>().resource = before;
-    out
+/// Makes `resource` the resource of the call this connection runs (see [`home`]), and returns
+/// the one it replaces, which the host puts back when the call returns or fails.
+pub fn swap_home(conn: &mut dyn Conn, resource: Option<String>) -> Option<String> {
+    std::mem::replace(&mut conn.session().part::<Home>().resource, resource)
 }
 
 /// ` AND {column} = ?n`, `resource` pushed as parameter `n`; nothing when there is no
@@ -64,8 +64,39 @@ pub(crate) fn and_resource(
 
 /// [`and_resource`] for the resource of the call handed over to this connection ([`home`]).
 pub(crate) fn and_home(conn: &mut dyn Conn, column: &str, params: &mut Vec<Value>) -> String {
-    let home = home(conn);
-    and_resource(column, home.as_deref(), params)
+    HomeParam::push(conn, params).and(column)
+}
+
+/// The resource of the call handed over to this connection ([`home`]) as one parameter of a
+/// statement, which filters each of its distributed tables by it (Citus runs a statement on
+/// one node only when every table in it names the same resource), and writes it into the
+/// rows it inserts into tables that carry the resource only in the distributed layout. On
+/// one node, and for calls made here, it adds nothing.
+pub(crate) struct HomeParam(Option<usize>);
+
+impl HomeParam {
+    /// Pushes the resource onto `params`, when there is one.
+    pub(crate) fn push(conn: &mut dyn Conn, params: &mut Vec<Value>) -> HomeParam {
+        HomeParam(home(conn).map(|r| {
+            params.push(r.into());
+            params.len()
+        }))
+    }
+
+    /// ` AND {column} = ?n`, or nothing.
+    pub(crate) fn and(&self, column: &str) -> String {
+        self.0
+            .map(|n| format!(" AND {column} = ?{n}"))
+            .unwrap_or_default()
+    }
+
+    /// The column and the value an `INSERT` adds: `(", resource_id", ", ?n")`, or nothing.
+    pub(crate) fn insert(&self) -> (&'static str, String) {
+        match self.0 {
+            Some(n) => (", resource_id", format!(", ?{n}")),
+            None => ("", String::new()),
+        }
+    }
 }
 
 /// Which resource a call's work belongs to, so that a distributed database runs the whole
@@ -82,6 +113,8 @@ pub enum Route {
     /// The resource is the `resource_id` of the `options` argument, when it names one;
     /// otherwise the call spans resources and runs where it was called.
     ResourceOption,
+    /// The resource is the task's, the `task_id` argument.
+    Task,
 }
 
 /// Where a call goes, as its [`Route`] reads its arguments.
@@ -91,6 +124,8 @@ pub enum Destination {
     Resource(String),
     /// The node of this thread's resource, looked up by the caller.
     Thread(String),
+    /// The node of this task's resource, looked up by the caller.
+    Task(String),
     /// Where it was called.
     Here,
 }
@@ -111,6 +146,7 @@ impl Route {
             Route::Thread => named()
                 .map(Destination::Resource)
                 .or_else(|| argument("thread_id").map(|t| Destination::Thread(t.into()))),
+            Route::Task => argument("task_id").map(|t| Destination::Task(t.into())),
         };
         to.unwrap_or(Destination::Here)
     }

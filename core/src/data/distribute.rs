@@ -1,12 +1,15 @@
 //! `mem_distribute()`: a Postgres database with Citus turned into the distributed layout,
-//! every table of the conversations and their search index split by `resource_id` and
-//! colocated, so that a resource's threads, messages, compactions and index pages live on one
-//! node and a call that stays within a resource runs there (see [`crate::cluster::route`]).
+//! every table of the conversations, the tasks and their search index split by `resource_id`
+//! and colocated, so that a resource's threads, messages, compactions, tasks, dependencies and
+//! index pages live on one node and a call that stays within a resource runs there (see
+//! [`crate::cluster::route`]).
 //!
 //! Citus wants the distribution column in every primary key and unique index, and a
 //! foreign key between distributed tables to include it: those keys widen here, and only
-//! here (one node keeps its narrower keys, measured to be what it needs). Tables without a
-//! resource that every node reads become reference tables.
+//! here (one node keeps its narrower keys, measured to be what it needs). The tables of a
+//! task's labels, dependencies and links gain the task's `resource_id` here (the statements
+//! of a call write it there). Tables without a resource that every node reads become
+//! reference tables.
 
 use crate::search::partition;
 use crate::{Conn, Dialect, Error, Result, Value};
@@ -30,7 +33,33 @@ ALTER TABLE agentmem_private.mem_idx_segments DROP CONSTRAINT mem_idx_segments_p
   ADD PRIMARY KEY (resource_id, seg_no);
 ALTER TABLE agentmem_private.mem_idx_pages DROP CONSTRAINT mem_idx_pages_pkey,
   ADD PRIMARY KEY (resource_id, id);
+ALTER TABLE mem_tasks ALTER COLUMN resource_id SET NOT NULL;
+ALTER TABLE mem_tasks DROP CONSTRAINT mem_tasks_pkey, ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_tasks DROP CONSTRAINT mem_tasks_id_key, ADD UNIQUE (resource_id, id);
+UPDATE mem_task_deps d SET resource_id = t.resource_id FROM mem_tasks t WHERE t.id = d.task_id;
+ALTER TABLE mem_task_deps ALTER COLUMN resource_id SET NOT NULL,
+  DROP CONSTRAINT mem_task_deps_pkey, ADD PRIMARY KEY (resource_id, seq);
+DROP INDEX mem_task_deps_edge;
+CREATE UNIQUE INDEX mem_task_deps_edge ON mem_task_deps (resource_id, task_id, depends_on_id, type);
+UPDATE mem_task_labels l SET resource_id = t.resource_id FROM mem_tasks t WHERE t.id = l.task_id;
+ALTER TABLE mem_task_labels ALTER COLUMN resource_id SET NOT NULL,
+  DROP CONSTRAINT mem_task_labels_pkey, ADD PRIMARY KEY (resource_id, task_id, label);
+UPDATE mem_task_messages m SET resource_id = t.resource_id FROM mem_tasks t WHERE t.id = m.task_id;
+ALTER TABLE mem_task_messages ALTER COLUMN resource_id SET NOT NULL,
+  DROP CONSTRAINT mem_task_messages_pkey, ADD PRIMARY KEY (resource_id, task_id, message_id);
 ";
+
+/// The task's resource on the rows of its labels, dependencies and links, added on every node
+/// (each has its own copy of the extension's tables, whose shape Citus plans the node's
+/// statements by) where it is missing: before [`WIDEN`], and on each call for a node added
+/// since.
+const LINK_COLUMNS: &str = "DO $$ DECLARE t text; BEGIN \
+    FOREACH t IN ARRAY ARRAY['mem_task_deps', 'mem_task_labels', 'mem_task_messages'] LOOP \
+      IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = CAST(t AS regclass) \
+                       AND attname = 'resource_id' AND NOT attisdropped) THEN \
+        EXECUTE pg_catalog.format('ALTER TABLE %I ADD COLUMN resource_id TEXT', t); \
+      END IF; \
+    END LOOP; END $$";
 
 /// Tables every node reads whole: no resource of their own.
 const REFERENCE: &[&str] = &[
@@ -47,6 +76,10 @@ const DISTRIBUTED: &[&str] = &[
     "agentmem_private.mem_idx_segments",
     "agentmem_private.mem_idx_pages",
     "agentmem_private.mem_idx_delta",
+    "mem_tasks",
+    "mem_task_deps",
+    "mem_task_labels",
+    "mem_task_messages",
 ];
 
 /// Moves a worker's sequences — those that number the distributed tables' rows — to the
@@ -56,7 +89,8 @@ const DISTRIBUTED: &[&str] = &[
 /// One row (run_command_on_workers wants one): how many sequences moved.
 const SEQUENCE_RANGES: &str = "SELECT count(pg_catalog.setval(CAST(q.s AS regclass), g.start, false)) \
     FROM (VALUES ('mem_messages_seq_seq'), ('agentmem_private.mem_idx_segments_seg_no_seq'), \
-                 ('agentmem_private.mem_idx_pages_id_seq')) AS q (s), \
+                 ('agentmem_private.mem_idx_pages_id_seq'), ('mem_tasks_seq_seq'), \
+                 ('mem_task_deps_seq_seq')) AS q (s), \
          (SELECT CAST(groupid AS bigint) << 48 AS start FROM pg_catalog.pg_dist_local_group) AS g \
     WHERE g.start > 0 \
       AND coalesce(pg_catalog.pg_sequence_last_value(CAST(q.s AS regclass)), 0) < g.start";
@@ -95,6 +129,7 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
     }
     let changed = !partition::distributed(conn)?;
     if changed {
+        refuse_tasks_without_resource(conn)?;
         if !partition::by_resource(conn)? {
             crate::data::indexes::partition(conn, Some("resource"))?;
         }
@@ -103,6 +138,8 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
             "SELECT pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true); \
              SELECT pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true)",
         )?;
+        conn.execute_batch(LINK_COLUMNS)?;
+        on_workers(conn, LINK_COLUMNS, "its tasks' link columns")?;
         conn.execute_batch(WIDEN)?;
         // Citus copies the rows into the shards, whose triggers would book them again.
         switch_triggers(conn, "DISABLE")?;
@@ -135,29 +172,56 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
             &[Value::from(HANDOVER), Value::from(DISTRIBUTED[0])],
         )?;
     }
-    // Every call, so that a node added since gets its range.
-    // run_command_on_workers reports a worker's failure in its rows, not as an error.
-    let failed = conn.query(
-        "SELECT nodeport, result FROM pg_catalog.run_command_on_workers(?1) WHERE NOT success",
-        &[Value::from(SEQUENCE_RANGES)],
-    )?;
-    if let Some(row) = failed.into_iter().next() {
-        let mut row = row.into_iter();
-        return Err(Error::invalid(
-            "mem_distribute",
-            format!(
-                "could not give the worker on port {} its range of row numbers: {}",
-                row.next().and_then(|v| v.as_i64()).unwrap_or_default(),
-                row.next().and_then(Value::into_string).unwrap_or_default()
-            ),
-        ));
-    }
+    // Every call, so that a node added since gets them.
+    on_workers(conn, LINK_COLUMNS, "its tasks' link columns")?;
+    on_workers(conn, SEQUENCE_RANGES, "its range of row numbers")?;
     Ok(json!({
         "changed": changed,
         "distributed": DISTRIBUTED,
         "reference": REFERENCE,
     })
     .to_string())
+}
+
+/// Runs `command` on every worker; `what` names what a worker could not get when it fails
+/// (run_command_on_workers reports a worker's failure in its rows, not as an error).
+fn on_workers(conn: &mut dyn Conn, command: &str, what: &str) -> Result<()> {
+    let failed = conn.query(
+        "SELECT nodeport, result FROM pg_catalog.run_command_on_workers(?1) WHERE NOT success",
+        &[Value::from(command)],
+    )?;
+    match failed.into_iter().next() {
+        None => Ok(()),
+        Some(row) => {
+            let mut row = row.into_iter();
+            Err(Error::invalid(
+                "mem_distribute",
+                format!(
+                    "could not give the worker on port {} {what}: {}",
+                    row.next().and_then(|v| v.as_i64()).unwrap_or_default(),
+                    row.next().and_then(Value::into_string).unwrap_or_default()
+                ),
+            ))
+        }
+    }
+}
+
+/// A task lives on its resource's node: one without a resource has none to live on.
+fn refuse_tasks_without_resource(conn: &mut dyn Conn) -> Result<()> {
+    let n = conn
+        .query_value("SELECT count(*) FROM mem_tasks WHERE resource_id IS NULL", &[])?
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    if n > 0 {
+        return Err(Error::invalid(
+            "mem_distribute",
+            format!(
+                "{n} task(s) have no resource_id: a task lives on its resource's node (create \
+                 them again with options.resource_id, or delete them)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Disables or enables the user triggers of the distributed tables (on their shards too).

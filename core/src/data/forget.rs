@@ -95,12 +95,12 @@ fn of_resource(table: &str) -> &'static str {
 /// resource's.
 const OWN_TASKS: &str = "SELECT id FROM mem_tasks WHERE resource_id = ?1 \
      UNION SELECT id FROM mem_tasks WHERE resource_id IS NULL AND id IN ( \
-       SELECT l.task_id FROM mem_task_messages l JOIN mem_messages m ON m.id = l.message_id \
-         WHERE m.resource_id = ?1 \
+       SELECT task_id FROM mem_task_messages WHERE message_id IN \
+         (SELECT id FROM mem_messages WHERE resource_id = ?1) \
        UNION SELECT task_id FROM mem_messages WHERE resource_id = ?1 AND task_id IS NOT NULL) \
      AND id NOT IN ( \
-       SELECT l.task_id FROM mem_task_messages l JOIN mem_messages m ON m.id = l.message_id \
-         WHERE m.resource_id <> ?1 \
+       SELECT task_id FROM mem_task_messages WHERE message_id IN \
+         (SELECT id FROM mem_messages WHERE resource_id <> ?1) \
        UNION SELECT task_id FROM mem_messages WHERE resource_id <> ?1 AND task_id IS NOT NULL) \
      ORDER BY id";
 

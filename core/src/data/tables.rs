@@ -34,13 +34,16 @@ pub(crate) struct Table {
 use Kind::{Blob, Int, Json, Real, Text};
 
 /// Messages of the scope, for the tables that hang on them (`{col}` is `thread_id` or
-/// `resource_id`).
+/// `resource_id`). The links are found by message id in a subquery, not a join: a
+/// distributed database runs it in two steps (a join on a column other than the resource it
+/// cannot run).
 macro_rules! tasks_of {
     ($col:literal) => {
         concat!(
-            "id IN (SELECT l.task_id FROM mem_task_messages l JOIN mem_messages m ON m.id = l.message_id WHERE m.",
+            "id IN (SELECT task_id FROM mem_task_messages WHERE message_id IN \
+               (SELECT id FROM mem_messages WHERE ",
             $col,
-            " = ?1 UNION SELECT task_id FROM mem_messages WHERE ",
+            " = ?1) UNION SELECT task_id FROM mem_messages WHERE ",
             $col,
             " = ?1 AND task_id IS NOT NULL)"
         )

@@ -328,8 +328,13 @@ const INSERT_DELTA: &str = "INSERT INTO mem_idx_delta (ns, resource_id, doc, ver
 ///
 /// The row is selected from the index's meta row, so that on Citus the statement runs on the
 /// resource's shards (an `INSERT … SELECT` without a table would run through the
-/// coordinator, and count the rows it selected, written or not).
+/// coordinator, and count the rows it selected, written or not). In a call handed over to
+/// a node, where Citus wants every statement to name the call's resource as a value (which
+/// an `INSERT … SELECT` does not), the caller takes the careful path.
 pub(crate) fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
+    if crate::cluster::route::home(conn).is_some() {
+        return Ok(false);
+    }
     let written = conn.query(
         "INSERT INTO mem_idx_delta (ns, resource_id, doc, ver, len, created, terms, old_seg, old_ord, old_len, old_terms) \
          SELECT m.ns, m.resource_id, ?3, ?4, CAST(?5 AS BIGINT), CAST(?6 AS BIGINT), CAST(?7 AS @BLOB), \

@@ -29,6 +29,7 @@ use crate::db::dialect::RowLock;
 use crate::db::row::Cells;
 use crate::db::row::Fields;
 use crate::error::{echo_bare, echo_list};
+use crate::cluster::route::{self, HomeParam};
 use crate::search;
 use crate::{Conn, Error, Result, Value};
 use std::collections::{HashMap, HashSet};
@@ -232,27 +233,34 @@ fn refresh(conn: &mut dyn Conn, tasks: Vec<String>) -> Result<()> {
 
 /// One chunk of [`refresh`]: returns the tasks whose blocked state flipped.
 fn recount(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<String>> {
-    let params = text_params(ids);
+    let mut params = text_params(ids);
+    let home = HomeParam::push(conn, &mut params);
+    let listed = placeholders(1, ids.len());
     if conn.dialect().has_concurrent_writers() {
         // Lock first, count in the next statement: its snapshot sees every change committed
         // by a transaction that held one of these rows.
         conn.query(
             &format!(
-                "SELECT id FROM mem_tasks WHERE id IN ({}) ORDER BY id FOR UPDATE",
-                placeholders(1, ids.len())
+                "SELECT id FROM mem_tasks WHERE id IN ({listed}){} ORDER BY id FOR UPDATE",
+                home.and("resource_id")
             ),
             &params,
         )?;
     }
+    let (d, b, p, t) = (
+        home.and("d.resource_id"),
+        home.and("b.resource_id"),
+        home.and("p.resource_id"),
+        home.and("t.resource_id"),
+    );
     let rows = conn.query(
         &format!(
             "SELECT t.id, t.is_blocked, t.open_blockers, t.blocked_parents, \
                (SELECT count(*) FROM mem_task_deps d JOIN mem_tasks b ON b.id = d.depends_on_id \
-                 WHERE d.task_id = t.id AND d.type = 'blocks' AND b.status <> 'closed'), \
+                 WHERE d.task_id = t.id AND d.type = 'blocks' AND b.status <> 'closed'{d}{b}), \
                (SELECT count(*) FROM mem_task_deps d JOIN mem_tasks p ON p.id = d.depends_on_id \
-                 WHERE d.task_id = t.id AND d.type = 'parent-child' AND p.is_blocked = 1) \
-             FROM mem_tasks t WHERE t.id IN ({})",
-            placeholders(1, ids.len())
+                 WHERE d.task_id = t.id AND d.type = 'parent-child' AND p.is_blocked = 1{d}{p}) \
+             FROM mem_tasks t WHERE t.id IN ({listed}){t}"
         ),
         &params,
     )?;
@@ -266,14 +274,19 @@ fn recount(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<String>> {
             continue;
         }
         let now = new_ob > 0 || new_bp > 0;
+        let mut params = vec![
+            id.as_str().into(),
+            Value::Int(new_ob),
+            Value::Int(new_bp),
+            Value::Int(i64::from(now)),
+        ];
+        let home = route::and_home(conn, "resource_id", &mut params);
         conn.execute(
-            "UPDATE mem_tasks SET open_blockers = ?2, blocked_parents = ?3, is_blocked = ?4 WHERE id = ?1",
-            &[
-                id.as_str().into(),
-                Value::Int(new_ob),
-                Value::Int(new_bp),
-                Value::Int(i64::from(now)),
-            ],
+            &format!(
+                "UPDATE mem_tasks SET open_blockers = ?2, blocked_parents = ?3, is_blocked = ?4 \
+                 WHERE id = ?1{home}"
+            ),
+            &params,
         )?;
         if now != was {
             flipped.push(id);
@@ -293,8 +306,9 @@ fn dependents(conn: &mut dyn Conn, tasks: &[String], dep_type: &str) -> Result<V
     for chunk in tasks.chunks(CHUNK) {
         let mut params = vec![Value::from(dep_type)];
         params.extend(text_params(chunk));
+        let home = route::and_home(conn, "resource_id", &mut params);
         let sql = format!(
-            "SELECT task_id FROM mem_task_deps WHERE type = ?1 AND depends_on_id IN ({})",
+            "SELECT task_id FROM mem_task_deps WHERE type = ?1 AND depends_on_id IN ({}){home}",
             placeholders(2, chunk.len())
         );
         for r in conn.query(&sql, &params)? {
@@ -309,14 +323,17 @@ fn dependents(conn: &mut dyn Conn, tasks: &[String], dep_type: &str) -> Result<V
 /// Locks a task row in Postgres (a dependency's target, before its state is counted);
 /// `false` when it does not exist.
 fn lock_task(conn: &mut dyn Conn, id: &str) -> Result<bool> {
-    let sql = format!("SELECT 1 FROM mem_tasks WHERE id = ?1{}", lock_suffix(conn));
-    Ok(conn.query_value(&sql, &[id.into()])?.is_some())
+    let mut params = vec![id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
+    let sql = format!("SELECT 1 FROM mem_tasks WHERE id = ?1{home}{}", lock_suffix(conn));
+    Ok(conn.query_value(&sql, &params)?.is_some())
 }
 
-fn task_exists(conn: &mut dyn Conn, id: &str) -> Result<bool> {
-    Ok(conn
-        .query_value("SELECT 1 FROM mem_tasks WHERE id = ?1", &[id.into()])?
-        .is_some())
+pub(crate) fn task_exists(conn: &mut dyn Conn, id: &str) -> Result<bool> {
+    let mut params = vec![id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
+    let sql = format!("SELECT 1 FROM mem_tasks WHERE id = ?1{home}");
+    Ok(conn.query_value(&sql, &params)?.is_some())
 }
 
 /// A path `from → … → to` along blocking dependencies (task → what it depends on), if any.
@@ -329,10 +346,14 @@ pub(crate) fn blocking_path(conn: &mut dyn Conn, from: &str, to: &str) -> Result
     let mut seen: HashSet<String> = HashSet::from([from.to_owned()]);
     let mut stack = vec![from.to_owned()];
     while let Some(node) = stack.pop() {
+        let mut params = vec![node.as_str().into()];
+        let home = route::and_home(conn, "resource_id", &mut params);
         let next = conn.query(
-            "SELECT depends_on_id FROM mem_task_deps WHERE task_id = ?1 AND type IN ('blocks', 'parent-child') \
-             ORDER BY depends_on_id",
-            &[node.as_str().into()],
+            &format!(
+                "SELECT depends_on_id FROM mem_task_deps \
+                 WHERE task_id = ?1 AND type IN ('blocks', 'parent-child'){home} ORDER BY depends_on_id"
+            ),
+            &params,
         )?;
         for r in next {
             let Some(n) = r.into_iter().next().and_then(Value::into_string) else {
@@ -461,9 +482,13 @@ pub(crate) fn on_task_delete(
     resource: &str,
     old_text: &str,
 ) -> Result<()> {
+    let mut params = vec![Value::Int(seq), id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let live = conn.query_value(
-        "SELECT 1 FROM mem_tasks WHERE seq = ?1 UNION ALL SELECT 1 FROM mem_tasks WHERE id = ?2",
-        &[Value::Int(seq), id.into()],
+        &format!(
+            "SELECT 1 FROM mem_tasks WHERE seq = ?1{home} UNION ALL SELECT 1 FROM mem_tasks WHERE id = ?2{home}"
+        ),
+        &params,
     )?;
     if live.is_some() {
         return Err(Error::invalid(
@@ -472,20 +497,16 @@ pub(crate) fn on_task_delete(
         ));
     }
     // Two statements, each an index probe (an OR can keep a scanning plan in Postgres).
+    let mut params = vec![id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     for sql in [
         "DELETE FROM mem_task_deps WHERE task_id = ?1",
         "DELETE FROM mem_task_deps WHERE depends_on_id = ?1",
-    ] {
-        conn.execute(sql, &[id.into()])?;
-    }
-    conn.execute(
         "DELETE FROM mem_task_labels WHERE task_id = ?1",
-        &[id.into()],
-    )?;
-    conn.execute(
         "DELETE FROM mem_task_messages WHERE task_id = ?1",
-        &[id.into()],
-    )?;
+    ] {
+        conn.execute(&format!("{sql}{home}"), &params)?;
+    }
     let index = search::partition::index_of(conn, NS_TASKS, resource)?;
     search::remove_doc(conn, &index, seq, Some(old_text)).map(|_| ())
 }
@@ -526,10 +547,15 @@ pub(crate) fn on_dep_insert(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
 /// A dependency stays within a resource: a blocked state kept across two would be written
 /// by one resource's writes into the other's rows.
 fn same_resource(conn: &mut dyn Conn, dep: &DepRow) -> Result<()> {
+    let mut params = vec![dep.task_id.as_str().into(), dep.depends_on_id.as_str().into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let resources: Vec<String> = conn
         .query(
-            "SELECT DISTINCT resource_id FROM mem_tasks WHERE id IN (?1, ?2) AND resource_id IS NOT NULL",
-            &[dep.task_id.as_str().into(), dep.depends_on_id.as_str().into()],
+            &format!(
+                "SELECT DISTINCT resource_id FROM mem_tasks \
+                 WHERE id IN (?1, ?2) AND resource_id IS NOT NULL{home}"
+            ),
+            &params,
         )?
         .into_iter()
         .filter_map(|r| r.into_iter().next().and_then(Value::into_string))

@@ -15,6 +15,7 @@ pub(crate) mod graph;
 internal!(ops);
 internal!(query);
 
+use crate::cluster::route;
 use crate::db::row::Fields;
 use crate::{ids, Conn, Error, Result, Value};
 
@@ -82,10 +83,12 @@ pub(crate) fn check_labels(arg: &str, labels: &[String]) -> Result<Vec<String>> 
 
 /// `columns` (the caller's constant list) of the task `id`, or `task not found: <id>`.
 pub(crate) fn task_columns(conn: &mut dyn Conn, id: &str, columns: &str) -> Result<Fields> {
+    let mut params = vec![id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let row = conn
         .query(
-            &format!("SELECT {columns} FROM mem_tasks WHERE id = ?1"),
-            &[id.into()],
+            &format!("SELECT {columns} FROM mem_tasks WHERE id = ?1{home}"),
+            &params,
         )?
         .into_iter()
         .next()
@@ -93,9 +96,19 @@ pub(crate) fn task_columns(conn: &mut dyn Conn, id: &str, columns: &str) -> Resu
     Ok(Fields::new(row))
 }
 
+/// The resource of the task `id`, looked up by its id alone (on a distributed database, in
+/// every shard); `None` when there is no such task.
+pub(crate) fn resource_by_id(conn: &mut dyn Conn, id: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_value("SELECT resource_id FROM mem_tasks WHERE id = ?1", &[id.into()])?
+        .and_then(Value::into_string))
+}
+
 /// The task's status, or `task not found: <id>`.
 pub(crate) fn status_of(conn: &mut dyn Conn, id: &str) -> Result<String> {
-    conn.query_value("SELECT status FROM mem_tasks WHERE id = ?1", &[id.into()])?
+    let mut params = vec![id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
+    conn.query_value(&format!("SELECT status FROM mem_tasks WHERE id = ?1{home}"), &params)?
         .and_then(Value::into_string)
         .ok_or_else(|| Error::not_found("task", id))
 }
@@ -104,12 +117,14 @@ pub(crate) fn status_of(conn: &mut dyn Conn, id: &str) -> Result<String> {
 /// through the expression index on the pointer).
 pub(crate) fn clear_active_pointers(conn: &mut dyn Conn, task_id: &str) -> Result<u64> {
     let d = conn.dialect();
+    let mut params = vec![task_id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let sql = format!(
-        "UPDATE mem_threads SET metadata = {} WHERE {} = ?1",
+        "UPDATE mem_threads SET metadata = {} WHERE {} = ?1{home}",
         d.json_without("metadata", "active_task_id"),
         d.json_text("metadata", "active_task_id")
     );
-    conn.execute(&sql, &[task_id.into()])
+    conn.execute(&sql, &params)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use super::{
     check_labels, check_one_of, check_priority, check_title, status_of, CLOSE_REASONS, RELATIONS,
     STATUS_CLOSED, TYPES,
 };
-use crate::db::row::Fields;
+use crate::cluster::route::{self, HomeParam};
 use crate::error::{echo_bare, echo_list};
 use crate::json_opts::Opts;
 use crate::{ids, threads, threads::messages::check_content, Conn, Error, Result, Value};
@@ -43,14 +43,8 @@ const MS_PER_DAY: i64 = 86_400_000;
 pub(crate) const TIER1_DAYS: i64 = 30;
 pub(crate) const TIER2_DAYS: i64 = 90;
 
-fn task_exists(conn: &mut dyn Conn, id: &str) -> Result<bool> {
-    Ok(conn
-        .query_value("SELECT 1 FROM mem_tasks WHERE id = ?1", &[id.into()])?
-        .is_some())
-}
-
 fn must_exist(conn: &mut dyn Conn, id: &str) -> Result<()> {
-    if task_exists(conn, id)? {
+    if graph::task_exists(conn, id)? {
         Ok(())
     } else {
         Err(Error::not_found("task", id))
@@ -59,9 +53,11 @@ fn must_exist(conn: &mut dyn Conn, id: &str) -> Result<()> {
 
 fn insert_labels(conn: &mut dyn Conn, id: &str, labels: &[String]) -> Result<()> {
     for l in labels {
+        let mut params = vec![id.into(), l.as_str().into()];
+        let (column, value) = HomeParam::push(conn, &mut params).insert();
         conn.execute(
-            "INSERT INTO mem_task_labels (task_id, label) VALUES (?1, ?2)",
-            &[id.into(), l.as_str().into()],
+            &format!("INSERT INTO mem_task_labels (task_id, label{column}) VALUES (?1, ?2{value})"),
+            &params,
         )?;
     }
     Ok(())
@@ -78,7 +74,7 @@ pub(crate) fn create(conn: &mut dyn Conn, title: &str, options: Option<&str>) ->
     let id = match o.opt_str("id")? {
         Some(id) => {
             ids::check_id("options.id", &id)?;
-            if task_exists(conn, &id)? {
+            if graph::task_exists(conn, &id)? {
                 return Err(Error::invalid(
                     "options.id",
                     format!("task {id} already exists"),
@@ -106,15 +102,22 @@ pub(crate) fn create(conn: &mut dyn Conn, title: &str, options: Option<&str>) ->
     }
     let parent = o.opt_str("parent")?;
     if let Some(p) = &parent {
-        if !task_exists(conn, p)? {
+        if !graph::task_exists(conn, p)? {
             return Err(Error::not_found("task", p.clone()));
         }
     }
     let metadata = o.opt_object("metadata")?.unwrap_or_else(|| "{}".into());
     let defer_until = o.opt_int("defer_until")?;
     let resource = o.opt_str("resource_id")?;
-    if let Some(r) = &resource {
-        ids::check_id("options.resource_id", r)?;
+    match &resource {
+        Some(r) => ids::check_id("options.resource_id", r)?,
+        None if route::distributed(conn)? => {
+            return Err(Error::invalid(
+                "options.resource_id",
+                "is required on a distributed database (a task lives on its resource's node)",
+            ))
+        }
+        None => {}
     }
     let now = conn.now_ms()?;
     let created_at = o.opt_int("created_at")?.unwrap_or(now);
@@ -137,10 +140,7 @@ pub(crate) fn create(conn: &mut dyn Conn, title: &str, options: Option<&str>) ->
     )?;
     insert_labels(conn, &id, &labels)?;
     if let Some(p) = parent {
-        conn.execute(
-            "INSERT INTO mem_task_deps (task_id, depends_on_id, type, created_at) VALUES (?1, ?2, 'parent-child', ?3)",
-            &[id.as_str().into(), p.into(), Value::Int(now)],
-        )?;
+        insert_dep(conn, &id, &p, "parent-child", now)?;
     }
     Ok(id)
 }
@@ -159,10 +159,14 @@ pub(crate) fn check_dep(
     if task_id == depends_on_id {
         return graph::check_cycle(conn, task_id, depends_on_id).map(|_| false);
     }
+    let mut params = vec![task_id.into(), depends_on_id.into(), ty.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let exists = conn
         .query_value(
-            "SELECT 1 FROM mem_task_deps WHERE task_id = ?1 AND depends_on_id = ?2 AND type = ?3",
-            &[task_id.into(), depends_on_id.into(), ty.into()],
+            &format!(
+                "SELECT 1 FROM mem_task_deps WHERE task_id = ?1 AND depends_on_id = ?2 AND type = ?3{home}"
+            ),
+            &params,
         )?
         .is_some();
     if exists {
@@ -210,11 +214,22 @@ pub(crate) fn dep_add(conn: &mut dyn Conn, dep: &Dep) -> Result<i64> {
         return Ok(0);
     }
     let now = conn.now_ms()?;
-    conn.execute(
-        "INSERT INTO mem_task_deps (task_id, depends_on_id, type, created_at) VALUES (?1, ?2, ?3, ?4)",
-        &[task_id.into(), depends_on_id.into(), ty.into(), Value::Int(now)],
-    )?;
+    insert_dep(conn, task_id, depends_on_id, ty, now)?;
     Ok(1)
+}
+
+/// Writes a dependency row (its triggers keep the blocked state).
+fn insert_dep(conn: &mut dyn Conn, task_id: &str, on: &str, ty: &str, now: i64) -> Result<()> {
+    let mut params = vec![task_id.into(), on.into(), ty.into(), Value::Int(now)];
+    let (column, value) = HomeParam::push(conn, &mut params).insert();
+    conn.execute(
+        &format!(
+            "INSERT INTO mem_task_deps (task_id, depends_on_id, type, created_at{column}) \
+             VALUES (?1, ?2, ?3, ?4{value})"
+        ),
+        &params,
+    )
+    .map(drop)
 }
 
 /// `task_dep_remove(task_id, depends_on_id [, type])` → the number of dependencies removed
@@ -229,10 +244,14 @@ pub(crate) fn dep_remove(conn: &mut dyn Conn, dep: &Dep) -> Result<i64> {
     if let Some(t) = ty {
         graph::check_dep_type("type", t)?;
     }
+    let mut params = vec![task_id.into(), depends_on_id.into(), ty.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     Ok(conn.execute(
-        "DELETE FROM mem_task_deps WHERE task_id = ?1 AND depends_on_id = ?2 \
-         AND (CAST(?3 AS TEXT) IS NULL OR type = ?3)",
-        &[task_id.into(), depends_on_id.into(), ty.into()],
+        &format!(
+            "DELETE FROM mem_task_deps WHERE task_id = ?1 AND depends_on_id = ?2 \
+             AND (CAST(?3 AS TEXT) IS NULL OR type = ?3){home}"
+        ),
+        &params,
     )? as i64)
 }
 
@@ -284,21 +303,24 @@ pub(crate) fn try_claim(
         threads::resource_of(conn, t)?;
     }
     let now = conn.now_ms()?;
+    let mut params = vec![task_id.into(), session_id.into(), Value::Int(now)];
+    let home = route::and_home(conn, "resource_id", &mut params);
     for _ in 0..4 {
         let won = conn.query(
-            "UPDATE mem_tasks SET status = 'in_progress', session_id = ?2, updated_at = ?3 \
-             WHERE id = ?1 AND status = 'open' AND is_blocked = 0 RETURNING id",
-            &[task_id.into(), session_id.into(), Value::Int(now)],
+            &format!(
+                "UPDATE mem_tasks SET status = 'in_progress', session_id = ?2, updated_at = ?3 \
+                 WHERE id = ?1 AND status = 'open' AND is_blocked = 0{home} RETURNING id"
+            ),
+            &params,
         )?;
         if won.is_empty() {
-            let row = conn.query(
-                "SELECT status, session_id, is_blocked FROM mem_tasks WHERE id = ?1",
-                &[task_id.into()],
-            )?;
-            let Some(row) = row.into_iter().next() else {
-                return Ok(Err(Refusal::NotFound));
+            let row = super::task_columns(conn, task_id, "status, session_id, is_blocked");
+            let row = match row {
+                Ok(f) => f,
+                Err(Error::NotFound { .. }) => return Ok(Err(Refusal::NotFound)),
+                Err(e) => return Err(e),
             };
-            let mut f = Fields::new(row);
+            let mut f = row;
             let status = f.text().unwrap_or_default();
             let owner = f.text();
             let blocked = f.int().unwrap_or(0) != 0;
@@ -350,10 +372,12 @@ fn set_thread_pointers(
     task_id: &str,
     session_id: &str,
 ) -> Result<()> {
+    let mut params = vec![thread_id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let meta = conn
         .query_value(
-            "SELECT CAST(metadata AS TEXT) FROM mem_threads WHERE id = ?1",
-            &[thread_id.into()],
+            &format!("SELECT CAST(metadata AS TEXT) FROM mem_threads WHERE id = ?1{home}"),
+            &params,
         )?
         .and_then(Value::into_string)
         .ok_or_else(|| Error::not_found("thread", thread_id))?;
@@ -363,9 +387,11 @@ fn set_thread_pointers(
     };
     m.insert("active_task_id".into(), json!(task_id));
     m.insert("session_id".into(), json!(session_id));
+    let mut params = vec![thread_id.into(), Json::Object(m).to_string().into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     conn.execute(
-        "UPDATE mem_threads SET metadata = CAST(?2 AS @JSON) WHERE id = ?1",
-        &[thread_id.into(), Json::Object(m).to_string().into()],
+        &format!("UPDATE mem_threads SET metadata = CAST(?2 AS @JSON) WHERE id = ?1{home}"),
+        &params,
     )?;
     Ok(())
 }
@@ -391,10 +417,14 @@ pub(crate) fn close(
         ));
     }
     let now = conn.now_ms()?;
+    let mut params = vec![task_id.into(), reason.into(), summary.into(), Value::Int(now)];
+    let home = route::and_home(conn, "resource_id", &mut params);
     conn.execute(
-        "UPDATE mem_tasks SET status = 'closed', close_reason = ?2, summary = ?3, closed_at = ?4, updated_at = ?4 \
-         WHERE id = ?1",
-        &[task_id.into(), reason.into(), summary.into(), Value::Int(now)],
+        &format!(
+            "UPDATE mem_tasks SET status = 'closed', close_reason = ?2, summary = ?3, closed_at = ?4, \
+             updated_at = ?4 WHERE id = ?1{home}"
+        ),
+        &params,
     )?;
     Ok(task_id.to_owned())
 }
@@ -498,12 +528,15 @@ pub(crate) fn update(conn: &mut dyn Conn, task_id: &str, options: Option<&str>) 
     };
     let now = conn.now_ms()?;
     set("updated_at", None, Value::Int(now));
-    let sql = format!("UPDATE mem_tasks SET {} WHERE id = ?1", sets.join(", "));
+    let home = route::and_home(conn, "resource_id", &mut params);
+    let sql = format!("UPDATE mem_tasks SET {} WHERE id = ?1{home}", sets.join(", "));
     conn.execute(&sql, &params)?;
     if let Some(labels) = labels {
+        let mut params = vec![task_id.into()];
+        let home = route::and_home(conn, "resource_id", &mut params);
         conn.execute(
-            "DELETE FROM mem_task_labels WHERE task_id = ?1",
-            &[task_id.into()],
+            &format!("DELETE FROM mem_task_labels WHERE task_id = ?1{home}"),
+            &params,
         )?;
         insert_labels(conn, task_id, &labels)?;
     }
@@ -522,30 +555,38 @@ pub(crate) fn link(
     let relation = relation.unwrap_or("output");
     check_one_of("relation", relation, RELATIONS)?;
     must_exist(conn, task_id)?;
-    if conn
-        .query_value(
-            "SELECT 1 FROM mem_messages WHERE id = ?1",
-            &[message_id.into()],
-        )?
-        .is_none()
-    {
+    let mut params = vec![message_id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
+    let message = conn.query_value(&format!("SELECT 1 FROM mem_messages WHERE id = ?1{home}"), &params)?;
+    if message.is_none() {
         return Err(Error::not_found("message", message_id));
     }
+    let mut params = vec![task_id.into(), message_id.into(), relation.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let changed = conn.execute(
-        "UPDATE mem_task_messages SET relation = ?3 WHERE task_id = ?1 AND message_id = ?2",
-        &[task_id.into(), message_id.into(), relation.into()],
+        &format!(
+            "UPDATE mem_task_messages SET relation = ?3 WHERE task_id = ?1 AND message_id = ?2{home}"
+        ),
+        &params,
     )?;
+    let mut params = vec![task_id.into(), message_id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     conn.execute(
-        "UPDATE mem_messages SET task_id = ?2 WHERE id = ?1 AND task_id IS NULL",
-        &[message_id.into(), task_id.into()],
+        &format!("UPDATE mem_messages SET task_id = ?1 WHERE id = ?2 AND task_id IS NULL{home}"),
+        &params,
     )?;
     if changed > 0 {
         return Ok(0);
     }
     let now = conn.now_ms()?;
+    let mut params = vec![task_id.into(), message_id.into(), relation.into(), Value::Int(now)];
+    let (column, value) = HomeParam::push(conn, &mut params).insert();
     conn.execute(
-        "INSERT INTO mem_task_messages (task_id, message_id, relation, created_at) VALUES (?1, ?2, ?3, ?4)",
-        &[task_id.into(), message_id.into(), relation.into(), Value::Int(now)],
+        &format!(
+            "INSERT INTO mem_task_messages (task_id, message_id, relation, created_at{column}) \
+             VALUES (?1, ?2, ?3, ?4{value})"
+        ),
+        &params,
     )?;
     Ok(1)
 }
@@ -612,16 +653,20 @@ pub(crate) fn compact(
     }
     let original = (current == 0)
         .then(|| json!({ "description": description, "summary": old_summary }).to_string());
+    let mut params = vec![
+        task_id.into(),
+        original.into(),
+        summary.into(),
+        Value::Int(level),
+        Value::Int(now),
+    ];
+    let home = route::and_home(conn, "resource_id", &mut params);
     conn.execute(
-        "UPDATE mem_tasks SET original_content = COALESCE(CAST(?2 AS TEXT), original_content), \
-         description = NULL, summary = ?3, compaction_level = ?4, compacted_at = ?5 WHERE id = ?1",
-        &[
-            task_id.into(),
-            original.into(),
-            summary.into(),
-            Value::Int(level),
-            Value::Int(now),
-        ],
+        &format!(
+            "UPDATE mem_tasks SET original_content = COALESCE(CAST(?2 AS TEXT), original_content), \
+             description = NULL, summary = ?3, compaction_level = ?4, compacted_at = ?5 WHERE id = ?1{home}"
+        ),
+        &params,
     )?;
     Ok(level)
 }
@@ -641,10 +686,14 @@ pub(crate) fn restore(conn: &mut dyn Conn, task_id: &str) -> Result<i64> {
     let o: Json = serde_json::from_str(&original)
         .map_err(|e| Error::internal(format!("original_content: {e}")))?;
     let text = |k: &str| o.get(k).and_then(Json::as_str).map(str::to_owned);
+    let mut params = vec![task_id.into(), text("description").into(), text("summary").into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     conn.execute(
-        "UPDATE mem_tasks SET description = ?2, summary = ?3, compaction_level = 0, compacted_at = NULL, \
-         original_content = NULL WHERE id = ?1",
-        &[task_id.into(), text("description").into(), text("summary").into()],
+        &format!(
+            "UPDATE mem_tasks SET description = ?2, summary = ?3, compaction_level = 0, \
+             compacted_at = NULL, original_content = NULL WHERE id = ?1{home}"
+        ),
+        &params,
     )?;
     Ok(1)
 }

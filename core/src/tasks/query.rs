@@ -2,6 +2,7 @@
 
 use super::graph::NS_TASKS;
 use super::{check_one_of, STATUSES, TYPES};
+use crate::cluster::route::{self, HomeParam};
 use crate::columns::row;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
@@ -66,11 +67,12 @@ fn labels_of(conn: &mut dyn Conn, ids: &[String]) -> Result<HashMap<String, Vec<
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
     for chunk in ids.chunks(500) {
         let ph: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+        let mut params: Vec<Value> = chunk.iter().map(|s| s.as_str().into()).collect();
+        let home = route::and_home(conn, "resource_id", &mut params);
         let sql = format!(
-            "SELECT task_id, label FROM mem_task_labels WHERE task_id IN ({}) ORDER BY task_id, label",
+            "SELECT task_id, label FROM mem_task_labels WHERE task_id IN ({}){home} ORDER BY task_id, label",
             ph.join(", ")
         );
-        let params: Vec<Value> = chunk.iter().map(|s| s.as_str().into()).collect();
         for r in conn.query(&sql, &params)? {
             let mut f = Fields::new(r);
             if let (Some(t), Some(l)) = (f.text(), f.text()) {
@@ -105,7 +107,8 @@ impl Filter {
         format!("?{}", self.params.len())
     }
 
-    fn apply(&mut self, o: &Opts) -> Result<()> {
+    fn apply(&mut self, conn: &mut dyn Conn, o: &Opts) -> Result<()> {
+        let home = HomeParam::push(conn, &mut self.params);
         if let Some(r) = o.opt_str("resource_id")? {
             let p = self.param(r.into());
             self.sql.push_str(&format!(" AND t.resource_id = {p}"));
@@ -127,18 +130,22 @@ impl Filter {
                     .map(|l| self.param(l.as_str().into()))
                     .collect();
                 self.sql.push_str(&format!(
-                    " AND (SELECT count(*) FROM mem_task_labels l WHERE l.task_id = t.id AND l.label IN ({})) = {}",
+                    " AND (SELECT count(*) FROM mem_task_labels l \
+                       WHERE l.task_id = t.id AND l.label IN ({}){}) = {}",
                     ps.join(", "),
+                    home.and("l.resource_id"),
                     labels.len()
                 ));
             }
         }
         if let Some(parent) = o.opt_str("parent")? {
             let p = self.param(parent.into());
+            let (first, next) = (home.and("resource_id"), home.and("x.resource_id"));
             self.sql.push_str(&format!(
                 " AND t.id IN (WITH RECURSIVE d(id) AS (\
-                   SELECT task_id FROM mem_task_deps WHERE depends_on_id = {p} AND type = 'parent-child' \
-                   UNION SELECT x.task_id FROM mem_task_deps x JOIN d ON x.depends_on_id = d.id AND x.type = 'parent-child') \
+                   SELECT task_id FROM mem_task_deps WHERE depends_on_id = {p} AND type = 'parent-child'{first} \
+                   UNION SELECT x.task_id FROM mem_task_deps x JOIN d ON x.depends_on_id = d.id \
+                     AND x.type = 'parent-child'{next}) \
                  SELECT id FROM d)"
             ));
         }
@@ -214,7 +221,7 @@ pub(crate) fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Re
         Value::Int(epics as i64),
         Value::Int(limit),
     ]);
-    f.apply(&o)?;
+    f.apply(conn, &o)?;
     // SQLite's planner, without statistics, prefers the status index and sorts; the partial
     // index gives the order and stops after `limit` rows.
     let hint = conn.dialect().index_hint("mem_tasks_ready");
@@ -257,7 +264,7 @@ pub(crate) fn list(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<Tas
             " AND t.is_blocked = 0"
         });
     }
-    f.apply(&o)?;
+    f.apply(conn, &o)?;
     let sql = format!(
         "SELECT t.id, t.title, t.status, t.priority, t.type, t.assignee, t.session_id, t.is_blocked, \
          t.created_at, t.updated_at, t.closed_at FROM mem_tasks t WHERE 1 = 1{} \
@@ -385,11 +392,20 @@ pub(crate) fn blockers(conn: &mut dyn Conn, task_id: &str) -> Result<Vec<String>
     while i < queue.len() {
         let x = queue[i].clone();
         i += 1;
+        let mut params = vec![x.as_str().into()];
+        let home = HomeParam::push(conn, &mut params);
+        let (d, b, p) = (
+            home.and("d.resource_id"),
+            home.and("b.resource_id"),
+            home.and("p.resource_id"),
+        );
         for r in conn.query(
-            "SELECT d.depends_on_id FROM mem_task_deps d JOIN mem_tasks b ON b.id = d.depends_on_id \
-             WHERE d.task_id = ?1 AND d.type = 'blocks' AND b.status <> 'closed' \
-             ORDER BY b.priority, b.created_at, b.id",
-            &[x.as_str().into()],
+            &format!(
+                "SELECT d.depends_on_id FROM mem_task_deps d JOIN mem_tasks b ON b.id = d.depends_on_id \
+                 WHERE d.task_id = ?1 AND d.type = 'blocks' AND b.status <> 'closed'{d}{b} \
+                 ORDER BY b.priority, b.created_at, b.id"
+            ),
+            &params,
         )? {
             if let Some(id) = Fields::new(r).text() {
                 if !out.contains(&id) {
@@ -398,9 +414,11 @@ pub(crate) fn blockers(conn: &mut dyn Conn, task_id: &str) -> Result<Vec<String>
             }
         }
         for r in conn.query(
-            "SELECT d.depends_on_id FROM mem_task_deps d JOIN mem_tasks p ON p.id = d.depends_on_id \
-             WHERE d.task_id = ?1 AND d.type = 'parent-child' AND p.is_blocked = 1 ORDER BY p.id",
-            &[x.as_str().into()],
+            &format!(
+                "SELECT d.depends_on_id FROM mem_task_deps d JOIN mem_tasks p ON p.id = d.depends_on_id \
+                 WHERE d.task_id = ?1 AND d.type = 'parent-child' AND p.is_blocked = 1{d}{p} ORDER BY p.id"
+            ),
+            &params,
         )? {
             if let Some(id) = Fields::new(r).text() {
                 if seen.insert(id.clone()) {
@@ -419,11 +437,13 @@ pub(crate) fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Js
     for chunk in ids.chunks(500) {
         let ph: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
         let list = ph.join(", ");
-        let params: Vec<Value> = chunk.iter().map(|s| s.as_str().into()).collect();
+        let mut params: Vec<Value> = chunk.iter().map(|s| s.as_str().into()).collect();
+        let home = HomeParam::push(conn, &mut params);
         let sql = format!(
             "SELECT id, title, description, status, priority, type, assignee, session_id, created_at, \
              updated_at, closed_at, close_reason, summary, compaction_level, compacted_at, original_content, \
-             CAST(metadata AS TEXT), defer_until FROM mem_tasks WHERE id IN ({list})"
+             CAST(metadata AS TEXT), defer_until FROM mem_tasks WHERE id IN ({list}){}",
+            home.and("resource_id")
         );
         for r in conn.query(&sql, &params)? {
             let mut f = Fields::new(r);
@@ -470,8 +490,9 @@ pub(crate) fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Js
             objs.insert(id, m);
         }
         let sql = format!(
-            "SELECT task_id, depends_on_id, type FROM mem_task_deps WHERE task_id IN ({list}) \
-             ORDER BY task_id, created_at, depends_on_id, type"
+            "SELECT task_id, depends_on_id, type FROM mem_task_deps WHERE task_id IN ({list}){} \
+             ORDER BY task_id, created_at, depends_on_id, type",
+            home.and("resource_id")
         );
         for r in conn.query(&sql, &params)? {
             let mut f = Fields::new(r);
@@ -485,7 +506,8 @@ pub(crate) fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Js
             }
         }
         let sql = format!(
-            "SELECT task_id, label FROM mem_task_labels WHERE task_id IN ({list}) ORDER BY task_id, label"
+            "SELECT task_id, label FROM mem_task_labels WHERE task_id IN ({list}){} ORDER BY task_id, label",
+            home.and("resource_id")
         );
         for r in conn.query(&sql, &params)? {
             let mut f = Fields::new(r);
@@ -497,7 +519,9 @@ pub(crate) fn task_objects(conn: &mut dyn Conn, ids: &[String]) -> Result<Vec<Js
         }
         let sql = format!(
             "SELECT tm.task_id, tm.message_id FROM mem_task_messages tm JOIN mem_messages m ON m.id = tm.message_id \
-             WHERE tm.task_id IN ({list}) ORDER BY tm.task_id, m.created_at, m.message_index, tm.message_id"
+             WHERE tm.task_id IN ({list}){}{} ORDER BY tm.task_id, m.created_at, m.message_index, tm.message_id",
+            home.and("tm.resource_id"),
+            home.and("m.resource_id")
         );
         for r in conn.query(&sql, &params)? {
             let mut f = Fields::new(r);
@@ -525,12 +549,8 @@ pub(crate) fn show_value(conn: &mut dyn Conn, task_id: &str) -> Result<Option<Js
     else {
         return Ok(None);
     };
-    let blocked = conn
-        .query_value(
-            "SELECT is_blocked FROM mem_tasks WHERE id = ?1",
-            &[task_id.into()],
-        )?
-        .and_then(|v| v.as_i64())
+    let blocked = super::task_columns(conn, task_id, "is_blocked")?
+        .int()
         .unwrap_or(0)
         != 0;
     let blocking = if blocked {
