@@ -55,6 +55,26 @@ pub struct Case {
 
 const DIRECTIVES: &[&str] = &["=== ", "let ", "exec ", "query ", "error ", "same "];
 
+/// Every case of `tests/cases/*.case`, in the order of the files' names.
+pub fn load_all() -> Vec<Case> {
+    let dir = crate::root().join("tests/cases");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "case"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|p| {
+            parse(
+                &p.file_name().unwrap().to_string_lossy(),
+                &std::fs::read_to_string(p).unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// Parses one case file.
 pub fn parse(file: &str, text: &str) -> Vec<Case> {
     let mut cases: Vec<Case> = Vec::new();

@@ -1,10 +1,9 @@
 //! agentmem on a real Citus cluster (`make test-citus`: a coordinator and two workers on
 //! loopback, started by scripts/citus.sh, whose connection strings arrive in
-//! `AGENTMEM_CITUS` and `AGENTMEM_CITUS_WORKERS`). What holds today, on the way to the
-//! distributed layout docs/scale-out.md describes: the extension installs on a coordinator
-//! and works there on local tables; a table keyed by resource spreads over both workers; and
-//! distributing agentmem's own tables as they are is refused, for the reasons the distributed
-//! layout must remove (row triggers, and keys that do not include `resource_id`).
+//! `AGENTMEM_CITUS` and `AGENTMEM_CITUS_WORKERS`): `mem_distribute()` keeps every answer of
+//! one node (a workload's and the conformance cases that stay within a resource), puts each
+//! resource on one worker, sends its calls there, and loses nothing when a shard moves or a
+//! worker stops under writers.
 
 use postgres::{Client, NoTls};
 use std::str::FromStr;
@@ -444,10 +443,14 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
     assert_eq!(cluster_answers.len(), one_answers.len());
     assert_invariants(&mut c);
 
-    // What is not distributed yet stays on the coordinator and works there: tasks, and
-    // memories (whose index is distributed with the others).
+    // Tasks live with their resource, and one without a resource is refused with the reason;
+    // what is not distributed yet stays on the coordinator and works there: memories (whose
+    // index is distributed with the others).
     let task: String = c
-        .query_one("SELECT task_create('ship the cluster')", &[])
+        .query_one(
+            "SELECT task_create('ship the cluster', '{\"resource_id\":\"r1\",\"id\":\"ship\"}')",
+            &[],
+        )
         .unwrap()
         .get(0);
     let claimed: Option<String> = c
@@ -455,6 +458,13 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         .unwrap()
         .get(0);
     assert!(claimed.is_some());
+    let e = c.execute("SELECT task_create('nowhere')", &[]).unwrap_err();
+    assert!(
+        message_of(&e).contains("options.resource_id: is required on a distributed database"),
+        "{e}"
+    );
+    let e = c.execute("SELECT mem_distribute()", &[]).map(drop);
+    assert!(e.is_ok(), "a second mem_distribute() with tasks: {e:?}");
     c.execute(
         "SELECT mem_remember('r1', '{\"type\":\"decision\",\"content\":\"the coordinator keeps the tasks\"}')",
         &[],
@@ -469,11 +479,12 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         .get(0);
     assert_eq!(found, 1);
 
-    // Each resource's rows, index and counters on one worker, and both workers used.
+    // Each resource's rows, tasks, index and counters on one worker, and both workers used.
     let mut home = std::collections::BTreeMap::<String, std::collections::BTreeSet<i32>>::new();
     for table in [
         "mem_threads",
         "mem_messages",
+        "mem_tasks",
         "agentmem_private.mem_idx_meta",
         "agentmem_private.mem_idx_segments",
         "agentmem_private.mem_idx_pages",
@@ -540,7 +551,12 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         .batch_execute("SET citus.log_remote_commands = on")
         .unwrap();
     let worker_ports: Vec<u16> = workers.iter().map(|w| port_of(w)).collect();
-    let calls: [(&str, &str); 8] = [
+    c.batch_execute(
+        "SELECT task_create('route me', '{\"resource_id\":\"r3\",\"id\":\"task-r3\"}'); \
+         SELECT task_create('after me', '{\"resource_id\":\"r3\",\"id\":\"task-r3b\"}')",
+    )
+    .unwrap();
+    let calls: [(&str, &str); 12] = [
         (
             "r2",
             "SELECT mem_thread_create('r2', 'another', NULL, '{\"id\":\"t2-x\"}')",
@@ -567,6 +583,13 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
             "r5",
             "SELECT count(*) FROM mem_messages_page('t5-1', '{\"resource_id\":\"r5\"}')",
         ),
+        ("r3", "SELECT task_dep_add('task-r3b', 'task-r3')"),
+        (
+            "r3",
+            "SELECT count(*) FROM task_ready('{\"resource_id\":\"r3\"}')",
+        ),
+        ("r3", "SELECT task_claim('task-r3', 'session-r3')"),
+        ("r3", "SELECT task_close('task-r3', 'completed', 'routed')"),
     ];
     for (resource, call) in calls {
         sent.lock().unwrap().clear();
@@ -584,10 +607,12 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         );
         for s in &sent {
             let port = worker_ports.iter().find(|p| s.contains(&format!(":{p} ")));
-            // Only a call that names a thread and not its resource looks the thread up.
-            let lookup = s.contains("SELECT resource_id FROM public.mem_threads")
+            // Only a call that names a thread or a task and not its resource looks it up.
+            let lookup = (s.contains("SELECT resource_id FROM public.mem_threads")
                 && call.contains("('t")
-                && !call.contains("resource_id");
+                && !call.contains("resource_id"))
+                || (s.contains("SELECT resource_id FROM public.mem_tasks")
+                    && call.contains("('task-"));
             // The coordinator's own copy of a reference table (the index's layout).
             let local = s.contains("executing the command locally");
             let control = s.contains("issuing BEGIN")
@@ -804,10 +829,25 @@ fn assert_nothing_lost(c: &mut Client, wrote: &[Wrote]) {
     }
     // A session may claim its own task again; no task may be claimed by two.
     let mut claimed: Vec<&String> = Vec::new();
-    for w in wrote {
+    for (n, w) in wrote.iter().enumerate() {
         let mut own: Vec<&String> = w.claimed.iter().collect();
         own.sort();
         own.dedup();
+        // And the task row says so.
+        for task in &own {
+            let row = c
+                .query_one(
+                    "SELECT status, session_id FROM mem_tasks WHERE id = $1",
+                    &[task],
+                )
+                .unwrap();
+            let (status, session): (String, Option<String>) = (row.get(0), row.get(1));
+            assert_eq!(
+                (status.as_str(), session),
+                ("in_progress", Some(format!("session-{n}"))),
+                "task {task}"
+            );
+        }
         claimed.extend(own);
     }
     let total = claimed.len();
@@ -822,11 +862,15 @@ fn a_shard_moves_under_four_writers_and_nothing_is_lost() {
         return;
     };
     let (mut c, dsn) = distributed(&coordinator, &workers, "agentmem_move");
+    // The tasks of the resource whose shards move.
     let tasks: Vec<String> = (0..40)
         .map(|i| {
-            c.query_one("SELECT task_create($1)", &[&format!("task {i}")])
-                .unwrap()
-                .get(0)
+            c.query_one(
+                "SELECT task_create($1, '{\"resource_id\":\"r0\"}')",
+                &[&format!("task {i}")],
+            )
+            .unwrap()
+            .get(0)
         })
         .collect();
     let shard_of = |c: &mut Client| -> (i64, i32) {
@@ -922,4 +966,128 @@ fn a_worker_stopped_mid_write_leaves_nothing_half_written() {
     }
     assert_nothing_lost(&mut c, &wrote);
     assert_invariants(&mut c);
+}
+
+/// A distributed database as a conformance backend: each case starts from agentmem created
+/// anew and distributed.
+struct Distributed(agentmem_tests::backend::Postgres);
+
+impl agentmem_tests::backend::Backend for Distributed {
+    fn name(&self) -> &'static str {
+        "citus"
+    }
+
+    fn query(
+        &mut self,
+        sql: &str,
+        params: &[agentmem_tests::backend::Param],
+    ) -> Result<agentmem_tests::backend::Rows, String> {
+        self.0.query(sql, params)
+    }
+
+    fn reset(&mut self) -> Result<(), String> {
+        // A case that failed inside its transaction left it open.
+        self.0.query("ROLLBACK", &[])?;
+        self.0.reset()?;
+        self.0.query("SELECT mem_distribute()", &[]).map(drop)
+    }
+}
+
+/// The refusals of writes that do not name their resource (docs/scale-out.md, "What changes
+/// for clients"): Citus's of plain SQL, agentmem's of a task created without one. A case that
+/// meets one is not within a resource as the cluster sees it, and is reported, not compared.
+const NEEDS_A_RESOURCE: &[&str] = &[
+    "is required on a distributed database",
+    "cannot perform an INSERT without a partition column value",
+    "the partition column of table",
+    "modifying the partition value of rows is not allowed",
+];
+
+/// Cases the cluster does not answer as one node, with the reason (docs/scale-out.md).
+const ONE_NODE_ONLY: &[(&str, &str)] = &[
+    (
+        "partitioned by resource: a search within a resource ranks by its own index, across resources as one",
+        "switches the index layout, which mem_distribute() fixes to one index per resource",
+    ),
+    (
+        "index statistics count what the index holds",
+        "a worker numbers its documents from its group's range (g << 48): their keys take more \
+         bytes in the index's headers",
+    ),
+    (
+        "task_mutate create returns the Task",
+        "creates a task without a resource (the tool answers the refusal as success: false)",
+    ),
+];
+
+#[test]
+fn the_conformance_cases_within_a_resource_agree_on_a_cluster() {
+    use agentmem_tests::backend::Postgres;
+    use agentmem_tests::cases;
+    let Some((coordinator, workers, _cluster)) = cluster() else {
+        return;
+    };
+    // Four shards a table (two a worker): each case creates and drops the distributed layout.
+    fresh_database(&coordinator, &workers, "agentmem_cases")
+        .batch_execute("ALTER DATABASE agentmem_cases SET citus.shard_count = 4")
+        .unwrap();
+    let mut admin = Client::connect(&coordinator, NoTls).unwrap();
+    for sql in [
+        "DROP DATABASE IF EXISTS agentmem_cases_one WITH (FORCE)",
+        "CREATE DATABASE agentmem_cases_one",
+    ] {
+        admin.batch_execute(sql).unwrap();
+    }
+    let mut cluster = Distributed(Postgres::connect(&format!(
+        "{coordinator} dbname=agentmem_cases"
+    )));
+    let mut one = Postgres::connect(&format!("{coordinator} dbname=agentmem_cases_one"));
+    let (mut ran, mut failures) = (0, Vec::new());
+    let mut unscoped = Vec::new();
+    for case in &cases::load_all() {
+        if ONE_NODE_ONLY.iter().any(|(name, _)| *name == case.name) {
+            continue;
+        }
+        let here = cases::run(case, &mut one);
+        let there = cases::run(case, &mut cluster);
+        // The refusal as an error, or as a tool's answer.
+        let refused = |text: &str| NEEDS_A_RESOURCE.iter().any(|m| text.contains(m));
+        let needs_a_resource = match &there {
+            Err(e) => refused(e),
+            Ok(answers) => answers
+                .iter()
+                .flatten()
+                .flatten()
+                .any(|cell| refused(&cell.to_string())),
+        };
+        if needs_a_resource {
+            unscoped.push(format!("{} ({})", case.name, case.file));
+            continue;
+        }
+        ran += 1;
+        let differ = match (&here, &there) {
+            (Ok(a), Ok(b)) if a.len() != b.len() => {
+                Some(format!("{} answers, {}", a.len(), b.len()))
+            }
+            (Ok(a), Ok(b)) => a
+                .iter()
+                .zip(b)
+                .find(|(x, y)| !cases::matches_expected(x, y))
+                .map(|(x, y)| format!("one node {x:?}, cluster {y:?}")),
+            (Ok(_), Err(e)) => Some(format!("cluster: {e}")),
+            (Err(e), _) => Some(format!("one node: {e}")),
+        };
+        if let Some(differ) = differ {
+            failures.push(format!("{} ({}):\n  {differ}", case.name, case.file));
+        }
+    }
+    println!(
+        "citus conformance: {ran} cases compared, {} failed; {} write plain SQL without naming \
+         the resource:\n  {}",
+        failures.len(),
+        unscoped.len(),
+        unscoped.join("\n  ")
+    );
+    assert!(ran >= 150, "only {ran} cases compared");
+    assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
 }

@@ -2,30 +2,11 @@
 //! each checked against the expected rows written in the case and against each other.
 
 use agentmem_tests::backend::{Backend, Postgres, Sqlite};
-use agentmem_tests::cases::{self, Case};
-
-fn load_cases() -> Vec<Case> {
-    let dir = agentmem_tests::root().join("tests/cases");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "case"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .flat_map(|p| {
-            cases::parse(
-                &p.file_name().unwrap().to_string_lossy(),
-                &std::fs::read_to_string(p).unwrap(),
-            )
-        })
-        .collect()
-}
+use agentmem_tests::cases;
 
 #[test]
 fn conformance() {
-    let cases = load_cases();
+    let cases = cases::load_all();
     assert!(
         cases.len() >= 30,
         "expected at least 30 conformance cases, found {}",
