@@ -16,6 +16,7 @@ mod conn;
 mod entry;
 mod error;
 mod functions;
+mod home;
 mod jsonb;
 mod local;
 mod owner;

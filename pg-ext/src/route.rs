@@ -11,7 +11,6 @@ use agentmem_core::api::{self, Function, Returns, Route, Type};
 use agentmem_core::cluster::{route, wire};
 use agentmem_core::{Conn, Error, Row, Value};
 use pgrx::prelude::*;
-use pgrx::PgTryBuilder;
 
 /// Whether Citus is installed in this database: a catalog cache lookup, so that a database
 /// without it pays next to nothing per call.
@@ -31,20 +30,6 @@ pub fn destination(f: &Function, values: &[Value]) -> Option<String> {
         return None;
     }
     ok(f.resource_of(&mut SpiConn, values))
-}
-
-/// Runs `f` as a call handed over for `resource` (`agentmem_core::cluster::route::home`),
-/// the previous resource put back whether `f` returns or raises an error.
-pub fn at_home<T>(resource: &str, f: impl FnOnce() -> T) -> T {
-    let before = route::swap_home(&mut SpiConn, Some(resource.to_owned()));
-    let mut before = Some(before);
-    PgTryBuilder::new(std::panic::AssertUnwindSafe(f))
-        .finally(|| {
-            if let Some(b) = before.take() {
-                route::swap_home(&mut SpiConn, b);
-            }
-        })
-        .execute()
 }
 
 /// The types of a function's result row.
@@ -80,6 +65,6 @@ fn mem__delegate(resource: &str, name: &str, args: &str) -> SetOfIterator<'stati
         .ok_or_else(|| Error::invalid("name", "must name a function routed by resource")));
     let types: Vec<Type> = f.args.iter().map(|a| a.ty).collect();
     let values = ok(wire::unpack(args, &types));
-    let rows = at_home(resource, || crate::local::run(f, values));
+    let rows = crate::home::at_home(resource, || crate::local::run(f, values));
     SetOfIterator::new(rows.into_iter().map(|r| wire::pack(&r)))
 }

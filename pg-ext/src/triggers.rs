@@ -205,7 +205,7 @@ unsafe fn fire(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     let home = shard_home(t, &mut rows);
     let mut run = || ok((t.run)(&mut SpiConn, &mut Fired::of(t, &mut rows, false)));
     match home {
-        Some(resource) => crate::route::at_home(&resource, run),
+        Some(resource) => crate::home::at_home(&resource, run),
         None => run(),
     }
     // A BEFORE row trigger returns the row to write (completed), or the old one for a delete;

@@ -7,6 +7,7 @@ pub(crate) mod batch;
 pub mod conn;
 pub(crate) mod dialect;
 pub(crate) mod failpoint;
+pub mod home;
 pub mod privilege;
 pub mod row;
 pub mod session;

@@ -332,7 +332,7 @@ const INSERT_DELTA: &str = "INSERT INTO mem_idx_delta (ns, resource_id, doc, ver
 /// a node, where Citus wants every statement to name the call's resource as a value (which
 /// an `INSERT … SELECT` does not), the caller takes the careful path.
 pub(crate) fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
-    if crate::cluster::route::home(conn).is_some() {
+    if crate::db::home::home(conn).is_some() {
         return Ok(false);
     }
     let written = conn.query(
