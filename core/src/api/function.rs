@@ -108,6 +108,13 @@ impl Function {
         }
     }
 
+    pub(crate) const fn by_task_tool(self) -> Function {
+        Function {
+            route: Route::TaskTool,
+            ..self
+        }
+    }
+
     pub(crate) const fn by_resource_option(self) -> Function {
         Function {
             route: Route::ResourceOption,

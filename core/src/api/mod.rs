@@ -90,6 +90,7 @@ mod tests {
                 Route::Resource => "resource_id",
                 Route::Thread => "thread_id",
                 Route::Task => "task_id",
+                Route::TaskTool => "input",
                 Route::ResourceOption => "options",
             };
             assert!(

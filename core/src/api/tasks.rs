@@ -24,10 +24,10 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
     task_compact(task_id: &str, summary: Nullable<&str>, options: Option<&str>) -> Int, writer,
         by_task => ops::compact;
     task_restore(task_id: &str) -> Int, writer, by_task => ops::restore;
-    task_query(input: Nullable<RawText>, context: Option<RawText>) -> Json, reader
-        => tools::tasks::task_query;
-    task_mutate(input: Nullable<RawText>, context: Option<RawText>) -> Json, writer
-        => tools::tasks::task_mutate;
+    task_query(input: Nullable<RawText>, context: Option<RawText>) -> Json, reader,
+        by_task_tool => tools::tasks::task_query;
+    task_mutate(input: Nullable<RawText>, context: Option<RawText>) -> Json, writer,
+        by_task_tool => tools::tasks::task_mutate;
     task_ready(options: Option<&str>) -> Table<ReadyRow>, reader, by_resource_option
         => query::ready;
     task_list(options: Option<&str>) -> Table<TaskRow>, reader, by_resource_option

@@ -5,44 +5,14 @@
 //! the connection's session (the rows it booked, the documents a transaction holds), so the
 //! whole call must run in one backend of that node: the host finds the call's resource from
 //! its [`Route`] and hands the call over ([`super::wire`]); there the resource is the call's
-//! [`Home`], which statements name so that each stays on the node's own shards.
+//! [`home`], which statements name so that each stays on the node's own shards.
 
-use crate::db::session::Part;
+pub use crate::db::home::{home, swap_home};
 use crate::{Conn, Result, Value};
-
-/// The resource of the call this connection is running for another node, if any.
-#[derive(Default)]
-struct Home {
-    resource: Option<String>,
-}
-
-/// A call ends within its transaction: a resource left behind by a host that failed to put
-/// the previous one back goes with the transaction.
-impl Part for Home {
-    fn commit(&mut self) {
-        self.resource = None;
-    }
-
-    fn rollback(&mut self) {
-        self.resource = None;
-    }
-}
-
-/// The resource the running call was handed over for: statements that can name it do, so
-/// they stay on this node's shards. `None` on one node, and for calls made here.
-pub fn home(conn: &mut dyn Conn) -> Option<String> {
-    conn.session().part::<Home>().resource.clone()
-}
 
 /// Whether `mem_distribute()` made this database the distributed layout.
 pub fn distributed(conn: &mut dyn Conn) -> Result<bool> {
     crate::search::partition::distributed(conn)
-}
-
-/// Makes `resource` the resource of the call this connection runs (see [`home`]), and returns
-/// the one it replaces, which the host puts back when the call returns or fails.
-pub fn swap_home(conn: &mut dyn Conn, resource: Option<String>) -> Option<String> {
-    std::mem::replace(&mut conn.session().part::<Home>().resource, resource)
 }
 
 /// ` AND {column} = ?n`, `resource` pushed as parameter `n`; nothing when there is no
@@ -115,6 +85,11 @@ pub enum Route {
     ResourceOption,
     /// The resource is the task's, the `task_id` argument.
     Task,
+    /// A task tool's call (`input` and `context`, JSON): the `resourceId` of the context (or
+    /// of the input), else the task's (the input's `id` or `taskId`), else the thread's (the
+    /// context's or the input's `threadId`). Its `update_context` action writes working
+    /// memory, which is not distributed: it runs where it was called.
+    TaskTool,
 }
 
 /// Where a call goes, as its [`Route`] reads its arguments.
@@ -147,7 +122,70 @@ impl Route {
                 .map(Destination::Resource)
                 .or_else(|| argument("thread_id").map(|t| Destination::Thread(t.into()))),
             Route::Task => argument("task_id").map(|t| Destination::Task(t.into())),
+            Route::TaskTool => {
+                let field = |arg: &str, key: &str| {
+                    argument(arg)
+                        .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
+                        .and_then(|o| o.get(key)?.as_str().map(str::to_owned))
+                };
+                let either = |key: &str| field("context", key).or_else(|| field("input", key));
+                if field("input", "action").as_deref() == Some("update_context") {
+                    return Destination::Here;
+                }
+                either("resourceId")
+                    .map(Destination::Resource)
+                    .or_else(|| {
+                        field("input", "id")
+                            .or_else(|| field("input", "taskId"))
+                            .map(Destination::Task)
+                    })
+                    .or_else(|| either("threadId").map(Destination::Thread))
+            }
         };
         to.unwrap_or(Destination::Here)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn to(route: Route, args: &[(&str, &str)]) -> Destination {
+        route.destination(|name| args.iter().find(|(k, _)| *k == name).map(|(_, v)| *v))
+    }
+
+    #[test]
+    fn a_call_goes_where_its_arguments_say() {
+        use Destination::*;
+        assert_eq!(to(Route::Here, &[("resource_id", "r")]), Here);
+        assert_eq!(
+            to(Route::Resource, &[("resource_id", "r")]),
+            Resource("r".into())
+        );
+        assert_eq!(to(Route::ResourceOption, &[("options", "{}")]), Here);
+        let named = [("thread_id", "t"), ("options", r#"{"resource_id":"r"}"#)];
+        assert_eq!(to(Route::Thread, &named), Resource("r".into()));
+        assert_eq!(to(Route::Thread, &named[..1]), Thread("t".into()));
+        assert_eq!(to(Route::Task, &[("task_id", "k")]), Task("k".into()));
+    }
+
+    #[test]
+    fn a_task_tool_goes_by_its_resource_then_its_task_then_its_thread() {
+        use Destination::*;
+        let tool = |input: &str, context: &str| {
+            to(Route::TaskTool, &[("input", input), ("context", context)])
+        };
+        let claim = r#"{"action":"claim","id":"k"}"#;
+        assert_eq!(tool(claim, r#"{"resourceId":"r"}"#), Resource("r".into()));
+        assert_eq!(tool(claim, r#"{"threadId":"t"}"#), Task("k".into()));
+        let dep = r#"{"action":"dep","taskId":"k","dependsOn":"j"}"#;
+        assert_eq!(tool(dep, "{}"), Task("k".into()));
+        let ready = r#"{"action":"ready"}"#;
+        assert_eq!(tool(ready, r#"{"threadId":"t"}"#), Thread("t".into()));
+        assert_eq!(tool(ready, "not json"), Here);
+        let own = r#"{"action":"create","title":"x","resourceId":"r"}"#;
+        assert_eq!(tool(own, "{}"), Resource("r".into()));
+        let working = r#"{"action":"update_context","section":"s","content":"c"}"#;
+        assert_eq!(tool(working, r#"{"resourceId":"r"}"#), Here);
     }
 }
