@@ -1015,11 +1015,6 @@ const ONE_NODE_ONLY: &[(&str, &str)] = &[
          bytes in the index's headers",
     ),
     (
-        "a thread exported, forgotten and imported comes back with its messages, state and index",
-        "mem_import writes a message without its resource (the export leaves it out: it is the \
-         thread's), which Citus refuses",
-    ),
-    (
         "task_mutate create returns the Task",
         "creates a task without a resource (the tool answers the refusal as success: false)",
     ),

@@ -203,6 +203,7 @@ pub(crate) fn import(conn: &mut dyn Conn, text: &str) -> Result<String> {
     }
     let mut counts = Map::new();
     let mut threads_after: Vec<ThreadAfter> = Vec::new();
+    let mut owners = Owners::new(crate::cluster::route::distributed(conn)?);
     for t in TABLES {
         let Some(rows) = given.get(t.name) else {
             continue;
@@ -228,7 +229,9 @@ pub(crate) fn import(conn: &mut dyn Conn, text: &str) -> Result<String> {
                     updated_at: obj.get("updated_at").cloned().unwrap_or(Json::Null),
                 });
             }
-            insert(conn, t, &arg, &obj)?;
+            let resource = owners.resource(conn, t.name, &obj)?;
+            insert(conn, t, &arg, &obj, resource)?;
+            owners.note(t.name, &obj);
             if t.name == "mem_om_records" {
                 conn.in_context(&arg, &mut |c| index_record(c, &obj))?;
             }
@@ -266,8 +269,76 @@ struct ThreadAfter {
     updated_at: Json,
 }
 
-/// One row through a plain `INSERT` of the columns it gives (unknown columns refused).
-fn insert(conn: &mut dyn Conn, t: &Table, arg: &str, obj: &Map<String, Json>) -> Result<()> {
+/// The resources of the imported threads and tasks, for the rows an export writes without
+/// one (a message's is its thread's, a task link's its task's): a distributed database
+/// routes every row by its resource, so an import there gives it. On one node the triggers
+/// complete the message's, and the link tables have none.
+struct Owners {
+    distributed: bool,
+    of: std::collections::HashMap<(&'static str, String), String>,
+}
+
+impl Owners {
+    fn new(distributed: bool) -> Owners {
+        Owners {
+            distributed,
+            of: Default::default(),
+        }
+    }
+
+    /// The table that owns the rows of `table`, and the column naming the owner.
+    fn owner(table: &str) -> Option<(&'static str, &'static str)> {
+        match table {
+            "mem_messages" => Some(("mem_threads", "thread_id")),
+            "mem_task_deps" | "mem_task_labels" | "mem_task_messages" => {
+                Some(("mem_tasks", "task_id"))
+            }
+            _ => None,
+        }
+    }
+
+    /// Remembers the resource of an imported thread or task.
+    fn note(&mut self, table: &'static str, obj: &Map<String, Json>) {
+        if let (Some(Json::String(id)), Some(Json::String(r))) =
+            (obj.get("id"), obj.get("resource_id"))
+        {
+            self.of.insert((table, id.clone()), r.clone());
+        }
+    }
+
+    /// The resource a row of `table` is written with, when the database needs it and the row
+    /// does not give it: its owner's, imported before it or stored.
+    fn resource(
+        &self,
+        conn: &mut dyn Conn,
+        table: &str,
+        obj: &Map<String, Json>,
+    ) -> Result<Option<String>> {
+        let (Some((owner, column)), true) = (Self::owner(table), self.distributed) else {
+            return Ok(None);
+        };
+        let Some(Json::String(id)) = obj.get(column) else {
+            return Ok(None);
+        };
+        if let Some(r) = self.of.get(&(owner, id.clone())) {
+            return Ok(Some(r.clone()));
+        }
+        match owner {
+            "mem_threads" => crate::threads::resource_by_id(conn, id),
+            _ => crate::tasks::resource_by_id(conn, id),
+        }
+    }
+}
+
+/// One row through a plain `INSERT` of the columns it gives (unknown columns refused), and
+/// the resource the database needs when the row has no column for it ([`Owners`]).
+fn insert(
+    conn: &mut dyn Conn,
+    t: &Table,
+    arg: &str,
+    obj: &Map<String, Json>,
+    resource: Option<String>,
+) -> Result<()> {
     if let Some(k) = obj
         .keys()
         .find(|k| !t.columns.iter().any(|c| c.0 == k.as_str()))
@@ -291,6 +362,11 @@ fn insert(conn: &mut dyn Conn, t: &Table, arg: &str, obj: &Map<String, Json>) ->
         params.push(value);
         cols.push(*name);
         marks.push(mark.replace('?', &format!("?{}", params.len())));
+    }
+    if let Some(r) = resource {
+        params.push(r.into());
+        cols.push("resource_id");
+        marks.push(format!("?{}", params.len()));
     }
     let sql = format!(
         "INSERT INTO {} ({}) VALUES ({})",
