@@ -123,20 +123,24 @@ impl Route {
                 .or_else(|| argument("thread_id").map(|t| Destination::Thread(t.into()))),
             Route::Task => argument("task_id").map(|t| Destination::Task(t.into())),
             Route::TaskTool => {
-                let field = |arg: &str, key: &str| {
+                let parsed = |arg: &str| {
                     argument(arg)
                         .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
-                        .and_then(|o| o.get(key)?.as_str().map(str::to_owned))
+                        .unwrap_or_default()
                 };
-                let either = |key: &str| field("context", key).or_else(|| field("input", key));
-                if field("input", "action").as_deref() == Some("update_context") {
+                let (input, context) = (parsed("input"), parsed("context"));
+                let field = |json: &serde_json::Value, key: &str| {
+                    json.get(key)?.as_str().map(str::to_owned)
+                };
+                let either = |key: &str| field(&context, key).or_else(|| field(&input, key));
+                if field(&input, "action").as_deref() == Some("update_context") {
                     return Destination::Here;
                 }
                 either("resourceId")
                     .map(Destination::Resource)
                     .or_else(|| {
-                        field("input", "id")
-                            .or_else(|| field("input", "taskId"))
+                        field(&input, "id")
+                            .or_else(|| field(&input, "taskId"))
                             .map(Destination::Task)
                     })
                     .or_else(|| either("threadId").map(Destination::Thread))
