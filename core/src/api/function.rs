@@ -2,8 +2,8 @@
 //! flags, and what the reference and the errors say about its signature.
 
 use super::call::Call;
-use crate::cluster::route::Destination;
 pub use crate::cluster::route::Route;
+use crate::cluster::route::{Destination, Owner};
 use crate::columns::{Field, Type};
 use crate::{Conn, Result, Row, Value};
 
@@ -101,9 +101,25 @@ impl Function {
         }
     }
 
-    pub(crate) const fn by_task(self) -> Function {
+    /// Routed by the row of `owner` whose id is the argument `arg`.
+    const fn by_row(self, owner: Owner, arg: &'static str) -> Function {
         Function {
-            route: Route::Task,
+            route: Route::Row(owner, arg),
+            ..self
+        }
+    }
+
+    pub(crate) const fn by_task(self) -> Function {
+        self.by_row(Owner::Task, "task_id")
+    }
+
+    pub(crate) const fn by_memory(self) -> Function {
+        self.by_row(Owner::Memory, "id")
+    }
+
+    pub(crate) const fn by_vector_owner(self) -> Function {
+        Function {
+            route: Route::VectorOwner,
             ..self
         }
     }
@@ -140,7 +156,7 @@ impl Function {
         Ok(match to {
             Destination::Resource(r) => Some(r),
             Destination::Thread(t) => crate::threads::resource_by_id(conn, &t)?,
-            Destination::Task(t) => crate::tasks::resource_by_id(conn, &t)?,
+            Destination::Row(owner, id) => owner.resource_of(conn, &id)?,
             Destination::Here => None,
         })
     }

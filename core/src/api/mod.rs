@@ -89,7 +89,8 @@ mod tests {
                 Route::Here => continue,
                 Route::Resource => "resource_id",
                 Route::Thread => "thread_id",
-                Route::Task => "task_id",
+                Route::Row(_, arg) => arg,
+                Route::VectorOwner => "kind",
                 Route::TaskTool => "input",
                 Route::ResourceOption => "options",
             };

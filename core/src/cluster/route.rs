@@ -8,7 +8,7 @@
 //! [`home`], which statements name so that each stays on the node's own shards.
 
 pub use crate::db::home::{home, swap_home};
-use crate::{Conn, Result, Value};
+use crate::{Conn, Result, Row, Value};
 
 /// Whether `mem_distribute()` made this database the distributed layout.
 pub fn distributed(conn: &mut dyn Conn) -> Result<bool> {
@@ -35,6 +35,63 @@ pub(crate) fn and_resource(
 /// [`and_resource`] for the resource of the call handed over to this connection ([`home`]).
 pub(crate) fn and_home(conn: &mut dyn Conn, column: &str, params: &mut Vec<Value>) -> String {
     HomeParam::push(conn, params).and(column)
+}
+
+/// `sql` with its marks of the call's resource ([`home`]) filled, the resource pushed onto
+/// `params` once when there is one: `{home}` becomes ` AND resource_id = ?n`, `{home:x}`
+/// ` AND x.resource_id = ?n`, and, for an `INSERT` into a table that carries the resource
+/// only in the distributed layout, `{home_column}` `, resource_id` and `{home_value}` `, ?n`.
+/// Every mark is empty on one node and for calls made here.
+pub(crate) fn homed(conn: &mut dyn Conn, sql: &str, params: &mut Vec<Value>) -> String {
+    let home = HomeParam::push(conn, params);
+    fill_home(sql, &home)
+}
+
+/// Runs `sql` with its marks of the call's resource filled ([`homed`]).
+pub(crate) fn execute(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<u64> {
+    let mut params = params.to_vec();
+    let sql = homed(conn, sql, &mut params);
+    conn.execute(&sql, &params)
+}
+
+/// The rows of `sql` with its marks of the call's resource filled ([`homed`]).
+pub(crate) fn query(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+    let mut params = params.to_vec();
+    let sql = homed(conn, sql, &mut params);
+    conn.query(&sql, &params)
+}
+
+/// The first value of `sql` with its marks of the call's resource filled ([`homed`]).
+pub(crate) fn query_value(
+    conn: &mut dyn Conn,
+    sql: &str,
+    params: &[Value],
+) -> Result<Option<Value>> {
+    let mut params = params.to_vec();
+    let sql = homed(conn, sql, &mut params);
+    conn.query_value(&sql, &params)
+}
+
+fn fill_home(sql: &str, home: &HomeParam) -> String {
+    let mut out = String::with_capacity(sql.len() + 40);
+    let mut rest = sql;
+    while let Some(at) = rest.find("{home") {
+        out.push_str(&rest[..at]);
+        let end = rest[at..].find('}').map_or(rest.len(), |e| at + e + 1);
+        let (column, value) = home.insert();
+        match &rest[at + 1..end.saturating_sub(1).max(at + 1)] {
+            "home" => out.push_str(&home.and("resource_id")),
+            "home_column" => out.push_str(column),
+            "home_value" => out.push_str(&value),
+            mark => match mark.strip_prefix("home:") {
+                Some(alias) => out.push_str(&home.and(&format!("{alias}.resource_id"))),
+                None => out.push_str(&rest[at..end]),
+            },
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The resource of the call handed over to this connection ([`home`]) as one parameter of a
@@ -69,6 +126,40 @@ impl HomeParam {
     }
 }
 
+/// A table whose rows carry their resource and are named by a unique `id`, so that a call
+/// naming one goes to that row's node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    Task,
+    Memory,
+    Message,
+    GraphNode,
+    GraphEdge,
+}
+
+impl Owner {
+    fn table(self) -> &'static str {
+        match self {
+            Owner::Task => "mem_tasks",
+            Owner::Memory => "mem_memories",
+            Owner::Message => "mem_messages",
+            Owner::GraphNode => "mem_graph_nodes",
+            Owner::GraphEdge => "mem_graph_edges",
+        }
+    }
+
+    /// The resource of the row `id`, looked up by its id alone (on a distributed database, in
+    /// every shard); `None` when there is no such row.
+    pub fn resource_of(self, conn: &mut dyn Conn, id: &str) -> Result<Option<String>> {
+        Ok(conn
+            .query_value(
+                &format!("SELECT resource_id FROM {} WHERE id = ?1", self.table()),
+                &[id.into()],
+            )?
+            .and_then(Value::into_string))
+    }
+}
+
 /// Which resource a call's work belongs to, so that a distributed database runs the whole
 /// call on the node that holds that resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,8 +174,11 @@ pub enum Route {
     /// The resource is the `resource_id` of the `options` argument, when it names one;
     /// otherwise the call spans resources and runs where it was called.
     ResourceOption,
-    /// The resource is the task's, the `task_id` argument.
-    Task,
+    /// The resource is that of the row of [`Owner`] whose id is the named argument.
+    Row(Owner, &'static str),
+    /// The resource is that of a vector's owner: the memory, or else the message, whose id is
+    /// the `id` argument, as the `kind` argument says.
+    VectorOwner,
     /// A task tool's call (`input` and `context`, JSON): the `resourceId` of the context (or
     /// of the input), else the task's (the input's `id` or `taskId`), else the thread's (the
     /// context's or the input's `threadId`). Its `update_context` action writes working
@@ -99,8 +193,8 @@ pub enum Destination {
     Resource(String),
     /// The node of this thread's resource, looked up by the caller.
     Thread(String),
-    /// The node of this task's resource, looked up by the caller.
-    Task(String),
+    /// The node of the resource of this row, looked up by the caller.
+    Row(Owner, String),
     /// Where it was called.
     Here,
 }
@@ -121,7 +215,14 @@ impl Route {
             Route::Thread => named()
                 .map(Destination::Resource)
                 .or_else(|| argument("thread_id").map(|t| Destination::Thread(t.into()))),
-            Route::Task => argument("task_id").map(|t| Destination::Task(t.into())),
+            Route::Row(owner, arg) => argument(arg).map(|id| Destination::Row(owner, id.into())),
+            Route::VectorOwner => {
+                let owner = match argument("kind") {
+                    Some("memory") => Owner::Memory,
+                    _ => Owner::Message,
+                };
+                argument("id").map(|id| Destination::Row(owner, id.into()))
+            }
             Route::TaskTool => {
                 let parsed = |arg: &str| {
                     argument(arg)
@@ -141,7 +242,7 @@ impl Route {
                     .or_else(|| {
                         field(&input, "id")
                             .or_else(|| field(&input, "taskId"))
-                            .map(Destination::Task)
+                            .map(|id| Destination::Row(Owner::Task, id))
                     })
                     .or_else(|| either("threadId").map(Destination::Thread))
             }
@@ -170,7 +271,28 @@ mod tests {
         let named = [("thread_id", "t"), ("options", r#"{"resource_id":"r"}"#)];
         assert_eq!(to(Route::Thread, &named), Resource("r".into()));
         assert_eq!(to(Route::Thread, &named[..1]), Thread("t".into()));
-        assert_eq!(to(Route::Task, &[("task_id", "k")]), Task("k".into()));
+        let vector = [("kind", "memory"), ("id", "m")];
+        assert_eq!(
+            to(Route::VectorOwner, &vector),
+            Row(Owner::Memory, "m".into())
+        );
+        let task = Route::Row(Owner::Task, "task_id");
+        assert_eq!(to(task, &[("task_id", "k")]), Row(Owner::Task, "k".into()));
+    }
+
+    #[test]
+    fn the_marks_of_the_home_resource_fill_only_when_there_is_one() {
+        let sql = "INSERT INTO t (a{home_column}) VALUES (?1{home_value}); \
+                   SELECT 1 FROM t e WHERE a = ?1{home}{home:e} AND b = '{}'";
+        assert_eq!(
+            fill_home(sql, &HomeParam(Some(2))),
+            "INSERT INTO t (a, resource_id) VALUES (?1, ?2); SELECT 1 FROM t e WHERE a = ?1 \
+             AND resource_id = ?2 AND e.resource_id = ?2 AND b = '{}'"
+        );
+        assert_eq!(
+            fill_home(sql, &HomeParam(None)),
+            "INSERT INTO t (a) VALUES (?1); SELECT 1 FROM t e WHERE a = ?1 AND b = '{}'"
+        );
     }
 
     #[test]
@@ -181,9 +303,12 @@ mod tests {
         };
         let claim = r#"{"action":"claim","id":"k"}"#;
         assert_eq!(tool(claim, r#"{"resourceId":"r"}"#), Resource("r".into()));
-        assert_eq!(tool(claim, r#"{"threadId":"t"}"#), Task("k".into()));
+        assert_eq!(
+            tool(claim, r#"{"threadId":"t"}"#),
+            Row(Owner::Task, "k".into())
+        );
         let dep = r#"{"action":"dep","taskId":"k","dependsOn":"j"}"#;
-        assert_eq!(tool(dep, "{}"), Task("k".into()));
+        assert_eq!(tool(dep, "{}"), Row(Owner::Task, "k".into()));
         let ready = r#"{"action":"ready"}"#;
         assert_eq!(tool(ready, r#"{"threadId":"t"}"#), Thread("t".into()));
         assert_eq!(tool(ready, "not json"), Here);

@@ -47,19 +47,64 @@ ALTER TABLE mem_task_labels ALTER COLUMN resource_id SET NOT NULL,
 UPDATE mem_task_messages m SET resource_id = t.resource_id FROM mem_tasks t WHERE t.id = m.task_id;
 ALTER TABLE mem_task_messages ALTER COLUMN resource_id SET NOT NULL,
   DROP CONSTRAINT mem_task_messages_pkey, ADD PRIMARY KEY (resource_id, task_id, message_id);
+ALTER TABLE mem_memories DROP CONSTRAINT mem_memories_pkey, ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_memories DROP CONSTRAINT mem_memories_id_key, ADD UNIQUE (resource_id, id);
+UPDATE agentmem_private.mem_memory_files f SET resource_id = m.resource_id FROM mem_memories m WHERE m.seq = f.memory_seq;
+ALTER TABLE agentmem_private.mem_memory_files ALTER COLUMN resource_id SET NOT NULL,
+  DROP CONSTRAINT mem_memory_files_pkey, ADD PRIMARY KEY (resource_id, file_path, memory_seq);
+UPDATE mem_embeddings e SET resource_id = m.resource_id FROM mem_memories m
+  WHERE e.kind = 'memory' AND m.id = e.owner_id;
+UPDATE mem_embeddings e SET resource_id = m.resource_id FROM mem_messages m
+  WHERE e.kind = 'message' AND m.id = e.owner_id;
+DELETE FROM mem_embeddings WHERE resource_id IS NULL;
+DELETE FROM agentmem_private.mem_vec_chunks;
+UPDATE mem_embeddings SET chunk = NULL;
+ALTER TABLE mem_embeddings ALTER COLUMN resource_id SET NOT NULL,
+  DROP CONSTRAINT mem_embeddings_pkey, ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_embeddings DROP CONSTRAINT mem_embeddings_kind_owner_id_model_key,
+  ADD UNIQUE (resource_id, kind, owner_id, model);
+DROP INDEX mem_embeddings_unpacked;
+CREATE INDEX mem_embeddings_unpacked ON mem_embeddings (resource_id, model, chunk, seq);
+DROP INDEX mem_embeddings_recent;
+CREATE INDEX mem_embeddings_recent ON mem_embeddings (resource_id, model, seq);
+ALTER TABLE agentmem_private.mem_vec_chunks ALTER COLUMN resource_id SET NOT NULL,
+  DROP CONSTRAINT mem_vec_chunks_next_pkey, ADD PRIMARY KEY (resource_id, model, chunk);
 ";
 
-/// The task's resource on the rows of its labels, dependencies and links, added on every node
-/// (each has its own copy of the extension's tables, whose shape Citus plans the node's
-/// statements by) where it is missing: before [`WIDEN`], and on each call for a node added
-/// since.
+/// The owner's resource on the rows of a task's labels, dependencies and links, of a
+/// memory's files, and on vectors and their chunks, added on every node (each has its own copy
+/// of the extension's tables, whose shape Citus plans the node's statements by) where it is
+/// missing: before [`WIDEN`], and on each call for a node added since.
 const LINK_COLUMNS: &str = "DO $$ DECLARE t text; BEGIN \
-    FOREACH t IN ARRAY ARRAY['mem_task_deps', 'mem_task_labels', 'mem_task_messages'] LOOP \
+    FOREACH t IN ARRAY ARRAY['mem_task_deps', 'mem_task_labels', 'mem_task_messages', \
+                             'agentmem_private.mem_memory_files', 'mem_embeddings', \
+                             'agentmem_private.mem_vec_chunks'] LOOP \
       IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = CAST(t AS regclass) \
                        AND attname = 'resource_id' AND NOT attisdropped) THEN \
-        EXECUTE pg_catalog.format('ALTER TABLE %I ADD COLUMN resource_id TEXT', t); \
+        EXECUTE pg_catalog.format('ALTER TABLE %s ADD COLUMN resource_id TEXT', \
+                                  CAST(t AS regclass)); \
       END IF; \
     END LOOP; END $$";
+
+/// The trigger function that forgets the vectors of a deleted memory or message, naming their
+/// resource, so that from a shard it deletes in the colocated one: replaced where the
+/// extension put it, on every node (Citus would refuse to send the change of an extension's
+/// function, and refuses it on a worker unless it is not to be sent).
+const FORGET_VECTORS: &str = "DO $$ \
+    DECLARE s text; sending text := pg_catalog.current_setting('citus.enable_ddl_propagation'); \
+    BEGIN \
+    PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true); \
+    SELECT n.nspname INTO STRICT s FROM pg_catalog.pg_proc p \
+      JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
+      JOIN pg_catalog.pg_depend d ON d.objid = p.oid AND d.deptype = 'e' \
+      JOIN pg_catalog.pg_extension x ON x.oid = d.refobjid AND x.extname = 'agentmem' \
+      WHERE p.proname = 'mem__forget_vectors'; \
+    EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.mem__forget_vectors() \
+      RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN DELETE FROM mem_embeddings \
+      WHERE kind = TG_ARGV[0] AND owner_id = OLD.id AND resource_id = OLD.resource_id; \
+      RETURN NULL; END $f$', s); \
+    PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', sending, true); \
+    END $$";
 
 /// Tables every node reads whole: no resource of their own.
 const REFERENCE: &[&str] = &[
@@ -80,6 +125,10 @@ const DISTRIBUTED: &[&str] = &[
     "mem_task_deps",
     "mem_task_labels",
     "mem_task_messages",
+    "mem_memories",
+    "agentmem_private.mem_memory_files",
+    "mem_embeddings",
+    "agentmem_private.mem_vec_chunks",
 ];
 
 /// Moves a worker's sequences — those that number the distributed tables' rows — to the
@@ -90,7 +139,8 @@ const DISTRIBUTED: &[&str] = &[
 const SEQUENCE_RANGES: &str = "SELECT count(pg_catalog.setval(CAST(q.s AS regclass), g.start, false)) \
     FROM (VALUES ('mem_messages_seq_seq'), ('agentmem_private.mem_idx_segments_seg_no_seq'), \
                  ('agentmem_private.mem_idx_pages_id_seq'), ('mem_tasks_seq_seq'), \
-                 ('mem_task_deps_seq_seq')) AS q (s), \
+                 ('mem_task_deps_seq_seq'), ('mem_memories_seq_seq'), \
+                 ('mem_embeddings_seq_seq')) AS q (s), \
          (SELECT CAST(groupid AS bigint) << 48 AS start FROM pg_catalog.pg_dist_local_group) AS g \
     WHERE g.start > 0 \
       AND coalesce(pg_catalog.pg_sequence_last_value(CAST(q.s AS regclass)), 0) < g.start";
@@ -128,6 +178,12 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
         ));
     }
     let changed = !partition::distributed(conn)?;
+    // Every call, so that a node added since gets them; first, before this transaction
+    // holds locks on the workers that their own transactions would wait for.
+    conn.execute_batch(LINK_COLUMNS)?;
+    on_workers(conn, LINK_COLUMNS, "its link columns")?;
+    conn.execute_batch(FORGET_VECTORS)?;
+    on_workers(conn, FORGET_VECTORS, "the trigger that forgets vectors by resource")?;
     if changed {
         refuse_tasks_without_resource(conn)?;
         if !partition::by_resource(conn)? {
@@ -138,8 +194,6 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
             "SELECT pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true); \
              SELECT pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true)",
         )?;
-        conn.execute_batch(LINK_COLUMNS)?;
-        on_workers(conn, LINK_COLUMNS, "its tasks' link columns")?;
         conn.execute_batch(WIDEN)?;
         // Citus copies the rows into the shards, whose triggers would book them again.
         switch_triggers(conn, "DISABLE")?;
@@ -172,8 +226,6 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
             &[Value::from(HANDOVER), Value::from(DISTRIBUTED[0])],
         )?;
     }
-    // Every call, so that a node added since gets them.
-    on_workers(conn, LINK_COLUMNS, "its tasks' link columns")?;
     on_workers(conn, SEQUENCE_RANGES, "its range of row numbers")?;
     Ok(json!({
         "changed": changed,

@@ -10,6 +10,7 @@
 use super::markdown;
 pub(crate) use super::scope::Scope;
 use super::tables::{self, Kind, Table, TABLES};
+use crate::cluster::route::Owner;
 use crate::columns::row;
 use crate::om::search as om_search;
 use crate::text::hex;
@@ -325,7 +326,7 @@ impl Owners {
         }
         match owner {
             "mem_threads" => crate::threads::resource_by_id(conn, id),
-            _ => crate::tasks::resource_by_id(conn, id),
+            _ => Owner::Task.resource_of(conn, id),
         }
     }
 }

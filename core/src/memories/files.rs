@@ -2,6 +2,7 @@
 //! memory's `related_files`, kept by the memory triggers, so that "the memories about these
 //! files" is a key lookup rather than a read of every memory's JSON.
 
+use crate::cluster::route::HomeParam;
 use crate::{Conn, Result, Value};
 use std::collections::BTreeSet;
 
@@ -18,16 +19,22 @@ pub(crate) fn paths(json: &str) -> BTreeSet<String> {
 pub(crate) fn sync(conn: &mut dyn Conn, seq: i64, old: &str, new: &str) -> Result<()> {
     let (old, new) = (paths(old), paths(new));
     for gone in old.difference(&new) {
+        let mut params = vec![gone.as_str().into(), Value::Int(seq)];
+        let home = HomeParam::push(conn, &mut params).and("resource_id");
         conn.execute(
-            "DELETE FROM mem_memory_files WHERE file_path = ?1 AND memory_seq = ?2",
-            &[gone.as_str().into(), Value::Int(seq)],
+            &format!("DELETE FROM mem_memory_files WHERE file_path = ?1 AND memory_seq = ?2{home}"),
+            &params,
         )?;
     }
     for added in new.difference(&old) {
+        let mut params = vec![added.as_str().into(), Value::Int(seq)];
+        let (column, value) = HomeParam::push(conn, &mut params).insert();
         conn.execute(
-            "INSERT INTO mem_memory_files (file_path, memory_seq) VALUES (?1, ?2) \
-             ON CONFLICT DO NOTHING",
-            &[added.as_str().into(), Value::Int(seq)],
+            &format!(
+                "INSERT INTO mem_memory_files (file_path, memory_seq{column}) VALUES (?1, ?2{value}) \
+                 ON CONFLICT DO NOTHING"
+            ),
+            &params,
         )?;
     }
     Ok(())

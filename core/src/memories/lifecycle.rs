@@ -14,6 +14,7 @@ use super::remember::{
     MAX_CITATION, MAX_CONTENT, MEMORY_KEYS,
 };
 use super::{content_hash, default_half_life, MS_PER_DAY, SCOPES, SOURCES, TYPES};
+use crate::cluster::route;
 use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
@@ -60,11 +61,15 @@ pub(crate) fn decayed(
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn current_confidence(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<f64>> {
     let now = now_or(conn, now)?;
+    let mut params = vec![id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let row = conn
         .query(
-            "SELECT confidence, decay_half_life_days, pinned, last_accessed_at \
-             FROM mem_memories WHERE id = ?1",
-            &[id.into()],
+            &format!(
+                "SELECT confidence, decay_half_life_days, pinned, last_accessed_at \
+                 FROM mem_memories WHERE id = ?1{home}"
+            ),
+            &params,
         )?
         .into_iter()
         .next();
@@ -100,11 +105,15 @@ pub(crate) fn update(conn: &mut dyn Conn, id: &str, patch: &str, options: Option
     if let Some(key) = required.into_iter().find(|k| p.is_null(k)) {
         return Err(Error::invalid(p.name(key), "cannot be null"));
     }
+    let mut params = vec![id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let Some(row) = conn
         .query(
-            "SELECT resource_id, scope, content, type, decay_half_life_days \
-             FROM mem_memories WHERE id = ?1",
-            &[id.into()],
+            &format!(
+                "SELECT resource_id, scope, content, type, decay_half_life_days \
+                 FROM mem_memories WHERE id = ?1{home}"
+            ),
+            &params,
         )?
         .into_iter()
         .next()
@@ -230,9 +239,10 @@ pub(crate) fn update(conn: &mut dyn Conn, id: &str, patch: &str, options: Option
             }
         })
         .collect();
+    let home = route::and_home(conn, "resource_id", &mut params);
     let n = conn.execute(
         &format!(
-            "UPDATE mem_memories SET {} WHERE id = ?1",
+            "UPDATE mem_memories SET {} WHERE id = ?1{home}",
             assignments.join(", ")
         ),
         &params,
@@ -246,10 +256,14 @@ pub(crate) fn update(conn: &mut dyn Conn, id: &str, patch: &str, options: Option
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn deprecate(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<i64> {
     let now = now_or(conn, now)?;
+    let mut params = vec![id.into(), Value::Int(now)];
+    let home = route::and_home(conn, "resource_id", &mut params);
     Ok(conn.execute(
-        "UPDATE mem_memories SET deprecated = 1, deprecated_at = ?2, updated_at = ?2 \
-         WHERE id = ?1 AND deprecated = 0",
-        &[id.into(), Value::Int(now)],
+        &format!(
+            "UPDATE mem_memories SET deprecated = 1, deprecated_at = ?2, updated_at = ?2 \
+             WHERE id = ?1 AND deprecated = 0{home}"
+        ),
+        &params,
     )? as i64)
 }
 
@@ -260,13 +274,15 @@ pub(crate) fn deprecate(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Resu
 pub(crate) fn touch(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<String>> {
     let now = now_or(conn, now)?;
     let lock = conn.dialect().row_lock(RowLock::Update);
+    let mut params = vec![id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let Some(row) = conn
         .query(
             &format!(
                 "SELECT access_count, accesses_since_correction, confidence, needs_review \
-                 FROM mem_memories WHERE id = ?1{lock}"
+                 FROM mem_memories WHERE id = ?1{home}{lock}"
             ),
-            &[id.into()],
+            &params,
         )?
         .into_iter()
         .next()
@@ -284,18 +300,22 @@ pub(crate) fn touch(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<O
     if since >= ACCESSES_TO_TRUST {
         review = false;
     }
+    let mut params = vec![
+        id.into(),
+        Value::Int(count),
+        Value::Int(since),
+        Value::Real(conf),
+        Value::Int(i64::from(review)),
+        Value::Int(now),
+    ];
+    let home = route::and_home(conn, "resource_id", &mut params);
     conn.execute(
-        "UPDATE mem_memories SET access_count = ?2, accesses_since_correction = ?3, \
-           confidence = ?4, needs_review = ?5, last_accessed_at = ?6, updated_at = ?6 \
-         WHERE id = ?1",
-        &[
-            id.into(),
-            Value::Int(count),
-            Value::Int(since),
-            Value::Real(conf),
-            Value::Int(i64::from(review)),
-            Value::Int(now),
-        ],
+        &format!(
+            "UPDATE mem_memories SET access_count = ?2, accesses_since_correction = ?3, \
+               confidence = ?4, needs_review = ?5, last_accessed_at = ?6, updated_at = ?6 \
+             WHERE id = ?1{home}"
+        ),
+        &params,
     )?;
     Ok(Some(
         json!({"accessCount": count, "confidence": conf, "needsReview": review}).to_string(),

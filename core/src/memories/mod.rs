@@ -17,6 +17,7 @@ internal!(remember);
 internal!(search);
 internal!(secrets);
 
+use crate::cluster::route;
 use crate::db::row::Fields;
 use crate::search::partition;
 use crate::{search as engine, Conn, Error, Result, Value};
@@ -124,10 +125,12 @@ fn document(f: &mut Fields) -> (String, i64, String, String) {
 /// The indexed text, creation time and related files (JSON) of the memory `seq`, and the
 /// index it lives in.
 fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<(String, i64, String, String)> {
+    let mut params = vec![Value::Int(seq)];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let row = conn
         .query(
-            &format!("SELECT {DOCUMENT_COLUMNS} FROM mem_memories WHERE seq = ?1"),
-            &[Value::Int(seq)],
+            &format!("SELECT {DOCUMENT_COLUMNS} FROM mem_memories WHERE seq = ?1{home}"),
+            &params,
         )?
         .into_iter()
         .next()
@@ -208,11 +211,13 @@ pub(crate) fn check_secrets(conn: &mut dyn Conn, seq: i64) -> Result<()> {
             }
         })
         .collect();
+    let mut params = vec![Value::Int(seq)];
+    let home = route::and_home(conn, "resource_id", &mut params);
     let sql = format!(
-        "SELECT {} FROM mem_memories WHERE seq = ?1",
+        "SELECT {} FROM mem_memories WHERE seq = ?1{home}",
         cols.join(", ")
     );
-    let Some(row) = conn.query(&sql, &[Value::Int(seq)])?.into_iter().next() else {
+    let Some(row) = conn.query(&sql, &params)?.into_iter().next() else {
         return Ok(());
     };
     for ((col, json), v) in SCANNED.iter().zip(row) {

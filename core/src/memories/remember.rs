@@ -9,6 +9,7 @@
 use super::secrets::{self, Finding};
 use super::{content_hash, default_half_life, RELATIONS, SCOPES, SOURCES, TYPES};
 use crate::args::check_one_of;
+use crate::cluster::route;
 use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
@@ -247,10 +248,10 @@ pub(crate) fn relations(
         }
         if let Some(t) = &target {
             let found = conn.query_value(
-                "SELECT resource_id FROM mem_memories WHERE id = ?1",
-                &[t.as_str().into()],
+                "SELECT 1 FROM mem_memories WHERE id = ?1 AND resource_id = ?2",
+                &[t.as_str().into(), resource.into()],
             )?;
-            if found.and_then(Value::into_string).as_deref() != Some(resource) {
+            if found.is_none() {
                 return Err(Error::invalid(
                     format!("{arg}.target_memory_id"),
                     format!("no memory {} in this resource", crate::error::echo(t)),
@@ -299,10 +300,10 @@ pub(crate) fn target_node(conn: &mut dyn Conn, o: &Opts, resource: &str) -> Resu
         return Ok(None);
     };
     let found = conn.query_value(
-        "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1",
-        &[id.as_str().into()],
+        "SELECT 1 FROM mem_graph_nodes WHERE id = ?1 AND resource_id = ?2",
+        &[id.as_str().into(), resource.into()],
     )?;
-    if found.and_then(Value::into_string).as_deref() != Some(resource) {
+    if found.is_none() {
         return Err(Error::invalid(
             o.name("target_node_id"),
             format!("no graph node {} in this resource", crate::error::echo(&id)),
@@ -342,9 +343,13 @@ pub(crate) fn supersede(
                 ),
             ));
         }
+        let mut params = vec![t.id.as_str().into(), by.into(), Value::Int(now)];
+        let home = route::and_home(conn, "resource_id", &mut params);
         conn.execute(
-            "UPDATE mem_memories SET superseded_by = ?2, updated_at = ?3 WHERE id = ?1",
-            &[t.id.as_str().into(), by.into(), Value::Int(now)],
+            &format!(
+                "UPDATE mem_memories SET superseded_by = ?2, updated_at = ?3 WHERE id = ?1{home}"
+            ),
+            &params,
         )?;
     }
     Ok(())
@@ -356,10 +361,12 @@ fn superseded_chain(conn: &mut dyn Conn, id: &str) -> Result<Vec<String>> {
     let mut chain: Vec<String> = Vec::new();
     let mut at = id.to_string();
     loop {
+        let mut params = vec![at.as_str().into()];
+        let home = route::and_home(conn, "resource_id", &mut params);
         let next = conn
             .query_value(
-                "SELECT superseded_by FROM mem_memories WHERE id = ?1",
-                &[at.as_str().into()],
+                &format!("SELECT superseded_by FROM mem_memories WHERE id = ?1{home}"),
+                &params,
             )?
             .and_then(Value::into_string);
         match next {
@@ -427,7 +434,7 @@ fn reinforce(
         "UPDATE mem_memories SET confidence = ?2, needs_review = ?3, tags = CAST(?4 AS @JSON), \
            related_files = CAST(?5 AS @JSON), related_modules = CAST(?6 AS @JSON), \
            deprecated = 0, deprecated_at = NULL, last_accessed_at = ?7, updated_at = ?7 \
-         WHERE id = ?1",
+         WHERE id = ?1 AND resource_id = ?8",
         &[
             id.as_str().into(),
             Value::Real(confidence),
@@ -436,6 +443,7 @@ fn reinforce(
             union(&files, r.related_files).into(),
             union(&modules, r.related_modules).into(),
             Value::Int(now),
+            key[0].into(),
         ],
     )?;
     Ok(Some(id))
@@ -559,8 +567,8 @@ pub(crate) fn remember(
     // so, since that memory stays out of recall.
     let superseded_by = conn
         .query_value(
-            "SELECT superseded_by FROM mem_memories WHERE id = ?1",
-            &[id.as_str().into()],
+            "SELECT superseded_by FROM mem_memories WHERE id = ?1 AND resource_id = ?2",
+            &[id.as_str().into(), key[0].into()],
         )?
         .and_then(Value::into_string);
     Ok(json!({

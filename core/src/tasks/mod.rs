@@ -96,14 +96,6 @@ pub(crate) fn task_columns(conn: &mut dyn Conn, id: &str, columns: &str) -> Resu
     Ok(Fields::new(row))
 }
 
-/// The resource of the task `id`, looked up by its id alone (on a distributed database, in
-/// every shard); `None` when there is no such task.
-pub(crate) fn resource_by_id(conn: &mut dyn Conn, id: &str) -> Result<Option<String>> {
-    Ok(conn
-        .query_value("SELECT resource_id FROM mem_tasks WHERE id = ?1", &[id.into()])?
-        .and_then(Value::into_string))
-}
-
 /// The task's status, or `task not found: <id>`.
 pub(crate) fn status_of(conn: &mut dyn Conn, id: &str) -> Result<String> {
     let mut params = vec![id.into()];

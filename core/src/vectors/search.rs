@@ -8,6 +8,7 @@ use super::math::{Metric, Query};
 use super::store::{self, Shelf};
 use super::{from_blob, KINDS};
 use crate::args::check_one_of;
+use crate::cluster::route;
 use crate::columns::row;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
@@ -141,10 +142,10 @@ impl Owners {
                 .conditions(kind, &mut params)
                 .unwrap_or_else(|| "1 = 1".into());
             let sql = format!(
-                "SELECT count(*) FROM (SELECT 1 FROM {table} o WHERE {conds} LIMIT {LISTED}) AS c"
+                "SELECT count(*) FROM (SELECT 1 FROM {table} o WHERE {conds}{{home:o}} \
+                 LIMIT {LISTED}) AS c"
             );
-            owners += conn
-                .query(&sql, &params)?
+            owners += route::query(conn, &sql, &params)?
                 .first()
                 .and_then(|r| r[0].as_i64())
                 .unwrap_or(0);
@@ -156,18 +157,17 @@ impl Owners {
                 .map(|(kind, table)| match self.conditions(kind, &mut params) {
                     Some(c) => format!(
                         "(e.kind = '{kind}' AND EXISTS \
-                         (SELECT 1 FROM {table} o WHERE o.id = e.owner_id AND {c}))"
+                         (SELECT 1 FROM {table} o WHERE o.id = e.owner_id AND {c}{{home:o}}))"
                     ),
                     None => format!("e.kind = '{kind}'"),
                 })
                 .collect();
-            return Ok(Allowed::lazy(
-                format!(
-                    "SELECT e.seq FROM mem_embeddings e WHERE e.model = ?1 AND ({})",
-                    per_kind.join(" OR ")
-                ),
-                params,
-            ));
+            let sql = format!(
+                "SELECT e.seq FROM mem_embeddings e WHERE e.model = ?1{{home:e}} AND ({})",
+                per_kind.join(" OR ")
+            );
+            let sql = route::homed(conn, &sql, &mut params);
+            return Ok(Allowed::lazy(sql, params));
         }
         let mut listed = HashSet::new();
         for (kind, table) in &tables {
@@ -177,10 +177,11 @@ impl Owners {
                 .unwrap_or_else(|| "1 = 1".into());
             let sql = format!(
                 "SELECT e.seq FROM {table} o CROSS JOIN mem_embeddings e \
-                 WHERE {conds} AND e.kind = '{kind}' AND e.owner_id = o.id AND e.model = ?1"
+                 WHERE {conds} AND e.kind = '{kind}' AND e.owner_id = o.id AND e.model = ?1\
+                 {{home:o}}{{home:e}}"
             );
             listed.extend(
-                conn.query(&sql, &params)?
+                route::query(conn, &sql, &params)?
                     .iter()
                     .filter_map(|r| r[0].as_i64()),
             );
@@ -215,8 +216,9 @@ fn scan_model(
     };
     if k > 0 {
         let (model, dims) = (shelf.model, Value::Int(shelf.dims));
-        let chunks = conn.query(
-            "SELECT chunk, upto, build FROM mem_vec_chunks WHERE model = ?1 AND dims = ?2 \
+        let chunks = route::query(
+            conn,
+            "SELECT chunk, upto, build FROM mem_vec_chunks WHERE model = ?1 AND dims = ?2{home} \
              ORDER BY chunk",
             &[model.into(), dims.clone()],
         )?;
@@ -231,9 +233,16 @@ fn scan_model(
                 Some(c) => c,
                 None => {
                     let mut read = None;
+                    let mut params = vec![model.into(), Value::Int(chunk)];
+                    let sql = route::homed(
+                        conn,
+                        "SELECT seqs, vectors FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2\
+                         {home}",
+                        &mut params,
+                    );
                     conn.for_each_blobs(
-                        "SELECT seqs, vectors FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
-                        &[model.into(), Value::Int(chunk)],
+                        &sql,
+                        &params,
                         &mut |b| {
                             if let [s, v] = b {
                                 read = Some(Arc::new(Chunk::decode(s, v)));
@@ -250,9 +259,10 @@ fn scan_model(
             };
             scan(q, &decoded.seqs, &decoded.floats, allowed, &mut top);
         }
-        for r in conn.query(
+        for r in route::query(
+            conn,
             "SELECT seq, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL AND seq > ?2 \
-             AND dims = ?3",
+             AND dims = ?3{home}",
             &[model.into(), Value::Int(upto), dims],
         )? {
             let mut f = Fields::new(r);
@@ -289,6 +299,12 @@ pub(crate) fn nearest(
     k: usize,
     owners: &Owners,
 ) -> Result<Vec<Found>> {
+    if route::home(conn).is_none() && route::distributed(conn)? {
+        return Err(Error::invalid(
+            "options.resource_id",
+            "is required on a distributed database (a resource's vectors live on its node)",
+        ));
+    }
     let Some(dims) = store::model_dims(conn, model, 0)? else {
         return Ok(Vec::new());
     };
@@ -314,7 +330,9 @@ pub(crate) fn nearest(
         |f| f.1,
     )?;
     let seqs: Vec<i64> = found.iter().map(|f| f.1).collect();
-    let mut by_seq = crate::search::rows::hydrate(conn, "mem_embeddings", "kind, owner_id", &seqs, None)?;
+    let home = route::home(conn);
+    let mut by_seq =
+        crate::search::rows::hydrate(conn, "mem_embeddings", "kind, owner_id", &seqs, home.as_deref())?;
     Ok(found
         .into_iter()
         .filter_map(|(distance, seq)| {

@@ -20,6 +20,7 @@
 
 use super::{from_blob, KINDS};
 use crate::args::check_one_of;
+use crate::cluster::route;
 use crate::db::dialect::RowLock;
 use crate::db::row::Fields;
 use crate::search::store::random_id;
@@ -49,10 +50,10 @@ impl Shelf<'_> {
 /// The number of the shelf's last regular chunk and that chunk's `upto` ((0, 0) when it has
 /// none).
 pub(crate) fn last_pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<(i64, i64)> {
-    Ok(conn
-        .query(
-            "SELECT chunk, upto FROM mem_vec_chunks WHERE model = ?1 AND dims = ?2 AND chunk > 0 \
-             ORDER BY chunk DESC LIMIT 1",
+    Ok(route::query(
+            conn,
+            "SELECT chunk, upto FROM mem_vec_chunks WHERE model = ?1 AND dims = ?2 AND chunk > 0\
+             {home} ORDER BY chunk DESC LIMIT 1",
             &[shelf.model.into(), Value::Int(shelf.dims)],
         )?
         .into_iter()
@@ -67,9 +68,9 @@ pub(crate) fn last_pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<(i64, i64)>
 /// The dims of `model`'s vectors the caller sees (of any row but `except`; 0 excepts none,
 /// seqs start at 1), if it sees any.
 pub(super) fn model_dims(conn: &mut dyn Conn, model: &str, except: i64) -> Result<Option<i64>> {
-    Ok(conn
-        .query_value(
-            "SELECT dims FROM mem_embeddings WHERE model = ?1 AND seq <> ?2 LIMIT 1",
+    Ok(route::query_value(
+            conn,
+            "SELECT dims FROM mem_embeddings WHERE model = ?1 AND seq <> ?2{home} LIMIT 1",
             &[model.into(), Value::Int(except)],
         )?
         .and_then(|v| v.as_i64()))
@@ -77,9 +78,9 @@ pub(super) fn model_dims(conn: &mut dyn Conn, model: &str, except: i64) -> Resul
 
 /// Whether the caller sees a vector of `model` with `dims` dimensions.
 pub(super) fn has_width(conn: &mut dyn Conn, model: &str, dims: i64) -> Result<bool> {
-    Ok(conn
-        .query_value(
-            "SELECT 1 FROM mem_embeddings WHERE model = ?1 AND dims = ?2 LIMIT 1",
+    Ok(route::query_value(
+            conn,
+            "SELECT 1 FROM mem_embeddings WHERE model = ?1 AND dims = ?2{home} LIMIT 1",
             &[model.into(), Value::Int(dims)],
         )?
         .is_some())
@@ -105,17 +106,18 @@ pub(crate) fn embed_set(
         "vector",
         vector.ok_or_else(|| Error::invalid("vector", "is required"))?,
     )?;
-    if conn.query_value(owner_sql(kind), &[id.into()])?.is_none() {
+    if route::query_value(conn, owner_sql(kind), &[id.into()])?.is_none() {
         return Err(Error::invalid(
             "id",
             format!("no {kind} {}", crate::error::echo(id)),
         ));
     }
     let dims = v.len() as i64;
-    conn.execute(
-        "INSERT INTO mem_embeddings (kind, owner_id, model, dims, vector) \
-         VALUES (?1, ?2, ?3, ?4, ?5) \
-         ON CONFLICT (kind, owner_id, model) DO UPDATE SET dims = excluded.dims, \
+    route::execute(
+            conn,
+            "INSERT INTO mem_embeddings (kind, owner_id, model, dims, vector{home_column}) \
+         VALUES (?1, ?2, ?3, ?4, ?5{home_value}) \
+         ON CONFLICT (kind, owner_id, model{home_column}) DO UPDATE SET dims = excluded.dims, \
            vector = excluded.vector, created_at = excluded.created_at",
         &[
             kind.into(),
@@ -128,11 +130,11 @@ pub(crate) fn embed_set(
     Ok(dims)
 }
 
-/// The query that finds the owner of an embedding of `kind`.
+/// The query that finds the owner of an embedding of `kind` (in the call's resource).
 fn owner_sql(kind: &str) -> &'static str {
     match kind {
-        "memory" => "SELECT 1 FROM mem_memories WHERE id = ?1",
-        _ => "SELECT 1 FROM mem_messages WHERE id = ?1",
+        "memory" => "SELECT 1 FROM mem_memories WHERE id = ?1{home}",
+        _ => "SELECT 1 FROM mem_messages WHERE id = ?1{home}",
     }
 }
 
@@ -146,9 +148,10 @@ struct Written {
 /// Checks a written row (its owner exists, its blob and dims agree, finite floats, its
 /// model's dims), as `mem_embed_set` checks them, for rows written by plain SQL.
 fn check_row(conn: &mut dyn Conn, seq: i64) -> Result<Written> {
-    let row = conn
-        .query(
-            "SELECT model, dims, vector, chunk, kind, owner_id FROM mem_embeddings WHERE seq = ?1",
+    let row = route::query(
+            conn,
+            "SELECT model, dims, vector, chunk, kind, owner_id FROM mem_embeddings \
+             WHERE seq = ?1{home}",
             &[Value::Int(seq)],
         )?
         .into_iter()
@@ -163,9 +166,7 @@ fn check_row(conn: &mut dyn Conn, seq: i64) -> Result<Written> {
     };
     let chunk = f.int();
     let (kind, owner) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
-    if conn
-        .query_value(owner_sql(&kind), &[owner.as_str().into()])?
-        .is_none()
+    if route::query_value(conn, owner_sql(&kind), &[owner.as_str().into()])?.is_none()
     {
         return Err(Error::invalid(
             "mem_embeddings.owner_id",
@@ -213,14 +214,16 @@ pub(crate) fn on_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
 fn place(conn: &mut dyn Conn, shelf: Shelf, seq: i64) -> Result<()> {
     let (model, loose) = (shelf.model, shelf.loose());
     if seq > last_pack(conn, shelf)?.1 {
-        conn.execute(
-            "UPDATE mem_embeddings SET chunk = NULL WHERE seq = ?1",
+        route::execute(
+            conn,
+            "UPDATE mem_embeddings SET chunk = NULL WHERE seq = ?1{home}",
             &[Value::Int(seq)],
         )?;
         return Ok(());
     }
-    let vector = match conn.query_value(
-        "SELECT vector FROM mem_embeddings WHERE seq = ?1",
+    let vector = match route::query_value(
+            conn,
+            "SELECT vector FROM mem_embeddings WHERE seq = ?1{home}",
         &[Value::Int(seq)],
     )? {
         Some(Value::Blob(b)) => b,
@@ -230,9 +233,9 @@ fn place(conn: &mut dyn Conn, shelf: Shelf, seq: i64) -> Result<()> {
             ))
         }
     };
-    let stored = conn
-        .query(
-            "SELECT seqs, vectors FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
+    let stored = route::query(
+            conn,
+            "SELECT seqs, vectors FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2{home}",
             &[model.into(), Value::Int(loose)],
         )?
         .into_iter()
@@ -255,13 +258,15 @@ fn place(conn: &mut dyn Conn, shelf: Shelf, seq: i64) -> Result<()> {
     seqs.extend_from_slice(&seq.to_le_bytes());
     floats.extend_from_slice(&vector);
     let count = seqs.len() / 8;
-    conn.execute(
-        "DELETE FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
+    route::execute(
+            conn,
+            "DELETE FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2{home}",
         &[model.into(), Value::Int(loose)],
     )?;
-    conn.execute(
-        "INSERT INTO mem_vec_chunks (model, chunk, dims, upto, seqs, vectors, build) \
-         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+    route::execute(
+            conn,
+            "INSERT INTO mem_vec_chunks (model, chunk, dims, upto, seqs, vectors, build{home_column}) \
+         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6{home_value})",
         &[
             model.into(),
             Value::Int(loose),
@@ -271,17 +276,19 @@ fn place(conn: &mut dyn Conn, shelf: Shelf, seq: i64) -> Result<()> {
             Value::Int(random_id()),
         ],
     )?;
-    conn.execute(
-        "UPDATE mem_embeddings SET chunk = ?2 WHERE seq = ?1",
+    route::execute(
+            conn,
+            "UPDATE mem_embeddings SET chunk = ?2 WHERE seq = ?1{home}",
         &[Value::Int(seq), Value::Int(loose)],
     )?;
     if count >= CHUNK {
         // Full: a regular chunk after the model's last, with the shelf's upto (which stays).
         let upto = last_pack(conn, shelf)?.1;
         let next = last_chunk(conn, model)? + 1;
-        conn.execute(
+        route::execute(
+            conn,
             "UPDATE mem_vec_chunks SET chunk = ?3, upto = ?4, build = ?5 \
-             WHERE model = ?1 AND chunk = ?2",
+             WHERE model = ?1 AND chunk = ?2{home}",
             &[
                 model.into(),
                 Value::Int(loose),
@@ -290,8 +297,9 @@ fn place(conn: &mut dyn Conn, shelf: Shelf, seq: i64) -> Result<()> {
                 Value::Int(random_id()),
             ],
         )?;
-        conn.execute(
-            "UPDATE mem_embeddings SET chunk = ?3 WHERE model = ?1 AND chunk = ?2",
+        route::execute(
+            conn,
+            "UPDATE mem_embeddings SET chunk = ?3 WHERE model = ?1 AND chunk = ?2{home}",
             &[model.into(), Value::Int(loose), Value::Int(next)],
         )?;
     }
@@ -330,9 +338,9 @@ pub(crate) fn on_delete(conn: &mut dyn Conn, seq: i64, model: &str, chunk: Optio
 
 /// The number of `model`'s last regular chunk, of any width (0 when it has none).
 fn last_chunk(conn: &mut dyn Conn, model: &str) -> Result<i64> {
-    Ok(conn
-        .query_value(
-            "SELECT max(chunk) FROM mem_vec_chunks WHERE model = ?1",
+    Ok(route::query_value(
+            conn,
+            "SELECT max(chunk) FROM mem_vec_chunks WHERE model = ?1{home}",
             &[model.into()],
         )?
         .and_then(|v| v.as_i64())
@@ -349,10 +357,10 @@ fn last_chunk(conn: &mut dyn Conn, model: &str) -> Result<i64> {
 fn pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<()> {
     let model = shelf.model;
     let upto = last_pack(conn, shelf)?.1;
-    let recent = conn
-        .query_value(
+    let recent = route::query_value(
+            conn,
             "SELECT count(*) FROM (SELECT 1 FROM mem_embeddings WHERE model = ?1 AND seq > ?2 \
-             AND chunk IS NULL AND dims = ?4 LIMIT ?3) AS t",
+             AND chunk IS NULL AND dims = ?4{home} LIMIT ?3) AS t",
             &[
                 model.into(),
                 Value::Int(upto),
@@ -371,10 +379,11 @@ fn pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<()> {
     } else {
         ""
     };
-    let rows = conn.query(
+    let rows = route::query(
+        conn,
         &format!(
             "SELECT seq, vector FROM mem_embeddings WHERE model = ?1 AND chunk IS NULL \
-             AND seq > ?2 AND dims = ?3 ORDER BY seq{lock}"
+             AND seq > ?2 AND dims = ?3{{home}} ORDER BY seq{lock}"
         ),
         &[model.into(), Value::Int(upto), Value::Int(shelf.dims)],
     )?;
@@ -397,9 +406,10 @@ fn pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<()> {
             }
         }
         chunk += 1;
-        conn.execute(
-            "INSERT INTO mem_vec_chunks (model, chunk, dims, upto, seqs, vectors, build) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        route::execute(
+            conn,
+            "INSERT INTO mem_vec_chunks (model, chunk, dims, upto, seqs, vectors, build\
+             {home_column}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7{home_value})",
             &[
                 model.into(),
                 Value::Int(chunk),
@@ -410,9 +420,10 @@ fn pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<()> {
                 Value::Int(random_id()),
             ],
         )?;
-        conn.execute(
+        route::execute(
+            conn,
             "UPDATE mem_embeddings SET chunk = ?2 WHERE model = ?1 AND chunk IS NULL \
-             AND seq >= ?3 AND seq <= ?4 AND dims = ?5",
+             AND seq >= ?3 AND seq <= ?4 AND dims = ?5{home}",
             &[
                 model.into(),
                 Value::Int(chunk),
@@ -428,9 +439,9 @@ fn pack(conn: &mut dyn Conn, shelf: Shelf) -> Result<()> {
 /// Removes the vector `seq` from chunk `chunk` of `model` (the chunk goes when empty, unless
 /// it is the model's last).
 fn take_out(conn: &mut dyn Conn, model: &str, chunk: i64, seq: i64) -> Result<()> {
-    let row = conn
-        .query(
-            "SELECT dims, seqs, vectors FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
+    let row = route::query(
+            conn,
+            "SELECT dims, seqs, vectors FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2{home}",
             &[model.into(), Value::Int(chunk)],
         )?
         .into_iter()
@@ -456,8 +467,9 @@ fn take_out(conn: &mut dyn Conn, model: &str, chunk: i64, seq: i64) -> Result<()
     };
     let last = chunk > 0 && last_pack(conn, shelf)?.0 == chunk;
     if seqs.len() == 8 && !last {
-        conn.execute(
-            "DELETE FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2",
+        route::execute(
+            conn,
+            "DELETE FROM mem_vec_chunks WHERE model = ?1 AND chunk = ?2{home}",
             &[model.into(), Value::Int(chunk)],
         )?;
         return Ok(());
@@ -467,9 +479,10 @@ fn take_out(conn: &mut dyn Conn, model: &str, chunk: i64, seq: i64) -> Result<()
     s.drain(i * 8..(i + 1) * 8);
     let mut v = vectors;
     v.drain(i * width..(i + 1) * width);
-    conn.execute(
-        "UPDATE mem_vec_chunks SET seqs = ?3, vectors = ?4, build = ?5 \
-         WHERE model = ?1 AND chunk = ?2",
+    route::execute(
+            conn,
+            "UPDATE mem_vec_chunks SET seqs = ?3, vectors = ?4, build = ?5 \
+         WHERE model = ?1 AND chunk = ?2{home}",
         &[
             model.into(),
             Value::Int(chunk),
