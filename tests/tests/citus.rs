@@ -1003,6 +1003,16 @@ const NEEDS_A_RESOURCE: &[&str] = &[
     "modifying the partition value of rows is not allowed",
 ];
 
+/// Citus's refusals of a case's own queries that it cannot plan on distributed tables: joins
+/// of two of them on another column than the resource (docs/scale-out.md, "Limits"). Such a
+/// case is reported, not compared.
+const UNPLANNED: &[&str] = &[
+    "the query contains a join that requires repartitioning",
+    "complex joins are only supported when all distributed tables are co-located and joined \
+     on their distribution columns",
+    "cannot perform distributed planning on this query",
+];
+
 /// Cases the cluster does not answer as one node, with the reason (docs/scale-out.md).
 const ONE_NODE_ONLY: &[(&str, &str)] = &[
     (
@@ -1017,6 +1027,16 @@ const ONE_NODE_ONLY: &[(&str, &str)] = &[
     (
         "task_mutate create returns the Task",
         "creates a task without a resource (the tool answers the refusal as success: false)",
+    ),
+    (
+        "a bulk load builds the closure once, all or nothing",
+        "calls graph_neighbors for each row of mem_graph_nodes: Citus runs such a call inside \
+         the shard's query, from where it cannot reach another shard",
+    ),
+    (
+        "plain SQL writes keep the closure, and bad edges are refused",
+        "adds an edge to another resource's node: the cluster looks nodes up within the edge's \
+         resource, and answers `no node` where one node names the other resource",
     ),
 ];
 
@@ -1044,6 +1064,7 @@ fn the_conformance_cases_within_a_resource_agree_on_a_cluster() {
     let mut one = Postgres::connect(&format!("{coordinator} dbname=agentmem_cases_one"));
     let (mut ran, mut failures) = (0, Vec::new());
     let mut unscoped = Vec::new();
+    let mut unplanned = Vec::new();
     for case in &cases::load_all() {
         if ONE_NODE_ONLY.iter().any(|(name, _)| *name == case.name) {
             continue;
@@ -1062,6 +1083,10 @@ fn the_conformance_cases_within_a_resource_agree_on_a_cluster() {
         };
         if needs_a_resource {
             unscoped.push(format!("{} ({})", case.name, case.file));
+            continue;
+        }
+        if matches!(&there, Err(e) if UNPLANNED.iter().any(|m| e.contains(m))) {
+            unplanned.push(format!("{} ({})", case.name, case.file));
             continue;
         }
         ran += 1;
@@ -1083,10 +1108,12 @@ fn the_conformance_cases_within_a_resource_agree_on_a_cluster() {
     }
     println!(
         "citus conformance: {ran} cases compared, {} failed; {} write plain SQL without naming \
-         the resource:\n  {}",
+         the resource:\n  {}\n{} join distributed tables on another column:\n  {}",
         failures.len(),
         unscoped.len(),
-        unscoped.join("\n  ")
+        unscoped.join("\n  "),
+        unplanned.len(),
+        unplanned.join("\n  ")
     );
     assert!(ran >= 150, "only {ran} cases compared");
     assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));

@@ -35,18 +35,23 @@ fn conformance() {
         // Parity: the backends' rows agree with each other, not only with the expectation.
         // JSON read with ->> is an SQL number in SQLite and text in Postgres: the two agree
         // when the spellings do (floats still to 1e-9).
-        let agree = |a: &Vec<agentmem_tests::backend::Rows>,
-                     b: &Vec<agentmem_tests::backend::Rows>| {
-            a.len() == b.len()
-                && a.iter()
-                    .zip(b)
-                    .all(|(x, y)| cases::matches_expected(x, y) || cases::matches_expected(y, x))
+        let differ = |a: &Vec<agentmem_tests::backend::Rows>,
+                      b: &Vec<agentmem_tests::backend::Rows>| {
+            if a.len() != b.len() {
+                return Some(format!("{} answers, {}", a.len(), b.len()));
+            }
+            a.iter()
+                .zip(b)
+                .position(|(x, y)| !cases::matches_expected(x, y) && !cases::matches_expected(y, x))
+                .map(|i| format!("answer {}: {:?}, {:?}", i + 1, a[i], b[i]))
         };
-        if results.len() == 2 && !agree(&results[0], &results[1]) {
-            failures.push(format!(
-                "[parity] {} ({}): backends disagree",
-                case.name, case.file
-            ));
+        if let [a, b] = results.as_slice() {
+            if let Some(d) = differ(a, b) {
+                failures.push(format!(
+                    "[parity] {} ({}): backends disagree at {d}",
+                    case.name, case.file
+                ));
+            }
         }
     }
     println!(

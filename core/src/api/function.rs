@@ -117,6 +117,26 @@ impl Function {
         self.by_row(Owner::Memory, "id")
     }
 
+    /// Routed by the graph node `node_id`.
+    pub(crate) const fn by_node(self) -> Function {
+        self.by_row(Owner::GraphNode, "node_id")
+    }
+
+    /// Routed by the graph node `id`.
+    pub(crate) const fn by_node_id(self) -> Function {
+        self.by_row(Owner::GraphNode, "id")
+    }
+
+    /// Routed by the edge's source node, `from_id`.
+    pub(crate) const fn by_edge_source(self) -> Function {
+        self.by_row(Owner::GraphNode, "from_id")
+    }
+
+    /// Routed by the graph edge `id`.
+    pub(crate) const fn by_edge(self) -> Function {
+        self.by_row(Owner::GraphEdge, "id")
+    }
+
     pub(crate) const fn by_vector_owner(self) -> Function {
         Function {
             route: Route::VectorOwner,
@@ -124,9 +144,9 @@ impl Function {
         }
     }
 
-    pub(crate) const fn by_task_tool(self) -> Function {
+    pub(crate) const fn by_tool(self) -> Function {
         Function {
-            route: Route::TaskTool,
+            route: Route::Tool,
             ..self
         }
     }

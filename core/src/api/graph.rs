@@ -8,32 +8,35 @@ use crate::graph::query::{self, Neighbor};
 use crate::graph::{edges, files, load, nodes, outline, settings};
 
 pub(super) const FUNCTIONS: &[Function] = functions! {
-    graph_node_upsert(resource_id: &str, node: &str) -> Text, writer, generic_plans
+    graph_node_upsert(resource_id: &str, node: &str) -> Text, writer, generic_plans, by_resource
         => nodes::upsert;
-    graph_node_remove(id: &str) -> Int, writer, generic_plans => nodes::remove;
+    graph_node_remove(id: &str) -> Int, writer, generic_plans, by_node_id => nodes::remove;
     graph_edge_add(from_id: &str, to_id: &str, r#type: &str, options: Option<&str>) -> Text,
-        writer, generic_plans => edges::edge_add;
-    graph_edge_remove(id: &str) -> Int, writer, generic_plans => edges::edge_remove;
-    graph_edge_invalidate(id: &str, at: Option<i64>) -> Int, writer, generic_plans
+        writer, generic_plans, by_edge_source => edges::edge_add;
+    graph_edge_remove(id: &str) -> Int, writer, generic_plans, by_edge => edges::edge_remove;
+    graph_edge_invalidate(id: &str, at: Option<i64>) -> Int, writer, generic_plans, by_edge
         => edges::edge_invalidate;
     graph_neighbors(node_id: &str, options: Option<&str>) -> Table<Neighbor>, reader,
-        generic_plans => query::neighbors;
-    graph_impact(node_id: &str, options: Option<&str>) -> Json, reader, generic_plans
+        generic_plans, by_node => query::neighbors;
+    graph_impact(node_id: &str, options: Option<&str>) -> Json, reader, generic_plans, by_node
         => query::impact;
     graph_mark_stale(resource_id: &str, file_path: &str, now: Option<i64>) -> Int, writer,
-        generic_plans => nodes::mark_stale;
+        generic_plans, by_resource => nodes::mark_stale;
     graph_file_changed(resource_id: &str, file_path: &str, content_hash: &str) -> Bool, writer,
-        generic_plans => nodes::file_changed;
-    graph_stats(resource_id: &str) -> Json, reader, generic_plans => query::stats;
-    graph_configure(resource_id: &str, options: Option<&str>) -> Json, writer, generic_plans
-        => settings::configure;
-    graph_load(resource_id: &str, graph: &str) -> Json, writer, generic_plans => load::load;
+        generic_plans, by_resource => nodes::file_changed;
+    graph_stats(resource_id: &str) -> Json, reader, generic_plans, by_resource => query::stats;
+    graph_configure(resource_id: &str, options: Option<&str>) -> Json, writer, generic_plans,
+        by_resource => settings::configure;
+    graph_load(resource_id: &str, graph: &str) -> Json, writer, generic_plans, by_resource
+        => load::load;
     graph_outline(path: &str, source: &str, options: Option<&str>) -> Json, pure
         => |_, path, source, options| outline::outline(path, source, options);
     graph_index_file(resource_id: &str, path: &str, source: &str, options: Option<&str>) -> Json,
-        writer => index_file;
-    graph_index_files(resource_id: &str, files: &str) -> Json, writer => index_files;
-    graph_remove_file(resource_id: &str, path: &str) -> Json, writer => files::remove_file;
+        writer, by_resource => index_file;
+    graph_index_files(resource_id: &str, files: &str) -> Json, writer, by_resource
+        => index_files;
+    graph_remove_file(resource_id: &str, path: &str) -> Json, writer, by_resource
+        => files::remove_file;
 };
 
 #[cfg(feature = "code")]

@@ -19,8 +19,8 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
         => lifecycle::prune;
     mem_memory_search(query: Nullable<&str>, options: Option<&str>) -> Table<MemoryHit>, reader,
         by_resource_option => search::search;
-    mem_recall_hybrid(query: Nullable<&str>, options: Option<&str>) -> Table<Recalled>, writer
-        => hybrid::recall_hybrid;
+    mem_recall_hybrid(query: Nullable<&str>, options: Option<&str>) -> Table<Recalled>, writer,
+        by_resource_option => hybrid::recall_hybrid;
     mem_content_hash(content: Nullable<&str>) -> Text, pure
         => |_, content| Ok(memories::content_hash(content));
 };

@@ -91,7 +91,7 @@ mod tests {
                 Route::Thread => "thread_id",
                 Route::Row(_, arg) => arg,
                 Route::VectorOwner => "kind",
-                Route::TaskTool => "input",
+                Route::Tool => "input",
                 Route::ResourceOption => "options",
             };
             assert!(

@@ -25,9 +25,9 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
         by_task => ops::compact;
     task_restore(task_id: &str) -> Int, writer, by_task => ops::restore;
     task_query(input: Nullable<RawText>, context: Option<RawText>) -> Json, reader,
-        by_task_tool => tools::tasks::task_query;
+        by_tool => tools::tasks::task_query;
     task_mutate(input: Nullable<RawText>, context: Option<RawText>) -> Json, writer,
-        by_task_tool => tools::tasks::task_mutate;
+        by_tool => tools::tasks::task_mutate;
     task_ready(options: Option<&str>) -> Table<ReadyRow>, reader, by_resource_option
         => query::ready;
     task_list(options: Option<&str>) -> Table<TaskRow>, reader, by_resource_option

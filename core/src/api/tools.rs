@@ -6,5 +6,5 @@ use crate::tools;
 pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_tools(format: Option<&str>) -> Json, pure => |_, format| tools::definitions(format);
     mem_tool(name: Nullable<RawText>, input: Nullable<RawText>, context: Option<RawText>)
-        -> Json, writer => tools::call;
+        -> Json, writer, by_tool => tools::call;
 };

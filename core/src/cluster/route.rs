@@ -7,8 +7,9 @@
 //! its [`Route`] and hands the call over ([`super::wire`]); there the resource is the call's
 //! [`home`], which statements name so that each stays on the node's own shards.
 
+pub(crate) use crate::db::home::{and_home, execute, homed, query, query_value, HomeParam};
 pub use crate::db::home::{home, swap_home};
-use crate::{Conn, Result, Row, Value};
+use crate::{Conn, Result, Value};
 
 /// Whether `mem_distribute()` made this database the distributed layout.
 pub fn distributed(conn: &mut dyn Conn) -> Result<bool> {
@@ -32,98 +33,17 @@ pub(crate) fn and_resource(
     }
 }
 
-/// [`and_resource`] for the resource of the call handed over to this connection ([`home`]).
-pub(crate) fn and_home(conn: &mut dyn Conn, column: &str, params: &mut Vec<Value>) -> String {
-    HomeParam::push(conn, params).and(column)
-}
-
-/// `sql` with its marks of the call's resource ([`home`]) filled, the resource pushed onto
-/// `params` once when there is one: `{home}` becomes ` AND resource_id = ?n`, `{home:x}`
-/// ` AND x.resource_id = ?n`, and, for an `INSERT` into a table that carries the resource
-/// only in the distributed layout, `{home_column}` `, resource_id` and `{home_value}` `, ?n`.
-/// Every mark is empty on one node and for calls made here.
-pub(crate) fn homed(conn: &mut dyn Conn, sql: &str, params: &mut Vec<Value>) -> String {
-    let home = HomeParam::push(conn, params);
-    fill_home(sql, &home)
-}
-
-/// Runs `sql` with its marks of the call's resource filled ([`homed`]).
-pub(crate) fn execute(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<u64> {
-    let mut params = params.to_vec();
-    let sql = homed(conn, sql, &mut params);
-    conn.execute(&sql, &params)
-}
-
-/// The rows of `sql` with its marks of the call's resource filled ([`homed`]).
-pub(crate) fn query(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-    let mut params = params.to_vec();
-    let sql = homed(conn, sql, &mut params);
-    conn.query(&sql, &params)
-}
-
-/// The first value of `sql` with its marks of the call's resource filled ([`homed`]).
-pub(crate) fn query_value(
-    conn: &mut dyn Conn,
-    sql: &str,
-    params: &[Value],
-) -> Result<Option<Value>> {
-    let mut params = params.to_vec();
-    let sql = homed(conn, sql, &mut params);
-    conn.query_value(&sql, &params)
-}
-
-fn fill_home(sql: &str, home: &HomeParam) -> String {
-    let mut out = String::with_capacity(sql.len() + 40);
-    let mut rest = sql;
-    while let Some(at) = rest.find("{home") {
-        out.push_str(&rest[..at]);
-        let end = rest[at..].find('}').map_or(rest.len(), |e| at + e + 1);
-        let (column, value) = home.insert();
-        match &rest[at + 1..end.saturating_sub(1).max(at + 1)] {
-            "home" => out.push_str(&home.and("resource_id")),
-            "home_column" => out.push_str(column),
-            "home_value" => out.push_str(&value),
-            mark => match mark.strip_prefix("home:") {
-                Some(alias) => out.push_str(&home.and(&format!("{alias}.resource_id"))),
-                None => out.push_str(&rest[at..end]),
-            },
-        }
-        rest = &rest[end..];
+/// Refuses, on a distributed database, a call that names no resource and was not handed over:
+/// its work (`what`) lives in each resource's shards, which one call cannot gather. `option`
+/// names the option that routes the call.
+pub(crate) fn require_resource(conn: &mut dyn Conn, option: &str, what: &str) -> Result<()> {
+    if home(conn).is_none() && distributed(conn)? {
+        return Err(crate::Error::invalid(
+            option,
+            format!("is required on a distributed database ({what})"),
+        ));
     }
-    out.push_str(rest);
-    out
-}
-
-/// The resource of the call handed over to this connection ([`home`]) as one parameter of a
-/// statement, which filters each of its distributed tables by it (Citus runs a statement on
-/// one node only when every table in it names the same resource), and writes it into the
-/// rows it inserts into tables that carry the resource only in the distributed layout. On
-/// one node, and for calls made here, it adds nothing.
-pub(crate) struct HomeParam(Option<usize>);
-
-impl HomeParam {
-    /// Pushes the resource onto `params`, when there is one.
-    pub(crate) fn push(conn: &mut dyn Conn, params: &mut Vec<Value>) -> HomeParam {
-        HomeParam(home(conn).map(|r| {
-            params.push(r.into());
-            params.len()
-        }))
-    }
-
-    /// ` AND {column} = ?n`, or nothing.
-    pub(crate) fn and(&self, column: &str) -> String {
-        self.0
-            .map(|n| format!(" AND {column} = ?{n}"))
-            .unwrap_or_default()
-    }
-
-    /// The column and the value an `INSERT` adds: `(", resource_id", ", ?n")`, or nothing.
-    pub(crate) fn insert(&self) -> (&'static str, String) {
-        match self.0 {
-            Some(n) => (", resource_id", format!(", ?{n}")),
-            None => ("", String::new()),
-        }
-    }
+    Ok(())
 }
 
 /// A table whose rows carry their resource and are named by a unique `id`, so that a call
@@ -179,11 +99,12 @@ pub enum Route {
     /// The resource is that of a vector's owner: the memory, or else the message, whose id is
     /// the `id` argument, as the `kind` argument says.
     VectorOwner,
-    /// A task tool's call (`input` and `context`, JSON): the `resourceId` of the context (or
-    /// of the input), else the task's (the input's `id` or `taskId`), else the thread's (the
-    /// context's or the input's `threadId`). Its `update_context` action writes working
-    /// memory, which is not distributed: it runs where it was called.
-    TaskTool,
+    /// A tool's call (`input` and `context`, JSON; `name`, the tool, for `mem_tool`): the
+    /// `resourceId` of the context (or of the input), else the row the input names (a task
+    /// tool's task, the input's `id` or `taskId`; a graph tool's `target` node), else the
+    /// thread's (the context's or the input's `threadId`). The `update_context` action writes
+    /// working memory, which is not distributed: it runs where it was called.
+    Tool,
 }
 
 /// Where a call goes, as its [`Route`] reads its arguments.
@@ -223,7 +144,7 @@ impl Route {
                 };
                 argument("id").map(|id| Destination::Row(owner, id.into()))
             }
-            Route::TaskTool => {
+            Route::Tool => {
                 let parsed = |arg: &str| {
                     argument(arg)
                         .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
@@ -237,13 +158,19 @@ impl Route {
                 if field(&input, "action").as_deref() == Some("update_context") {
                     return Destination::Here;
                 }
+                // The row the input names: a graph tool's target node, a task tool's task.
+                let named = match argument("name") {
+                    Some(tool) if tool.starts_with("graph_") => {
+                        field(&input, "target").map(|id| Destination::Row(Owner::GraphNode, id))
+                    }
+                    Some(tool) if !tool.starts_with("task_") => None,
+                    _ => field(&input, "id")
+                        .or_else(|| field(&input, "taskId"))
+                        .map(|id| Destination::Row(Owner::Task, id)),
+                };
                 either("resourceId")
                     .map(Destination::Resource)
-                    .or_else(|| {
-                        field(&input, "id")
-                            .or_else(|| field(&input, "taskId"))
-                            .map(|id| Destination::Row(Owner::Task, id))
-                    })
+                    .or(named)
                     .or_else(|| either("threadId").map(Destination::Thread))
             }
         };
@@ -281,26 +208,10 @@ mod tests {
     }
 
     #[test]
-    fn the_marks_of_the_home_resource_fill_only_when_there_is_one() {
-        let sql = "INSERT INTO t (a{home_column}) VALUES (?1{home_value}); \
-                   SELECT 1 FROM t e WHERE a = ?1{home}{home:e} AND b = '{}'";
-        assert_eq!(
-            fill_home(sql, &HomeParam(Some(2))),
-            "INSERT INTO t (a, resource_id) VALUES (?1, ?2); SELECT 1 FROM t e WHERE a = ?1 \
-             AND resource_id = ?2 AND e.resource_id = ?2 AND b = '{}'"
-        );
-        assert_eq!(
-            fill_home(sql, &HomeParam(None)),
-            "INSERT INTO t (a) VALUES (?1); SELECT 1 FROM t e WHERE a = ?1 AND b = '{}'"
-        );
-    }
-
-    #[test]
-    fn a_task_tool_goes_by_its_resource_then_its_task_then_its_thread() {
+    fn a_tool_goes_by_its_resource_then_the_row_it_names_then_its_thread() {
         use Destination::*;
-        let tool = |input: &str, context: &str| {
-            to(Route::TaskTool, &[("input", input), ("context", context)])
-        };
+        let tool =
+            |input: &str, context: &str| to(Route::Tool, &[("input", input), ("context", context)]);
         let claim = r#"{"action":"claim","id":"k"}"#;
         assert_eq!(tool(claim, r#"{"resourceId":"r"}"#), Resource("r".into()));
         assert_eq!(
@@ -316,5 +227,18 @@ mod tests {
         assert_eq!(tool(own, "{}"), Resource("r".into()));
         let working = r#"{"action":"update_context","section":"s","content":"c"}"#;
         assert_eq!(tool(working, r#"{"resourceId":"r"}"#), Here);
+        let by_name = |name: &str, input: &str| {
+            to(
+                Route::Tool,
+                &[("name", name), ("input", input), ("context", "{}")],
+            )
+        };
+        let target = r#"{"target":"n","id":"k"}"#;
+        assert_eq!(
+            by_name("graph_impact", target),
+            Row(Owner::GraphNode, "n".into())
+        );
+        assert_eq!(by_name("task_mutate", target), Row(Owner::Task, "k".into()));
+        assert_eq!(by_name("memory_recall", target), Here);
     }
 }

@@ -69,6 +69,19 @@ DROP INDEX mem_embeddings_recent;
 CREATE INDEX mem_embeddings_recent ON mem_embeddings (resource_id, model, seq);
 ALTER TABLE agentmem_private.mem_vec_chunks ALTER COLUMN resource_id SET NOT NULL,
   DROP CONSTRAINT mem_vec_chunks_next_pkey, ADD PRIMARY KEY (resource_id, model, chunk);
+ALTER TABLE mem_graph_nodes DROP CONSTRAINT mem_graph_nodes_pkey, ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_graph_nodes DROP CONSTRAINT mem_graph_nodes_id_key, ADD UNIQUE (resource_id, id);
+ALTER TABLE mem_graph_edges DROP CONSTRAINT mem_graph_edges_pkey, ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_graph_edges DROP CONSTRAINT mem_graph_edges_id_key, ADD UNIQUE (resource_id, id);
+DROP INDEX mem_graph_edges_key;
+CREATE UNIQUE INDEX mem_graph_edges_key ON mem_graph_edges (resource_id, from_id, to_id, type);
+ALTER TABLE agentmem_private.mem_graph_closure DROP CONSTRAINT mem_graph_closure_pkey,
+  ADD PRIMARY KEY (resource_id, ancestor, depth, descendant);
+ALTER TABLE agentmem_private.mem_graph_hubs DROP CONSTRAINT mem_graph_hubs_pkey,
+  ADD PRIMARY KEY (resource_id, node_id);
+ALTER TABLE mem_graph_refs DROP CONSTRAINT mem_graph_refs_pkey, ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_code_chunks DROP CONSTRAINT mem_code_chunks_pkey, ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_code_chunks DROP CONSTRAINT mem_code_chunks_id_key, ADD UNIQUE (resource_id, id);
 ";
 
 /// The owner's resource on the rows of a task's labels, dependencies and links, of a
@@ -86,12 +99,16 @@ const LINK_COLUMNS: &str = "DO $$ DECLARE t text; BEGIN \
       END IF; \
     END LOOP; END $$";
 
-/// The trigger function that forgets the vectors of a deleted memory or message, naming their
-/// resource, so that from a shard it deletes in the colocated one: replaced where the
-/// extension put it, on every node (Citus would refuse to send the change of an extension's
-/// function, and refuses it on a worker unless it is not to be sent).
-const FORGET_VECTORS: &str = "DO $$ \
-    DECLARE s text; sending text := pg_catalog.current_setting('citus.enable_ddl_propagation'); \
+/// The extension's functions as a distributed database needs them, on every node: the trigger
+/// function that forgets the vectors of a deleted memory or message names their resource (so
+/// that from a shard it deletes in the colocated one), and no function forces generic plans
+/// (Citus sends a statement to one shard only when it plans it knowing the resource, and
+/// cannot plan some statements at all with their parameters unknown). Replaced where the
+/// extension put them; Citus would refuse to send the change of an extension's function, and
+/// refuses it on a worker unless it is not to be sent.
+const NODE_FUNCTIONS: &str = "DO $$ \
+    DECLARE s text; f regprocedure; \
+      sending text := pg_catalog.current_setting('citus.enable_ddl_propagation'); \
     BEGIN \
     PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true); \
     SELECT n.nspname INTO STRICT s FROM pg_catalog.pg_proc p \
@@ -103,6 +120,12 @@ const FORGET_VECTORS: &str = "DO $$ \
       RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN DELETE FROM mem_embeddings \
       WHERE kind = TG_ARGV[0] AND owner_id = OLD.id AND resource_id = OLD.resource_id; \
       RETURN NULL; END $f$', s); \
+    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc p \
+      JOIN pg_catalog.pg_depend d ON d.objid = p.oid AND d.deptype = 'e' \
+      JOIN pg_catalog.pg_extension x ON x.oid = d.refobjid AND x.extname = 'agentmem' \
+      WHERE p.proconfig::text LIKE '%plan_cache_mode%' LOOP \
+      EXECUTE pg_catalog.format('ALTER FUNCTION %s RESET plan_cache_mode', f); \
+    END LOOP; \
     PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', sending, true); \
     END $$";
 
@@ -129,6 +152,13 @@ const DISTRIBUTED: &[&str] = &[
     "agentmem_private.mem_memory_files",
     "mem_embeddings",
     "agentmem_private.mem_vec_chunks",
+    "mem_graph_nodes",
+    "mem_graph_edges",
+    "agentmem_private.mem_graph_closure",
+    "mem_graph_settings",
+    "agentmem_private.mem_graph_hubs",
+    "mem_graph_refs",
+    "mem_code_chunks",
 ];
 
 /// Moves a worker's sequences — those that number the distributed tables' rows — to the
@@ -140,7 +170,9 @@ const SEQUENCE_RANGES: &str = "SELECT count(pg_catalog.setval(CAST(q.s AS regcla
     FROM (VALUES ('mem_messages_seq_seq'), ('agentmem_private.mem_idx_segments_seg_no_seq'), \
                  ('agentmem_private.mem_idx_pages_id_seq'), ('mem_tasks_seq_seq'), \
                  ('mem_task_deps_seq_seq'), ('mem_memories_seq_seq'), \
-                 ('mem_embeddings_seq_seq')) AS q (s), \
+                 ('mem_embeddings_seq_seq'), ('mem_graph_nodes_seq_seq'), \
+                 ('mem_graph_edges_seq_seq'), ('mem_graph_refs_seq_seq'), \
+                 ('mem_code_chunks_seq_seq')) AS q (s), \
          (SELECT CAST(groupid AS bigint) << 48 AS start FROM pg_catalog.pg_dist_local_group) AS g \
     WHERE g.start > 0 \
       AND coalesce(pg_catalog.pg_sequence_last_value(CAST(q.s AS regclass)), 0) < g.start";
@@ -182,8 +214,8 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
     // holds locks on the workers that their own transactions would wait for.
     conn.execute_batch(LINK_COLUMNS)?;
     on_workers(conn, LINK_COLUMNS, "its link columns")?;
-    conn.execute_batch(FORGET_VECTORS)?;
-    on_workers(conn, FORGET_VECTORS, "the trigger that forgets vectors by resource")?;
+    conn.execute_batch(NODE_FUNCTIONS)?;
+    on_workers(conn, NODE_FUNCTIONS, "the extension's functions as a cluster runs them")?;
     if changed {
         refuse_tasks_without_resource(conn)?;
         if !partition::by_resource(conn)? {

@@ -25,17 +25,20 @@ pub(crate) fn shaped<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
 }
 
 /// The rows of `sql` for all of `keys`, a few hundred keys per statement: `sql` writes the
-/// list as `IN ({keys})`, and its own parameters `fixed` are `?1…` before the keys.
+/// list as `IN ({keys})`, and its own parameters `fixed` are `?1…` before the keys; its marks
+/// of the call's resource are filled ([`super::home::homed`]).
 pub(crate) fn query_in(
     conn: &mut dyn Conn,
     sql: &str,
     fixed: &[Value],
     keys: &[Value],
 ) -> Result<Vec<Row>> {
+    let mut fixed = fixed.to_vec();
+    let sql = super::home::homed(conn, sql, &mut fixed);
     let mut out = Vec::new();
     for chunk in shaped(keys, KEYS_PER_STATEMENT) {
         let marks = values("#", chunk.len(), fixed.len() + 1);
-        let mut params = fixed.to_vec();
+        let mut params = fixed.clone();
         params.extend_from_slice(chunk);
         out.extend(conn.query(&sql.replace("{keys}", &marks), &params)?);
     }

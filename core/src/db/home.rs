@@ -4,7 +4,7 @@
 //! that each stays on the node's own shards.
 
 use crate::db::session::Part;
-use crate::Conn;
+use crate::{Conn, Result, Row, Value};
 
 /// The resource of the call this connection is running for another node, if any.
 #[derive(Default)]
@@ -34,4 +34,123 @@ pub fn home(conn: &mut dyn Conn) -> Option<String> {
 /// the one it replaces, which the host puts back when the call returns or fails.
 pub fn swap_home(conn: &mut dyn Conn, resource: Option<String>) -> Option<String> {
     std::mem::replace(&mut conn.session().part::<Home>().resource, resource)
+}
+
+/// ` AND {column} = ?n` naming the resource of the call handed over to this connection
+/// ([`home`]), pushed onto `params`; nothing when there is none.
+pub(crate) fn and_home(conn: &mut dyn Conn, column: &str, params: &mut Vec<Value>) -> String {
+    HomeParam::push(conn, params).and(column)
+}
+
+/// `sql` with its marks of the call's resource ([`home`]) filled, the resource pushed onto
+/// `params` once when there is one: `{home}` becomes ` AND resource_id = ?n`, `{home:x}`
+/// ` AND x.resource_id = ?n`; for an `INSERT` into a table that carries the resource only in
+/// the distributed layout, `{home_column}` becomes `, resource_id` and `{home_value}` `, ?n`,
+/// and `{home_column}` ends the conflict target of a key widened there. Every mark is empty
+/// on one node and for calls made here; a statement without marks pushes nothing.
+pub(crate) fn homed(conn: &mut dyn Conn, sql: &str, params: &mut Vec<Value>) -> String {
+    if !sql.contains("{home") {
+        return sql.to_owned();
+    }
+    let home = HomeParam::push(conn, params);
+    fill_home(sql, &home)
+}
+
+/// Runs `sql` with its marks of the call's resource filled ([`homed`]).
+pub(crate) fn execute(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<u64> {
+    let mut params = params.to_vec();
+    let sql = homed(conn, sql, &mut params);
+    conn.execute(&sql, &params)
+}
+
+/// The rows of `sql` with its marks of the call's resource filled ([`homed`]).
+pub(crate) fn query(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+    let mut params = params.to_vec();
+    let sql = homed(conn, sql, &mut params);
+    conn.query(&sql, &params)
+}
+
+/// The first value of `sql` with its marks of the call's resource filled ([`homed`]).
+pub(crate) fn query_value(
+    conn: &mut dyn Conn,
+    sql: &str,
+    params: &[Value],
+) -> Result<Option<Value>> {
+    let mut params = params.to_vec();
+    let sql = homed(conn, sql, &mut params);
+    conn.query_value(&sql, &params)
+}
+
+fn fill_home(sql: &str, home: &HomeParam) -> String {
+    let mut out = String::with_capacity(sql.len() + 40);
+    let mut rest = sql;
+    while let Some(at) = rest.find("{home") {
+        out.push_str(&rest[..at]);
+        let end = rest[at..].find('}').map_or(rest.len(), |e| at + e + 1);
+        let (column, value) = home.insert();
+        match &rest[at + 1..end.saturating_sub(1).max(at + 1)] {
+            "home" => out.push_str(&home.and("resource_id")),
+            "home_column" => out.push_str(column),
+            "home_value" => out.push_str(&value),
+            mark => match mark.strip_prefix("home:") {
+                Some(alias) => out.push_str(&home.and(&format!("{alias}.resource_id"))),
+                None => out.push_str(&rest[at..end]),
+            },
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The resource of the call handed over to this connection ([`home`]) as one parameter of a
+/// statement, which filters each of its distributed tables by it (Citus runs a statement on
+/// one node only when every table in it names the same resource), and writes it into the
+/// rows it inserts into tables that carry the resource only in the distributed layout. On
+/// one node, and for calls made here, it adds nothing.
+pub(crate) struct HomeParam(Option<usize>);
+
+impl HomeParam {
+    /// Pushes the resource onto `params`, when there is one.
+    pub(crate) fn push(conn: &mut dyn Conn, params: &mut Vec<Value>) -> HomeParam {
+        HomeParam(home(conn).map(|r| {
+            params.push(r.into());
+            params.len()
+        }))
+    }
+
+    /// ` AND {column} = ?n`, or nothing.
+    pub(crate) fn and(&self, column: &str) -> String {
+        self.0
+            .map(|n| format!(" AND {column} = ?{n}"))
+            .unwrap_or_default()
+    }
+
+    /// The column and the value an `INSERT` adds: `(", resource_id", ", ?n")`, or nothing.
+    pub(crate) fn insert(&self) -> (&'static str, String) {
+        match self.0 {
+            Some(n) => (", resource_id", format!(", ?{n}")),
+            None => ("", String::new()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_marks_of_the_home_resource_fill_only_when_there_is_one() {
+        let sql = "INSERT INTO t (a{home_column}) VALUES (?1{home_value}); \
+                   SELECT 1 FROM t e WHERE a = ?1{home}{home:e} AND b = '{}'";
+        assert_eq!(
+            fill_home(sql, &HomeParam(Some(2))),
+            "INSERT INTO t (a, resource_id) VALUES (?1, ?2); SELECT 1 FROM t e WHERE a = ?1 \
+             AND resource_id = ?2 AND e.resource_id = ?2 AND b = '{}'"
+        );
+        assert_eq!(
+            fill_home(sql, &HomeParam(None)),
+            "INSERT INTO t (a) VALUES (?1); SELECT 1 FROM t e WHERE a = ?1 AND b = '{}'"
+        );
+    }
 }

@@ -6,6 +6,7 @@
 //! ancestors reach it, it reaches its descendants) instead of their product. Walks follow the
 //! same rule, so every answer — from the closure or from a walk — is the same.
 
+use crate::cluster::route;
 use crate::db::row::Fields;
 use crate::{Conn, Result, Value};
 use std::collections::HashSet;
@@ -82,12 +83,12 @@ pub(crate) fn settings(conn: &mut dyn Conn, resource: &str) -> Result<(usize, i6
 /// Whether `node` has more than `limit` present incoming edges; counts at most `limit + 1`
 /// of them (one index range).
 pub(crate) fn above(conn: &mut dyn Conn, node: &str, limit: i64) -> Result<bool> {
-    let n = conn
-        .query_value(
-            "SELECT count(*) FROM (SELECT 1 FROM mem_graph_edges WHERE to_id = ?1 \
-             AND stale_at IS NULL AND invalid_at IS NULL LIMIT ?2) AS t",
-            &[node.into(), Value::Int(limit + 1)],
-        )?
+    let n = route::query_value(
+        conn,
+        "SELECT count(*) FROM (SELECT 1 FROM mem_graph_edges WHERE to_id = ?1 \
+         AND stale_at IS NULL AND invalid_at IS NULL{home} LIMIT ?2) AS t",
+        &[node.into(), Value::Int(limit + 1)],
+    )?
         .and_then(|v| v.as_i64())
         .unwrap_or(0);
     Ok(n > limit)
@@ -96,15 +97,16 @@ pub(crate) fn above(conn: &mut dyn Conn, node: &str, limit: i64) -> Result<bool>
 /// Records (or clears) `node` as a hub of `resource`.
 pub(crate) fn set_hub(conn: &mut dyn Conn, resource: &str, node: &str, hub: bool) -> Result<()> {
     if hub {
-        conn.execute(
+        route::execute(
+            conn,
             "INSERT INTO mem_graph_hubs (node_id, resource_id) VALUES (?1, ?2) \
-             ON CONFLICT (node_id) DO NOTHING",
+             ON CONFLICT (node_id{home_column}) DO NOTHING",
             &[node.into(), resource.into()],
         )?;
     } else {
         conn.execute(
-            "DELETE FROM mem_graph_hubs WHERE node_id = ?1",
-            &[node.into()],
+            "DELETE FROM mem_graph_hubs WHERE node_id = ?1 AND resource_id = ?2",
+            &[node.into(), resource.into()],
         )?;
     }
     Ok(())

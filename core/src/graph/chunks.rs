@@ -3,6 +3,7 @@
 //! `mem_search` in its own namespace. The index follows the rows in their triggers, so
 //! chunks written or deleted with plain SQL are found, or not, in the same transaction.
 
+use crate::cluster::route;
 use crate::db::row::Fields;
 use crate::search::partition;
 use crate::search::rows::{self, Allowed};
@@ -35,8 +36,9 @@ pub(crate) fn sync(
 ) -> Result<usize> {
     let mut held: HashMap<String, (Value, i64, i64, String)> = HashMap::new();
     for r in conn.query(
-        "SELECT id, seq, start_line, end_line, content FROM mem_code_chunks WHERE file_id = ?1",
-        &[file_id.into()],
+        "SELECT id, seq, start_line, end_line, content FROM mem_code_chunks WHERE file_id = ?1 \
+         AND resource_id = ?2",
+        &[file_id.into(), resource.into()],
     )? {
         let mut f = Fields::new(r);
         if let Some(id) = f.text() {
@@ -52,7 +54,7 @@ pub(crate) fn sync(
             Some((seq, ..)) => {
                 conn.execute(
                     "UPDATE mem_code_chunks SET start_line = ?1, end_line = ?2, content = ?3, \
-                       token_count = ?4, node_id = ?5 WHERE seq = ?6",
+                       token_count = ?4, node_id = ?5 WHERE seq = ?6 AND resource_id = ?7",
                     &[
                         c.start_line.into(),
                         c.end_line.into(),
@@ -60,6 +62,7 @@ pub(crate) fn sync(
                         c.token_count.into(),
                         c.node_id.clone().into(),
                         seq,
+                        resource.into(),
                     ],
                 )?;
                 changed += 1;
@@ -85,7 +88,10 @@ pub(crate) fn sync(
         }
     }
     for (seq, ..) in held.into_values() {
-        conn.execute("DELETE FROM mem_code_chunks WHERE seq = ?1", &[seq])?;
+        conn.execute(
+            "DELETE FROM mem_code_chunks WHERE seq = ?1 AND resource_id = ?2",
+            &[seq, resource.into()],
+        )?;
         changed += 1;
     }
     Ok(changed)
@@ -94,8 +100,9 @@ pub(crate) fn sync(
 /// The text and creation time of a chunk row, and the index it lives in (none when it is
 /// gone).
 fn indexed(conn: &mut dyn Conn, seq: i64) -> Result<Option<(String, i64, String)>> {
-    let row = conn.query(
-        "SELECT content, created_at, resource_id FROM mem_code_chunks WHERE seq = ?1",
+    let row = route::query(
+        conn,
+        "SELECT content, created_at, resource_id FROM mem_code_chunks WHERE seq = ?1{home}",
         &[seq.into()],
     )?;
     let Some(r) = row.into_iter().next() else {

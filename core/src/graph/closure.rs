@@ -21,6 +21,7 @@ use super::keys::Keys;
 use super::path::Path;
 use super::stored::Stored;
 use super::walk::{walk, walk_over, Direction, EdgeFilter, Present};
+use crate::cluster::route;
 use crate::db::access::{self, Act};
 use crate::db::batch;
 use crate::db::row::Fields;
@@ -70,8 +71,9 @@ pub(crate) fn stored(
         Direction::In => "descendant",
     };
     keys.load_ids(conn, [node])?;
-    let sql = format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2");
-    let rows = conn.query(&sql, &[Value::Int(keys.seq(node)?), Value::Int(max_depth as i64)])?;
+    let sql =
+        format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2{{home}}");
+    let rows = route::query(conn, &sql, &[Value::Int(keys.seq(node)?), Value::Int(max_depth as i64)])?;
     let mut out = BTreeMap::new();
     for p in read_rows(conn, keys, rows)? {
         let other = match dir {
@@ -115,7 +117,7 @@ fn stored_pairs(
             let depths: Vec<String> = (1..=max_depth).map(|d| d.to_string()).collect();
             let sql = format!(
                 "{select} WHERE c.ancestor = ?1 AND c.depth IN ({}) \
-                 AND c.descendant IN ({{keys}})",
+                 AND c.descendant IN ({{keys}}){{home:c}}",
                 depths.join(", ")
             );
             let mut by_ancestor: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
@@ -136,10 +138,10 @@ fn stored_pairs(
                 let sql = format!(
                     "{select} CROSS JOIN jsonb_array_elements(CAST(?1 AS jsonb)) AS j(pair) \
                      WHERE c.ancestor = CAST(j.pair ->> 0 AS BIGINT) AND c.depth = {depth} \
-                     AND c.descendant = CAST(j.pair ->> 1 AS BIGINT)"
+                     AND c.descendant = CAST(j.pair ->> 1 AS BIGINT){{home:c}}"
                 );
                 for k in &keys_json {
-                    rows.extend(conn.query(&sql, &[k.as_str().into()])?);
+                    rows.extend(route::query(conn, &sql, &[k.as_str().into()])?);
                 }
             }
         }
@@ -197,6 +199,7 @@ fn delete_rows(conn: &mut dyn Conn, keys: &mut Keys, paths: &[Path]) -> Result<(
             );
             let mut params = vec![Value::Int(a), Value::Int(depth as i64)];
             params.extend(chunk.iter().map(|d| Value::Int(*d)));
+            let sql = route::homed(conn, &format!("{sql}{{home}}"), &mut params);
             conn.execute(&sql, &params)?;
         }
     }
@@ -339,8 +342,8 @@ fn out_hops(conn: &mut dyn Conn, resource: &str, node: &str) -> Result<Vec<Hop>>
     Ok(conn
         .query(
             "SELECT to_id, type, weight FROM mem_graph_edges WHERE from_id = ?1 \
-             AND stale_at IS NULL AND invalid_at IS NULL",
-            &[node.into()],
+             AND stale_at IS NULL AND invalid_at IS NULL AND resource_id = ?2",
+            &[node.into(), resource.into()],
         )?
         .into_iter()
         .filter_map(|r| {

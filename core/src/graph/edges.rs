@@ -1,6 +1,7 @@
 //! Edges as the client writes them: added (one or many), removed, invalidated.
 
 use super::nodes::{check_type, confidence, owners, source};
+use crate::cluster::route;
 use crate::args::required;
 use crate::json_opts::Opts;
 use crate::{ids, Conn, Error, Result, Value};
@@ -141,7 +142,7 @@ fn write(conn: &mut dyn Conn, edges: &[(String, EdgeIn)]) -> Result<Vec<String>>
         let sql = format!(
             "INSERT INTO mem_graph_edges (id, resource_id, from_id, to_id, type, layer, weight, \
                source, confidence, metadata, created_at, updated_at, valid_at) VALUES {rows} \
-             ON CONFLICT (from_id, to_id, type) DO UPDATE SET layer = excluded.layer, \
+             ON CONFLICT (from_id, to_id, type{{home_column}}) DO UPDATE SET layer = excluded.layer, \
                weight = excluded.weight, source = excluded.source, \
                confidence = excluded.confidence, metadata = excluded.metadata, \
                updated_at = excluded.updated_at, \
@@ -168,7 +169,7 @@ fn write(conn: &mut dyn Conn, edges: &[(String, EdgeIn)]) -> Result<Vec<String>>
         }
         // RETURNING gives no order: ids are matched to the edges by key.
         let mut ids: HashMap<(String, String, String), String> = HashMap::new();
-        for r in conn.query(&sql, &params)? {
+        for r in route::query(conn, &sql, &params)? {
             let mut f = crate::db::row::Fields::new(r);
             if let (Some(a), Some(b), Some(t), Some(id)) = (f.text(), f.text(), f.text(), f.text())
             {
@@ -238,7 +239,7 @@ pub(crate) fn edge_add_many(conn: &mut dyn Conn, edges: Vec<EdgeIn>) -> Result<u
 
 /// `graph_edge_remove(id)` → 1 when removed, 0 when there was no such edge.
 pub(crate) fn edge_remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
-    Ok(conn.execute("DELETE FROM mem_graph_edges WHERE id = ?1", &[id.into()])? as i64)
+    Ok(route::execute(conn, "DELETE FROM mem_graph_edges WHERE id = ?1{home}", &[id.into()])? as i64)
 }
 
 /// `graph_edge_invalidate(id [, at])` → 1 when the fact was current and now ends at `at`
@@ -249,8 +250,10 @@ pub(crate) fn edge_invalidate(conn: &mut dyn Conn, id: &str, at: Option<i64>) ->
         Some(t) => t,
         None => conn.now_ms()?,
     };
-    Ok(conn.execute(
-        "UPDATE mem_graph_edges SET invalid_at = ?2, updated_at = ?2 WHERE id = ?1 AND invalid_at IS NULL",
+    Ok(route::execute(
+        conn,
+        "UPDATE mem_graph_edges SET invalid_at = ?2, updated_at = ?2 WHERE id = ?1 \
+         AND invalid_at IS NULL{home}",
         &[id.into(), Value::Int(at)],
     )? as i64)
 }

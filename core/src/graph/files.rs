@@ -64,10 +64,16 @@ pub(crate) fn remove_file(conn: &mut dyn Conn, resource: &str, path: &str) -> Re
     check_path(path)?;
     let file_id = node_id(resource, path, "");
     let held = nodes_of(conn, resource, path)?;
-    conn.execute("DELETE FROM mem_graph_refs WHERE file_id = ?1", &[file_id.as_str().into()])?;
+    conn.execute(
+        "DELETE FROM mem_graph_refs WHERE file_id = ?1 AND resource_id = ?2",
+        &[file_id.as_str().into(), resource.into()],
+    )?;
     chunks::sync(conn, resource, &file_id, path, &[])?;
     for (id, ..) in &held {
-        conn.execute("DELETE FROM mem_graph_nodes WHERE id = ?1", &[id.as_str().into()])?;
+        conn.execute(
+            "DELETE FROM mem_graph_nodes WHERE id = ?1 AND resource_id = ?2",
+            &[id.as_str().into(), resource.into()],
+        )?;
     }
     let gone: Vec<String> = held.iter().map(|n| n.0.clone()).collect();
     let names: Vec<String> = names(held.iter().map(|(_, l, t)| (l.as_str(), t.as_str())))

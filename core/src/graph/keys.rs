@@ -57,7 +57,7 @@ impl Keys {
         missing.dedup();
         let rows = query_in(
             conn,
-            "SELECT id, seq FROM mem_graph_nodes WHERE id IN ({keys})",
+            "SELECT id, seq FROM mem_graph_nodes WHERE id IN ({keys}){home}",
             &[],
             &missing,
         )?;
@@ -80,7 +80,7 @@ impl Keys {
         let keys: Vec<Value> = missing.into_iter().map(Value::Int).collect();
         let rows = query_in(
             conn,
-            "SELECT id, seq FROM mem_graph_nodes WHERE seq IN ({keys})",
+            "SELECT id, seq FROM mem_graph_nodes WHERE seq IN ({keys}){home}",
             &[],
             &keys,
         )?;

@@ -1,5 +1,6 @@
 //! Nodes as the client writes them: upserts (one or many), removal, and staleness by file.
 
+use crate::cluster::route;
 use crate::args::check_one_of;
 use crate::json_opts::Opts;
 use crate::{ids, Conn, Error, Result, Value};
@@ -109,8 +110,9 @@ impl NodeIn {
 /// smallest id of the resource's nodes with its key, else a new one.
 fn resolve(conn: &mut dyn Conn, resource: &str, node: &NodeIn) -> Result<String> {
     if let Some(id) = &node.id {
-        let found = conn.query_value(
-            "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1",
+        let found = route::query_value(
+            conn,
+            "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1{home}",
             &[id.as_str().into()],
         )?;
         return match found.and_then(Value::into_string) {
@@ -157,7 +159,8 @@ fn write(conn: &mut dyn Conn, resource: &str, nodes: &[(String, NodeIn)]) -> Res
             "INSERT INTO mem_graph_nodes (id, resource_id, type, label, file_path, language, \
                start_line, end_line, layer, source, confidence, content_hash, metadata, \
                created_at, updated_at) VALUES {rows} \
-             ON CONFLICT (id) DO UPDATE SET type = excluded.type, label = excluded.label, \
+             ON CONFLICT (id{{home_column}}) DO UPDATE SET type = excluded.type, \
+               label = excluded.label, \
                file_path = excluded.file_path, language = excluded.language, \
                start_line = excluded.start_line, end_line = excluded.end_line, layer = excluded.layer, \
                source = excluded.source, confidence = excluded.confidence, \
@@ -182,7 +185,7 @@ fn write(conn: &mut dyn Conn, resource: &str, nodes: &[(String, NodeIn)]) -> Res
                 n.metadata.into(),
             ]);
         }
-        conn.execute(&sql, &params)?;
+        route::execute(conn, &sql, &params)?;
     }
     Ok(())
 }
@@ -203,7 +206,7 @@ pub(crate) fn owners(conn: &mut dyn Conn, ids: &[&str]) -> Result<HashMap<String
     let keys: Vec<Value> = ids.iter().map(|s| Value::from(*s)).collect();
     let rows = crate::db::batch::query_in(
         conn,
-        "SELECT id, resource_id FROM mem_graph_nodes WHERE id IN ({keys})",
+        "SELECT id, resource_id FROM mem_graph_nodes WHERE id IN ({keys}){home}",
         &[],
         &keys,
     )?;
@@ -275,7 +278,7 @@ pub(crate) fn upsert_many(conn: &mut dyn Conn, resource: &str, nodes: Vec<NodeIn
 /// their closure rows go with it.
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
-    Ok(conn.execute("DELETE FROM mem_graph_nodes WHERE id = ?1", &[id.into()])? as i64)
+    Ok(route::execute(conn, "DELETE FROM mem_graph_nodes WHERE id = ?1{home}", &[id.into()])? as i64)
 }
 
 /// `graph_mark_stale(resource_id, file_path [, now])` → the nodes and edges marked: every
@@ -298,8 +301,8 @@ pub(crate) fn mark_stale(
         &[resource.into(), file.into(), Value::Int(now)],
     )?;
     let edges = conn.execute(
-        "UPDATE mem_graph_edges SET stale_at = ?3 WHERE stale_at IS NULL AND from_id IN \
-           (SELECT id FROM mem_graph_nodes WHERE resource_id = ?1 AND file_path = ?2)",
+        "UPDATE mem_graph_edges SET stale_at = ?3 WHERE stale_at IS NULL AND resource_id = ?1 \
+           AND from_id IN (SELECT id FROM mem_graph_nodes WHERE resource_id = ?1 AND file_path = ?2)",
         &[resource.into(), file.into(), Value::Int(now)],
     )?;
     Ok((nodes + edges) as i64)

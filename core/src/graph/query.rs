@@ -6,6 +6,7 @@ use super::closure;
 use super::keys::{self, Keys};
 use super::path::{json_list, Path};
 use super::walk::{walk, Direction, EdgeFilter};
+use crate::cluster::route;
 use crate::args::check_one_of;
 use crate::columns::{row, JsonText};
 use crate::db::access::{self, Act};
@@ -69,12 +70,12 @@ struct Start {
 }
 
 fn start(conn: &mut dyn Conn, id: &str) -> Result<Start> {
-    let row = conn
-        .query(
-            "SELECT n.seq, n.resource_id, s.max_depth FROM mem_graph_nodes n \
-             LEFT JOIN mem_graph_settings s ON s.resource_id = n.resource_id WHERE n.id = ?1",
-            &[id.into()],
-        )?
+    let row = route::query(
+        conn,
+        "SELECT n.seq, n.resource_id, s.max_depth FROM mem_graph_nodes n \
+         LEFT JOIN mem_graph_settings s ON s.resource_id = n.resource_id WHERE n.id = ?1{home:n}",
+        &[id.into()],
+    )?
         .into_iter()
         .next()
         .ok_or_else(|| Error::invalid("node_id", format!("no node {}", crate::error::echo(id))))?;
@@ -166,7 +167,7 @@ fn from_closure(conn: &mut dyn Conn, start: i64, dir: Direction, a: &Ask) -> Res
     };
     let sql = format!(
         "SELECT ancestor, descendant, depth, hops, total_weight FROM mem_graph_closure \
-         WHERE {at} = ?1 AND depth <= ?2 ORDER BY depth LIMIT ?3"
+         WHERE {at} = ?1 AND depth <= ?2{{home}} ORDER BY depth LIMIT ?3"
     );
     let mut range = a.limit.saturating_mul(2).saturating_add(16);
     loop {
@@ -175,7 +176,7 @@ fn from_closure(conn: &mut dyn Conn, start: i64, dir: Direction, a: &Ask) -> Res
             Value::Int(a.max_depth as i64),
             Value::Int(range as i64),
         ];
-        let mut rows = conn.query(&sql, &params)?;
+        let mut rows = route::query(conn, &sql, &params)?;
         let complete = rows.len() < range;
         let weights: Vec<f64> = rows
             .iter_mut()
@@ -258,7 +259,7 @@ struct NodeRow {
 fn node_rows(conn: &mut dyn Conn, by: &str, keys: &[Value]) -> Result<Vec<NodeRow>> {
     let sql = format!(
         "SELECT seq, id, type, label, file_path, stale_at FROM mem_graph_nodes \
-         WHERE {by} IN ({{keys}})"
+         WHERE {by} IN ({{keys}}){{home}}"
     );
     let rows = crate::db::batch::query_in(conn, &sql, &[], keys)?;
     Ok(rows

@@ -10,6 +10,7 @@
 
 use super::edges::{self, EdgeIn};
 use super::gopkg;
+use crate::cluster::route;
 use crate::db::batch::query_in;
 use crate::db::batch::{shaped, values};
 use crate::db::row::Fields;
@@ -207,7 +208,7 @@ pub(crate) fn edges_of(rows: &[RefRow]) -> Vec<(String, String, &'static str)> {
 /// The stored rows of `sql` (its columns: seq, file_id, then a row's), whose own parameters
 /// are `fixed` before the keys.
 fn load(conn: &mut dyn Conn, sql: &str, fixed: &[Value], keys: &[Value]) -> Result<Vec<(i64, String, RefRow)>> {
-    Ok(query_in(conn, sql, fixed, keys)?
+    Ok(query_in(conn, &format!("{sql}{{home}}"), fixed, keys)?
         .into_iter()
         .filter_map(|r| {
             let mut f = Fields::new(r);
@@ -237,7 +238,10 @@ const ROWS_PER_INSERT: usize = 64;
 
 /// Replaces the file's rows with `rows`.
 pub(crate) fn store(conn: &mut dyn Conn, resource: &str, file_id: &str, rows: &[RefRow]) -> Result<()> {
-    conn.execute("DELETE FROM mem_graph_refs WHERE file_id = ?1", &[file_id.into()])?;
+    conn.execute(
+        "DELETE FROM mem_graph_refs WHERE file_id = ?1 AND resource_id = ?2",
+        &[file_id.into(), resource.into()],
+    )?;
     for chunk in shaped(rows, ROWS_PER_INSERT) {
         let mut params: Vec<Value> = vec![resource.into(), file_id.into()];
         for r in chunk {
@@ -276,7 +280,7 @@ pub(crate) fn sync_edges(
     let current = query_in(
         conn,
         "SELECT id, from_id, to_id, type, CASE WHEN stale_at IS NULL AND invalid_at IS NULL THEN 1 ELSE 0 END \
-         FROM mem_graph_edges WHERE from_id IN ({keys})",
+         FROM mem_graph_edges WHERE from_id IN ({keys}){home}",
         &[],
         &keys,
     )?;
@@ -291,7 +295,7 @@ pub(crate) fn sync_edges(
             .binary_search_by(|(a, b, t)| (a.as_str(), b.as_str(), *t).cmp(&(from.as_str(), to.as_str(), ty.as_str())))
             .is_ok();
         if !found {
-            conn.execute("DELETE FROM mem_graph_edges WHERE id = ?1", &[id])?;
+            route::execute(conn, "DELETE FROM mem_graph_edges WHERE id = ?1{home}", &[id])?;
         } else if f.int() == Some(1) {
             kept.insert((from, to, ty));
         }
@@ -354,7 +358,9 @@ pub(crate) fn relink_others(
     }
     let files: Vec<Value> = rows.iter().map(|(_, f, _)| f.as_str()).collect::<BTreeSet<_>>().into_iter().map(Value::from).collect();
     let mut paths: HashMap<String, String> = HashMap::new();
-    for r in query_in(conn, "SELECT id, file_path FROM mem_graph_nodes WHERE id IN ({keys})", &[], &files)? {
+    let in_resource = [Value::from(resource)];
+    let sql = "SELECT id, file_path FROM mem_graph_nodes WHERE id IN ({keys}) AND resource_id = ?1";
+    for r in query_in(conn, sql, &in_resource, &files)? {
         let mut f = Fields::new(r);
         if let (Some(id), Some(p)) = (f.text(), f.text()) {
             paths.insert(id, p);
@@ -364,8 +370,9 @@ pub(crate) fn relink_others(
     for r in query_in(
         conn,
         "SELECT r.file_id, n.file_path FROM mem_graph_refs r JOIN mem_graph_nodes n ON n.id = r.to_id \
-         WHERE r.kind = 'imports' AND r.file_id IN ({keys})",
-        &[],
+         AND n.resource_id = r.resource_id WHERE r.kind = 'imports' AND r.file_id IN ({keys}) \
+         AND r.resource_id = ?1",
+        &in_resource,
         &files,
     )? {
         let mut f = Fields::new(r);
@@ -382,7 +389,10 @@ pub(crate) fn relink_others(
         let Some(path) = paths.get(file) else { continue };
         let to = defs.resolve(r, path, imported.get(file).unwrap_or(&none));
         if to != r.to_id {
-            conn.execute("UPDATE mem_graph_refs SET to_id = ?1 WHERE seq = ?2", &[to.into(), (*seq).into()])?;
+            conn.execute(
+                "UPDATE mem_graph_refs SET to_id = ?1 WHERE seq = ?2 AND resource_id = ?3",
+                &[to.into(), (*seq).into(), resource.into()],
+            )?;
             moved.entry(file.clone()).or_default().insert(r.from_id.clone());
         }
     }
@@ -422,8 +432,8 @@ fn relink(conn: &mut dyn Conn, go: &mut gopkg::View, resource: &str, file_id: &s
         for ((seq, old), new) in seqs.iter().zip(&before).zip(&rows) {
             if old.to_id != new.to_id {
                 conn.execute(
-                    "UPDATE mem_graph_refs SET to_id = ?1 WHERE seq = ?2",
-                    &[new.to_id.clone().into(), (*seq).into()],
+                    "UPDATE mem_graph_refs SET to_id = ?1 WHERE seq = ?2 AND resource_id = ?3",
+                    &[new.to_id.clone().into(), (*seq).into(), resource.into()],
                 )?;
             }
         }

@@ -4,6 +4,7 @@
 use super::bound::Bound;
 use super::closure::{self, Hop};
 use super::{edges, load, nodes};
+use crate::cluster::route;
 use crate::db::row::Fields;
 use crate::{Conn, Error, Result, Value};
 
@@ -14,13 +15,13 @@ struct EdgeRow {
 }
 
 fn edge_row(conn: &mut dyn Conn, seq: i64) -> Result<EdgeRow> {
-    let row = conn
-        .query(
-            "SELECT resource_id, from_id, to_id, type, weight, \
-             CASE WHEN stale_at IS NULL AND invalid_at IS NULL THEN 1 ELSE 0 END \
-             FROM mem_graph_edges WHERE seq = ?1",
-            &[Value::Int(seq)],
-        )?
+    let row = route::query(
+        conn,
+        "SELECT resource_id, from_id, to_id, type, weight, \
+         CASE WHEN stale_at IS NULL AND invalid_at IS NULL THEN 1 ELSE 0 END \
+         FROM mem_graph_edges WHERE seq = ?1{home}",
+        &[Value::Int(seq)],
+    )?
         .into_iter()
         .next()
         .ok_or_else(|| Error::not_found("edge", seq.to_string()))?;
@@ -126,8 +127,9 @@ pub(crate) fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge)
 
 /// After a node row is gone: its edges go (their triggers update the closure).
 pub(crate) fn on_node_delete(conn: &mut dyn Conn, id: &str) -> Result<()> {
-    conn.execute(
-        "DELETE FROM mem_graph_edges WHERE from_id = ?1 OR to_id = ?1",
+    route::execute(
+        conn,
+        "DELETE FROM mem_graph_edges WHERE (from_id = ?1 OR to_id = ?1){home}",
         &[id.into()],
     )?;
     Ok(())

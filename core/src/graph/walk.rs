@@ -72,7 +72,7 @@ impl Edges for Table<'_> {
         };
         let sql = format!(
             "SELECT {at}, {other}, type, weight FROM mem_graph_edges \
-             WHERE {at} IN ({{keys}}) AND {time}{stale}"
+             WHERE {at} IN ({{keys}}) AND {time}{stale}{{home}}"
         );
         let fixed: Vec<Value> = filter.as_of.map(Value::Int).into_iter().collect();
         let keys: Vec<Value> = nodes.iter().map(|n| Value::from(n.as_str())).collect();

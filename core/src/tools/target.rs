@@ -2,6 +2,7 @@
 //! node id — found within the context's resource.
 
 use super::call::{Failure, Run, Tool};
+use crate::cluster::route;
 use crate::{Conn, Value};
 use serde_json::{json, Value as Json};
 
@@ -44,8 +45,9 @@ pub(crate) fn resolve(
     target: &str,
     resource: Option<&str>,
 ) -> std::result::Result<String, Failure> {
-    let by_id = conn.query_value(
-        "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1",
+    let by_id = route::query_value(
+        conn,
+        "SELECT resource_id FROM mem_graph_nodes WHERE id = ?1{home}",
         &[target.into()],
     )?;
     if let Some(r) = by_id {

@@ -299,12 +299,11 @@ pub(crate) fn nearest(
     k: usize,
     owners: &Owners,
 ) -> Result<Vec<Found>> {
-    if route::home(conn).is_none() && route::distributed(conn)? {
-        return Err(Error::invalid(
-            "options.resource_id",
-            "is required on a distributed database (a resource's vectors live on its node)",
-        ));
-    }
+    route::require_resource(
+        conn,
+        "options.resource_id",
+        "a resource's vectors live on its node",
+    )?;
     let Some(dims) = store::model_dims(conn, model, 0)? else {
         return Ok(Vec::new());
     };

@@ -1,6 +1,7 @@
 //! The three candidate lists — BM25, dense, graph — and the rows behind the candidates.
 
 use super::neighbors::Around;
+use crate::cluster::route;
 use crate::db::batch::query_in;
 use crate::db::row::Fields;
 use crate::memories::filter::Filter;
@@ -166,7 +167,7 @@ pub(crate) fn dense(
             Kind::Memory | Kind::Observation | Kind::Code => String::new(),
         };
         let sql = format!(
-            "SELECT seq, id FROM {} WHERE id IN ({{keys}}){live}",
+            "SELECT seq, id FROM {} WHERE id IN ({{keys}}){live}{{home}}",
             kind.table()
         );
         for r in query_in(conn, &sql, &fixed, &ids)? {
@@ -211,14 +212,14 @@ pub(crate) fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: us
     let files: Vec<Value> = around.files.keys().map(|k| k.as_str().into()).collect();
     let named = query_in(
         conn,
-        "SELECT memory_seq, file_path FROM mem_memory_files WHERE file_path IN ({keys})",
+        "SELECT memory_seq, file_path FROM mem_memory_files WHERE file_path IN ({keys}){home}",
         &[],
         &files,
     )?;
     let seqs: Vec<Value> = named.iter().filter_map(|r| r.first().cloned()).collect();
     let passing: std::collections::HashSet<i64> = query_in(
         conn,
-        &format!("SELECT m.seq FROM mem_memories m WHERE m.seq IN ({{keys}}) AND {conds}"),
+        &format!("SELECT m.seq FROM mem_memories m WHERE m.seq IN ({{keys}}) AND {conds}{{home:m}}"),
         &params,
         &seqs,
     )?
@@ -242,7 +243,7 @@ pub(crate) fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: us
         conn,
         &format!(
             "SELECT m.seq, m.target_node_id FROM mem_memories t CROSS JOIN mem_memories m \
-             WHERE t.target_node_id IN ({{keys}}) AND m.seq = t.seq AND {conds}"
+             WHERE t.target_node_id IN ({{keys}}) AND m.seq = t.seq AND {conds}{{home:t}}{{home:m}}"
         ),
         &params,
         &nodes,
@@ -311,7 +312,8 @@ pub(crate) fn rows_of(conn: &mut dyn Conn, keys: &[Key], now: i64) -> Result<Has
             Kind::Observation => "id, active_observations",
             Kind::Code => "id, content, file_path",
         };
-        for (seq, r) in rows::hydrate(conn, kind.table(), columns, &seqs, None)? {
+        let home = route::home(conn);
+        for (seq, r) in rows::hydrate(conn, kind.table(), columns, &seqs, home.as_deref())? {
             let mut f = Fields::new(r);
             let (id, content) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
             let row = if kind == Kind::Memory {

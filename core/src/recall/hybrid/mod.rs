@@ -24,6 +24,7 @@ pub(crate) mod query_type;
 use self::candidates::{Key, Kind, KIND_NAMES};
 use self::fuse::{Family, List, BOOST_END, BOOST_TOP};
 use self::query_type::{QueryType, Weights};
+use crate::cluster::route;
 use crate::args::check_one_of;
 use crate::columns::{row, JsonText};
 use crate::json_opts::Opts;
@@ -247,6 +248,11 @@ pub(crate) fn recall_hybrid(
 ) -> Result<Vec<Recalled>> {
     let query = query.unwrap_or("");
     let ask = Ask::parse(query, options)?;
+    route::require_resource(
+        conn,
+        "options.resource_id",
+        "a resource's memories, vectors and graph live on its node",
+    )?;
     let now = match ask.now {
         Some(t) => t,
         None => conn.now_ms()?,

@@ -61,8 +61,8 @@ pub(crate) fn around(conn: &mut dyn Conn, resource: Option<&str>, files: &[Strin
     }
     let mut next: Vec<Value> = Vec::new();
     for sql in [
-        "SELECT descendant FROM mem_graph_closure WHERE depth = 1 AND ancestor IN ({keys})",
-        "SELECT ancestor FROM mem_graph_closure WHERE depth = 1 AND descendant IN ({keys})",
+        "SELECT descendant FROM mem_graph_closure WHERE depth = 1 AND ancestor IN ({keys}){home}",
+        "SELECT ancestor FROM mem_graph_closure WHERE depth = 1 AND descendant IN ({keys}){home}",
     ] {
         for r in query_in(conn, sql, &[], &starts)? {
             if let Some(seq) = r.first().and_then(Value::as_i64) {
@@ -74,7 +74,7 @@ pub(crate) fn around(conn: &mut dyn Conn, resource: Option<&str>, files: &[Strin
     }
     for r in query_in(
         conn,
-        "SELECT id, file_path FROM mem_graph_nodes WHERE seq IN ({keys})",
+        "SELECT id, file_path FROM mem_graph_nodes WHERE seq IN ({keys}){home}",
         &[],
         &next,
     )? {
