@@ -357,6 +357,104 @@ fn answers(c: &mut Client) -> Vec<String> {
     out
 }
 
+/// Long-term memory of every resource, written before the database is distributed: memories
+/// with vectors (more than a chunk's worth, so that one node has packed them and the
+/// distributed layout packs them again by resource), and a graph over their files.
+fn remember(c: &mut Client) {
+    for r in 0..RESOURCES {
+        let resource = format!("r{r}");
+        for m in 0..50 {
+            let memory = serde_json::json!({
+                "type": "gotcha",
+                "content": format!("shard note {m} of {resource}: {}", text(m * 7 + r as u64)),
+                "related_files": [format!("src/{}.rs", m % 5)],
+            });
+            c.execute(
+                "SELECT mem_embed_set('memory', mem_remember($1, $2, '{\"now\":1000}') ->> 'id', \
+                   'mini', mem_vector($3))",
+                &[
+                    &resource,
+                    &memory.to_string(),
+                    &format!("[{}, {}, {}]", m % 7, (m * 3) % 11, r + 1),
+                ],
+            )
+            .unwrap();
+        }
+        let graph = serde_json::json!({
+            "nodes": (0..5).map(|f| serde_json::json!({
+                "id": format!("{resource}-f{f}"), "type": "file", "label": format!("{f}.rs"),
+                "file_path": format!("src/{f}.rs"),
+            })).collect::<Vec<_>>(),
+            "edges": (0..4).map(|f| serde_json::json!({
+                "from": format!("{resource}-f{f}"), "to": format!("{resource}-f{}", f + 1),
+                "type": "imports",
+            })).collect::<Vec<_>>(),
+        });
+        c.execute(
+            "SELECT graph_load($1, $2)",
+            &[&resource, &graph.to_string()],
+        )
+        .unwrap();
+    }
+}
+
+/// What each resource's long-term memory answers: nearest vectors, hybrid recall and the
+/// graph around a file, memories named by their content (their ids differ between databases).
+fn memory_answers(c: &mut Client) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut content = |c: &mut Client, id: &str| -> String {
+        c.query_one("SELECT content FROM mem_memories WHERE id = $1", &[&id])
+            .unwrap()
+            .get(0)
+    };
+    for r in 0..RESOURCES {
+        let options = serde_json::json!({"resource_id": format!("r{r}"), "limit": 8});
+        for row in c
+            .query(
+                "SELECT id, distance FROM mem_vector_search('mini', mem_vector('[3, 4, 1]'), $1)",
+                &[&options.to_string()],
+            )
+            .unwrap()
+        {
+            let (id, d): (String, f64) = (row.get(0), row.get(1));
+            out.push(format!("r{r} nearest: {} {d:.9}", content(c, &id)));
+        }
+        let options = serde_json::json!({
+            "resource_id": format!("r{r}"), "now": 2000, "limit": 8, "model": "mini",
+            "query_vector": [1, 2, 3], "current_files": ["src/2.rs"],
+        });
+        for row in c
+            .query(
+                "SELECT id, score, bm25_rank, dense_rank, graph_rank \
+                 FROM mem_recall_hybrid('shard worker', $1)",
+                &[&options.to_string()],
+            )
+            .unwrap()
+        {
+            let (id, score): (String, f64) = (row.get(0), row.get(1));
+            let ranks: [Option<i64>; 3] = [row.get(2), row.get(3), row.get(4)];
+            out.push(format!(
+                "r{r} recall: {} {score:.9} {ranks:?}",
+                content(c, &id)
+            ));
+        }
+        for row in c
+            .query(
+                "SELECT node_id, depth FROM graph_neighbors($1, '{\"max_depth\":3}')",
+                &[&format!("r{r}-f1")],
+            )
+            .unwrap()
+        {
+            out.push(format!(
+                "r{r} graph: {} {}",
+                row.get::<_, String>(0),
+                row.get::<_, i64>(1)
+            ));
+        }
+    }
+    out
+}
+
 /// The workload's threads.
 fn create_threads(c: &mut Client) {
     for r in 0..RESOURCES {
@@ -402,6 +500,7 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         db.batch_execute("CREATE EXTENSION agentmem").unwrap();
         create_threads(db);
         write_round(db, 0, 60);
+        remember(db);
     }
     one.execute("SELECT mem_index_partition('resource')", &[])
         .unwrap();
@@ -430,6 +529,13 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         .unwrap_or_default();
     assert!(e.contains("cannot change on a distributed database"), "{e}");
     assert_eq!(answers(&mut c), answers(&mut one), "after distributing");
+    let memory = memory_answers(&mut one);
+    assert!(memory.len() > RESOURCES * 10, "{memory:#?}");
+    assert_eq!(
+        memory_answers(&mut c),
+        memory,
+        "long-term memory after distributing"
+    );
 
     for db in [&mut c, &mut one] {
         write_round(db, 60, 90);
@@ -466,25 +572,45 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
     let e = c.execute("SELECT mem_distribute()", &[]).map(drop);
     assert!(e.is_ok(), "a second mem_distribute() with tasks: {e:?}");
     c.execute(
-        "SELECT mem_remember('r1', '{\"type\":\"decision\",\"content\":\"the coordinator keeps the tasks\"}')",
+        "SELECT mem_remember('r1', '{\"type\":\"decision\",\"content\":\"a zeppelin keeps the tasks\"}')",
         &[],
     )
     .unwrap();
     let found: i64 = c
         .query_one(
-            "SELECT count(*) FROM mem_memory_search('coordinator', '{\"resource_id\":\"r1\"}')",
+            "SELECT count(*) FROM mem_memory_search('zeppelin', '{\"resource_id\":\"r1\"}')",
             &[],
         )
         .unwrap()
         .get(0);
     assert_eq!(found, 1);
 
-    // Each resource's rows, tasks, index and counters on one worker, and both workers used.
+    // Long-term memory of two resources: memories, their vectors, a graph.
+    for r in ["r2", "r3"] {
+        c.batch_execute(&format!(
+            "SELECT mem_remember('{r}', '{{\"type\":\"gotcha\",\"content\":\"shards of {r}\",\
+               \"related_files\":[\"src/{r}.rs\"]}}'); \
+             SELECT mem_embed_set('memory', id, 'mini', mem_vector('[1, 0, 0]')) \
+               FROM (SELECT mem_remember('{r}', '{{\"type\":\"decision\",\"content\":\"route {r}\"}}') ->> 'id' AS id) AS m; \
+             SELECT graph_load('{r}', '{{\"nodes\":[{{\"id\":\"n-{r}a\",\"type\":\"file\",\
+               \"label\":\"a\",\"file_path\":\"src/{r}.rs\"}},{{\"id\":\"n-{r}b\",\"type\":\"file\",\
+               \"label\":\"b\"}}],\"edges\":[{{\"from\":\"n-{r}a\",\"to\":\"n-{r}b\",\"type\":\"imports\"}}]}}')"
+        ))
+        .unwrap();
+    }
+
+    // Each resource's rows, tasks, memories, vectors, graph, index and counters on one
+    // worker, and both workers used.
     let mut home = std::collections::BTreeMap::<String, std::collections::BTreeSet<i32>>::new();
     for table in [
         "mem_threads",
         "mem_messages",
         "mem_tasks",
+        "mem_memories",
+        "mem_embeddings",
+        "mem_graph_nodes",
+        "mem_graph_edges",
+        "agentmem_private.mem_graph_closure",
         "agentmem_private.mem_idx_meta",
         "agentmem_private.mem_idx_segments",
         "agentmem_private.mem_idx_pages",
@@ -556,7 +682,17 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
          SELECT task_create('after me', '{\"resource_id\":\"r3\",\"id\":\"task-r3b\"}')",
     )
     .unwrap();
-    let calls: [(&str, &str); 12] = [
+    let m_r2: String = c
+        .query_one(
+            "SELECT id FROM mem_memories WHERE resource_id = 'r2' AND content = 'shards of r2'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let touch = format!("SELECT mem_memory_touch('{m_r2}')");
+    let embed =
+        format!("SELECT mem_embed_set('memory', '{m_r2}', 'mini', mem_vector('[0, 1, 0]'))");
+    let calls: [(&str, &str); 19] = [
         (
             "r2",
             "SELECT mem_thread_create('r2', 'another', NULL, '{\"id\":\"t2-x\"}')",
@@ -590,6 +726,26 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         ),
         ("r3", "SELECT task_claim('task-r3', 'session-r3')"),
         ("r3", "SELECT task_close('task-r3', 'completed', 'routed')"),
+        (
+            "r2",
+            "SELECT mem_remember('r2', '{\"type\":\"gotcha\",\"content\":\"remembered on one worker\"}')",
+        ),
+        ("r2", &touch),
+        ("r2", &embed),
+        (
+            "r3",
+            "SELECT count(*) FROM graph_neighbors('n-r3a', '{\"max_depth\":2}')",
+        ),
+        ("r3", "SELECT graph_edge_add('n-r3b', 'n-r3a', 'calls')"),
+        (
+            "r3",
+            "SELECT count(*) FROM mem_recall_hybrid('shards', '{\"resource_id\":\"r3\",\
+             \"model\":\"mini\",\"query_vector\":[1,0,0],\"current_files\":[\"src/r3.rs\"]}')",
+        ),
+        (
+            "r2",
+            "SELECT mem_tool('memory_recall', '{\"query\":\"shards\"}', '{\"resourceId\":\"r2\"}')",
+        ),
     ];
     for (resource, call) in calls {
         sent.lock().unwrap().clear();
@@ -607,12 +763,12 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         );
         for s in &sent {
             let port = worker_ports.iter().find(|p| s.contains(&format!(":{p} ")));
-            // Only a call that names a thread or a task and not its resource looks it up.
-            let lookup = (s.contains("SELECT resource_id FROM public.mem_threads")
-                && call.contains("('t")
-                && !call.contains("resource_id"))
-                || (s.contains("SELECT resource_id FROM public.mem_tasks")
-                    && call.contains("('task-"));
+            // Only a call that names a row (a thread, task, memory or node) and not its
+            // resource looks it up.
+            let lookup = s.contains("SELECT resource_id FROM public.mem_")
+                && !call.contains("('r")
+                && !call.contains("resource_id")
+                && !call.contains("resourceId");
             // The coordinator's own copy of a reference table (the index's layout).
             let local = s.contains("executing the command locally");
             let control = s.contains("issuing BEGIN")
