@@ -1,15 +1,15 @@
 //! `mem_distribute()`: a Postgres database with Citus turned into the distributed layout,
-//! every table of the conversations, the tasks and their search index split by `resource_id`
-//! and colocated, so that a resource's threads, messages, compactions, tasks, dependencies and
-//! index pages live on one node and a call that stays within a resource runs there (see
-//! [`crate::cluster::route`]).
+//! every table that carries a resource — the conversations, the tasks, long-term memory and
+//! its vectors, the knowledge graph — and the search index split by `resource_id` and
+//! colocated, so that a resource's rows, vectors, closure and index pages live on one node and
+//! a call that stays within a resource runs there (see [`crate::cluster::route`]).
 //!
 //! Citus wants the distribution column in every primary key and unique index, and a
 //! foreign key between distributed tables to include it: those keys widen here, and only
-//! here (one node keeps its narrower keys, measured to be what it needs). The tables of a
-//! task's labels, dependencies and links gain the task's `resource_id` here (the statements
-//! of a call write it there). Tables without a resource that every node reads become
-//! reference tables.
+//! here (one node keeps its narrower keys, measured to be what it needs). The rows that
+//! belong to an owner without carrying its resource (a task's labels, dependencies and links,
+//! a memory's files, vectors and their chunks) gain it here (the statements of a call write
+//! it there). Tables without a resource that every node reads become reference tables.
 
 use crate::search::partition;
 use crate::{Conn, Dialect, Error, Result, Value};
