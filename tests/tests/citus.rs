@@ -692,7 +692,7 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
     let touch = format!("SELECT mem_memory_touch('{m_r2}')");
     let embed =
         format!("SELECT mem_embed_set('memory', '{m_r2}', 'mini', mem_vector('[0, 1, 0]'))");
-    let calls: [(&str, &str); 19] = [
+    let calls: [(&str, &str); 23] = [
         (
             "r2",
             "SELECT mem_thread_create('r2', 'another', NULL, '{\"id\":\"t2-x\"}')",
@@ -746,6 +746,10 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
             "r2",
             "SELECT mem_tool('memory_recall', '{\"query\":\"shards\"}', '{\"resourceId\":\"r2\"}')",
         ),
+        ("r2", "SELECT om_acquire_lease('resource:r2', 'observer-1')"),
+        ("r4", "SELECT om_acquire_lease('thread:t4-0', 'observer-1')"),
+        ("r3", "SELECT wm_set('resource:r3', '# Notes\nshards')"),
+        ("r5", "SELECT om_context('t5-1')"),
     ];
     for (resource, call) in calls {
         sent.lock().unwrap().clear();
@@ -1188,6 +1192,19 @@ const ONE_NODE_ONLY: &[(&str, &str)] = &[
         "a bulk load builds the closure once, all or nothing",
         "calls graph_neighbors for each row of mem_graph_nodes: Citus runs such a call inside \
          the shard's query, from where it cannot reach another shard",
+    ),
+    (
+        "a lease's purpose sets its flag; another process sees it until the lease ends",
+        "calls om_status in a query of mem_om_records: Citus runs such a call inside the \
+         shard's query, from where it cannot reach another shard",
+    ),
+    (
+        "a crashed owner's flag is stale once its lease expires",
+        "calls om_status in a query of mem_om_records (as above)",
+    ),
+    (
+        "a reflection made in the background waits for the threshold, then activates",
+        "calls om_status in a query of mem_om_records (as above)",
     ),
     (
         "plain SQL writes keep the closure, and bad edges are refused",

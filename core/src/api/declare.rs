@@ -18,8 +18,9 @@
 //! `reader`, `writer`) and the flags (`owner_only`, `generic_plans`, and where a distributed
 //! database runs a call: `by_resource`, `by_resource_option`, `by_thread`, `by_task`,
 //! `by_tool`, `by_memory`, `by_vector_owner`, `by_node`, `by_node_id`, `by_edge`,
-//! `by_edge_source`). The body is a core function, or a closure, taking the connection and
-//! the parameters' values in order and returning `Result` of the result's Rust type.
+//! `by_edge_source`, `by_lookup_key`, `by_scope_key`). The body is a core function, or a
+//! closure, taking the connection and the parameters' values in order and returning `Result`
+//! of the result's Rust type.
 //!
 //! A declaration that does not fit fails to compile: a body whose parameter or result types
 //! differ from the declared ones, a result type the SQL type cannot hold, an unknown nature or

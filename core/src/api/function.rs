@@ -137,6 +137,22 @@ impl Function {
         self.by_row(Owner::GraphEdge, "id")
     }
 
+    /// Routed by the scope key `lookup_key` (observational memory).
+    pub(crate) const fn by_lookup_key(self) -> Function {
+        Function {
+            route: Route::ScopeKey("lookup_key"),
+            ..self
+        }
+    }
+
+    /// Routed by the scope key `scope_key` (working memory).
+    pub(crate) const fn by_scope_key(self) -> Function {
+        Function {
+            route: Route::ScopeKey("scope_key"),
+            ..self
+        }
+    }
+
     pub(crate) const fn by_vector_owner(self) -> Function {
         Function {
             route: Route::VectorOwner,

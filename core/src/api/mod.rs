@@ -91,6 +91,7 @@ mod tests {
                 Route::Thread => "thread_id",
                 Route::Row(_, arg) => arg,
                 Route::VectorOwner => "kind",
+                Route::ScopeKey(arg) => arg,
                 Route::Tool => "input",
                 Route::ResourceOption => "options",
             };

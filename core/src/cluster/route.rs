@@ -96,14 +96,16 @@ pub enum Route {
     ResourceOption,
     /// The resource is that of the row of [`Owner`] whose id is the named argument.
     Row(Owner, &'static str),
+    /// The resource a scope key names (`resource:<id>`, or `thread:<id>`: the thread's), the
+    /// named argument: an observational-memory record's lookup key, a working memory's scope.
+    ScopeKey(&'static str),
     /// The resource is that of a vector's owner: the memory, or else the message, whose id is
     /// the `id` argument, as the `kind` argument says.
     VectorOwner,
     /// A tool's call (`input` and `context`, JSON; `name`, the tool, for `mem_tool`): the
     /// `resourceId` of the context (or of the input), else the row the input names (a task
     /// tool's task, the input's `id` or `taskId`; a graph tool's `target` node), else the
-    /// thread's (the context's or the input's `threadId`). The `update_context` action writes
-    /// working memory, which is not distributed: it runs where it was called.
+    /// thread's (the context's or the input's `threadId`).
     Tool,
 }
 
@@ -137,6 +139,14 @@ impl Route {
                 .map(Destination::Resource)
                 .or_else(|| argument("thread_id").map(|t| Destination::Thread(t.into()))),
             Route::Row(owner, arg) => argument(arg).map(|id| Destination::Row(owner, id.into())),
+            Route::ScopeKey(arg) => argument(arg).and_then(|key| {
+                if let Some(r) = key.strip_prefix("resource:") {
+                    Some(Destination::Resource(r.into()))
+                } else {
+                    key.strip_prefix("thread:")
+                        .map(|t| Destination::Thread(t.into()))
+                }
+            }),
             Route::VectorOwner => {
                 let owner = match argument("kind") {
                     Some("memory") => Owner::Memory,
@@ -155,9 +165,6 @@ impl Route {
                     json.get(key)?.as_str().map(str::to_owned)
                 };
                 let either = |key: &str| field(&context, key).or_else(|| field(&input, key));
-                if field(&input, "action").as_deref() == Some("update_context") {
-                    return Destination::Here;
-                }
                 // The row the input names: a graph tool's target node, a task tool's task.
                 let named = match argument("name") {
                     Some(tool) if tool.starts_with("graph_") => {
@@ -198,6 +205,10 @@ mod tests {
         let named = [("thread_id", "t"), ("options", r#"{"resource_id":"r"}"#)];
         assert_eq!(to(Route::Thread, &named), Resource("r".into()));
         assert_eq!(to(Route::Thread, &named[..1]), Thread("t".into()));
+        let key = |k: &str| to(Route::ScopeKey("lookup_key"), &[("lookup_key", k)]);
+        assert_eq!(key("resource:r"), Resource("r".into()));
+        assert_eq!(key("thread:t"), Thread("t".into()));
+        assert_eq!(key("other"), Here);
         let vector = [("kind", "memory"), ("id", "m")];
         assert_eq!(
             to(Route::VectorOwner, &vector),
@@ -226,7 +237,7 @@ mod tests {
         let own = r#"{"action":"create","title":"x","resourceId":"r"}"#;
         assert_eq!(tool(own, "{}"), Resource("r".into()));
         let working = r#"{"action":"update_context","section":"s","content":"c"}"#;
-        assert_eq!(tool(working, r#"{"resourceId":"r"}"#), Here);
+        assert_eq!(tool(working, r#"{"resourceId":"r"}"#), Resource("r".into()));
         let by_name = |name: &str, input: &str| {
             to(
                 Route::Tool,

@@ -82,6 +82,16 @@ ALTER TABLE agentmem_private.mem_graph_hubs DROP CONSTRAINT mem_graph_hubs_pkey,
 ALTER TABLE mem_graph_refs DROP CONSTRAINT mem_graph_refs_pkey, ADD PRIMARY KEY (resource_id, seq);
 ALTER TABLE mem_code_chunks DROP CONSTRAINT mem_code_chunks_pkey, ADD PRIMARY KEY (resource_id, seq);
 ALTER TABLE mem_code_chunks DROP CONSTRAINT mem_code_chunks_id_key, ADD UNIQUE (resource_id, id);
+ALTER TABLE mem_om_records DROP CONSTRAINT mem_om_records_pkey, ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_om_records DROP CONSTRAINT mem_om_records_id_key, ADD UNIQUE (resource_id, id);
+DROP INDEX mem_om_records_active;
+CREATE UNIQUE INDEX mem_om_records_active ON mem_om_records (resource_id, lookup_key)
+  WHERE is_active = 1;
+UPDATE mem_working_memory SET resource_id = substr(scope_key, 10) WHERE scope_key LIKE 'resource:%';
+UPDATE mem_working_memory w SET resource_id = t.resource_id FROM mem_threads t
+  WHERE w.scope_key = 'thread:' || t.id;
+ALTER TABLE mem_working_memory ALTER COLUMN resource_id SET NOT NULL,
+  DROP CONSTRAINT mem_working_memory_pkey, ADD PRIMARY KEY (resource_id, scope_key);
 ";
 
 /// The owner's resource on the rows of a task's labels, dependencies and links, of a
@@ -91,7 +101,7 @@ ALTER TABLE mem_code_chunks DROP CONSTRAINT mem_code_chunks_id_key, ADD UNIQUE (
 const LINK_COLUMNS: &str = "DO $$ DECLARE t text; BEGIN \
     FOREACH t IN ARRAY ARRAY['mem_task_deps', 'mem_task_labels', 'mem_task_messages', \
                              'agentmem_private.mem_memory_files', 'mem_embeddings', \
-                             'agentmem_private.mem_vec_chunks'] LOOP \
+                             'agentmem_private.mem_vec_chunks', 'mem_working_memory'] LOOP \
       IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = CAST(t AS regclass) \
                        AND attname = 'resource_id' AND NOT attisdropped) THEN \
         EXECUTE pg_catalog.format('ALTER TABLE %s ADD COLUMN resource_id TEXT', \
@@ -159,6 +169,8 @@ const DISTRIBUTED: &[&str] = &[
     "agentmem_private.mem_graph_hubs",
     "mem_graph_refs",
     "mem_code_chunks",
+    "mem_om_records",
+    "mem_working_memory",
 ];
 
 /// Moves a worker's sequences — those that number the distributed tables' rows — to the
@@ -172,7 +184,7 @@ const SEQUENCE_RANGES: &str = "SELECT count(pg_catalog.setval(CAST(q.s AS regcla
                  ('mem_task_deps_seq_seq'), ('mem_memories_seq_seq'), \
                  ('mem_embeddings_seq_seq'), ('mem_graph_nodes_seq_seq'), \
                  ('mem_graph_edges_seq_seq'), ('mem_graph_refs_seq_seq'), \
-                 ('mem_code_chunks_seq_seq')) AS q (s), \
+                 ('mem_code_chunks_seq_seq'), ('mem_om_records_seq_seq')) AS q (s), \
          (SELECT CAST(groupid AS bigint) << 48 AS start FROM pg_catalog.pg_dist_local_group) AS g \
     WHERE g.start > 0 \
       AND coalesce(pg_catalog.pg_sequence_last_value(CAST(q.s AS regclass)), 0) < g.start";
@@ -218,6 +230,7 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
     on_workers(conn, NODE_FUNCTIONS, "the extension's functions as a cluster runs them")?;
     if changed {
         refuse_tasks_without_resource(conn)?;
+        refuse_working_memory_without_thread(conn)?;
         if !partition::by_resource(conn)? {
             crate::data::indexes::partition(conn, Some("resource"))?;
         }
@@ -302,6 +315,30 @@ fn refuse_tasks_without_resource(conn: &mut dyn Conn) -> Result<()> {
             format!(
                 "{n} task(s) have no resource_id: a task lives on its resource's node (create \
                  them again with options.resource_id, or delete them)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A thread's working memory lives on the thread's resource's node: one whose thread is gone
+/// has none to live on.
+fn refuse_working_memory_without_thread(conn: &mut dyn Conn) -> Result<()> {
+    let n = conn
+        .query_value(
+            "SELECT count(*) FROM mem_working_memory w WHERE scope_key LIKE 'thread:%' \
+             AND NOT EXISTS (SELECT 1 FROM mem_threads t WHERE w.scope_key = 'thread:' || t.id)",
+            &[],
+        )?
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    if n > 0 {
+        return Err(Error::invalid(
+            "mem_distribute",
+            format!(
+                "{n} working memories belong to threads that no longer exist: a working memory \
+                 lives on its thread's resource's node (delete them, or write them under \
+                 resource:<id>)"
             ),
         ));
     }

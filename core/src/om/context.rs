@@ -5,6 +5,7 @@
 use super::pending;
 use super::prompts;
 use super::record::{self, Key, Record, Scope};
+use crate::cluster::route;
 use crate::json_opts::Opts;
 use crate::threads::lifecycle::{self, State};
 use crate::time;
@@ -14,11 +15,11 @@ use serde_json::Value as Json;
 
 /// The thread's current task and suggested response from its metadata.
 fn thread_hints(conn: &mut dyn Conn, thread: &str) -> Result<(Option<String>, Option<String>)> {
-    let meta = conn
-        .query_value(
-            "SELECT CAST(metadata AS TEXT) FROM mem_threads WHERE id = ?1",
-            &[thread.into()],
-        )?
+    let meta = route::query_value(
+        conn,
+        "SELECT CAST(metadata AS TEXT) FROM mem_threads WHERE id = ?1{home}",
+        &[thread.into()],
+    )?
         .and_then(Value::into_string)
         .unwrap_or_default();
     let meta: Json = serde_json::from_str(&meta).unwrap_or(Json::Null);

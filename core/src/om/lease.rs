@@ -7,6 +7,7 @@
 //! left behind.
 
 use super::record::{self, Key};
+use crate::cluster::route;
 use crate::{ids, Conn, Error, Result, Value};
 
 /// Default lease length: 30 s (the seed's).
@@ -78,12 +79,13 @@ pub(crate) fn acquire(
     let now = conn.now_ms()?;
     record::load_or_create(conn, &key, now)?;
     let op = ids::new_id();
-    let n = conn.execute(
+    let n = route::execute(
+        conn,
         "UPDATE mem_om_records SET lock_owner_id = ?2, lock_operation_id = ?3, lock_expires_at = ?4 + ?5, \
            last_heartbeat_at = ?4, is_observing = ?6, is_reflecting = ?7, is_buffering_observation = ?8, \
            is_buffering_reflection = ?9 \
          WHERE lookup_key = ?1 AND is_active = 1 \
-           AND (lock_expires_at IS NULL OR lock_expires_at <= ?4 OR lock_owner_id = ?2)",
+           AND (lock_expires_at IS NULL OR lock_expires_at <= ?4 OR lock_owner_id = ?2){home}",
         &[
             key.text.as_str().into(),
             owner.into(),
@@ -112,10 +114,11 @@ pub(crate) fn heartbeat(
     let ms = lease_ms(ms)?;
     let key = Key::parse(conn, key)?;
     let now = conn.now_ms()?;
-    let n = conn.execute(
+    let n = route::execute(
+        conn,
         "UPDATE mem_om_records SET lock_expires_at = ?4 + ?5, last_heartbeat_at = ?4 \
          WHERE lookup_key = ?1 AND is_active = 1 AND lock_owner_id = ?2 AND lock_operation_id = ?3 \
-           AND lock_expires_at > ?4",
+           AND lock_expires_at > ?4{home}",
         &[
             key.text.as_str().into(),
             owner.into(),
@@ -132,10 +135,11 @@ pub(crate) fn heartbeat(
 pub(crate) fn release(conn: &mut dyn Conn, key: &str, owner_id: &str, op: &str) -> Result<bool> {
     let owner = owner(owner_id)?;
     let key = Key::parse(conn, key)?;
-    let n = conn.execute(
+    let n = route::execute(
+        conn,
         "UPDATE mem_om_records SET lock_owner_id = NULL, lock_operation_id = NULL, lock_expires_at = NULL, \
            is_observing = 0, is_reflecting = 0, is_buffering_observation = 0, is_buffering_reflection = 0 \
-         WHERE lookup_key = ?1 AND is_active = 1 AND lock_owner_id = ?2 AND lock_operation_id = ?3",
+         WHERE lookup_key = ?1 AND is_active = 1 AND lock_owner_id = ?2 AND lock_operation_id = ?3{home}",
         &[key.text.as_str().into(), owner.into(), op.into()],
     )?;
     Ok(n == 1)

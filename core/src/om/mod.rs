@@ -16,6 +16,7 @@ pub(crate) mod reflect;
 pub(crate) mod search;
 pub(crate) mod status;
 
+use crate::cluster::route;
 use crate::json_opts::Opts;
 use crate::{Conn, Result};
 
@@ -28,8 +29,9 @@ pub(crate) fn configure(conn: &mut dyn Conn, key: &str, config_json: Option<&str
     let now = conn.now_ms()?;
     let rec = record::load_or_create(conn, &key, now)?;
     let text = crate::json_opts::object_text("config", config_json)?;
-    conn.execute(
-        "UPDATE mem_om_records SET config = CAST(?2 AS @JSON), updated_at = ?3 WHERE seq = ?1",
+    route::execute(
+        conn,
+        "UPDATE mem_om_records SET config = CAST(?2 AS @JSON), updated_at = ?3 WHERE seq = ?1{home}",
         &[
             crate::Value::Int(rec.seq),
             text.into(),

@@ -8,6 +8,7 @@ use super::parse::{self, Parsed};
 use super::pending::{self, Msg};
 use super::prompts;
 use super::record::{self, Chunk, Key, Record, Scope};
+use crate::cluster::route;
 use crate::time;
 use crate::tokens::{self, Encoding};
 use crate::{threads, Conn, Error, Result, Value};
@@ -214,9 +215,10 @@ fn mark_observed(conn: &mut dyn Conn, key: &Key, rec: &mut Record, batch: &[Msg]
         let placeholders: Vec<String> = (2..keep.len() + 2).map(|i| format!("?{i}")).collect();
         let mut params = vec![Value::Int(c)];
         params.extend(keep);
-        let rows = conn.query(
+        let rows = route::query(
+            conn,
             &format!(
-                "SELECT id FROM mem_messages WHERE created_at >= ?1 AND id IN ({})",
+                "SELECT id FROM mem_messages WHERE created_at >= ?1 AND id IN ({}){{home}}",
                 placeholders.join(", ")
             ),
             &params,
@@ -233,11 +235,11 @@ fn mark_observed(conn: &mut dyn Conn, key: &Key, rec: &mut Record, batch: &[Msg]
 
 /// Writes current-task, suggested-response and last-observed-at into the thread's metadata.
 pub(super) fn update_thread(conn: &mut dyn Conn, thread: &str, p: &Parsed, now: i64) -> Result<()> {
-    let meta = conn
-        .query_value(
-            "SELECT CAST(metadata AS TEXT) FROM mem_threads WHERE id = ?1",
-            &[thread.into()],
-        )?
+    let meta = route::query_value(
+        conn,
+        "SELECT CAST(metadata AS TEXT) FROM mem_threads WHERE id = ?1{home}",
+        &[thread.into()],
+    )?
         .and_then(Value::into_string)
         .unwrap_or_else(|| "{}".into());
     let mut meta: serde_json::Map<String, serde_json::Value> =
@@ -249,8 +251,9 @@ pub(super) fn update_thread(conn: &mut dyn Conn, thread: &str, p: &Parsed, now: 
         meta.insert("suggested_response".into(), s.clone().into());
     }
     meta.insert("last_observed_at".into(), now.into());
-    conn.execute(
-        "UPDATE mem_threads SET metadata = CAST(?2 AS @JSON) WHERE id = ?1",
+    route::execute(
+        conn,
+        "UPDATE mem_threads SET metadata = CAST(?2 AS @JSON) WHERE id = ?1{home}",
         &[
             thread.into(),
             serde_json::Value::Object(meta).to_string().into(),

@@ -7,6 +7,7 @@
 //! deleted (and counts it again when it is restored).
 
 use super::record::{Key, Record, Scope};
+use crate::cluster::route;
 use crate::threads::lifecycle;
 use crate::{Conn, Result, Value};
 use std::collections::HashSet;
@@ -42,11 +43,12 @@ pub(crate) fn unobserved(
     };
     let mut params: Vec<Value> = vec![value.into(), cursor.into()];
     let live = lifecycle::hide_deleted(conn, Some(&key.resource_id), false, &mut params)?;
-    let rows = conn.query(
+    let rows = route::query(
+        conn,
         &format!(
             "SELECT id, thread_id, role, {text}, created_at, token_count FROM mem_messages \
-             WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)){live} \
-             ORDER BY created_at, thread_id, message_index"
+             WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)){live}\
+             {{home}} ORDER BY created_at, thread_id, message_index"
         ),
         &params,
     )?;
@@ -93,9 +95,11 @@ pub(crate) fn totals(conn: &mut dyn Conn, key: &Key, rec: Option<&Record>) -> Re
     };
     let mut params: Vec<Value> = vec![value.into(), cursor.into()];
     let live = lifecycle::hide_deleted(conn, Some(&key.resource_id), false, &mut params)?;
+    let home = route::and_home(conn, "resource_id", &mut params);
     let within = format!(
         "SELECT count(*), CAST(coalesce(sum(token_count), 0) AS BIGINT) FROM mem_messages \
-         WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT)){live}"
+         WHERE {column} = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR created_at >= CAST(?2 AS BIGINT))\
+         {live}{home}"
     );
     let (mut n, mut t) = sum(conn, &within, &params)?;
     let observed = rec.map(|r| r.observed_ids.as_slice()).unwrap_or_default();

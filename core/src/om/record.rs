@@ -1,6 +1,7 @@
 //! The observational-memory record: one active generation per lookup key.
 
 use super::config::{self, Config};
+use crate::cluster::route;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::{threads, Conn, Error, Result, Row, Value};
@@ -230,8 +231,9 @@ fn load_columns(
     let columns = COLUMNS
         .replace("{obs}", obs)
         .replace("{buffered}", buffered);
-    let rows = conn.query(
-        &format!("SELECT {columns} FROM mem_om_records WHERE lookup_key = ?1 AND is_active = 1"),
+    let rows = route::query(
+        conn,
+        &format!("SELECT {columns} FROM mem_om_records WHERE lookup_key = ?1 AND is_active = 1{{home}}"),
         &[key.text.as_str().into()],
     )?;
     rows.into_iter().next().map(from_row).transpose()
@@ -242,9 +244,11 @@ pub(crate) fn load_or_create(conn: &mut dyn Conn, key: &Key, now: i64) -> Result
     if let Some(r) = load(conn, key)? {
         return Ok(r);
     }
-    conn.execute(
+    route::execute(
+        conn,
         "INSERT INTO mem_om_records (id, lookup_key, scope, thread_id, resource_id, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT (lookup_key) WHERE is_active = 1 DO NOTHING",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) \
+         ON CONFLICT (lookup_key{home_column}) WHERE is_active = 1 DO NOTHING",
         &[
             crate::ids::new_id().into(),
             key.text.as_str().into(),
@@ -270,13 +274,15 @@ pub(crate) fn store_guarded(
     let chunks = serde_json::to_string(&r.chunks).map_err(|e| Error::internal(e.to_string()))?;
     let observed =
         serde_json::to_string(&r.observed_ids).map_err(|e| Error::internal(e.to_string()))?;
-    let n = conn.execute(
+    let n = route::execute(
+        conn,
         "UPDATE mem_om_records SET origin_type = ?2, active_observations = ?3, observation_tokens = ?4, \
            buffered_chunks = CAST(?5 AS @JSON), last_observed_at = CAST(?6 AS BIGINT), \
            observed_message_ids = CAST(?7 AS @JSON), total_tokens_observed = ?8, last_buffered_at_tokens = ?9, \
            is_observing = 0, is_buffering_observation = 0, last_buffered_at_time = CAST(?10 AS BIGINT), \
            updated_at = ?11 \
-         WHERE seq = ?1 AND is_active = 1 AND lock_owner_id = ?12 AND lock_operation_id = ?13 AND lock_expires_at > ?11",
+         WHERE seq = ?1 AND is_active = 1 AND lock_owner_id = ?12 AND lock_operation_id = ?13 \
+           AND lock_expires_at > ?11{home}",
         &[
             Value::Int(r.seq),
             r.origin_type.as_str().into(),

@@ -10,6 +10,7 @@ use super::parse;
 use super::pending;
 use super::prompts;
 use super::record::{self, Key};
+use crate::cluster::route;
 use crate::tokens::{self, Encoding};
 use crate::{ids, Conn, Error, Result, Value};
 use serde_json::json;
@@ -154,10 +155,12 @@ pub(crate) fn buffer_reflection(
     }
     let cfg = old.config()?;
     check_size(&parsed.observations, cfg.reflection_threshold, level)?;
-    let n = conn.execute(
+    let n = route::execute(
+        conn,
         "UPDATE mem_om_records SET buffered_reflection = ?2, buffered_reflection_base = active_observations, \
            is_buffering_reflection = 0, updated_at = ?5 \
-         WHERE seq = ?1 AND is_active = 1 AND lock_owner_id = ?3 AND lock_operation_id = ?4 AND lock_expires_at > ?5",
+         WHERE seq = ?1 AND is_active = 1 AND lock_owner_id = ?3 AND lock_operation_id = ?4 \
+           AND lock_expires_at > ?5{home}",
         &[
             Value::Int(old.seq),
             parsed.observations.as_str().into(),
@@ -237,38 +240,54 @@ fn new_generation(
     body: &str,
     parsed: parse::Parsed,
 ) -> Result<Option<i64>> {
-    let retired = conn.execute(
+    let retired = route::execute(
+        conn,
         "UPDATE mem_om_records SET is_active = 0, updated_at = ?4 \
-         WHERE seq = ?1 AND is_active = 1 AND lock_owner_id = ?2 AND lock_operation_id = ?3 AND lock_expires_at > ?4",
+         WHERE seq = ?1 AND is_active = 1 AND lock_owner_id = ?2 AND lock_operation_id = ?3 \
+           AND lock_expires_at > ?4{home}",
         &[Value::Int(old.seq), owner.into(), op.into(), Value::Int(now)],
     )?;
     if retired != 1 {
         return Ok(None);
     }
     let generation = old.generation + 1;
+    // The new generation carries the old one's bookkeeping: read, then written (one
+    // statement each; Citus runs no INSERT … SELECT inside a call handed over to a worker).
+    let carried = route::query(
+        conn,
+        "SELECT lookup_key, scope, thread_id, resource_id, CAST(buffered_chunks AS TEXT), \
+           last_observed_at, CAST(observed_message_ids AS TEXT), total_tokens_observed, \
+           last_buffered_at_tokens, CAST(config AS TEXT), lock_owner_id, lock_operation_id, \
+           lock_expires_at, last_heartbeat_at \
+         FROM mem_om_records WHERE seq = ?1{home}",
+        &[Value::Int(old.seq)],
+    )?
+    .into_iter()
+    .next()
+    .ok_or_else(|| Error::internal("the retired generation vanished"))?;
+    let mut params: Vec<Value> = vec![
+        ids::new_id().into(),
+        Value::Int(generation),
+        body.into(),
+        Value::Int(tokens::count(body, Encoding::O200kBase)),
+        Value::Int(now),
+    ];
+    params.extend(carried);
     conn.execute(
-        "INSERT INTO mem_om_records (id, lookup_key, scope, thread_id, resource_id, generation, is_active, origin_type, \
-           active_observations, observation_tokens, buffered_chunks, last_observed_at, observed_message_ids, \
-           last_reflection_at, total_tokens_observed, last_buffered_at_tokens, config, lock_owner_id, \
-           lock_operation_id, lock_expires_at, last_heartbeat_at, created_at, updated_at) \
-         SELECT ?1, lookup_key, scope, thread_id, resource_id, ?2, 1, 'reflection', ?3, ?4, buffered_chunks, \
-           last_observed_at, observed_message_ids, ?5, total_tokens_observed, last_buffered_at_tokens, config, \
-           lock_owner_id, lock_operation_id, lock_expires_at, last_heartbeat_at, ?5, ?5 \
-         FROM mem_om_records WHERE seq = ?6",
-        &[
-            ids::new_id().into(),
-            Value::Int(generation),
-            body.into(),
-            Value::Int(tokens::count(body, Encoding::O200kBase)),
-            Value::Int(now),
-            Value::Int(old.seq),
-        ],
+        "INSERT INTO mem_om_records (id, lookup_key, scope, thread_id, resource_id, generation, is_active, \
+           origin_type, active_observations, observation_tokens, buffered_chunks, last_observed_at, \
+           observed_message_ids, last_reflection_at, total_tokens_observed, last_buffered_at_tokens, config, \
+           lock_owner_id, lock_operation_id, lock_expires_at, last_heartbeat_at, created_at, updated_at) \
+         VALUES (?1, ?6, ?7, ?8, ?9, ?2, 1, 'reflection', ?3, ?4, CAST(?10 AS @JSON), CAST(?11 AS BIGINT), \
+           CAST(?12 AS @JSON), ?5, ?13, ?14, CAST(?15 AS @JSON), ?16, ?17, CAST(?18 AS BIGINT), \
+           CAST(?19 AS BIGINT), ?5, ?5)",
+        &params,
     )?;
-    let new_seq = conn
-        .query_value(
-            "SELECT seq FROM mem_om_records WHERE lookup_key = ?1 AND is_active = 1",
-            &[key.text.as_str().into()],
-        )?
+    let new_seq = route::query_value(
+        conn,
+        "SELECT seq FROM mem_om_records WHERE lookup_key = ?1 AND is_active = 1{home}",
+        &[key.text.as_str().into()],
+    )?
         .and_then(|v| v.as_i64())
         .ok_or_else(|| Error::internal("reflection wrote no active generation"))?;
     super::search::unindex(conn, &key.resource_id, old.seq, &old.active_observations)?;

@@ -2,6 +2,7 @@
 //! (`resource:<id>` or `thread:<id>`), with the coding-agent template as the default, and
 //! sanitised and truncated when injected.
 
+use crate::cluster::route;
 use crate::{Conn, Error, Result, Value};
 
 /// What a scope's working memory holds until something is written: the coding agent's
@@ -28,12 +29,12 @@ fn check_key(key: &str) -> Result<&str> {
 
 /// The stored text of a scope, if any.
 pub(crate) fn stored(conn: &mut dyn Conn, key: &str) -> Result<Option<String>> {
-    Ok(conn
-        .query_value(
-            "SELECT content FROM mem_working_memory WHERE scope_key = ?1",
-            &[key.into()],
-        )?
-        .and_then(Value::into_string))
+    Ok(route::query_value(
+        conn,
+        "SELECT content FROM mem_working_memory WHERE scope_key = ?1{home}",
+        &[key.into()],
+    )?
+    .and_then(Value::into_string))
 }
 
 /// `wm_get(scope_key)` → the stored text, or the default template.
@@ -60,9 +61,11 @@ pub(crate) fn put(conn: &mut dyn Conn, key: &str, content: &str) -> Result<i64> 
     }
     crate::threads::messages::check_content("content", content)?;
     let now = conn.now_ms()?;
-    conn.execute(
-        "INSERT INTO mem_working_memory (scope_key, content, updated_at) VALUES (?1, ?2, ?3) \
-         ON CONFLICT (scope_key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
+    route::execute(
+        conn,
+        "INSERT INTO mem_working_memory (scope_key, content, updated_at{home_column}) \
+         VALUES (?1, ?2, ?3{home_value}) ON CONFLICT (scope_key{home_column}) \
+         DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
         &[key.into(), content.into(), Value::Int(now)],
     )?;
     Ok(now)
