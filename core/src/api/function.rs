@@ -87,91 +87,67 @@ impl Function {
         }
     }
 
+    /// Routed as `route` says (see [`Route`]).
+    const fn routed(self, route: Route) -> Function {
+        Function { route, ..self }
+    }
+
     pub(crate) const fn by_resource(self) -> Function {
-        Function {
-            route: Route::Resource,
-            ..self
-        }
+        self.routed(Route::Resource)
+    }
+
+    pub(crate) const fn by_resource_option(self) -> Function {
+        self.routed(Route::ResourceOption)
     }
 
     pub(crate) const fn by_thread(self) -> Function {
-        Function {
-            route: Route::Thread,
-            ..self
-        }
+        self.routed(Route::Thread)
     }
 
-    /// Routed by the row of `owner` whose id is the argument `arg`.
-    const fn by_row(self, owner: Owner, arg: &'static str) -> Function {
-        Function {
-            route: Route::Row(owner, arg),
-            ..self
-        }
+    pub(crate) const fn by_tool(self) -> Function {
+        self.routed(Route::Tool)
     }
 
     pub(crate) const fn by_task(self) -> Function {
-        self.by_row(Owner::Task, "task_id")
+        self.routed(Route::Row(Owner::Task, "task_id"))
     }
 
     pub(crate) const fn by_memory(self) -> Function {
-        self.by_row(Owner::Memory, "id")
+        self.routed(Route::Row(Owner::Memory, "id"))
+    }
+
+    pub(crate) const fn by_vector_owner(self) -> Function {
+        self.routed(Route::VectorOwner)
     }
 
     /// Routed by the graph node `node_id`.
     pub(crate) const fn by_node(self) -> Function {
-        self.by_row(Owner::GraphNode, "node_id")
+        self.routed(Route::Row(Owner::GraphNode, "node_id"))
     }
 
     /// Routed by the graph node `id`.
     pub(crate) const fn by_node_id(self) -> Function {
-        self.by_row(Owner::GraphNode, "id")
+        self.routed(Route::Row(Owner::GraphNode, "id"))
     }
 
     /// Routed by the edge's source node, `from_id`.
     pub(crate) const fn by_edge_source(self) -> Function {
-        self.by_row(Owner::GraphNode, "from_id")
+        self.routed(Route::Row(Owner::GraphNode, "from_id"))
     }
 
     /// Routed by the graph edge `id`.
     pub(crate) const fn by_edge(self) -> Function {
-        self.by_row(Owner::GraphEdge, "id")
+        self.routed(Route::Row(Owner::GraphEdge, "id"))
     }
 
     /// Routed by the scope key `lookup_key` (observational memory).
     pub(crate) const fn by_lookup_key(self) -> Function {
-        Function {
-            route: Route::ScopeKey("lookup_key"),
-            ..self
-        }
+        self.routed(Route::ScopeKey("lookup_key"))
     }
 
     /// Routed by the scope key `scope_key` (working memory).
     pub(crate) const fn by_scope_key(self) -> Function {
-        Function {
-            route: Route::ScopeKey("scope_key"),
-            ..self
-        }
-    }
-
-    pub(crate) const fn by_vector_owner(self) -> Function {
-        Function {
-            route: Route::VectorOwner,
-            ..self
-        }
-    }
-
-    pub(crate) const fn by_tool(self) -> Function {
-        Function {
-            route: Route::Tool,
-            ..self
-        }
-    }
-
-    pub(crate) const fn by_resource_option(self) -> Function {
-        Function {
-            route: Route::ResourceOption,
-            ..self
-        }
+        self.routed(Route::ScopeKey("scope_key"))
     }
 
     /// The position of the SQL argument `name`.

@@ -229,8 +229,7 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
     conn.execute_batch(NODE_FUNCTIONS)?;
     on_workers(conn, NODE_FUNCTIONS, "the extension's functions as a cluster runs them")?;
     if changed {
-        refuse_tasks_without_resource(conn)?;
-        refuse_working_memory_without_thread(conn)?;
+        refuse_orphans(conn)?;
         if !partition::by_resource(conn)? {
             crate::data::indexes::partition(conn, Some("resource"))?;
         }
@@ -303,44 +302,32 @@ fn on_workers(conn: &mut dyn Conn, command: &str, what: &str) -> Result<()> {
     }
 }
 
-/// A task lives on its resource's node: one without a resource has none to live on.
-fn refuse_tasks_without_resource(conn: &mut dyn Conn) -> Result<()> {
-    let n = conn
-        .query_value("SELECT count(*) FROM mem_tasks WHERE resource_id IS NULL", &[])?
-        .and_then(|v| v.as_i64())
-        .unwrap_or(0);
-    if n > 0 {
-        return Err(Error::invalid(
-            "mem_distribute",
-            format!(
-                "{n} task(s) have no resource_id: a task lives on its resource's node (create \
-                 them again with options.resource_id, or delete them)"
-            ),
-        ));
-    }
-    Ok(())
-}
+/// Rows that would have no node to live on, counted, and what the refusal says of them: a
+/// task without a resource, and the working memory of a thread that is gone.
+const ORPHANS: &[(&str, &str)] = &[
+    (
+        "SELECT count(*) FROM mem_tasks WHERE resource_id IS NULL",
+        "task(s) have no resource_id: a task lives on its resource's node (create them again \
+         with options.resource_id, or delete them)",
+    ),
+    (
+        "SELECT count(*) FROM mem_working_memory w WHERE scope_key LIKE 'thread:%' \
+         AND NOT EXISTS (SELECT 1 FROM mem_threads t WHERE w.scope_key = 'thread:' || t.id)",
+        "working memories belong to threads that no longer exist: a working memory lives on \
+         its thread's resource's node (delete them, or write them under resource:<id>)",
+    ),
+];
 
-/// A thread's working memory lives on the thread's resource's node: one whose thread is gone
-/// has none to live on.
-fn refuse_working_memory_without_thread(conn: &mut dyn Conn) -> Result<()> {
-    let n = conn
-        .query_value(
-            "SELECT count(*) FROM mem_working_memory w WHERE scope_key LIKE 'thread:%' \
-             AND NOT EXISTS (SELECT 1 FROM mem_threads t WHERE w.scope_key = 'thread:' || t.id)",
-            &[],
-        )?
-        .and_then(|v| v.as_i64())
-        .unwrap_or(0);
-    if n > 0 {
-        return Err(Error::invalid(
-            "mem_distribute",
-            format!(
-                "{n} working memories belong to threads that no longer exist: a working memory \
-                 lives on its thread's resource's node (delete them, or write them under \
-                 resource:<id>)"
-            ),
-        ));
+/// Refuses to distribute while [`ORPHANS`] exist.
+fn refuse_orphans(conn: &mut dyn Conn) -> Result<()> {
+    for (count, why) in ORPHANS {
+        let n = conn
+            .query_value(count, &[])?
+            .and_then(|v| v.as_i64())
+            .unwrap_or(0);
+        if n > 0 {
+            return Err(Error::invalid("mem_distribute", format!("{n} {why}")));
+        }
     }
     Ok(())
 }
