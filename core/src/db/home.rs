@@ -56,18 +56,30 @@ pub(crate) fn homed(conn: &mut dyn Conn, sql: &str, params: &mut Vec<Value>) -> 
     fill_home(sql, &home)
 }
 
-/// Runs `sql` with its marks of the call's resource filled ([`homed`]).
-pub(crate) fn execute(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<u64> {
+/// Runs `run` on `sql` with its marks of the call's resource filled ([`homed`]); the
+/// parameters are copied only to add the resource, never on one node.
+fn at_home<T>(
+    conn: &mut dyn Conn,
+    sql: &str,
+    params: &[Value],
+    run: impl FnOnce(&mut dyn Conn, &str, &[Value]) -> Result<T>,
+) -> Result<T> {
+    if home(conn).is_none() {
+        return run(conn, &fill_home(sql, &HomeParam(None)), params);
+    }
     let mut params = params.to_vec();
     let sql = homed(conn, sql, &mut params);
-    conn.execute(&sql, &params)
+    run(conn, &sql, &params)
+}
+
+/// Runs `sql` with its marks of the call's resource filled ([`homed`]).
+pub(crate) fn execute(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<u64> {
+    at_home(conn, sql, params, |c, sql, p| c.execute(sql, p))
 }
 
 /// The rows of `sql` with its marks of the call's resource filled ([`homed`]).
 pub(crate) fn query(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-    let mut params = params.to_vec();
-    let sql = homed(conn, sql, &mut params);
-    conn.query(&sql, &params)
+    at_home(conn, sql, params, |c, sql, p| c.query(sql, p))
 }
 
 /// The first value of `sql` with its marks of the call's resource filled ([`homed`]).
@@ -76,19 +88,21 @@ pub(crate) fn query_value(
     sql: &str,
     params: &[Value],
 ) -> Result<Option<Value>> {
-    let mut params = params.to_vec();
-    let sql = homed(conn, sql, &mut params);
-    conn.query_value(&sql, &params)
+    at_home(conn, sql, params, |c, sql, p| c.query_value(sql, p))
 }
 
 fn fill_home(sql: &str, home: &HomeParam) -> String {
     let mut out = String::with_capacity(sql.len() + 40);
+    let (column, value) = home.insert();
     let mut rest = sql;
     while let Some(at) = rest.find("{home") {
         out.push_str(&rest[..at]);
-        let end = rest[at..].find('}').map_or(rest.len(), |e| at + e + 1);
-        let (column, value) = home.insert();
-        match &rest[at + 1..end.saturating_sub(1).max(at + 1)] {
+        let Some(len) = rest[at..].find('}') else {
+            rest = &rest[at..];
+            break;
+        };
+        let end = at + len + 1;
+        match &rest[at + 1..end - 1] {
             "home" => out.push_str(&home.and("resource_id")),
             "home_column" => out.push_str(column),
             "home_value" => out.push_str(&value),
