@@ -270,3 +270,12 @@ pub(crate) fn on_delete(conn: &mut dyn Conn, seq: i64, resource: &str, old: &Old
     engine::remove_doc(conn, &index, seq, Some(&old.text()))?;
     files::sync(conn, seq, &old.related_files, "[]")
 }
+
+/// Takes `resource`'s memory index for writing (shared with other writers) before a call that
+/// writes several memories: a writer that reaches the index after holding a memory's unique
+/// key could otherwise wait on a flush that waits on that key — two sessions finishing at
+/// once that promote the same memory.
+pub(crate) fn hold_index(conn: &mut dyn Conn, resource: &str) -> Result<()> {
+    let index = partition::index_of(conn, NS_MEMORIES, resource)?;
+    engine::store::lock_meta(conn, &index, engine::store::Lock::Shared).map(drop)
+}

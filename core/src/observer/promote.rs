@@ -110,6 +110,9 @@ pub(crate) fn finalize(conn: &mut dyn Conn, session_id: &str, outcome: &str, opt
     let mut order: Vec<usize> = (0..kept.len()).collect();
     order.sort_by(|&a, &b| kept[a].content.cmp(&kept[b].content));
     let mut promoted = vec![Json::Null; kept.len()];
+    if !kept.is_empty() {
+        crate::memories::hold_index(conn, &resource)?;
+    }
     for i in order {
         let c = &kept[i];
         promoted[i] = store(conn, session_id, &resource, c, c.class.value(c.sessions), external, now)?;
