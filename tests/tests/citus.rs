@@ -402,7 +402,7 @@ fn remember(c: &mut Client) {
 /// graph around a file, memories named by their content (their ids differ between databases).
 fn memory_answers(c: &mut Client) -> Vec<String> {
     let mut out = Vec::new();
-    let mut content = |c: &mut Client, id: &str| -> String {
+    let content = |c: &mut Client, id: &str| -> String {
         c.query_one("SELECT content FROM mem_memories WHERE id = $1", &[&id])
             .unwrap()
             .get(0)
@@ -455,6 +455,63 @@ fn memory_answers(c: &mut Client) -> Vec<String> {
     out
 }
 
+/// An observed session of each resource, round `round`: files read and edited together,
+/// repeated searches, a failure got past; what its finalize promoted and discarded, and what
+/// its summary says it learned (memories named by their content).
+fn observe(c: &mut Client, round: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in 0..RESOURCES {
+        let session = format!("obs-r{r}-{round}");
+        c.execute(
+            "SELECT mem_session_start($1, $2)",
+            &[
+                &format!("r{r}"),
+                &serde_json::json!({"id": session}).to_string(),
+            ],
+        )
+        .unwrap();
+        let events = serde_json::json!([
+            {"type": "tool_call", "tool": "Read", "args": {"file_path": format!("src/{r}.rs")}, "step": 1},
+            {"type": "tool_call", "tool": "Edit", "args": {"file_path": "src/lib.rs"}, "step": 2},
+            {"type": "tool_call", "tool": "Grep", "args": {"pattern": "shard"}, "step": 2},
+            {"type": "tool_call", "tool": "Grep", "args": {"pattern": "shard"}, "step": 3},
+            {"type": "tool_call", "tool": "Grep", "args": {"pattern": "shard"}, "step": 3},
+            {"type": "tool_result", "tool": "Bash", "ok": false, "error": "error: worker 7 unreachable"},
+            {"type": "tool_result", "tool": "Bash", "ok": true, "step": 4},
+            {"type": "step_complete", "step": 4},
+        ]);
+        c.execute(
+            "SELECT mem_observe($1, $2)",
+            &[&session, &events.to_string()],
+        )
+        .unwrap();
+        c.execute("SELECT mem_session_checkpoint($1)", &[&session])
+            .unwrap();
+        let done: serde_json::Value = c
+            .query_one("SELECT mem_session_finalize($1, 'success')", &[&session])
+            .unwrap()
+            .get(0);
+        for p in done["promoted"].as_array().unwrap() {
+            out.push(format!(
+                "{session} promoted {} {} {} {}",
+                p["class"], p["content"], p["sessions"], p["value"]
+            ));
+        }
+        for d in done["discarded"].as_array().unwrap() {
+            out.push(format!("{session} discarded {d}"));
+        }
+        let summary: serde_json::Value = c
+            .query_one("SELECT mem_session_summary($1)", &[&session])
+            .unwrap()
+            .get(0);
+        out.push(format!(
+            "{session} learned {}",
+            summary["learned"].as_array().map_or(0, Vec::len)
+        ));
+    }
+    out
+}
+
 /// The workload's threads.
 fn create_threads(c: &mut Client) {
     for r in 0..RESOURCES {
@@ -501,6 +558,7 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         create_threads(db);
         write_round(db, 0, 60);
         remember(db);
+        observe(db, 0);
     }
     one.execute("SELECT mem_index_partition('resource')", &[])
         .unwrap();
@@ -536,6 +594,16 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         memory,
         "long-term memory after distributing"
     );
+    let observed = observe(&mut one, 1);
+    assert!(
+        observed.iter().any(|o| o.contains(" promoted ")),
+        "a second session promotes what the first saw: {observed:#?}"
+    );
+    assert_eq!(
+        observe(&mut c, 1),
+        observed,
+        "the observer after distributing"
+    );
 
     for db in [&mut c, &mut one] {
         write_round(db, 60, 90);
@@ -550,8 +618,7 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
     assert_invariants(&mut c);
 
     // Tasks live with their resource, and one without a resource is refused with the reason;
-    // what is not distributed yet stays on the coordinator and works there: memories (whose
-    // index is distributed with the others).
+    // a memory remembered after distributing is found.
     let task: String = c
         .query_one(
             "SELECT task_create('ship the cluster', '{\"resource_id\":\"r1\",\"id\":\"ship\"}')",
@@ -615,6 +682,10 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         "agentmem_private.mem_idx_segments",
         "agentmem_private.mem_idx_pages",
         "agentmem_private.mem_idx_delta",
+        "mem_observer_sessions",
+        "mem_observer_files",
+        "mem_observer_patterns",
+        "mem_observer_errors",
     ] {
         let distributed: i64 = c
             .query_one(
@@ -692,7 +763,7 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
     let touch = format!("SELECT mem_memory_touch('{m_r2}')");
     let embed =
         format!("SELECT mem_embed_set('memory', '{m_r2}', 'mini', mem_vector('[0, 1, 0]'))");
-    let calls: [(&str, &str); 23] = [
+    let calls: [(&str, &str); 29] = [
         (
             "r2",
             "SELECT mem_thread_create('r2', 'another', NULL, '{\"id\":\"t2-x\"}')",
@@ -750,6 +821,21 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
         ("r4", "SELECT om_acquire_lease('thread:t4-0', 'observer-1')"),
         ("r3", "SELECT wm_set('resource:r3', '# Notes\nshards')"),
         ("r5", "SELECT om_context('t5-1')"),
+        ("r4", "SELECT mem_session_start('r4', '{\"id\":\"obs-route\"}')"),
+        (
+            "r4",
+            "SELECT mem_observe('obs-route', '{\"type\":\"tool_call\",\"tool\":\"Read\",\
+             \"args\":{\"file_path\":\"src/a.rs\"},\"step\":1}')",
+        ),
+        ("r4", "SELECT mem_session_checkpoint('obs-route')"),
+        ("r4", "SELECT mem_session_finalize('obs-route', 'success')"),
+        ("r4", "SELECT mem_session_summary('obs-route')"),
+        (
+            "r5",
+            "SELECT mem_observe_hook('r5', '{\"hook_event_name\":\"PostToolUse\",\
+             \"session_id\":\"obs-hook\",\"tool_name\":\"Read\",\
+             \"tool_input\":{\"file_path\":\"src/b.rs\"}}')",
+        ),
     ];
     for (resource, call) in calls {
         sent.lock().unwrap().clear();
@@ -1175,6 +1261,11 @@ const UNPLANNED: &[&str] = &[
 
 /// Cases the cluster does not answer as one node, with the reason (docs/scale-out.md).
 const ONE_NODE_ONLY: &[(&str, &str)] = &[
+    (
+        "a session id another resource holds is refused",
+        "ids are unique per resource: the worker of the second resource does not see the first's \
+         sessions",
+    ),
     (
         "partitioned by resource: a search within a resource ranks by its own index, across resources as one",
         "switches the index layout, which mem_distribute() fixes to one index per resource",

@@ -140,6 +140,11 @@ impl Function {
         self.routed(Route::Row(Owner::GraphEdge, "id"))
     }
 
+    /// Routed by the observed session `session_id`.
+    pub(crate) const fn by_session(self) -> Function {
+        self.routed(Route::Row(Owner::Session, "session_id"))
+    }
+
     /// Routed by the scope key `lookup_key` (observational memory).
     pub(crate) const fn by_lookup_key(self) -> Function {
         self.routed(Route::ScopeKey("lookup_key"))
@@ -158,7 +163,7 @@ impl Function {
     /// The resource a call with `values` works in, by the function's [`Route`]; `None` when
     /// the call spans resources (or names none it can be sent by) and runs where it was
     /// called. A thread or task that does not exist leaves the call here, to fail as on one
-    /// node.
+    /// node; a session that does not exist is answered as not found ([`Owner::not_found`]).
     pub fn resource_of(&self, conn: &mut dyn Conn, values: &[Value]) -> Result<Option<String>> {
         let to = self.route.destination(|name| {
             self.arg_index(name)
@@ -168,7 +173,10 @@ impl Function {
         Ok(match to {
             Destination::Resource(r) => Some(r),
             Destination::Thread(t) => crate::threads::resource_by_id(conn, &t)?,
-            Destination::Row(owner, id) => owner.resource_of(conn, &id)?,
+            Destination::Row(owner, id) => match owner.resource_of(conn, &id)? {
+                None => return owner.not_found(&id).map_or(Ok(None), Err),
+                found => found,
+            },
             Destination::Here => None,
         })
     }

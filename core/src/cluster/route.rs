@@ -55,6 +55,8 @@ pub enum Owner {
     Message,
     GraphNode,
     GraphEdge,
+    /// An observed session (`mem_observer_sessions`).
+    Session,
 }
 
 impl Owner {
@@ -65,7 +67,16 @@ impl Owner {
             Owner::Message => "mem_messages",
             Owner::GraphNode => "mem_graph_nodes",
             Owner::GraphEdge => "mem_graph_edges",
+            Owner::Session => "mem_observer_sessions",
         }
+    }
+
+    /// What a call that names a row of this table that does not exist always answers, when
+    /// it does: `session not found`, for every call that names a session. Such a call is
+    /// answered where it was made, as it would be on one node; others run here to fail (or
+    /// not) as they would there.
+    pub fn not_found(self, id: &str) -> Option<crate::Error> {
+        (self == Owner::Session).then(|| crate::Error::not_found("session", id))
     }
 
     /// The resource of the row `id`, looked up by its id alone (on a distributed database, in

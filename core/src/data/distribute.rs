@@ -1,8 +1,9 @@
 //! `mem_distribute()`: a Postgres database with Citus turned into the distributed layout,
 //! every table that carries a resource — the conversations, the tasks, long-term memory and
-//! its vectors, the knowledge graph — and the search index split by `resource_id` and
-//! colocated, so that a resource's rows, vectors, closure and index pages live on one node and
-//! a call that stays within a resource runs there (see [`crate::cluster::route`]).
+//! its vectors, the knowledge graph, the observer's sessions — and the search index split by
+//! `resource_id` and colocated, so that a resource's rows, vectors, closure and index pages
+//! live on one node and a call that stays within a resource runs there (see
+//! [`crate::cluster::route`]).
 //!
 //! Citus wants the distribution column in every primary key and unique index, and a
 //! foreign key between distributed tables to include it: those keys widen here, and only
@@ -92,6 +93,32 @@ UPDATE mem_working_memory w SET resource_id = t.resource_id FROM mem_threads t
   WHERE w.scope_key = 'thread:' || t.id;
 ALTER TABLE mem_working_memory ALTER COLUMN resource_id SET NOT NULL,
   DROP CONSTRAINT mem_working_memory_pkey, ADD PRIMARY KEY (resource_id, scope_key);
+ALTER TABLE mem_observer_sessions DROP CONSTRAINT mem_observer_sessions_pkey,
+  ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_observer_sessions DROP CONSTRAINT mem_observer_sessions_id_key,
+  ADD UNIQUE (resource_id, id);
+ALTER TABLE mem_observer_files DROP CONSTRAINT mem_observer_files_pkey,
+  ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_observer_files DROP CONSTRAINT mem_observer_files_session_id_path_key,
+  ADD UNIQUE (resource_id, session_id, path);
+ALTER TABLE mem_observer_patterns DROP CONSTRAINT mem_observer_patterns_pkey,
+  ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_observer_patterns DROP CONSTRAINT mem_observer_patterns_session_id_kind_pattern_key,
+  ADD UNIQUE (resource_id, session_id, kind, pattern);
+ALTER TABLE mem_observer_errors DROP CONSTRAINT mem_observer_errors_pkey,
+  ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_observer_errors DROP CONSTRAINT mem_observer_errors_session_id_fingerprint_key,
+  ADD UNIQUE (resource_id, session_id, fingerprint);
+ALTER TABLE mem_observer_pairs DROP CONSTRAINT mem_observer_pairs_pkey,
+  ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_observer_pairs DROP CONSTRAINT mem_observer_pairs_session_id_file_a_file_b_key,
+  ADD UNIQUE (resource_id, session_id, file_a, file_b);
+ALTER TABLE mem_observer_events DROP CONSTRAINT mem_observer_events_pkey,
+  ADD PRIMARY KEY (resource_id, seq);
+ALTER TABLE mem_observer_events DROP CONSTRAINT mem_observer_events_session_id_n_key,
+  ADD UNIQUE (resource_id, session_id, n);
+ALTER TABLE mem_observer_notes DROP CONSTRAINT mem_observer_notes_pkey,
+  ADD PRIMARY KEY (resource_id, seq);
 ";
 
 /// The owner's resource on the rows of a task's labels, dependencies and links, of a
@@ -171,6 +198,13 @@ const DISTRIBUTED: &[&str] = &[
     "mem_code_chunks",
     "mem_om_records",
     "mem_working_memory",
+    "mem_observer_sessions",
+    "mem_observer_files",
+    "mem_observer_patterns",
+    "mem_observer_errors",
+    "mem_observer_pairs",
+    "mem_observer_events",
+    "mem_observer_notes",
 ];
 
 /// Moves a worker's sequences — those that number the distributed tables' rows — to the
@@ -184,7 +218,11 @@ const SEQUENCE_RANGES: &str = "SELECT count(pg_catalog.setval(CAST(q.s AS regcla
                  ('mem_task_deps_seq_seq'), ('mem_memories_seq_seq'), \
                  ('mem_embeddings_seq_seq'), ('mem_graph_nodes_seq_seq'), \
                  ('mem_graph_edges_seq_seq'), ('mem_graph_refs_seq_seq'), \
-                 ('mem_code_chunks_seq_seq'), ('mem_om_records_seq_seq')) AS q (s), \
+                 ('mem_code_chunks_seq_seq'), ('mem_om_records_seq_seq'), \
+                 ('mem_observer_sessions_seq_seq'), ('mem_observer_files_seq_seq'), \
+                 ('mem_observer_patterns_seq_seq'), ('mem_observer_errors_seq_seq'), \
+                 ('mem_observer_pairs_seq_seq'), ('mem_observer_events_seq_seq'), \
+                 ('mem_observer_notes_seq_seq')) AS q (s), \
          (SELECT CAST(groupid AS bigint) << 48 AS start FROM pg_catalog.pg_dist_local_group) AS g \
     WHERE g.start > 0 \
       AND coalesce(pg_catalog.pg_sequence_last_value(CAST(q.s AS regclass)), 0) < g.start";

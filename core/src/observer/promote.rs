@@ -11,6 +11,7 @@
 
 use super::signals::{self, Candidate, MIN_VALUE};
 use super::synthesis;
+use crate::cluster::route;
 use crate::json_opts::Opts;
 use crate::memories::remember;
 use crate::{Conn, Error, Result, Value};
@@ -50,12 +51,12 @@ pub(crate) fn finalize(conn: &mut dyn Conn, session_id: &str, outcome: &str, opt
         Some(t) => t,
         None => conn.now_ms()?,
     };
-    let row = conn
-        .query(
-            "UPDATE mem_observer_sessions SET updated_at = updated_at WHERE id = ?1 \
-             RETURNING resource_id, status, session_type, CAST(result AS TEXT)",
-            &[session_id.into()],
-        )?
+    let row = route::query(
+        conn,
+        "UPDATE mem_observer_sessions SET updated_at = updated_at WHERE id = ?1{home} \
+         RETURNING resource_id, status, session_type, CAST(result AS TEXT)",
+        &[session_id.into()],
+    )?
         .into_iter()
         .next()
         .ok_or_else(|| Error::not_found("session", session_id))?;
@@ -133,13 +134,14 @@ pub(crate) fn finalize(conn: &mut dyn Conn, session_id: &str, outcome: &str, opt
     conn.execute(
         "UPDATE mem_observer_sessions SET status = 'finalized', outcome = ?2, \
            result = CAST(?3 AS @JSON), finalized_at = ?4, updated_at = ?4, synthesis = ?5 \
-         WHERE id = ?1",
+         WHERE id = ?1 AND resource_id = ?6",
         &[
             session_id.into(),
             outcome.into(),
             answer.as_str().into(),
             Value::Int(now),
             synthesis.as_ref().map(|_| "pending").into(),
+            resource.as_str().into(),
         ],
     )?;
     Ok(answer)

@@ -1,6 +1,7 @@
 //! An observed session: its resource, its type (which decides how many memories it may
 //! promote and from which signals), an optional thread, and the bound on its scratchpad.
 
+use crate::cluster::route;
 use crate::ids;
 use crate::json_opts::Opts;
 use crate::{Conn, Error, Result, Value};
@@ -49,10 +50,11 @@ pub(crate) fn start(conn: &mut dyn Conn, resource_id: &str, options: Option<&str
         }
     }
     let now = conn.now_ms()?;
-    let inserted = conn.query(
+    let inserted = route::query(
+        conn,
         "INSERT INTO mem_observer_sessions (id, resource_id, session_type, thread_id, \
            max_scratch_rows, started_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) \
-         ON CONFLICT (id) DO NOTHING RETURNING id",
+         ON CONFLICT (id{home_column}) DO NOTHING RETURNING id",
         &[
             id.as_str().into(),
             resource_id.into(),

@@ -9,6 +9,7 @@
 //! signal is incidental). Below 0.4 a candidate is discarded.
 
 use super::tools::{self, Kind};
+use crate::cluster::route;
 use crate::{Conn, Result, Value};
 
 /// A signal class.
@@ -110,17 +111,19 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
 
     // Files worked on together — one of them edited — in sessions of the resource: two
     // files that are only ever read together say nothing about changing them.
-    for r in conn.query(
+    for r in route::query(
+        conn,
         &format!(
             "SELECT p.file_a, p.file_b, count(DISTINCT q.session_id), min(p.last_step), \
                (SELECT count(DISTINCT f.session_id) FROM mem_observer_files f \
-                 WHERE f.resource_id = p.resource_id AND f.path = p.file_a AND {c}), \
+                 WHERE f.resource_id = p.resource_id AND f.path = p.file_a AND {c}{{home:f}}), \
                (SELECT count(DISTINCT f.session_id) FROM mem_observer_files f \
-                 WHERE f.resource_id = p.resource_id AND f.path = p.file_b AND {c}) \
+                 WHERE f.resource_id = p.resource_id AND f.path = p.file_b AND {c}{{home:f}}) \
              FROM mem_observer_pairs p JOIN mem_observer_pairs q ON q.resource_id = p.resource_id \
                AND q.file_a = p.file_a AND q.file_b = p.file_b \
-             WHERE p.session_id = ?1 AND {} AND EXISTS (SELECT 1 FROM mem_observer_files f \
-               WHERE f.session_id = ?1 AND f.edits > 0 AND (f.path = p.file_a OR f.path = p.file_b)) \
+             WHERE p.session_id = ?1 AND {}{{home:p}}{{home:q}} AND EXISTS (SELECT 1 \
+               FROM mem_observer_files f WHERE f.session_id = ?1 AND f.edits > 0{{home:f}} \
+               AND (f.path = p.file_a OR f.path = p.file_b)) \
              GROUP BY p.resource_id, p.file_a, p.file_b ORDER BY 3 DESC, 1, 2 LIMIT 50",
             counted("q"),
             c = counted("f")
@@ -144,12 +147,13 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
     }
 
     // Errors that a retry of the same tool got past, and how many sessions met them.
-    for r in conn.query(
+    for r in route::query(
+        conn,
         &format!(
             "SELECT e.fingerprint, e.tool, count(DISTINCT o.session_id), e.first_step, e.sample \
              FROM mem_observer_errors e JOIN mem_observer_errors o ON o.resource_id = e.resource_id \
                AND o.fingerprint = e.fingerprint \
-             WHERE e.session_id = ?1 AND e.resolved_step IS NOT NULL AND {} \
+             WHERE e.session_id = ?1 AND e.resolved_step IS NOT NULL AND {}{{home:e}}{{home:o}} \
              GROUP BY e.fingerprint, e.tool, e.first_step, e.sample ORDER BY 3 DESC, 1 LIMIT 50",
             counted("o")
         ),
@@ -174,9 +178,10 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
 
     // Notes of this session: self-corrections and dead ends stand alone; backtracks and
     // spikes count across sessions.
-    for r in conn.query(
+    for r in route::query(
+        conn,
         "SELECT class, step, text FROM mem_observer_notes \
-         WHERE session_id = ?1 AND class IN ('self_correction', 'dead_end') ORDER BY seq",
+         WHERE session_id = ?1 AND class IN ('self_correction', 'dead_end'){home} ORDER BY seq",
         &[p(id)],
     )? {
         let (class, step, sentence) = (text(&r[0]), int(&r[1]), text(&r[2]));
@@ -189,12 +194,13 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
         };
         push(kind, sentence.clone(), content, files, 1, step);
     }
-    for r in conn.query(
+    for r in route::query(
+        conn,
         &format!(
             "SELECT n.data, count(DISTINCT o.session_id), min(n.step) FROM mem_observer_notes n \
              JOIN mem_observer_notes o ON o.resource_id = n.resource_id AND o.class = n.class \
                AND o.text = n.text \
-             WHERE n.session_id = ?1 AND n.class = 'backtrack' AND {} GROUP BY n.data ORDER BY 2 DESC LIMIT 20",
+             WHERE n.session_id = ?1 AND n.class = 'backtrack' AND {}{{home:n}}{{home:o}} GROUP BY n.data ORDER BY 2 DESC LIMIT 20",
             counted("o")
         ),
         &[p(id)],
@@ -212,16 +218,16 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
             int(&r[2]),
         );
     }
-    if let Some(r) = conn
-        .query(
-            &format!(
-                "SELECT count(DISTINCT o.session_id), min(n.step) FROM mem_observer_notes n \
-                 JOIN mem_observer_notes o ON o.resource_id = n.resource_id AND o.class = n.class \
-                 WHERE n.session_id = ?1 AND n.class = 'token_spike' AND {}",
-                counted("o")
-            ),
-            &[p(id)],
-        )?
+    if let Some(r) = route::query(
+        conn,
+        &format!(
+            "SELECT count(DISTINCT o.session_id), min(n.step) FROM mem_observer_notes n \
+             JOIN mem_observer_notes o ON o.resource_id = n.resource_id AND o.class = n.class \
+             WHERE n.session_id = ?1 AND n.class = 'token_spike' AND {}{{home:n}}{{home:o}}",
+            counted("o")
+        ),
+        &[p(id)],
+    )?
         .into_iter()
         .next()
         .filter(|r| int(&r[0]) > 0)
@@ -239,13 +245,14 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
     }
 
     // Patterns: repeated searches, tool sequences, web references, the first test run.
-    for r in conn.query(
+    for r in route::query(
+        conn,
         &format!(
             "SELECT p.kind, p.pattern, count(DISTINCT q.session_id), p.first_step, p.count \
              FROM mem_observer_patterns p JOIN mem_observer_patterns q ON q.resource_id = p.resource_id \
                AND q.kind = p.kind AND q.pattern = p.pattern \
              WHERE p.session_id = ?1 AND ((p.kind = 'grep' AND p.count >= 3) \
-               OR (p.kind = 'sequence' AND p.count >= 2) OR p.kind = 'web') AND {} \
+               OR (p.kind = 'sequence' AND p.count >= 2) OR p.kind = 'web') AND {}{{home:p}}{{home:q}} \
              GROUP BY p.kind, p.pattern, p.first_step, p.count ORDER BY 3 DESC, 1, 2 LIMIT 50",
             counted("q")
         ),
@@ -259,12 +266,12 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
         };
         push(class, pattern, content, Vec::new(), int(&r[2]), int(&r[3]));
     }
-    if let Some(r) = conn
-        .query(
-            "SELECT p.pattern, p.first_step FROM mem_observer_patterns p \
-             WHERE p.session_id = ?1 AND p.kind = 'test' ORDER BY p.first_event LIMIT 1",
-            &[p(id)],
-        )?
+    if let Some(r) = route::query(
+        conn,
+        "SELECT p.pattern, p.first_step FROM mem_observer_patterns p \
+         WHERE p.session_id = ?1 AND p.kind = 'test'{home:p} ORDER BY p.first_event LIMIT 1",
+        &[p(id)],
+    )?
         .into_iter()
         .next()
     {
@@ -289,7 +296,8 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
             &[p(id), p(resource)],
         )?
         .map_or(0, |v| int(&v));
-    for r in conn.query(
+    for r in route::query(
+        conn,
         &format!(
             "SELECT f.path, f.reads, f.edits, f.config + 2 * f.left_for_search, f.first_step, \
                count(DISTINCT CASE WHEN o.first_step <= 2 THEN o.session_id END), \
@@ -299,7 +307,7 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
                count(DISTINCT o.session_id) \
              FROM mem_observer_files f JOIN mem_observer_files o ON o.resource_id = f.resource_id \
                AND o.path = f.path \
-             WHERE f.session_id = ?1 AND {} \
+             WHERE f.session_id = ?1 AND {}{{home:f}}{{home:o}} \
              GROUP BY f.path, f.reads, f.edits, f.config, f.left_for_search, f.first_step \
              ORDER BY 6 DESC, 1 LIMIT 200",
             counted("o")
@@ -365,18 +373,18 @@ pub(crate) fn detect(conn: &mut dyn Conn, id: &str, resource: &str, session_type
 fn counted(alias: &str) -> String {
     format!(
         "({alias}.session_id = ?1 OR EXISTS (SELECT 1 FROM mem_observer_sessions s \
-           WHERE s.id = {alias}.session_id AND s.status = 'finalized'))"
+           WHERE s.id = {alias}.session_id AND s.status = 'finalized'{{home:s}}))"
     )
 }
 
 /// The files the session read or edited at `step` (at most 5).
 fn files_at(conn: &mut dyn Conn, id: &str, step: i64) -> Result<Vec<String>> {
-    Ok(conn
-        .query(
-            "SELECT path FROM mem_observer_files WHERE session_id = ?1 \
-               AND first_step <= ?2 AND last_step >= ?2 ORDER BY last_event DESC, path LIMIT 5",
-            &[id.into(), Value::Int(step)],
-        )?
+    Ok(route::query(
+        conn,
+        "SELECT path FROM mem_observer_files WHERE session_id = ?1 \
+           AND first_step <= ?2 AND last_step >= ?2{home} ORDER BY last_event DESC, path LIMIT 5",
+        &[id.into(), Value::Int(step)],
+    )?
         .into_iter()
         .map(|r| text(&r[0]))
         .collect())
@@ -384,17 +392,17 @@ fn files_at(conn: &mut dyn Conn, id: &str, step: i64) -> Result<Vec<String>> {
 
 /// Sessions of the resource whose first test run was `test`.
 fn first_test_sessions(conn: &mut dyn Conn, id: &str, resource: &str, test: &str) -> Result<i64> {
-    Ok(conn
-        .query_value(
-            &format!(
-                "SELECT count(*) FROM mem_observer_patterns p WHERE p.resource_id = ?2 \
-                   AND p.kind = 'test' AND p.pattern = ?3 AND {} AND NOT EXISTS (SELECT 1 \
-                     FROM mem_observer_patterns e WHERE e.session_id = p.session_id \
-                     AND e.kind = 'test' AND e.first_event < p.first_event)",
-                counted("p")
-            ),
-            &[id.into(), resource.into(), test.into()],
-        )?
+    Ok(route::query_value(
+        conn,
+        &format!(
+            "SELECT count(*) FROM mem_observer_patterns p WHERE p.resource_id = ?2 \
+               AND p.kind = 'test' AND p.pattern = ?3 AND {} AND NOT EXISTS (SELECT 1 \
+                 FROM mem_observer_patterns e WHERE e.session_id = p.session_id \
+                 AND e.kind = 'test' AND e.first_event < p.first_event{{home:e}})",
+            counted("p")
+        ),
+        &[id.into(), resource.into(), test.into()],
+    )?
         .map_or(0, |v| int(&v)))
 }
 

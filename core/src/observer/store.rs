@@ -13,6 +13,7 @@
 
 use super::event::Event;
 use super::pad::{ErrorRow, File, Pad, Pair, Pattern, State, MAX_NOTES};
+use crate::cluster::route;
 use crate::db::batch::{shaped, values};
 use crate::db::dialect::RowLock;
 use crate::db::session::Part;
@@ -64,11 +65,10 @@ pub(crate) fn open(conn: &mut dyn Conn, id: &str) -> Result<Session> {
         "SELECT resource_id, status, rev, max_scratch_rows, step, events, \
            steps_completed, input_tokens, max_step_tokens, external_step, self_corrections, \
            CAST(recent AS TEXT), scratch_rows, evicted, CAST(early AS TEXT) \
-         FROM mem_observer_sessions WHERE id = ?1{}",
+         FROM mem_observer_sessions WHERE id = ?1{{home}}{}",
         conn.dialect().row_lock(RowLock::NoKeyUpdate)
     );
-    let r = conn
-        .query(&sql, &[id.into()])?
+    let r = route::query(conn, &sql, &[id.into()])?
         .into_iter()
         .next()
         .ok_or_else(|| Error::not_found("session", id))?;
@@ -83,11 +83,11 @@ pub(crate) fn open(conn: &mut dyn Conn, id: &str) -> Result<Session> {
     let max_rows = r[3].as_i64().unwrap_or(0);
     // A statement of its own, after the row's lock is held: on Postgres it sees what the
     // writer it waited for committed.
-    let tail = conn
-        .query_value(
-            "SELECT token FROM mem_observer_events WHERE session_id = ?1 ORDER BY n DESC LIMIT 1",
-            &[id.into()],
-        )?
+    let tail = route::query_value(
+        conn,
+        "SELECT token FROM mem_observer_events WHERE session_id = ?1{home} ORDER BY n DESC LIMIT 1",
+        &[id.into()],
+    )?
         .and_then(|v| v.as_i64());
     let held = conn.session().part::<Held>().0.remove(id);
     let mut s = match held {
@@ -105,9 +105,10 @@ fn read(conn: &mut dyn Conn, id: &str, resource: String, rev: i64, tail: Option<
     let mut pad = Pad { max_rows: r[3].as_i64().unwrap_or(0), ..Pad::default() };
     pad.state = state_of_row(conn, id, r)?;
     let p = [Value::from(id)];
-    for f in conn.query(
+    for f in route::query(
+        conn,
         "SELECT path, reads, edits, config, left_for_search, first_step, last_step, first_event, \
-           last_event FROM mem_observer_files WHERE session_id = ?1",
+           last_event FROM mem_observer_files WHERE session_id = ?1{home}",
         &p,
     )? {
         pad.files.stored(
@@ -124,9 +125,10 @@ fn read(conn: &mut dyn Conn, id: &str, resource: String, rev: i64, tail: Option<
             },
         );
     }
-    for p_ in conn.query(
+    for p_ in route::query(
+        conn,
         "SELECT kind, pattern, count, first_step, last_step, first_event FROM mem_observer_patterns \
-         WHERE session_id = ?1",
+         WHERE session_id = ?1{home}",
         &p,
     )? {
         pad.patterns.stored(
@@ -134,9 +136,10 @@ fn read(conn: &mut dyn Conn, id: &str, resource: String, rev: i64, tail: Option<
             Pattern { count: int(&p_[2]), first_step: int(&p_[3]), last_step: int(&p_[4]), first_event: int(&p_[5]) },
         );
     }
-    for e in conn.query(
+    for e in route::query(
+        conn,
         "SELECT fingerprint, tool, sample, count, first_step, last_step, resolved_step \
-         FROM mem_observer_errors WHERE session_id = ?1",
+         FROM mem_observer_errors WHERE session_id = ?1{home}",
         &p,
     )? {
         pad.errors.stored(
@@ -151,14 +154,16 @@ fn read(conn: &mut dyn Conn, id: &str, resource: String, rev: i64, tail: Option<
             },
         );
     }
-    for q in conn.query(
-        "SELECT file_a, file_b, count, last_step FROM mem_observer_pairs WHERE session_id = ?1",
+    for q in route::query(
+        conn,
+        "SELECT file_a, file_b, count, last_step FROM mem_observer_pairs WHERE session_id = ?1{home}",
         &p,
     )? {
         pad.pairs.stored((text(&q[0]), text(&q[1])), Pair { count: int(&q[2]), last_step: int(&q[3]) });
     }
-    let log = conn.query(
-        "SELECT CAST(event AS TEXT) FROM mem_observer_events WHERE session_id = ?1 ORDER BY n",
+    let log = route::query(
+        conn,
+        "SELECT CAST(event AS TEXT) FROM mem_observer_events WHERE session_id = ?1{home} ORDER BY n",
         &p,
     )?;
     let mut fired = Vec::new();
@@ -175,8 +180,11 @@ fn state_of_row(conn: &mut dyn Conn, id: &str, r: &Row) -> Result<State> {
     let json = |v: &Value| -> Result<serde_json::Value> {
         serde_json::from_str(v.as_str().unwrap_or("[]")).map_err(|e| Error::invalid("mem_observer_sessions", e.to_string()))
     };
-    let notes = conn
-        .query_value("SELECT count(*) FROM mem_observer_notes WHERE session_id = ?1", &[id.into()])?
+    let notes = route::query_value(
+        conn,
+        "SELECT count(*) FROM mem_observer_notes WHERE session_id = ?1{home}",
+        &[id.into()],
+    )?
         .and_then(|v| v.as_i64())
         .unwrap_or(0);
     Ok(State {
@@ -263,7 +271,7 @@ pub(crate) fn checkpoint(conn: &mut dyn Conn, s: &mut Session) -> Result<()> {
         "mem_observer_files (resource_id, session_id, path, reads, edits, config, left_for_search, \
            first_step, last_step, first_event, last_event)",
         "(?1, ?2, #, #, #, #, #, #, #, #, #)",
-        "(session_id, path) DO UPDATE SET reads = excluded.reads, edits = excluded.edits, \
+        "(session_id, path{home_column}) DO UPDATE SET reads = excluded.reads, edits = excluded.edits, \
            left_for_search = excluded.left_for_search, first_step = excluded.first_step, \
            last_step = excluded.last_step, last_event = excluded.last_event",
         [id, resource],
@@ -288,7 +296,7 @@ pub(crate) fn checkpoint(conn: &mut dyn Conn, s: &mut Session) -> Result<()> {
         "mem_observer_patterns (resource_id, session_id, kind, pattern, count, first_step, \
            last_step, first_event)",
         "(?1, ?2, #, #, #, #, #, #)",
-        "(session_id, kind, pattern) DO UPDATE SET count = excluded.count, \
+        "(session_id, kind, pattern{home_column}) DO UPDATE SET count = excluded.count, \
            last_step = excluded.last_step",
         [id, resource],
         changed.into_iter().map(|((kind, p), r)| {
@@ -309,7 +317,7 @@ pub(crate) fn checkpoint(conn: &mut dyn Conn, s: &mut Session) -> Result<()> {
         "mem_observer_errors (resource_id, session_id, fingerprint, tool, sample, count, \
            first_step, last_step, resolved_step)",
         "(?1, ?2, #, #, #, #, #, #, CAST(# AS BIGINT))",
-        "(session_id, fingerprint) DO UPDATE SET tool = excluded.tool, count = excluded.count, \
+        "(session_id, fingerprint{home_column}) DO UPDATE SET tool = excluded.tool, count = excluded.count, \
            last_step = excluded.last_step, resolved_step = excluded.resolved_step",
         [id, resource],
         changed.into_iter().map(|(fp, e)| {
@@ -330,7 +338,7 @@ pub(crate) fn checkpoint(conn: &mut dyn Conn, s: &mut Session) -> Result<()> {
         conn,
         "mem_observer_pairs (resource_id, session_id, file_a, file_b, count, last_step)",
         "(?1, ?2, #, #, #, #)",
-        "(session_id, file_a, file_b) DO UPDATE SET count = excluded.count, \
+        "(session_id, file_a, file_b{home_column}) DO UPDATE SET count = excluded.count, \
            last_step = excluded.last_step",
         [id, resource],
         changed.into_iter().map(|((a, b), p)| {
@@ -350,7 +358,7 @@ pub(crate) fn checkpoint(conn: &mut dyn Conn, s: &mut Session) -> Result<()> {
         conn.execute(&sql, &params)?;
     }
     if s.logged > 0 {
-        conn.execute("DELETE FROM mem_observer_events WHERE session_id = ?1", &[id.into()])?;
+        route::execute(conn, "DELETE FROM mem_observer_events WHERE session_id = ?1{home}", &[id.into()])?;
         s.logged = 0;
     }
     Ok(())
@@ -375,7 +383,7 @@ fn write(
         );
         let mut params: Vec<Value> = vec![resource.into(), id.into()];
         params.extend(chunk.iter().flatten().cloned());
-        conn.execute(&sql, &params)?;
+        route::execute(conn, &sql, &params)?;
     }
     Ok(())
 }
@@ -383,11 +391,11 @@ fn write(
 /// Deletes the session's rows of `table` with the `keys` given.
 fn delete(conn: &mut dyn Conn, table: &str, columns: &[&str], id: &str, keys: impl Iterator<Item = Vec<Value>>) -> Result<()> {
     let matches: Vec<String> = columns.iter().enumerate().map(|(i, c)| format!("{c} = ?{}", i + 2)).collect();
-    let sql = format!("DELETE FROM {table} WHERE session_id = ?1 AND {}", matches.join(" AND "));
+    let sql = format!("DELETE FROM {table} WHERE session_id = ?1 AND {}{{home}}", matches.join(" AND "));
     for key in keys {
         let mut params = vec![Value::from(id)];
         params.extend(key);
-        conn.execute(&sql, &params)?;
+        route::execute(conn, &sql, &params)?;
     }
     Ok(())
 }
@@ -399,11 +407,12 @@ fn save(conn: &mut dyn Conn, mut s: Session) -> Result<()> {
     s.rev = random();
     let st = &s.pad.state;
     let recent = serde_json::to_string(&st.recent).map_err(|e| Error::invalid("recent", e.to_string()))?;
-    conn.execute(
+    route::execute(
+        conn,
         "UPDATE mem_observer_sessions SET step = ?2, events = ?3, steps_completed = ?4, \
            input_tokens = ?5, max_step_tokens = ?6, external_step = CAST(?7 AS BIGINT), \
            self_corrections = ?8, recent = CAST(?9 AS @JSON), scratch_rows = ?10, evicted = ?11, \
-           early = CAST(?12 AS @JSON), updated_at = ?13, rev = ?14 WHERE id = ?1",
+           early = CAST(?12 AS @JSON), updated_at = ?13, rev = ?14 WHERE id = ?1{home}",
         &[
             s.id.as_str().into(),
             Value::Int(st.step),

@@ -6,6 +6,7 @@
 //! its finalize promoted. The tokens saved are an estimate and say so: one step of the
 //! session's mean size per memory it used, the work of finding that out again.
 
+use crate::cluster::route;
 use crate::text::ellipsis;
 use crate::{Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
@@ -17,13 +18,13 @@ const MAX_REMEMBERED: i64 = 20;
 /// remembered, learned, tokens_saved_estimate, text}`.
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn summary(conn: &mut dyn Conn, session_id: &str) -> Result<String> {
-    let row = conn
-        .query(
-            "SELECT resource_id, session_type, status, outcome, started_at, finalized_at, \
-               input_tokens, steps_completed, CAST(result AS TEXT) \
-             FROM mem_observer_sessions WHERE id = ?1",
-            &[session_id.into()],
-        )?
+    let row = route::query(
+        conn,
+        "SELECT resource_id, session_type, status, outcome, started_at, finalized_at, \
+           input_tokens, steps_completed, CAST(result AS TEXT) \
+         FROM mem_observer_sessions WHERE id = ?1{home}",
+        &[session_id.into()],
+    )?
         .into_iter()
         .next()
         .ok_or_else(|| Error::not_found("session", session_id))?;

@@ -8,6 +8,7 @@
 //! what do that many sessions on it say). Never more than once per session.
 
 use super::signals::Candidate;
+use crate::cluster::route;
 use crate::json_opts::Opts;
 use crate::memories::filter::Filter;
 use crate::memories::remember;
@@ -63,8 +64,11 @@ pub(crate) fn request(
 /// The module of this session whose count of finished sessions (this one included) is a
 /// threshold, if any (the most visited first).
 fn threshold_module(conn: &mut dyn Conn, session_id: &str, resource: &str) -> Result<Option<(String, i64)>> {
-    let paths: Vec<String> = conn
-        .query("SELECT path FROM mem_observer_files WHERE session_id = ?1 ORDER BY path", &[session_id.into()])?
+    let paths: Vec<String> = route::query(
+        conn,
+        "SELECT path FROM mem_observer_files WHERE session_id = ?1{home} ORDER BY path",
+        &[session_id.into()],
+    )?
         .into_iter()
         .filter_map(|r| r[0].as_str().map(str::to_owned))
         .collect();
@@ -100,7 +104,8 @@ fn module_sessions(conn: &mut dyn Conn, resource: &str, session_id: &str, m: &st
             "SELECT count(DISTINCT f.session_id) FROM mem_observer_files f \
              WHERE f.resource_id = ?1 AND f.path LIKE ?2 ESCAPE '\\' \
                AND f.path NOT LIKE ?3 ESCAPE '\\' AND (f.session_id = ?4 OR EXISTS (SELECT 1 \
-                 FROM mem_observer_sessions s WHERE s.id = f.session_id AND s.status = 'finalized'))",
+                 FROM mem_observer_sessions s WHERE s.id = f.session_id AND s.resource_id = ?1 \
+                   AND s.status = 'finalized'))",
             &[
                 resource.into(),
                 files_in(m).into(),
@@ -266,12 +271,12 @@ fn parse(text: &str) -> Result<Vec<Proposed>> {
 pub(crate) fn answer(conn: &mut dyn Conn, session_id: &str, text: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, &["model"])?;
     let model = o.opt_str("model")?;
-    let row = conn
-        .query(
-            "UPDATE mem_observer_sessions SET updated_at = updated_at WHERE id = ?1 \
-             RETURNING resource_id, synthesis",
-            &[session_id.into()],
-        )?
+    let row = route::query(
+        conn,
+        "UPDATE mem_observer_sessions SET updated_at = updated_at WHERE id = ?1{home} \
+         RETURNING resource_id, synthesis",
+        &[session_id.into()],
+    )?
         .into_iter()
         .next()
         .ok_or_else(|| Error::not_found("session", session_id))?;
@@ -310,8 +315,8 @@ pub(crate) fn answer(conn: &mut dyn Conn, session_id: &str, text: &str, options:
         }));
     }
     conn.execute(
-        "UPDATE mem_observer_sessions SET synthesis = 'answered' WHERE id = ?1",
-        &[session_id.into()],
+        "UPDATE mem_observer_sessions SET synthesis = 'answered' WHERE id = ?1 AND resource_id = ?2",
+        &[session_id.into(), resource.as_str().into()],
     )?;
     Ok(json!({"stored": stored}).to_string())
 }
@@ -330,7 +335,10 @@ fn similar(conn: &mut dyn Conn, resource: &str, model: &str, v: &[f32]) -> Resul
     if cosine <= SAME_MEANING {
         return Ok(None);
     }
-    let content = conn.query_value("SELECT content FROM mem_memories WHERE id = ?1", &[f.owner_id.as_str().into()])?;
+    let content = conn.query_value(
+        "SELECT content FROM mem_memories WHERE id = ?1 AND resource_id = ?2",
+        &[f.owner_id.as_str().into(), resource.into()],
+    )?;
     Ok(content.and_then(|c| c.as_str().map(str::to_owned)).map(|c| (f.owner_id, (cosine * 1e6).round() / 1e6, c)))
 }
 
