@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus clean
+        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -152,6 +152,11 @@ bench-stats: deps-sqlite deps-pg sqlite-release pg-install-release $(VECTOR_VENV
 ## One search index per resource against the shared one (mem_index_partition), on SQLite and
 ## the real-code corpus: ingest, search across and within resources (benches/partition/).
 PARTITION_CORPUS := target/bench-corpus/code-20000
+## Package sizes, loading and token counting of the packages `make dist` builds
+## (benches/footprint/); FOOTPRINT_BUILDS="before=DIR" puts another dist directory beside them.
+bench-footprint: dist
+	/usr/bin/python3 benches/footprint/footprint_bench.py $(FOOTPRINT_BUILDS:%=--build %) --build dist=dist
+
 bench-partition: deps-sqlite sqlite-release
 	@test -f $(PARTITION_CORPUS).jsonl || python3 benches/corpus/build_code_corpus.py --messages 20000 \
 	  --out $(PARTITION_CORPUS).jsonl --queries $(PARTITION_CORPUS)-queries.jsonl

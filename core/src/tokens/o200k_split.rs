@@ -133,7 +133,11 @@ mod tests {
     }
 
     fn regex(text: &str) -> Vec<&str> {
-        bpe_openai::o200k_base().split(text).collect()
+        let mut out = Vec::new();
+        crate::tokens::Encoding::O200kBase.splitter().for_each_piece(text, |p| {
+            out.push(std::str::from_utf8(p).unwrap())
+        });
+        out
     }
 
     #[test]
