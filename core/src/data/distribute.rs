@@ -35,8 +35,6 @@ ALTER TABLE agentmem_private.mem_idx_segments DROP CONSTRAINT mem_idx_segments_p
 ALTER TABLE agentmem_private.mem_idx_pages DROP CONSTRAINT mem_idx_pages_pkey,
   ADD PRIMARY KEY (resource_id, id);
 ALTER TABLE mem_tasks ALTER COLUMN resource_id SET NOT NULL;
-ALTER TABLE mem_tasks DROP CONSTRAINT mem_tasks_pkey, ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_tasks DROP CONSTRAINT mem_tasks_id_key, ADD UNIQUE (resource_id, id);
 UPDATE mem_task_deps d SET resource_id = t.resource_id FROM mem_tasks t WHERE t.id = d.task_id;
 ALTER TABLE mem_task_deps ALTER COLUMN resource_id SET NOT NULL,
   DROP CONSTRAINT mem_task_deps_pkey, ADD PRIMARY KEY (resource_id, seq);
@@ -48,8 +46,6 @@ ALTER TABLE mem_task_labels ALTER COLUMN resource_id SET NOT NULL,
 UPDATE mem_task_messages m SET resource_id = t.resource_id FROM mem_tasks t WHERE t.id = m.task_id;
 ALTER TABLE mem_task_messages ALTER COLUMN resource_id SET NOT NULL,
   DROP CONSTRAINT mem_task_messages_pkey, ADD PRIMARY KEY (resource_id, task_id, message_id);
-ALTER TABLE mem_memories DROP CONSTRAINT mem_memories_pkey, ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_memories DROP CONSTRAINT mem_memories_id_key, ADD UNIQUE (resource_id, id);
 UPDATE agentmem_private.mem_memory_files f SET resource_id = m.resource_id FROM mem_memories m WHERE m.seq = f.memory_seq;
 ALTER TABLE agentmem_private.mem_memory_files ALTER COLUMN resource_id SET NOT NULL,
   DROP CONSTRAINT mem_memory_files_pkey, ADD PRIMARY KEY (resource_id, file_path, memory_seq);
@@ -70,21 +66,12 @@ DROP INDEX mem_embeddings_recent;
 CREATE INDEX mem_embeddings_recent ON mem_embeddings (resource_id, model, seq);
 ALTER TABLE agentmem_private.mem_vec_chunks ALTER COLUMN resource_id SET NOT NULL,
   DROP CONSTRAINT mem_vec_chunks_next_pkey, ADD PRIMARY KEY (resource_id, model, chunk);
-ALTER TABLE mem_graph_nodes DROP CONSTRAINT mem_graph_nodes_pkey, ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_graph_nodes DROP CONSTRAINT mem_graph_nodes_id_key, ADD UNIQUE (resource_id, id);
-ALTER TABLE mem_graph_edges DROP CONSTRAINT mem_graph_edges_pkey, ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_graph_edges DROP CONSTRAINT mem_graph_edges_id_key, ADD UNIQUE (resource_id, id);
 DROP INDEX mem_graph_edges_key;
 CREATE UNIQUE INDEX mem_graph_edges_key ON mem_graph_edges (resource_id, from_id, to_id, type);
 ALTER TABLE agentmem_private.mem_graph_closure DROP CONSTRAINT mem_graph_closure_pkey,
   ADD PRIMARY KEY (resource_id, ancestor, depth, descendant);
 ALTER TABLE agentmem_private.mem_graph_hubs DROP CONSTRAINT mem_graph_hubs_pkey,
   ADD PRIMARY KEY (resource_id, node_id);
-ALTER TABLE mem_graph_refs DROP CONSTRAINT mem_graph_refs_pkey, ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_code_chunks DROP CONSTRAINT mem_code_chunks_pkey, ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_code_chunks DROP CONSTRAINT mem_code_chunks_id_key, ADD UNIQUE (resource_id, id);
-ALTER TABLE mem_om_records DROP CONSTRAINT mem_om_records_pkey, ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_om_records DROP CONSTRAINT mem_om_records_id_key, ADD UNIQUE (resource_id, id);
 DROP INDEX mem_om_records_active;
 CREATE UNIQUE INDEX mem_om_records_active ON mem_om_records (resource_id, lookup_key)
   WHERE is_active = 1;
@@ -93,33 +80,29 @@ UPDATE mem_working_memory w SET resource_id = t.resource_id FROM mem_threads t
   WHERE w.scope_key = 'thread:' || t.id;
 ALTER TABLE mem_working_memory ALTER COLUMN resource_id SET NOT NULL,
   DROP CONSTRAINT mem_working_memory_pkey, ADD PRIMARY KEY (resource_id, scope_key);
-ALTER TABLE mem_observer_sessions DROP CONSTRAINT mem_observer_sessions_pkey,
-  ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_observer_sessions DROP CONSTRAINT mem_observer_sessions_id_key,
-  ADD UNIQUE (resource_id, id);
-ALTER TABLE mem_observer_files DROP CONSTRAINT mem_observer_files_pkey,
-  ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_observer_files DROP CONSTRAINT mem_observer_files_session_id_path_key,
-  ADD UNIQUE (resource_id, session_id, path);
-ALTER TABLE mem_observer_patterns DROP CONSTRAINT mem_observer_patterns_pkey,
-  ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_observer_patterns DROP CONSTRAINT mem_observer_patterns_session_id_kind_pattern_key,
-  ADD UNIQUE (resource_id, session_id, kind, pattern);
-ALTER TABLE mem_observer_errors DROP CONSTRAINT mem_observer_errors_pkey,
-  ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_observer_errors DROP CONSTRAINT mem_observer_errors_session_id_fingerprint_key,
-  ADD UNIQUE (resource_id, session_id, fingerprint);
-ALTER TABLE mem_observer_pairs DROP CONSTRAINT mem_observer_pairs_pkey,
-  ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_observer_pairs DROP CONSTRAINT mem_observer_pairs_session_id_file_a_file_b_key,
-  ADD UNIQUE (resource_id, session_id, file_a, file_b);
-ALTER TABLE mem_observer_events DROP CONSTRAINT mem_observer_events_pkey,
-  ADD PRIMARY KEY (resource_id, seq);
-ALTER TABLE mem_observer_events DROP CONSTRAINT mem_observer_events_session_id_n_key,
-  ADD UNIQUE (resource_id, session_id, n);
-ALTER TABLE mem_observer_notes DROP CONSTRAINT mem_observer_notes_pkey,
-  ADD PRIMARY KEY (resource_id, seq);
 ";
+
+/// The keys of the tables named by a row id and numbered by `seq` — their primary key, `id`
+/// and any other unique key — widened the same way after [`WIDEN`]: `resource_id` in front.
+const LEAD_WITH_RESOURCE: &str = "DO $$ DECLARE t text; c record; BEGIN \
+    FOREACH t IN ARRAY ARRAY['mem_tasks', 'mem_memories', 'mem_graph_nodes', 'mem_graph_edges', \
+                             'mem_graph_refs', 'mem_code_chunks', 'mem_om_records', \
+                             'mem_observer_sessions', 'mem_observer_files', \
+                             'mem_observer_patterns', 'mem_observer_errors', \
+                             'mem_observer_pairs', 'mem_observer_events', \
+                             'mem_observer_notes'] LOOP \
+      FOR c IN SELECT k.conname, k.contype, \
+          (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY u.i) \
+             FROM pg_catalog.unnest(k.conkey) WITH ORDINALITY AS u (n, i) \
+             JOIN pg_catalog.pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n) AS cols \
+        FROM pg_catalog.pg_constraint k WHERE k.conrelid = CAST(t AS regclass) \
+          AND k.contype IN ('p', 'u') AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a \
+            WHERE a.attrelid = k.conrelid AND a.attnum = ANY (k.conkey) \
+              AND a.attname = 'resource_id') LOOP \
+        EXECUTE pg_catalog.format('ALTER TABLE %I DROP CONSTRAINT %I, ADD %s (resource_id, %s)', \
+          t, c.conname, CASE c.contype WHEN 'p' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END, c.cols); \
+      END LOOP; \
+    END LOOP; END $$";
 
 /// The owner's resource on the rows of a task's labels, dependencies and links, of a
 /// memory's files, and on vectors and their chunks, added on every node (each has its own copy
@@ -277,6 +260,7 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
              SELECT pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true)",
         )?;
         conn.execute_batch(WIDEN)?;
+        conn.execute_batch(LEAD_WITH_RESOURCE)?;
         // Citus copies the rows into the shards, whose triggers would book them again.
         switch_triggers(conn, "DISABLE")?;
         for table in REFERENCE {
