@@ -131,17 +131,17 @@ pub(crate) fn finalize(conn: &mut dyn Conn, session_id: &str, outcome: &str, opt
         "synthesis": synthesis,
     })
     .to_string();
-    conn.execute(
+    route::execute(
+        conn,
         "UPDATE mem_observer_sessions SET status = 'finalized', outcome = ?2, \
            result = CAST(?3 AS @JSON), finalized_at = ?4, updated_at = ?4, synthesis = ?5 \
-         WHERE id = ?1 AND resource_id = ?6",
+         WHERE id = ?1{home}",
         &[
             session_id.into(),
             outcome.into(),
             answer.as_str().into(),
             Value::Int(now),
             synthesis.as_ref().map(|_| "pending").into(),
-            resource.as_str().into(),
         ],
     )?;
     Ok(answer)

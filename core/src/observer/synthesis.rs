@@ -314,9 +314,10 @@ pub(crate) fn answer(conn: &mut dyn Conn, session_id: &str, text: &str, options:
             "similar_to": similar.map(|(id, cosine, _)| json!({"memory_id": id, "cosine": cosine})),
         }));
     }
-    conn.execute(
-        "UPDATE mem_observer_sessions SET synthesis = 'answered' WHERE id = ?1 AND resource_id = ?2",
-        &[session_id.into(), resource.as_str().into()],
+    route::execute(
+        conn,
+        "UPDATE mem_observer_sessions SET synthesis = 'answered' WHERE id = ?1{home}",
+        &[session_id.into()],
     )?;
     Ok(json!({"stored": stored}).to_string())
 }

@@ -105,14 +105,13 @@ impl Ranks {
 
     /// [`Ranks::count`] for a long piece: a heap of the candidate pairs.
     fn count_long(&self, piece: &[u8]) -> usize {
-        // Parts of the piece as a list: `start[i]` is the first byte of the part that starts at
-        // byte i, its end the start of the next live part.
+        // The parts of the piece as a list, each named by its first byte: `next[i]` is where
+        // the part after it starts (its end), `prev[i]` where the one before it starts.
         let n = piece.len();
         let mut next: Vec<usize> = (1..=n).collect();
         let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-        let mut live = vec![true; n];
-        // The rank of the pair that starts at each part, as last computed: a heap entry is
-        // stale when its part is gone or its pair changed since.
+        // The rank of the pair that starts at each part, as last computed (none for a part
+        // merged away): a heap entry is stale when it differs.
         let mut pair = vec![u32::MAX; n];
         let mut heap = BinaryHeap::with_capacity(n);
         let pair_rank = |next: &[usize], i: usize| -> Option<u32> {
@@ -127,12 +126,12 @@ impl Ranks {
         }
         let mut parts = n;
         while let Some(Reverse((r, i))) = heap.pop() {
-            if !live[i] || pair[i] != r {
+            if pair[i] != r {
                 continue;
             }
             // Merge the part at i with the next one.
             let j = next[i];
-            live[j] = false;
+            pair[j] = u32::MAX;
             next[i] = next[j];
             if next[i] < n {
                 prev[next[i]] = i;

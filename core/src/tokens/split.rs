@@ -59,10 +59,13 @@ impl Splitter {
         while at < text.len() {
             // Every character starts a piece (the last alternatives take any space, letter,
             // digit or other character), so each search is anchored where the last piece
-            // ended, with no backward pass to find where a match starts.
+            // ended, with no backward pass to find where a match starts. A character no
+            // alternative took would be skipped, as tiktoken skips what its expression does
+            // not match.
             let rest = &text[at..];
             let Some(m) = self.regex.search(&Input::new(rest).anchored(Anchored::Yes)) else {
-                return;
+                at += rest.chars().next().map_or(1, char::len_utf8);
+                continue;
             };
             let mut end = m.end();
             if m.pattern().as_usize() == self.lookahead {
