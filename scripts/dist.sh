@@ -39,7 +39,9 @@ python3 packages/python/build_wheel.py --lib "$lib" --cli "$cli" --version "$ver
 echo "dist: npm package" >&2
 npm_dir=$work/npm
 mkdir -p "$npm_dir/lib/linux-x64" "$npm_dir/bin"
-cp packages/node/index.js packages/node/index.d.ts packages/node/README.md LICENSE-MIT LICENSE-APACHE "$npm_dir/"
+# The loader, its declarations and the framework adapters beside it.
+find packages/node -maxdepth 1 \( -name "*.js" -o -name "*.mjs" -o -name "*.d.ts" \) -exec cp {} "$npm_dir/" \;
+cp packages/node/README.md LICENSE-MIT LICENSE-APACHE "$npm_dir/"
 cp packages/node/bin/agentmem.js "$npm_dir/bin/"
 cp "$out/agentmem" "$npm_dir/lib/linux-x64/agentmem"
 sed "s/@VERSION@/$version/" packages/node/package.json > "$npm_dir/package.json"

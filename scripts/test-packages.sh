@@ -37,14 +37,23 @@ echo "packages: npm package into a fresh project"
 mkdir -p "$work/npm"
 (cd "$work/npm" && npm init -y >/dev/null \
   && npm install --silent --no-audit --no-fund "$work/dist/sqlite-agentmem-$version.tgz" \
-       better-sqlite3@11 typescript@5 \
-  && cp "$root/tests/packages/node_smoke.js" "$root/tests/packages/types_check.ts" . \
+       better-sqlite3@11 typescript@5 @types/node@20 @types/json-schema@7 ai@7 pg@8 libsql@0.5 \
+       @mastra/core@1 @mastra/memory@1 zod@4 \
+  && cp "$root"/tests/packages/{node_smoke.js,types_check.ts,provider_test.js,ai_tools_test.mjs,mastra_test.mjs} . \
   && node node_smoke.js "$version" \
        "$root/packages/node/README.md" "$root/docs/install.md" \
-  && npx tsc --noEmit --strict types_check.ts)
+  && npx tsc --noEmit --strict --target es2022 --module nodenext types_check.ts)
 echo "npm types: ok"
+# The framework adapters on SQLite here; on Postgres once the cluster below runs.
+adapters() { (cd "$work/npm" && node provider_test.js && node ai_tools_test.mjs); }
+adapters
 node tests/docs/run_blocks.js "$work/npm/node_modules" >/dev/null
-echo "README's JavaScript blocks: ok"
+node tests/docs/run_blocks.js "$work/npm/node_modules" docs/integrations.md >/dev/null
+echo "JavaScript blocks of the README and docs/integrations.md: ok"
+(cd "$work/npm" && node "$root/tests/libsql/run_cases.js" "$root/tests/cases")
+# PyPI's libsql cannot load extensions yet; the check fails when a release can.
+"$work/venv/bin/pip" install --quiet 'libsql==0.1.*'
+(cd "$work" && "$work/venv/bin/python" "$root/tests/libsql/pypi_libsql_check.py")
 "$work/npm/node_modules/.bin/agentmem" --version | grep -qx "agentmem $version"
 "$mcp_python" tests/mcp/mcp_client.py "$work/npm/node_modules/.bin/agentmem" --db "$work/mcp-npm.db" >/dev/null
 echo "npm agentmem command and MCP session: ok"
@@ -76,3 +85,9 @@ if [ "$out" != "$expected" ]; then
   echo "pg smoke session gave:"$'\n'"$out"$'\n'"expected:"$'\n'"$expected" >&2; exit 1
 fi
 echo "debian package: ok"
+
+echo "packages: the npm adapters on Postgres"
+psql -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -c "CREATE DATABASE adapters"
+AGENTMEM_PG="postgres://postgres@127.0.0.1:$port/adapters" adapters
+# Mastra's flows, on SQLite and on Postgres in one run.
+(cd "$work/npm" && AGENTMEM_PG="postgres://postgres@127.0.0.1:$port/adapters" node mastra_test.mjs)

@@ -1,4 +1,4 @@
-/** A database handle that can load SQLite extensions: better-sqlite3's `Database` or
+/** A database handle that can load SQLite extensions: better-sqlite3's (or libsql's) `Database` or
  * node:sqlite's `DatabaseSync` (opened with `{ allowExtension: true }`). */
 export interface ExtensionLoader {
   loadExtension(path: string, entryPoint?: string): unknown;

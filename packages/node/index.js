@@ -18,13 +18,13 @@ function getLoadablePath() {
 }
 
 /**
- * Loads agentmem into a database handle: better-sqlite3's `Database`, or node:sqlite's
+ * Loads agentmem into a database handle: better-sqlite3's (or libsql's) `Database`, or node:sqlite's
  * `DatabaseSync` opened with `{ allowExtension: true }` (Node 22.13 and later).
  */
 function load(db) {
   if (db === null || typeof db !== "object" || typeof db.loadExtension !== "function") {
     throw new TypeError(
-      "sqlite-agentmem: load(db) needs a database with loadExtension(): better-sqlite3's " +
+      "sqlite-agentmem: load(db) needs a database with loadExtension(): better-sqlite3's or libsql's " +
         "Database, or node:sqlite's DatabaseSync opened with { allowExtension: true }"
     );
   }

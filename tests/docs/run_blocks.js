@@ -1,11 +1,14 @@
 // The README's ```js blocks, run as a reader pastes them: each on its own, in a fresh temporary
 // directory that holds only a symlink `dist` to the repository's dist/ (so
 // `db.loadExtension("dist/agentmem0")` works as written), with the packages a block requires
-// (better-sqlite3) taken from the node_modules directory given.
+// (better-sqlite3) taken from the node_modules directory given. A block that imports is an
+// ES module (top-level `await` included): it runs as `block.mjs` in its own Node process,
+// beside a `node_modules` link to that directory.
 //
 // Usage: node tests/docs/run_blocks.js NODE_MODULES [README.md]
 // Exit status 0 when every block passed.
 "use strict";
+const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
@@ -39,6 +42,14 @@ if (blocks.length === 0) {
   process.exit(1);
 }
 
+/** Runs an ES module block in its own process; its failure is the block's. */
+function runModule(work, code) {
+  fs.symlinkSync(modules, path.join(work, "node_modules"));
+  fs.writeFileSync(path.join(work, "block.mjs"), code);
+  const run = spawnSync(process.execPath, ["block.mjs"], { cwd: work, encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`exit ${run.status}\n${run.stdout}${run.stderr}`);
+}
+
 const name = path.basename(doc);
 const start = process.cwd();
 let failed = 0;
@@ -47,7 +58,11 @@ for (const { line, code } of blocks) {
   try {
     fs.symlinkSync(path.join(root, "dist"), path.join(work, "dist"));
     process.chdir(work);
-    new Function("require", code)(blockRequire);
+    if (/^import /m.test(code)) {
+      runModule(work, code);
+    } else {
+      new Function("require", code)(blockRequire);
+    }
     console.log(`${name}:${line}: ok`);
   } catch (e) {
     failed += 1;

@@ -21,11 +21,13 @@ __version__ = "@VERSION@"
 
 
 class NoExtensionLoading(RuntimeError):
-    """The Python's sqlite3 module was built without extension loading."""
+    """The connection cannot load extensions: a sqlite3 module built without extension
+    loading, or a driver that has none (PyPI's libsql)."""
 
 
 _FIX = (
-    "this Python's sqlite3 module cannot load extensions "
+    "this connection cannot load extensions. PyPI's libsql has no extension loading at all "
+    "(docs/integrations.md). A sqlite3 module may lack it too "
     "(it was built without SQLITE_ENABLE_LOAD_EXTENSION: pyenv's default build and the macOS "
     "system Python are like this). Use a Python whose sqlite3 can: Debian/Ubuntu's python3, "
     "or `pip install apsw` and pass an apsw.Connection, or `pip install pysqlite3-binary` "
