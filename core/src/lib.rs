@@ -36,8 +36,8 @@ pub mod transaction;
 pub mod triggers;
 
 internal!(
-    tools, args, columns, data, graph, ids, json_input, json_opts, memories, observer, om, recall,
-    search, tasks, text, threads, tokens, vectors,
+    tools, args, columns, data, graph, ids, items, json_input, json_opts, memories, observer, om,
+    recall, search, tasks, text, threads, tokens, vectors,
 );
 #[cfg(feature = "code")]
 internal!(code);

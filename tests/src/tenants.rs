@@ -89,7 +89,8 @@ pub fn database(url: &str, db: &str) -> Client {
 
 /// What a tenant writes through the functions: a thread with three messages and a
 /// compaction, tasks with a dependency, a link and a claim, a task made by the tool, a memory
-/// with a vector, a graph of two files and an indexed source file, working memory, an observation cycle fenced by its
+/// with a vector, a graph of two files and an indexed source file, working memory, an item
+/// with a vector, an observation cycle fenced by its
 /// lease, and an observed session. Every row carries the tenant's word; ids are the tenant's prefix and a name.
 pub fn write(c: &mut Client, t: Tenant) {
     let (r, p, w) = (t.role, t.prefix, t.word);
@@ -112,6 +113,8 @@ pub fn write(c: &mut Client, t: Tenant) {
         format!("SELECT graph_configure('{r}', '{{\"hub_in_degree\":1}}')"),
         format!("SELECT graph_index_file('{r}', 'src/{w}.py', 'def {w}_probe():' || chr(10) || '    return {w}_helper()' || chr(10) || 'def {w}_helper():' || chr(10) || '    return 1' || chr(10))"),
         format!("SELECT wm_set('resource:{r}', 'the {w} working memory')"),
+        format!("SELECT mem_item_put('{r}', '[\"{p}\",\"notes\"]', '{p}-item', '{{\"text\":\"the {w} item\"}}')"),
+        format!("SELECT mem_embed_set('item', (SELECT id FROM mem_items), 'm', mem_vector('[0, 0, 1]'))"),
         format!("SELECT om_configure('thread:{p}-thread', '{{\"observation_threshold\":1}}')"),
         format!("SELECT mem_session_start('{r}', '{{\"id\":\"{p}-session\"}}')"),
         format!("SELECT mem_observe('{p}-session', '[{{\"type\":\"tool_call\",\"tool\":\"Read\",\"args\":{{\"file_path\":\"{p}.ts\"}},\"step\":1}},{{\"type\":\"reasoning\",\"text\":\"Correction: the {w} port is 5433.\",\"step\":1}}]')"),

@@ -32,9 +32,17 @@ const ALONE: &str = "agentmem_tenants_alone";
 /// Steps of the bounded pass `make test` runs.
 const STEPS: usize = 400;
 
-/// Result columns that rank by BM25 statistics or by the clock, or page by them: they differ
+/// Result columns that rank by BM25 statistics or by the clock, page by them, or decay with the
+/// clock (a memory's confidence, read in each database at its own moment): they differ
 /// between two databases without telling anything of the other tenant.
-const UNSTABLE_COLUMNS: &[&str] = &["score", "bm25", "recency", "cursor", "snippet"];
+const UNSTABLE_COLUMNS: &[&str] = &[
+    "score",
+    "bm25",
+    "recency",
+    "cursor",
+    "snippet",
+    "confidence",
+];
 
 /// The ids and names the steps draw from: both tenants' (A's read by the owner, as a hostile
 /// B might guess them) and some that exist nowhere.
@@ -472,7 +480,7 @@ fn snapshot(a: &mut Client) -> Vec<(String, String)> {
 }
 
 /// An answer with what differs between any two databases masked: generated ids (UUID v7),
-/// clock times in milliseconds, and JSON keys that carry scores; the lines of a table answer
+/// clock times in milliseconds, and JSON keys named as the unstable columns; the lines of a table answer
 /// are sorted (hit order follows BM25 statistics).
 fn masked(text: &str) -> String {
     let mut lines: Vec<String> = text.lines().map(mask_line).collect();
@@ -500,7 +508,7 @@ fn mask_json(v: serde_json::Value) -> serde_json::Value {
     match v {
         J::Object(m) => J::Object(
             m.into_iter()
-                .filter(|(k, _)| !["score", "bm25", "recency", "snippet"].contains(&k.as_str()))
+                .filter(|(k, _)| !UNSTABLE_COLUMNS.contains(&k.as_str()))
                 .map(|(k, v)| (k, mask_json(v)))
                 .collect(),
         ),

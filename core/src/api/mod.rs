@@ -13,6 +13,7 @@ mod data;
 mod declare;
 mod function;
 mod graph;
+mod items;
 mod memories;
 mod messages;
 mod observer;
@@ -39,6 +40,7 @@ pub fn functions() -> impl Iterator<Item = &'static Function> {
         .chain(om::FUNCTIONS)
         .chain(graph::FUNCTIONS)
         .chain(memories::FUNCTIONS)
+        .chain(items::FUNCTIONS)
         .chain(observer::FUNCTIONS)
         .chain(vectors::FUNCTIONS)
         .chain(data::FUNCTIONS)

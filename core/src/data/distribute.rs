@@ -86,7 +86,7 @@ ALTER TABLE mem_working_memory ALTER COLUMN resource_id SET NOT NULL,
 /// and any other unique key — widened the same way after [`WIDEN`]: `resource_id` in front.
 const LEAD_WITH_RESOURCE: &str = "DO $$ DECLARE t text; c record; BEGIN \
     FOREACH t IN ARRAY ARRAY['mem_tasks', 'mem_memories', 'mem_graph_nodes', 'mem_graph_edges', \
-                             'mem_graph_refs', 'mem_code_chunks', 'mem_om_records', \
+                             'mem_graph_refs', 'mem_code_chunks', 'mem_items', 'mem_om_records', \
                              'mem_observer_sessions', 'mem_observer_files', \
                              'mem_observer_patterns', 'mem_observer_errors', \
                              'mem_observer_pairs', 'mem_observer_events', \
@@ -179,6 +179,7 @@ const DISTRIBUTED: &[&str] = &[
     "agentmem_private.mem_graph_hubs",
     "mem_graph_refs",
     "mem_code_chunks",
+    "mem_items",
     "mem_om_records",
     "mem_working_memory",
     "mem_observer_sessions",
@@ -201,7 +202,7 @@ const SEQUENCE_RANGES: &str = "SELECT count(pg_catalog.setval(CAST(q.s AS regcla
                  ('mem_task_deps_seq_seq'), ('mem_memories_seq_seq'), \
                  ('mem_embeddings_seq_seq'), ('mem_graph_nodes_seq_seq'), \
                  ('mem_graph_edges_seq_seq'), ('mem_graph_refs_seq_seq'), \
-                 ('mem_code_chunks_seq_seq'), ('mem_om_records_seq_seq'), \
+                 ('mem_code_chunks_seq_seq'), ('mem_items_seq_seq'), ('mem_om_records_seq_seq'), \
                  ('mem_observer_sessions_seq_seq'), ('mem_observer_files_seq_seq'), \
                  ('mem_observer_patterns_seq_seq'), ('mem_observer_errors_seq_seq'), \
                  ('mem_observer_pairs_seq_seq'), ('mem_observer_events_seq_seq'), \

@@ -15,11 +15,8 @@
 
 use super::tables;
 use crate::db::access::{self, Act};
-use crate::graph::chunks::NS_CODE;
-use crate::memories::NS_MEMORIES;
-use crate::om::search::{self as om_search, NS_OBSERVATIONS};
-use crate::search::{self, NS_MESSAGES};
-use crate::tasks::graph::NS_TASKS;
+use crate::om::search as om_search;
+use crate::search;
 use crate::{Conn, Result, Value};
 use serde_json::{Map, Value as Json};
 
@@ -44,6 +41,7 @@ pub(crate) const TABLES: &[&str] = &[
     "mem_graph_settings",
     "mem_graph_refs",
     "mem_code_chunks",
+    "mem_items",
     "mem_observer_sessions",
     "mem_observer_files",
     "mem_observer_patterns",
@@ -69,6 +67,7 @@ const DELETE_ORDER: &[&str] = &[
     "mem_observer_patterns",
     "mem_observer_files",
     "mem_observer_sessions",
+    "mem_items",
     "mem_code_chunks",
     "mem_graph_refs",
     "mem_graph_edges",
@@ -159,7 +158,7 @@ pub(crate) fn forget(conn: &mut dyn Conn, r: &str) -> Result<String> {
             &rid,
         )?;
     }
-    for ns in [NS_MESSAGES, NS_OBSERVATIONS, NS_MEMORIES, NS_TASKS, NS_CODE] {
+    for ns in super::indexes::namespaces() {
         search::partition::purge(conn, ns, r)?;
     }
     Ok(Json::Object(counts).to_string())

@@ -17,7 +17,13 @@ const REBUILDS: &[(&str, Rebuild)] = &[
     (crate::tasks::graph::NS_TASKS, crate::tasks::query::reindex),
     (crate::memories::NS_MEMORIES, crate::memories::reindex),
     (crate::graph::chunks::NS_CODE, crate::graph::chunks::reindex),
+    (crate::items::NS_ITEMS, crate::items::reindex),
 ];
+
+/// Every namespace of the search index.
+pub(crate) fn namespaces() -> impl Iterator<Item = &'static str> {
+    REBUILDS.iter().map(|(ns, _)| *ns)
+}
 
 /// `mem_index_partition([by])`: with `by` (`'resource'` or `'none'`), sets how the search
 /// indexes are partitioned and, when that changes, rebuilds every namespace in the new

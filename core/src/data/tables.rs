@@ -377,6 +377,24 @@ pub(crate) const TABLES: &[Table] = &[
         of_resource: "resource_id = ?1",
     },
     Table {
+        name: "mem_items",
+        columns: &[
+            ("id", Text),
+            ("resource_id", Text),
+            ("namespace", Text),
+            ("key", Text),
+            ("value", Json),
+            ("fields", Json),
+            ("created_at", Int),
+            ("updated_at", Int),
+            ("ttl_minutes", Real),
+            ("expires_at", Int),
+        ],
+        order: "namespace, key",
+        of_thread: None,
+        of_resource: "resource_id = ?1",
+    },
+    Table {
         name: "mem_observer_sessions",
         columns: &[
             ("id", Text),

@@ -12,7 +12,7 @@
 //! | `@FILLED`            | (nothing)                      | `NOT NULL`                                      |
 //! | `@triggers`          | every trigger of the trigger catalog, dropped and created again | the same |
 //! | `@trigger T E H`     | `AFTER`/`BEFORE` trigger calling `H(seq)` | `BEFORE` row trigger executing `H()`  |
-//! | `@sqlite STMT`       | `STMT`                         | (nothing)                                       |
+//! | `@sqlite STMT`       | `STMT` (any marker included)   | (nothing)                                       |
 //! | `@postgres STMT`     | (nothing)                      | `STMT`                                          |
 //! | `@refuse T C [if G] : M` | `BEFORE UPDATE OF C` raising `M` | the same, through `mem__refuse('M')`          |
 //! | `@derived T C,… : M` | `BEFORE INSERT`/`UPDATE` raising `M` outside agentmem's own writes | the same |
@@ -192,6 +192,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 24,
         name: "index_partitions",
         script: include_str!("../../../sql/migrations/0024_index_partitions.sql"),
+    },
+    Migration {
+        version: 25,
+        name: "items",
+        script: include_str!("../../../sql/migrations/0025_items.sql"),
     },
 ];
 

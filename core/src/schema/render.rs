@@ -17,40 +17,48 @@ pub(crate) fn render(script: &str, dialect: Dialect) -> String {
 pub(crate) fn render_at(script: &str, dialect: Dialect, version: i64) -> String {
     let mut out = String::with_capacity(script.len() + 256);
     for line in script.lines() {
-        let trimmed = line.trim_start();
-        if trimmed == "@triggers" {
-            out.push_str(&crate::triggers::render::all(dialect, version));
-        } else if let Some(rest) = trimmed.strip_prefix("@trigger ") {
-            out.push_str(&render_trigger(rest, dialect));
-        } else if let Some(rest) = trimmed.strip_prefix("@refuse ") {
-            out.push_str(&render_refuse(rest, dialect));
-        } else if let Some(rest) = trimmed.strip_prefix("@derived ") {
-            out.push_str(&render_derived(rest, dialect));
-        } else if let Some(rest) = trimmed.strip_prefix("@types ") {
-            out.push_str(&render_types(rest, dialect));
-        } else if let Some(rest) = trimmed.strip_prefix("@drop_trigger ") {
-            let parts: Vec<&str> = rest.split_whitespace().collect();
-            let [table, name] = parts[..] else {
-                panic!("malformed @drop_trigger line: {rest}");
-            };
-            out.push_str(&match dialect {
-                Dialect::Sqlite => format!("DROP TRIGGER IF EXISTS {name};"),
-                Dialect::Postgres => format!("DROP TRIGGER IF EXISTS {name} ON {table};"),
-            });
-        } else if let Some(rest) = trimmed.strip_prefix("@sqlite ") {
-            if dialect == Dialect::Sqlite {
-                out.push_str(&dialect.markers(rest));
-            }
-        } else if let Some(rest) = trimmed.strip_prefix("@postgres ") {
-            if dialect == Dialect::Postgres {
-                out.push_str(&dialect.markers(rest));
-            }
-        } else {
-            out.push_str(&dialect.markers(line));
-        }
+        out.push_str(&render_line(line, dialect, version));
         out.push('\n');
     }
     out
+}
+
+/// One line of a script. A line for one dialect (`@sqlite …`, `@postgres …`) may hold
+/// another marker, rendered for that dialect only.
+fn render_line(line: &str, dialect: Dialect, version: i64) -> String {
+    let trimmed = line.trim_start();
+    if trimmed == "@triggers" {
+        crate::triggers::render::all(dialect, version)
+    } else if let Some(rest) = trimmed.strip_prefix("@trigger ") {
+        render_trigger(rest, dialect)
+    } else if let Some(rest) = trimmed.strip_prefix("@refuse ") {
+        render_refuse(rest, dialect)
+    } else if let Some(rest) = trimmed.strip_prefix("@derived ") {
+        render_derived(rest, dialect)
+    } else if let Some(rest) = trimmed.strip_prefix("@types ") {
+        render_types(rest, dialect)
+    } else if let Some(rest) = trimmed.strip_prefix("@drop_trigger ") {
+        let parts: Vec<&str> = rest.split_whitespace().collect();
+        let [table, name] = parts[..] else {
+            panic!("malformed @drop_trigger line: {rest}");
+        };
+        match dialect {
+            Dialect::Sqlite => format!("DROP TRIGGER IF EXISTS {name};"),
+            Dialect::Postgres => format!("DROP TRIGGER IF EXISTS {name} ON {table};"),
+        }
+    } else if let Some(rest) = trimmed.strip_prefix("@sqlite ") {
+        match dialect {
+            Dialect::Sqlite => render_line(rest, dialect, version),
+            Dialect::Postgres => String::new(),
+        }
+    } else if let Some(rest) = trimmed.strip_prefix("@postgres ") {
+        match dialect {
+            Dialect::Postgres => render_line(rest, dialect, version),
+            Dialect::Sqlite => String::new(),
+        }
+    } else {
+        dialect.markers(line)
+    }
 }
 
 fn render_trigger(spec: &str, dialect: Dialect) -> String {

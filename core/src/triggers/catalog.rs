@@ -5,6 +5,7 @@ use super::trigger::{Event, Fired, Hosts, Timing, Trigger};
 use crate::db::session::Part;
 use crate::graph::chunks;
 use crate::graph::upkeep::{self, OldEdge};
+use crate::items;
 use crate::memories::{self, OldMemory};
 use crate::tasks::graph::{self as tasks, DepRow, TaskRow};
 use crate::threads;
@@ -55,6 +56,9 @@ const fn graph_trigger(
 
 /// The schema version that created the code graph's chunks.
 const CODE_SCHEMA: i64 = 22;
+
+/// The schema version that created the item store.
+const ITEMS_SCHEMA: i64 = 25;
 
 /// The deferred trigger that writes what a transaction holds (Postgres).
 const HELD: &str = "mem__message_held_trg";
@@ -462,6 +466,42 @@ pub const TRIGGERS: &[Trigger] = &[
             code_chunk_delete,
         )
     },
+    // Items: the index follows the rows (the table came with schema 25).
+    Trigger {
+        new: &["seq"],
+        since: ITEMS_SCHEMA,
+        ..trigger(
+            "mem__item_insert",
+            "mem_items",
+            Timing::After,
+            &[Insert],
+            item_insert,
+        )
+    },
+    Trigger {
+        update_of: &["value", "fields", "updated_at"],
+        new: &["seq"],
+        old: &["value", "fields"],
+        since: ITEMS_SCHEMA,
+        ..trigger(
+            "mem__item_update",
+            "mem_items",
+            Timing::After,
+            &[Update],
+            item_update,
+        )
+    },
+    Trigger {
+        old: &["seq", "value", "fields", "resource_id"],
+        since: ITEMS_SCHEMA,
+        ..trigger(
+            "mem__item_delete",
+            "mem_items",
+            Timing::After,
+            &[Delete],
+            item_delete,
+        )
+    },
     // Client vectors: the packed chunks follow the rows.
     Trigger {
         new: &["seq"],
@@ -790,6 +830,28 @@ fn code_chunk_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let old = f.text(false, "content")?;
     let resource = old_resource(f)?;
     chunks::on_delete(conn, seq, &resource, &old)
+}
+
+fn item_insert(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
+    let seq = f.seq()?;
+    items::on_insert(conn, seq)
+}
+
+/// An item's old value and fields (the fields NULL for every string).
+fn old_item(f: &mut Fired) -> Result<(String, Option<String>)> {
+    Ok((f.text(false, "value")?, f.old("fields")?.into_string()))
+}
+
+fn item_update(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
+    let (seq, (value, fields)) = (f.seq()?, old_item(f)?);
+    items::on_update(conn, seq, &value, fields.as_deref())
+}
+
+fn item_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
+    let seq = int(f.old("seq")?).unwrap_or(0);
+    let (value, fields) = old_item(f)?;
+    let resource = old_resource(f)?;
+    items::on_delete(conn, seq, &resource, &value, fields.as_deref())
 }
 
 fn embedding_insert(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {

@@ -16,7 +16,7 @@ internal!(store);
 use crate::{Error, Result};
 
 /// What a vector may belong to.
-pub(crate) const KINDS: &[&str] = &["memory", "message"];
+pub(crate) const KINDS: &[&str] = &["memory", "message", "item"];
 
 /// The most dimensions a vector may have.
 pub(crate) const MAX_DIMS: usize = 8192;
@@ -88,9 +88,13 @@ fn check_finite(arg: &str, v: &[f32]) -> Result<()> {
 /// `mem_vector(json)` → the stored form of a JSON array of numbers.
 pub(crate) fn from_json(json: Option<&str>) -> Result<Option<Vec<u8>>> {
     let Some(text) = json else { return Ok(None) };
-    let arg = "json";
     let items: Vec<serde_json::Value> = serde_json::from_str(text)
-        .map_err(|_| Error::invalid(arg, "must be a JSON array of numbers"))?;
+        .map_err(|_| Error::invalid("json", "must be a JSON array of numbers"))?;
+    Ok(Some(to_blob(&from_numbers("json", &items)?)))
+}
+
+/// A vector from JSON numbers (`arg` names them in errors), checked as a stored one is.
+pub(crate) fn from_numbers(arg: &str, items: &[serde_json::Value]) -> Result<Vec<f32>> {
     if items.is_empty() || items.len() > MAX_DIMS {
         return Err(Error::invalid(
             arg,
@@ -107,5 +111,5 @@ pub(crate) fn from_json(json: Option<&str>) -> Result<Option<Vec<u8>>> {
         })
         .collect::<Result<_>>()?;
     check_finite(arg, &v)?;
-    Ok(Some(to_blob(&v)))
+    Ok(v)
 }

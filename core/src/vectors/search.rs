@@ -106,7 +106,7 @@ impl Owners {
 
     /// The owner kinds searched, with their tables (types given: memories only).
     fn tables(&self) -> Vec<(&'static str, &'static str)> {
-        [("memory", "mem_memories"), ("message", "mem_messages")]
+        [("memory", "mem_memories"), ("message", "mem_messages"), ("item", "mem_items")]
             .into_iter()
             .filter(|(k, _)| self.kinds.iter().any(|x| x == k))
             .filter(|(k, _)| *k == "memory" || self.memories.types.is_none())

@@ -134,6 +134,7 @@ pub(crate) fn embed_set(
 fn owner_sql(kind: &str) -> &'static str {
     match kind {
         "memory" => "SELECT 1 FROM mem_memories WHERE id = ?1{home}",
+        "item" => "SELECT 1 FROM mem_items WHERE id = ?1{home}",
         _ => "SELECT 1 FROM mem_messages WHERE id = ?1{home}",
     }
 }
