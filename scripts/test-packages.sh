@@ -31,6 +31,12 @@ echo "packages: the wheel's agentmem command, and an MCP session through it"
 "$mcp_python" tests/mcp/mcp_client.py "$work/venv/bin/agentmem" --db "$work/mcp-pip.db" >/dev/null
 echo "python agentmem command: ok"
 
+echo "packages: LangGraph's store in agentmem (SQLite here, Postgres below)"
+"$work/venv/bin/pip" install --quiet 'langgraph>=1,<2' 'psycopg[binary]>=3,<4'
+(cd "$work" && "$work/venv/bin/python" "$root/tests/packages/langgraph_test.py")
+"$work/venv/bin/python" tests/docs/run_blocks.py --python "$work/venv/bin/python" docs/integrations.md >/dev/null
+echo "Python blocks of docs/integrations.md: ok"
+
 echo "packages: npm package into a fresh project"
 # better-sqlite3 compiles from source here: node-gyp takes the headers of the installed Node.
 [ -f /usr/include/node/node.h ] && export npm_config_nodedir=${npm_config_nodedir:-/usr}
@@ -89,5 +95,7 @@ echo "debian package: ok"
 echo "packages: the npm adapters on Postgres"
 psql -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -c "CREATE DATABASE adapters"
 AGENTMEM_PG="postgres://postgres@127.0.0.1:$port/adapters" adapters
+(cd "$work" && AGENTMEM_PG="postgresql://postgres@127.0.0.1:$port/adapters" \
+  "$work/venv/bin/python" "$root/tests/packages/langgraph_test.py")
 # Mastra's flows, on SQLite and on Postgres in one run.
 (cd "$work/npm" && AGENTMEM_PG="postgres://postgres@127.0.0.1:$port/adapters" node mastra_test.mjs)

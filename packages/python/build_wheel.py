@@ -71,6 +71,8 @@ def metadata(version):
         "License: MIT OR Apache-2.0\n"
         "License-File: LICENSE-MIT\nLicense-File: LICENSE-APACHE\n"
         "Requires-Python: >=3.8\n"
+        "Provides-Extra: langgraph\n"
+        "Requires-Dist: langgraph>=1; extra == 'langgraph'\n"
         "Classifier: Programming Language :: Python :: 3\n"
         "Classifier: Operating System :: POSIX :: Linux\n"
         "Classifier: Topic :: Database\n"
@@ -90,7 +92,7 @@ def build(lib, cli, version, out):
     tag = platform_tag(lib, cli)
     dist_info = f"{NAME}-{version}.dist-info"
     files = {}
-    for module in ["__init__.py", "_cli.py"]:
+    for module in ["__init__.py", "_cli.py", "langgraph.py"]:
         with open(os.path.join(HERE, NAME, module), encoding="utf-8") as f:
             files[f"{NAME}/{module}"] = f.read().replace("@VERSION@", version).encode()
     files[f"{NAME}/py.typed"] = b""
