@@ -29,6 +29,8 @@ const MAX_CANDIDATES = 1000;
 const THREADS = `SELECT t.id, t.resource_id, t.title, t.metadata, t.created_at, t.updated_at,
   w.content AS working_memory
   FROM mem_threads t LEFT JOIN mem_working_memory w ON w.scope_key = 'thread:' || t.id`;
+/** Where a resource's record lives among its items. */
+const RESOURCE_NS = JSON.stringify(["mastra", "resource"]);
 const MESSAGES = "SELECT id, thread_id, resource_id, role, raw_content, created_at, metadata FROM mem_messages";
 
 function notSupported(what, why) {
@@ -298,29 +300,51 @@ export class AgentmemMemoryStorage extends MemoryStorage {
     await this.#sql.run(`DELETE FROM mem_messages WHERE id IN (${list(params, messageIds)})`, params);
   }
 
-  /** A resource is its working memory, `resource:<id>`; it was created when that was first written. */
+  /**
+   * A resource is its working memory (`resource:<id>`) and its record: an item of the resource
+   * under `["mastra","resource"]` holding its metadata, whose times are the resource's.
+   */
   async getResourceById({ resourceId }) {
-    const row = await this.#sql.get("SELECT content, updated_at FROM mem_working_memory WHERE scope_key = $1", [
-      `resource:${resourceId}`,
+    const [record, wm] = await Promise.all([
+      this.#sql.get("SELECT mem_item_get($1, $2, 'record') AS item", [resourceId, RESOURCE_NS]),
+      this.#sql.get("SELECT content, updated_at FROM mem_working_memory WHERE scope_key = $1", [`resource:${resourceId}`]),
     ]);
-    if (!row) return null;
-    const updatedAt = new Date(row.updated_at);
-    return { id: resourceId, workingMemory: row.content, createdAt: updatedAt, updatedAt };
+    const item = json(record?.item ?? null);
+    if (!item && !wm) return null;
+    const times = [item?.created_at, item?.updated_at, wm?.updated_at].filter((t) => t != null);
+    return {
+      id: resourceId,
+      workingMemory: wm?.content ?? "",
+      metadata: item?.value.metadata ?? {},
+      createdAt: new Date(item?.created_at ?? wm.updated_at),
+      updatedAt: new Date(Math.max(...times)),
+    };
   }
 
   async saveResource({ resource }) {
-    return this.updateResource({ resourceId: resource.id, ...resource });
+    await this.#write(resource.id, resource.workingMemory, resource.metadata ?? {});
+    return this.getResourceById({ resourceId: resource.id });
   }
 
+  /** Working memory replaced when given; metadata merged into the record's, as Mastra's stores do. */
   async updateResource({ resourceId, workingMemory, metadata }) {
-    if (metadata && Object.keys(metadata).length) {
-      throw notSupported("resource metadata", "agentmem keeps a resource's working memory, not metadata");
-    }
     const current = await this.getResourceById({ resourceId });
-    if (workingMemory !== undefined || !current) {
-      await this.#sql.run("SELECT wm_set($1, $2)", [`resource:${resourceId}`, workingMemory ?? ""]);
-    }
+    const merged = metadata === undefined && current ? undefined : { ...current?.metadata, ...metadata };
+    await this.#write(resourceId, current ? workingMemory : (workingMemory ?? ""), merged);
     return this.getResourceById({ resourceId });
+  }
+
+  async #write(resourceId, workingMemory, metadata) {
+    await this.#sql.transaction(async (sql) => {
+      if (workingMemory !== undefined) await sql.run("SELECT wm_set($1, $2)", [`resource:${resourceId}`, workingMemory]);
+      if (metadata !== undefined) {
+        await sql.run("SELECT mem_item_put($1, $2, 'record', $3, '{\"fields\":[]}')", [
+          resourceId,
+          RESOURCE_NS,
+          JSON.stringify({ metadata }),
+        ]);
+      }
+    });
   }
 }
 

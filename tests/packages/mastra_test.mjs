@@ -46,8 +46,9 @@ async function flows(db, backend) {
   // agentmem's answer to one query, whichever backend (each `$n` once, in order).
   const one = async (sql, params) =>
     backend === "sqlite" ? db.prepare(sql.replace(/\$\d+/g, "?")).get(...params) : (await db.query(sql, params)).rows[0];
+  const storage = new AgentmemStore({ db });
   const memory = new Memory({
-    storage: new AgentmemStore({ db }),
+    storage,
     vector: new AgentmemVector({ db }),
     embedder,
     options: {
@@ -125,6 +126,19 @@ async function flows(db, backend) {
     assert.equal((await one("SELECT wm_get($1) AS wm", [`thread:${billing.id}`])).wm, "Plan: PDF");
     const billingRow = await one("SELECT metadata FROM mem_threads WHERE id = $1", [billing.id]);
     assert.equal(JSON.stringify(billingRow.metadata).includes("workingMemory"), false);
+
+    // A resource's metadata is its record among its items, merged on update; its working
+    // memory stays what it was.
+    const resources = await storage.getStore("memory");
+    await resources.updateResource({ resourceId, metadata: { plan: "pro" } });
+    await resources.updateResource({ resourceId, metadata: { seats: 3 } });
+    const resource = await resources.getResourceById({ resourceId });
+    assert.deepEqual(resource.metadata, { plan: "pro", seats: 3 });
+    assert.equal(resource.workingMemory, "# User\n- Name: Ana");
+    assert.ok(resource.createdAt <= resource.updatedAt);
+    const record = await one("SELECT count(*) AS n FROM mem_items WHERE resource_id = $1", [resourceId]);
+    assert.equal(Number(record.n), 1);
+    assert.equal(await resources.getResourceById({ resourceId: `${resourceId}-none` }), null);
 
     // An edited message is re-indexed and re-embedded.
     await memory.updateMessages({
