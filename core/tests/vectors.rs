@@ -305,7 +305,7 @@ fn bad_vectors_are_named() {
             "m",
             Some(&to_blob(&[1.0]))
         )),
-        "kind: must be one of memory, message (got \"thing\")"
+        "kind: must be one of memory, message, item (got \"thing\")"
     );
     let bad = c.execute(
         "INSERT INTO mem_embeddings (kind, owner_id, model, dims, vector) VALUES ('memory', ?1, 'm', 3, ?2)",

@@ -457,10 +457,17 @@ export class AgentmemVector extends MastraVector {
     }
     const params = [indexName, JSON.stringify(queryVector), null];
     const passes = messageFilter(filter, params).join(" AND ") || "1 = 1";
-    const resourceId = [filter, ...(filter?.$and ?? [])].find((f) => typeof f?.resource_id === "string")?.resource_id;
+    // A resource or a thread bounds the search itself; other filters check its candidates.
+    const bound = (key) => [filter, ...(filter?.$and ?? [])].find((f) => typeof f?.[key] === "string")?.[key];
+    const [resourceId, threadId] = [bound("resource_id"), bound("thread_id")];
     let hits;
     for (let limit = topK; ; limit = Math.min(MAX_CANDIDATES, limit * 4)) {
-      params[2] = JSON.stringify({ kind: "message", limit, ...(resourceId && { resource_id: resourceId }) });
+      params[2] = JSON.stringify({
+        kind: "message",
+        limit,
+        ...(resourceId && { resource_id: resourceId }),
+        ...(threadId && { thread_id: threadId }),
+      });
       const rows = await this.#sql.all(
         `SELECT v.id, v.distance, m.thread_id, m.resource_id, m.created_at, (${passes}) AS passes
          FROM mem_vector_search($1, mem_vector($2), $3) v JOIN mem_messages m ON m.id = v.id

@@ -1,4 +1,5 @@
-//! A namespace: a path of labels (`["users", "alice", "memories"]`), stored joined by `.`.
+//! A namespace: a path of labels (`["users", "alice", "memories"]`), stored joined by `.`;
+//! and the key of an item within one.
 //! No label holds a `.` or is empty (the framework's own rule), so the stored text of a
 //! namespace starts with `prefix.` exactly when the namespace starts with the prefix's labels.
 
@@ -10,6 +11,17 @@ use serde_json::Value as Json;
 const MAX_LABEL: usize = 256;
 /// The most labels.
 const MAX_DEPTH: usize = 32;
+
+/// The longest key, in bytes.
+const MAX_KEY: usize = 1024;
+
+/// Checks a key: at most [`MAX_KEY`] bytes, no NUL (an empty key is a key).
+pub(crate) fn check_key(key: &str) -> Result<()> {
+    if key.len() > MAX_KEY {
+        return Err(Error::invalid("key", format!("must be at most {MAX_KEY} bytes")));
+    }
+    crate::args::no_nul("key", key)
+}
 
 /// The labels of `text`, a JSON array of strings; `empty` allows none (a prefix that is every
 /// namespace). `*` is a label like another here; only a match pattern gives it a meaning.

@@ -3,7 +3,7 @@
 //! again (unless told not to), as the framework's stores do.
 
 use super::filter::Filter;
-use super::{namespace, write, NS_ITEMS};
+use super::{namespace, NS_ITEMS};
 use crate::columns::{row, JsonText};
 use crate::db::row::Fields;
 use crate::ids::check_id;
@@ -144,7 +144,7 @@ pub(crate) fn get(
 ) -> Result<Option<String>> {
     check_id("resource_id", resource)?;
     let stored = namespace::join(&namespace::parse("namespace", ns, false)?);
-    write::check_key(key)?;
+    namespace::check_key(key)?;
     let o = Opts::parse("options", options, GET_OPTIONS)?;
     let now = now(conn, &o)?;
     let Some(r) = fetch(conn, resource, &stored, key, now)? else {

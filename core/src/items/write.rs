@@ -1,27 +1,17 @@
 //! Writing items: `mem_item_put` and `mem_item_delete`, and the expiry of items that have a
 //! time to live.
 
-use super::{fields, namespace, read};
+use super::namespace::{self, check_key};
+use super::{fields, read};
 use crate::ids::check_id;
 use crate::json_opts::Opts;
 use crate::{json_input, Conn, Error, Result, Value};
 use serde_json::Value as Json;
 
-/// The longest key, in bytes.
-pub(crate) const MAX_KEY: usize = 1024;
-
 /// The largest value, in bytes of JSON (as a message's content).
 const MAX_VALUE: usize = 4 << 20;
 
 const PUT_OPTIONS: &[&str] = &["fields", "ttl", "now"];
-
-/// Checks a key: at most [`MAX_KEY`] bytes, no NUL (an empty key is a key).
-pub(crate) fn check_key(key: &str) -> Result<()> {
-    if key.len() > MAX_KEY {
-        return Err(Error::invalid("key", format!("must be at most {MAX_KEY} bytes")));
-    }
-    crate::args::no_nul("key", key)
-}
 
 /// `mem_item_put(resource_id, namespace, key, value [, options])`: stores `value` (a JSON
 /// object) under the namespace and key, replacing what was there (its creation time stays).

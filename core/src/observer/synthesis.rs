@@ -326,6 +326,7 @@ pub(crate) fn answer(conn: &mut dyn Conn, session_id: &str, text: &str, options:
 /// when its cosine similarity passes [`SAME_MEANING`]: its id, the similarity, its content.
 fn similar(conn: &mut dyn Conn, resource: &str, model: &str, v: &[f32]) -> Result<Option<(String, f64, String)>> {
     let owners = Owners {
+        thread: None,
         kinds: vec!["memory".into()],
         memories: Filter { resource: Some(resource.to_owned()), ..Filter::default() },
     };

@@ -29,7 +29,7 @@ row! {
     }
 }
 
-const OPTIONS: &[&str] = &["metric", "limit", "kind", "resource_id", "types"];
+const OPTIONS: &[&str] = &["metric", "limit", "kind", "resource_id", "thread_id", "types"];
 
 /// Largest `limit` accepted.
 pub(crate) const MAX_LIMIT: i64 = 1000;
@@ -72,10 +72,11 @@ impl TopK {
 }
 
 /// Whose vectors a search may return: owners of these kinds, memories passing a memory
-/// filter, messages of a resource.
+/// filter, messages and items of a resource, messages of a thread.
 pub(crate) struct Owners {
     pub kinds: Vec<String>,
     pub memories: Filter,
+    pub thread: Option<String>,
 }
 
 impl Owners {
@@ -93,7 +94,15 @@ impl Owners {
         for t in types.iter().flatten() {
             check_one_of("options.types", t, crate::memories::TYPES)?;
         }
+        let thread = o.opt_str("thread_id")?;
+        if thread.is_some() && (types.is_some() || kinds.len() == 1 && kinds[0] != "message") {
+            return Err(Error::invalid(
+                "options.thread_id",
+                "bounds messages: it goes without options.types and with kind message, if any",
+            ));
+        }
         Ok(Owners {
+            thread,
             kinds,
             memories: Filter {
                 resource: o.opt_str("resource_id")?,
@@ -104,12 +113,14 @@ impl Owners {
         })
     }
 
-    /// The owner kinds searched, with their tables (types given: memories only).
+    /// The owner kinds searched, with their tables (types given: memories only; a thread
+    /// given: messages only).
     fn tables(&self) -> Vec<(&'static str, &'static str)> {
         [("memory", "mem_memories"), ("message", "mem_messages"), ("item", "mem_items")]
             .into_iter()
             .filter(|(k, _)| self.kinds.iter().any(|x| x == k))
             .filter(|(k, _)| *k == "memory" || self.memories.types.is_none())
+            .filter(|(k, _)| *k == "message" || self.thread.is_none())
             .collect()
     }
 
@@ -119,9 +130,15 @@ impl Owners {
         if kind == "memory" {
             return self.memories.sql("o", params);
         }
-        let r = self.memories.resource.as_ref()?;
-        params.push(r.as_str().into());
-        Some(format!("o.resource_id = ?{}", params.len()))
+        let mut conds = Vec::new();
+        let thread = self.thread.as_ref().filter(|_| kind == "message");
+        for (column, value) in [("resource_id", self.memories.resource.as_ref()), ("thread_id", thread)] {
+            if let Some(v) = value {
+                params.push(v.as_str().into());
+                conds.push(format!("o.{column} = ?{}", params.len()));
+            }
+        }
+        (!conds.is_empty()).then(|| conds.join(" AND "))
     }
 
     /// The embeddings of `model` whose owners pass. Few passing owners (counted from their

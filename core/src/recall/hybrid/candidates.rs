@@ -135,6 +135,7 @@ pub(crate) fn dense(
     k: usize,
 ) -> Result<Vec<Key>> {
     let owners = Owners {
+        thread: None,
         kinds: kinds
             .iter()
             .filter(|k| matches!(k, Kind::Memory | Kind::Message))
