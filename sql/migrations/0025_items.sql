@@ -2,7 +2,9 @@
 -- store an agent framework keeps its long-term items in (LangGraph's BaseStore). A namespace
 -- is a path of labels, stored joined by '.', which no label holds, so a namespace prefix is a
 -- prefix of the text. The search index follows the rows (namespace "item"), and vectors may
--- belong to an item as to a memory.
+-- belong to an item as to a memory. With this version an observational record's search
+-- document follows its row too (the catalog's triggers, below), so plain SQL on
+-- mem_om_records keeps the index exact.
 CREATE TABLE mem_items (
   seq          @ROWID,
   id           TEXT NOT NULL UNIQUE DEFAULT (mem_uuid7()),

@@ -12,7 +12,6 @@ pub(crate) use super::scope::Scope;
 use super::tables::{self, Kind, Table, TABLES};
 use crate::cluster::route::Owner;
 use crate::columns::row;
-use crate::om::search as om_search;
 use crate::text::hex;
 use crate::{Conn, Error, Result, Value};
 use serde_json::{json, Map, Value as Json};
@@ -233,9 +232,6 @@ pub(crate) fn import(conn: &mut dyn Conn, text: &str) -> Result<String> {
             let resource = owners.resource(conn, t.name, &obj)?;
             insert(conn, t, &arg, &obj, resource)?;
             owners.note(t.name, &obj);
-            if t.name == "mem_om_records" {
-                conn.in_context(&arg, &mut |c| index_record(c, &obj))?;
-            }
         }
         counts.insert(t.name.to_owned(), json!(rows.len()));
     }
@@ -402,30 +398,3 @@ fn from_json(arg: &str, kind: Kind, v: &Json) -> Result<(Value, &'static str)> {
     })
 }
 
-/// An active observational record is a search document; nothing else indexes it on import.
-fn index_record(conn: &mut dyn Conn, obj: &Map<String, Json>) -> Result<()> {
-    if obj.get("is_active").and_then(Json::as_i64) != Some(1) {
-        return Ok(());
-    }
-    let text = obj
-        .get("active_observations")
-        .and_then(Json::as_str)
-        .unwrap_or_default();
-    if text.is_empty() {
-        return Ok(());
-    }
-    let at = obj.get("updated_at").and_then(Json::as_i64).unwrap_or(0);
-    let id = obj.get("id").and_then(Json::as_str).unwrap_or_default();
-    let row = conn.query(
-        "SELECT seq, resource_id FROM mem_om_records WHERE id = ?1",
-        &[id.into()],
-    )?;
-    if let Some(r) = row.into_iter().next() {
-        let mut f = crate::db::row::Fields::new(r);
-        if let Some(seq) = f.int() {
-            let resource = f.text().unwrap_or_default();
-            om_search::index(conn, &resource, seq, text, at, None)?;
-        }
-    }
-    Ok(())
-}

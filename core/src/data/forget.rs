@@ -15,7 +15,6 @@
 
 use super::tables;
 use crate::db::access::{self, Act};
-use crate::om::search as om_search;
 use crate::search;
 use crate::{Conn, Result, Value};
 use serde_json::{Map, Value as Json};
@@ -130,19 +129,6 @@ pub(crate) fn forget(conn: &mut dyn Conn, r: &str) -> Result<String> {
         counts.insert((*table).to_owned(), Json::from(n));
     }
 
-    // Observational memory's active records are search documents no trigger keeps.
-    for row in conn.query(
-        "SELECT seq, active_observations FROM mem_om_records WHERE resource_id = ?1 AND is_active = 1",
-        &rid,
-    )? {
-        let mut it = row.into_iter();
-        if let (Some(seq), Some(text)) = (
-            it.next().and_then(|v| v.as_i64()),
-            it.next().and_then(Value::into_string),
-        ) {
-            om_search::unindex(conn, r, seq, &text)?;
-        }
-    }
     for t in &tasks {
         conn.execute(
             "DELETE FROM mem_tasks WHERE id = ?1",

@@ -344,7 +344,6 @@ pub(crate) fn apply_observation(
 /// Applies an observer's answer to its record now.
 fn apply(conn: &mut dyn Conn, mut b: Batch) -> Result<Option<i64>> {
     let rec = &mut b.rec;
-    let indexed = rec.active_observations.clone();
     rec.active_observations = add_observations(
         &rec.active_observations,
         b.key.scope,
@@ -357,14 +356,6 @@ fn apply(conn: &mut dyn Conn, mut b: Batch) -> Result<Option<i64>> {
     if !record::store_guarded(conn, rec, b.owner, b.op, b.now)? {
         return Ok(None);
     }
-    super::search::index(
-        conn,
-        &b.key.resource_id,
-        rec.seq,
-        &rec.active_observations,
-        b.now,
-        Some(&indexed),
-    )?;
     update_thread(conn, &b.thread, &b.parsed, b.now)?;
     Ok(Some(rec.observation_tokens))
 }
@@ -411,7 +402,6 @@ pub(crate) fn activate(conn: &mut dyn Conn, call: &Fenced) -> Result<Option<i64>
         return Ok(None);
     };
     let chunks = std::mem::take(&mut rec.chunks);
-    let indexed = rec.active_observations.clone();
     let mut batch = Vec::new();
     let pending = pending::unobserved(conn, &key, Some(&rec), false)?;
     for c in &chunks {
@@ -436,10 +426,6 @@ pub(crate) fn activate(conn: &mut dyn Conn, call: &Fenced) -> Result<Option<i64>
     }
     if !record::store_guarded(conn, &rec, owner, op, now)? {
         return Ok(None);
-    }
-    if !chunks.is_empty() {
-        let resource = &key.resource_id;
-        super::search::index(conn, resource, rec.seq, &rec.active_observations, now, Some(&indexed))?;
     }
     for c in &chunks {
         let p = Parsed {

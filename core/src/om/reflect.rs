@@ -283,15 +283,6 @@ fn new_generation(
            CAST(?19 AS BIGINT), ?5, ?5)",
         &params,
     )?;
-    let new_seq = route::query_value(
-        conn,
-        "SELECT seq FROM mem_om_records WHERE lookup_key = ?1 AND is_active = 1{home}",
-        &[key.text.as_str().into()],
-    )?
-        .and_then(|v| v.as_i64())
-        .ok_or_else(|| Error::internal("reflection wrote no active generation"))?;
-    super::search::unindex(conn, &key.resource_id, old.seq, &old.active_observations)?;
-    super::search::index(conn, &key.resource_id, new_seq, body, now, None)?;
     if let Some(thread) = &key.thread_id {
         let p = parse::Parsed {
             observations: String::new(),

@@ -1,6 +1,7 @@
 //! Observations are searchable: each record's active observations are one document of the
-//! search engine's `"obs"` namespace (keyed by the record's `seq`), kept in step by the writes
-//! that change them, and `mem_search` returns them beside messages with `source` `reflection`.
+//! search engine's `"obs"` namespace (keyed by the record's `seq`), kept in step by the
+//! record's row triggers — plain SQL included — and `mem_search` returns them beside messages
+//! with `source` `reflection`.
 
 use crate::db::row::Fields;
 use crate::search::rows::{self, Allowed};
@@ -11,9 +12,45 @@ use crate::{Conn, Result, Value};
 /// The namespace of observation documents.
 pub(crate) const NS_OBSERVATIONS: &str = "obs";
 
+/// What a record's row puts in the index: its observations, their time and its resource — when
+/// it is active and holds some.
+pub(crate) struct Indexed {
+    pub text: String,
+    pub at: i64,
+    pub resource: String,
+}
+
+impl Indexed {
+    pub(crate) fn of(active: bool, text: String, at: i64, resource: String) -> Option<Indexed> {
+        (active && !text.is_empty()).then_some(Indexed { text, at, resource })
+    }
+}
+
+/// After a record's row changed from `old` to `new` (`None`: not indexed, or no row): its
+/// document follows.
+pub(crate) fn on_change(conn: &mut dyn Conn, seq: i64, old: Option<Indexed>, new: Option<Indexed>) -> Result<()> {
+    match (old, new) {
+        (Some(o), Some(n)) if o.resource == n.resource => {
+            if o.text == n.text {
+                return Ok(());
+            }
+            index(conn, &n.resource, seq, &n.text, n.at, Some(&o.text))
+        }
+        (old, new) => {
+            if let Some(o) = old {
+                unindex(conn, &o.resource, seq, &o.text)?;
+            }
+            match new {
+                Some(n) => index(conn, &n.resource, seq, &n.text, n.at, None),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
 /// Indexes (or re-indexes) the active observations of a record of `resource`; `old` is the
 /// text indexed before.
-pub(crate) fn index(
+fn index(
     conn: &mut dyn Conn,
     resource: &str,
     seq: i64,
@@ -27,7 +64,7 @@ pub(crate) fn index(
 
 /// Takes a record of `resource` that is no longer active out of the index; `old` is its
 /// indexed text.
-pub(crate) fn unindex(conn: &mut dyn Conn, resource: &str, seq: i64, old: &str) -> Result<()> {
+fn unindex(conn: &mut dyn Conn, resource: &str, seq: i64, old: &str) -> Result<()> {
     let index = search::partition::index_of(conn, NS_OBSERVATIONS, resource)?;
     search::remove_doc(conn, &index, seq, Some(old)).map(|_| ())
 }

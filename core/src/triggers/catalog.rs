@@ -7,6 +7,7 @@ use crate::graph::chunks;
 use crate::graph::upkeep::{self, OldEdge};
 use crate::items;
 use crate::memories::{self, OldMemory};
+use crate::om::search as om_search;
 use crate::tasks::graph::{self as tasks, DepRow, TaskRow};
 use crate::threads;
 use crate::threads::messages::{self, Booked, Changed, Draft, Inserted};
@@ -57,8 +58,18 @@ const fn graph_trigger(
 /// The schema version that created the code graph's chunks.
 const CODE_SCHEMA: i64 = 22;
 
-/// The schema version that created the item store.
+/// The schema version that created the item store, and the triggers that keep observations'
+/// search documents.
 const ITEMS_SCHEMA: i64 = 25;
+
+/// The columns of an observational record its search document is made of.
+const OM_INDEXED: &[&str] = &[
+    "seq",
+    "is_active",
+    "active_observations",
+    "updated_at",
+    "resource_id",
+];
 
 /// The deferred trigger that writes what a transaction holds (Postgres).
 const HELD: &str = "mem__message_held_trg";
@@ -466,6 +477,48 @@ pub const TRIGGERS: &[Trigger] = &[
             code_chunk_delete,
         )
     },
+    // Observational records: an active record's observations are a search document.
+    Trigger {
+        new: OM_INDEXED,
+        when: Some("NEW.is_active = 1 AND NEW.active_observations <> ''"),
+        since: ITEMS_SCHEMA,
+        ..trigger(
+            "mem__om_record_insert",
+            "mem_om_records",
+            Timing::After,
+            &[Insert],
+            om_record_insert,
+        )
+    },
+    Trigger {
+        update_of: &["is_active", "active_observations"],
+        when: Some(
+            "NEW.is_active IS DISTINCT FROM OLD.is_active \
+             OR NEW.active_observations IS DISTINCT FROM OLD.active_observations",
+        ),
+        new: OM_INDEXED,
+        old: OM_INDEXED,
+        since: ITEMS_SCHEMA,
+        ..trigger(
+            "mem__om_record_update",
+            "mem_om_records",
+            Timing::After,
+            &[Update],
+            om_record_update,
+        )
+    },
+    Trigger {
+        old: OM_INDEXED,
+        when: Some("OLD.is_active = 1 AND OLD.active_observations <> ''"),
+        since: ITEMS_SCHEMA,
+        ..trigger(
+            "mem__om_record_delete",
+            "mem_om_records",
+            Timing::After,
+            &[Delete],
+            om_record_delete,
+        )
+    },
     // Items: the index follows the rows (the table came with schema 25).
     Trigger {
         new: &["seq"],
@@ -830,6 +883,39 @@ fn code_chunk_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
     let old = f.text(false, "content")?;
     let resource = old_resource(f)?;
     chunks::on_delete(conn, seq, &resource, &old)
+}
+
+/// An observational record's document as `NEW` (`new`) or `OLD` holds it.
+fn om_indexed(f: &mut Fired, new: bool) -> Result<Option<om_search::Indexed>> {
+    let (active, at) = if new {
+        (f.new("is_active")?, f.new("updated_at")?)
+    } else {
+        (f.old("is_active")?, f.old("updated_at")?)
+    };
+    let text = f.text(new, "active_observations")?;
+    let resource = f.text(new, "resource_id")?;
+    Ok(om_search::Indexed::of(
+        int(active) == Some(1),
+        text,
+        int(at).unwrap_or(0),
+        resource,
+    ))
+}
+
+fn om_record_insert(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
+    let (seq, new) = (f.seq()?, om_indexed(f, true)?);
+    om_search::on_change(conn, seq, None, new)
+}
+
+fn om_record_update(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
+    let (seq, old, new) = (f.seq()?, om_indexed(f, false)?, om_indexed(f, true)?);
+    om_search::on_change(conn, seq, old, new)
+}
+
+fn om_record_delete(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
+    let seq = int(f.old("seq")?).unwrap_or(0);
+    let old = om_indexed(f, false)?;
+    om_search::on_change(conn, seq, old, None)
 }
 
 fn item_insert(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
