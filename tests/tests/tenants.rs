@@ -122,6 +122,7 @@ fn calls_at_b() -> Vec<(&'static str, String)> {
         ("mem_embed_set", "SELECT mem_embed_set('message', 'tb-m1', 'm', mem_vector('[0, 1, 0]'))".into()),
         ("mem_vector_search", "SELECT * FROM mem_vector_search('m', mem_vector('[1, 0, 0]'), '{\"k\":10}')".into()),
         ("mem_vector", "SELECT length(mem_vector('[1, 2]'))".into()),
+        ("mem_health", format!("SELECT mem_health('{b}')")),
         ("mem_stats", "SELECT mem_stats('{\"by\":\"resource\"}')".into()),
         ("mem_export", "SELECT mem_export('{}')".into()),
         ("mem_export_rows", format!("SELECT * FROM mem_export_rows('{{\"resource_id\":\"{b}\"}}')")),
