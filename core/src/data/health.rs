@@ -2,10 +2,11 @@
 //! memories counted (active, needing review, stale), one score with its formula, how much of
 //! the code graph the memories cover by folder, and what needs attention first.
 
+use super::stats::int_at;
 use crate::db::row::Fields;
 use crate::ids::check_id;
 use crate::json_opts::Opts;
-use crate::{Conn, Result, Row, Value};
+use crate::{Conn, Result, Value};
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, HashSet};
 
@@ -20,10 +21,6 @@ const FORMULA: &str =
 /// A current memory: neither deprecated nor superseded.
 const CURRENT: &str = "resource_id = ?1 AND deprecated = 0 AND superseded_by IS NULL";
 
-fn int(r: &Row, i: usize) -> i64 {
-    r.get(i).and_then(Value::as_i64).unwrap_or(0)
-}
-
 /// `mem_health(resource_id [, options])` → JSON: `memories` (`total` current ones, `active`
 /// — written or used within `window_days` —, `needs_review`, `stale`, `pinned`, `verified`),
 /// `score` (0–100, null without memories) and its `formula`, `modules` (the code graph's
@@ -35,10 +32,7 @@ pub(crate) fn health(conn: &mut dyn Conn, resource: &str, options: Option<&str>)
     let o = Opts::parse("options", options, OPTIONS)?;
     let window = o.int("window_days", 30, 1, 36_500)?;
     let limit = o.int("limit", 10, 0, 1000)?;
-    let now = match o.opt_int("now")? {
-        Some(n) => n,
-        None => conn.now_ms()?,
-    };
+    let now = conn.now_or(o.opt_int("now")?)?;
     let since = now - window * DAY_MS;
     let r = conn
         .query(
@@ -57,7 +51,7 @@ pub(crate) fn health(conn: &mut dyn Conn, resource: &str, options: Option<&str>)
         .into_iter()
         .next()
         .unwrap_or_default();
-    let (total, active, review, stale) = (int(&r, 0), int(&r, 1), int(&r, 2), int(&r, 3));
+    let (total, active, review, stale) = (int_at(&r, 0), int_at(&r, 1), int_at(&r, 2), int_at(&r, 3));
     let score = (total > 0).then(|| {
         let share = |n: i64| n as f64 / total as f64;
         (40.0 * (1.0 - share(review)) + 30.0 * (1.0 - share(stale)) + 30.0 * share(active)).round()
@@ -70,8 +64,8 @@ pub(crate) fn health(conn: &mut dyn Conn, resource: &str, options: Option<&str>)
             "active": active,
             "needs_review": review,
             "stale": stale,
-            "pinned": int(&r, 4),
-            "verified": int(&r, 5),
+            "pinned": int_at(&r, 4),
+            "verified": int_at(&r, 5),
         },
         "window_days": window,
         "score": score,

@@ -75,7 +75,7 @@ impl Scope {
     }
 }
 
-fn int_at(row: &Row, i: usize) -> i64 {
+pub(super) fn int_at(row: &Row, i: usize) -> i64 {
     row.get(i).and_then(Value::as_i64).unwrap_or(0)
 }
 
@@ -192,10 +192,7 @@ pub(crate) fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String
     );
     if let Some(b) = by {
         let rows = if b == "day" {
-            let now = match o.opt_int("now")? {
-                Some(n) => n,
-                None => conn.now_ms()?,
-            };
+            let now = conn.now_or(o.opt_int("now")?)?;
             let until = o.opt_int("until")?.unwrap_or(now);
             let since = o.opt_int("since")?.unwrap_or(until - DEFAULT_DAYS * DAY_MS);
             by_day(conn, &scope, since, until, limit)?

@@ -146,4 +146,12 @@ pub trait Conn {
             .and_then(|v| v.as_i64())
             .ok_or_else(|| crate::Error::internal("database clock returned no value"))
     }
+
+    /// `at` when the caller gave a time (a `now` option), else the database's clock.
+    fn now_or(&mut self, at: Option<i64>) -> Result<i64> {
+        match at {
+            Some(t) => Ok(t),
+            None => self.now_ms(),
+        }
+    }
 }

@@ -246,10 +246,7 @@ pub(crate) fn edge_remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
 /// (default: the database's clock), 0 otherwise. The edge stays, for `as_of` queries.
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn edge_invalidate(conn: &mut dyn Conn, id: &str, at: Option<i64>) -> Result<i64> {
-    let at = match at {
-        Some(t) => t,
-        None => conn.now_ms()?,
-    };
+    let at = conn.now_or(at)?;
     Ok(route::execute(
         conn,
         "UPDATE mem_graph_edges SET invalid_at = ?2, updated_at = ?2 WHERE id = ?1 \

@@ -291,10 +291,7 @@ pub(crate) fn mark_stale(
     file: &str,
     now: Option<i64>,
 ) -> Result<i64> {
-    let now = match now {
-        Some(t) => t,
-        None => conn.now_ms()?,
-    };
+    let now = conn.now_or(now)?;
     let nodes = conn.execute(
         "UPDATE mem_graph_nodes SET stale_at = ?3 WHERE resource_id = ?1 AND file_path = ?2 \
          AND stale_at IS NULL",

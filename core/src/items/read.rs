@@ -69,14 +69,6 @@ fn decode(r: crate::Row) -> Option<Stored> {
     })
 }
 
-/// The `now` option, or the database's clock.
-fn now(conn: &mut dyn Conn, o: &Opts) -> Result<i64> {
-    match o.opt_int("now")? {
-        Some(n) => Ok(n),
-        None => conn.now_ms(),
-    }
-}
-
 /// Starts again the time of the rows that have one (one statement per distinct time to live).
 fn refresh(conn: &mut dyn Conn, resource: &str, found: &[&Stored], now: i64) -> Result<()> {
     let mut by_ttl: HashMap<u64, Vec<i64>> = HashMap::new();
@@ -146,7 +138,7 @@ pub(crate) fn get(
     let stored = namespace::join(&namespace::parse("namespace", ns, false)?);
     namespace::check_key(key)?;
     let o = Opts::parse("options", options, GET_OPTIONS)?;
-    let now = now(conn, &o)?;
+    let now = conn.now_or(o.opt_int("now")?)?;
     let Some(r) = fetch(conn, resource, &stored, key, now)? else {
         return Ok(None);
     };
@@ -196,7 +188,7 @@ pub(crate) fn search(
     }
     let limit = o.int("limit", 10, 0, MAX_LIMIT)? as usize;
     let offset = o.int("offset", 0, 0, i64::MAX)? as usize;
-    let now = now(conn, &o)?;
+    let now = conn.now_or(o.opt_int("now")?)?;
 
     let mut params: Vec<Value> = vec![resource.into(), Value::Int(now)];
     let mut sql = format!("SELECT {COLUMNS} FROM mem_items WHERE {VISIBLE}");
@@ -334,7 +326,7 @@ pub(crate) fn namespaces(conn: &mut dyn Conn, resource: &str, options: Option<&s
     }
     let limit = o.int("limit", 100, 0, MAX_LIMIT)? as usize;
     let offset = o.int("offset", 0, 0, i64::MAX)? as usize;
-    let now = now(conn, &o)?;
+    let now = conn.now_or(o.opt_int("now")?)?;
     let stored = conn.query(
         &format!("SELECT DISTINCT namespace FROM mem_items WHERE {VISIBLE}"),
         &[resource.into(), Value::Int(now)],

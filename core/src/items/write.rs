@@ -47,10 +47,7 @@ pub(crate) fn put(
     if ttl.is_some_and(|m| !(m > 0.0 && m.is_finite())) {
         return Err(Error::invalid("options.ttl", "must be a positive number of minutes"));
     }
-    let now = match o.opt_int("now")? {
-        Some(n) => n,
-        None => conn.now_ms()?,
-    };
+    let now = conn.now_or(o.opt_int("now")?)?;
     expire(conn, resource, now)?;
     let expires = ttl.map_or(Value::Null, |m| Value::Int(now + (m * 60_000.0) as i64));
     let stored = namespace::join(&labels);

@@ -33,13 +33,6 @@ pub(crate) const HALF_LIVES_TO_DEPRECATE: f64 = 3.0;
 /// Days a deprecated memory is kept before it is deleted.
 pub(crate) const GRACE_DAYS: f64 = 30.0;
 
-fn now_or(conn: &mut dyn Conn, now: Option<i64>) -> Result<i64> {
-    match now {
-        Some(t) => Ok(t),
-        None => conn.now_ms(),
-    }
-}
-
 /// `confidence` decayed to `now` (see the module's formula).
 pub(crate) fn decayed(
     confidence: f64,
@@ -60,7 +53,7 @@ pub(crate) fn decayed(
 /// `mem_memory_confidence(id [, now])` → the decayed confidence, or NULL for an unknown id.
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn current_confidence(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<f64>> {
-    let now = now_or(conn, now)?;
+    let now = conn.now_or(now)?;
     let mut params = vec![id.into()];
     let home = route::and_home(conn, "resource_id", &mut params);
     let row = conn
@@ -124,7 +117,7 @@ pub(crate) fn update(conn: &mut dyn Conn, id: &str, patch: &str, options: Option
     let (resource, old_scope) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
     let old_content = f.text().unwrap_or_default();
     let (old_type, old_half_life) = (f.text().unwrap_or_default(), f.value().as_f64());
-    let now = now_or(conn, o.opt_int("now")?)?;
+    let now = conn.now_or(o.opt_int("now")?)?;
     let mut sets: Vec<(&str, Value, &str)> = Vec::new();
     let mut set = |col: &'static str, v: Value, cast: &'static str| sets.push((col, v, cast));
     let content = match bounded(&p, "content", MAX_CONTENT)? {
@@ -255,7 +248,7 @@ pub(crate) fn update(conn: &mut dyn Conn, id: &str, patch: &str, options: Option
 /// (kept, excluded from search and recall by default; pruned 30 days later), 0 otherwise.
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn deprecate(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<i64> {
-    let now = now_or(conn, now)?;
+    let now = conn.now_or(now)?;
     let mut params = vec![id.into(), Value::Int(now)];
     let home = route::and_home(conn, "resource_id", &mut params);
     Ok(conn.execute(
@@ -272,7 +265,7 @@ pub(crate) fn deprecate(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Resu
 /// The confidence step is rounded to a billionth, so that repeated steps land on the same
 /// decimal on every backend.
 pub(crate) fn touch(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<String>> {
-    let now = now_or(conn, now)?;
+    let now = conn.now_or(now)?;
     let lock = conn.dialect().row_lock(RowLock::Update);
     let mut params = vec![id.into()];
     let home = route::and_home(conn, "resource_id", &mut params);
@@ -327,7 +320,7 @@ pub(crate) fn touch(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<O
 /// deleted; never pinned or user-verified ones.
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn prune(conn: &mut dyn Conn, resource: &str, now: Option<i64>) -> Result<String> {
-    let now = now_or(conn, now)?;
+    let now = conn.now_or(now)?;
     let deprecated = conn.execute(
         &format!(
             "UPDATE mem_memories SET deprecated = 1, deprecated_at = ?2, updated_at = ?2 \

@@ -502,10 +502,7 @@ pub(crate) fn remember(
         .unwrap_or_else(|| ("[]".into(), Vec::new()));
     let half_life = half_life(&m)?.unwrap_or_else(|| default_half_life(&ty));
     let node = target_node(conn, &m, resource)?;
-    let now = match o.opt_int("now")? {
-        Some(t) => t,
-        None => conn.now_ms()?,
-    };
+    let now = conn.now_or(o.opt_int("now")?)?;
     let hash = content_hash(Some(&content)).unwrap_or_default();
     let r = Reinforcement {
         confidence,

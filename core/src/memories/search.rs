@@ -79,10 +79,7 @@ pub(crate) fn search(
         &seqs,
         wanted.resource.as_deref(),
     )?;
-    let now = match params.now {
-        Some(t) => t,
-        None => conn.now_ms()?,
-    };
+    let now = conn.now_or(params.now)?;
     Ok(found
         .hits
         .iter()

@@ -47,10 +47,7 @@ pub(crate) fn finalize(conn: &mut dyn Conn, session_id: &str, outcome: &str, opt
         return Err(Error::invalid("outcome", format!("must be one of {}", OUTCOMES.join(", "))));
     }
     let o = Opts::parse("options", options, &["now"])?;
-    let now = match o.opt_int("now")? {
-        Some(t) => t,
-        None => conn.now_ms()?,
-    };
+    let now = conn.now_or(o.opt_int("now")?)?;
     let row = route::query(
         conn,
         "UPDATE mem_observer_sessions SET updated_at = updated_at WHERE id = ?1{home} \

@@ -29,10 +29,7 @@ pub(crate) fn summary(conn: &mut dyn Conn, session_id: &str) -> Result<String> {
         .next()
         .ok_or_else(|| Error::not_found("session", session_id))?;
     let started = row[4].as_i64().unwrap_or(0);
-    let until = match row[5].as_i64() {
-        Some(t) => t,
-        None => conn.now_ms()?,
-    };
+    let until = conn.now_or(row[5].as_i64())?;
     let remembered: Vec<Json> = conn
         .query(
             "SELECT id, type, content, citation_text FROM mem_memories WHERE resource_id = ?1 \

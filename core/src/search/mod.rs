@@ -401,10 +401,7 @@ pub(crate) fn search_indexes(
     if q.is_empty() || params.limit == 0 {
         return Ok(SearchResult::default());
     }
-    let now = match params.now {
-        Some(n) => n,
-        None => conn.now_ms()?,
-    };
+    let now = conn.now_or(params.now)?;
     let wanted = q.terms();
     'attempt: for _attempt in 0..8 {
         let (mut all, mut segments, mut delta_docs) = (Vec::new(), 0, 0);

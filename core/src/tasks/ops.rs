@@ -634,10 +634,7 @@ pub(crate) fn compact(
             format!("task {task_id} is already compacted to level {current}"),
         ));
     }
-    let now = match o.opt_int("now")? {
-        Some(n) => n,
-        None => conn.now_ms()?,
-    };
+    let now = conn.now_or(o.opt_int("now")?)?;
     if !o.opt_bool("force")?.unwrap_or(false) {
         let days = if level == 1 { TIER1_DAYS } else { TIER2_DAYS };
         let age = now - closed_at.unwrap_or(now);

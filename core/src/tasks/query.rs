@@ -210,10 +210,7 @@ row! {
 pub(crate) fn ready(conn: &mut dyn Conn, options: Option<&str>) -> Result<Vec<ReadyRow>> {
     let o = Opts::parse("options", options, READY_OPTIONS)?;
     let limit = o.int("limit", 10, 0, MAX_READY_LIMIT)?;
-    let now = match o.opt_int("now")? {
-        Some(n) => n,
-        None => conn.now_ms()?,
-    };
+    let now = conn.now_or(o.opt_int("now")?)?;
     let epics = o.opt_bool("include_epics")?.unwrap_or(false)
         || o.opt_str("type")?.as_deref() == Some("epic");
     let mut f = Filter::new(vec![

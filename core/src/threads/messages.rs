@@ -214,10 +214,7 @@ pub(crate) fn add(
         }
         None => ids::new_id(),
     };
-    let created_at = match opts.opt_int("created_at")? {
-        Some(t) => t,
-        None => conn.now_ms()?,
-    };
+    let created_at = conn.now_or(opts.opt_int("created_at")?)?;
     let metadata = opts.opt_object("metadata")?.unwrap_or_else(|| "{}".into());
     let task_id = opts.opt_str("task_id")?;
     // The thread's resource, when the caller names it (checked): a distributed database then

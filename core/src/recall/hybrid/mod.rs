@@ -253,10 +253,7 @@ pub(crate) fn recall_hybrid(
         "options.resource_id",
         "a resource's memories, vectors and graph live on its node",
     )?;
-    let now = match ask.now {
-        Some(t) => t,
-        None => conn.now_ms()?,
-    };
+    let now = conn.now_or(ask.now)?;
     let lists = lists(conn, query, &ask, now)?;
     let fused = fuse::fuse(&lists, ask.rrf_k);
     let best = fuse::best_possible(&lists, ask.rrf_k);
