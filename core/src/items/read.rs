@@ -93,8 +93,14 @@ fn refresh(conn: &mut dyn Conn, resource: &str, found: &[&Stored], now: i64) -> 
     Ok(())
 }
 
+/// A stored value as the reads give it: compact, keys sorted, whatever plain SQL wrote on
+/// SQLite (Postgres' jsonb holds one form already).
+fn canonical(value: &str) -> Result<Json> {
+    json_input::parse("value", value)
+}
+
 fn item_json(r: &Stored) -> Result<String> {
-    let value: Json = json_input::parse("value", &r.value)?;
+    let value = canonical(&r.value)?;
     Ok(json!({
         "id": r.id,
         "namespace": namespace::split(&r.namespace),
@@ -243,7 +249,7 @@ pub(crate) fn search(
             Ok(Found {
                 namespace: JsonText(namespace::to_json(&r.namespace)),
                 key: r.key.clone(),
-                value: JsonText(r.value.clone()),
+                value: JsonText(canonical(&r.value)?.to_string()),
                 created_at: r.created_at,
                 updated_at: r.updated_at,
                 score,

@@ -32,9 +32,12 @@ pub(crate) fn put(
     if value.len() > MAX_VALUE {
         return Err(Error::invalid("value", format!("must be at most {MAX_VALUE} bytes of JSON")));
     }
-    let Json::Object(_) = json_input::parse("value", value)? else {
+    let parsed @ Json::Object(_) = json_input::parse("value", value)? else {
         return Err(Error::invalid("value", "must be a JSON object"));
     };
+    // Stored as the reads give it back (compact, keys sorted, a repeated key's last value), on
+    // SQLite as Postgres' jsonb keeps it.
+    let value = parsed.to_string();
     let o = Opts::parse("options", options, PUT_OPTIONS)?;
     let paths = match o.opt_array("fields")? {
         Some(p) => {
@@ -63,7 +66,7 @@ pub(crate) fn put(
             resource.into(),
             stored.as_str().into(),
             key.into(),
-            value.into(),
+            value.as_str().into(),
             paths,
             Value::Int(now),
             ttl.map_or(Value::Null, Value::Real),
