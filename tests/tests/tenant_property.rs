@@ -462,6 +462,8 @@ fn snapshot(a: &mut Client) -> Vec<(String, String)> {
         format!("SELECT graph_impact('{p}-n1')"),
         format!("SELECT graph_stats('{r}')"),
         format!("SELECT memory_id FROM mem_memory_search('{w} gotcha', '{{\"limit\":100}}') ORDER BY 1"),
+        format!("SELECT memory_id, type, state, needs_review FROM mem_memory_list('{r}', '{{\"include_deprecated\":true,\"limit\":500}}') ORDER BY 1"),
+        format!("SELECT id, session_type, status FROM mem_session_list('{r}', '{{\"limit\":500}}') ORDER BY 1"),
         format!("SELECT kind, id FROM mem_recall_hybrid('gotcha plan', '{{\"resource_id\":\"{r}\",\"kinds\":[\"memory\",\"message\",\"observation\"],\"model\":\"m\",\"query_vector\":[1,0,0],\"current_files\":[\"{p}.ts\"],\"limit\":100,\"now\":1764858600000}}') ORDER BY 1, 2"),
         "SELECT * FROM mem_vector_search('m', mem_vector('[1, 0, 0]'), '{\"limit\":100}')".into(),
         "SELECT * FROM mem_vector_search('m', mem_vector('[0, 1, 0]'), '{\"limit\":100,\"kind\":\"message\"}')".into(),

@@ -118,6 +118,9 @@ fn calls_at_b() -> Vec<(&'static str, String)> {
         ("mem_prune", format!("SELECT mem_prune('{b}')")),
         ("mem_memory_search", format!("SELECT * FROM mem_memory_search('bravo gotcha', '{{\"resource_id\":\"{b}\"}}')")),
         ("mem_recall_hybrid", format!("SELECT * FROM mem_recall_hybrid('bravo gotcha', '{{\"resource_id\":\"{b}\",\"kinds\":[\"memory\",\"message\",\"observation\",\"code\"],\"current_files\":[\"tb.ts\",\"src/bravo.py\"]}}')")),
+        ("mem_memory_list", format!("SELECT * FROM mem_memory_list('{b}', '{{\"include_deprecated\":true}}')")),
+        ("mem_memory_list", format!("SELECT * FROM mem_memory_list('{b}', '{{\"file\":\"tb.ts\",\"needs_review\":false}}')")),
+        ("mem_memory_get", "SELECT mem_memory_get((SELECT id FROM mem_memories LIMIT 1))".into()),
         ("mem_content_hash", "SELECT mem_content_hash('bravo')".into()),
         ("mem_embed_set", "SELECT mem_embed_set('message', 'tb-m1', 'm', mem_vector('[0, 1, 0]'))".into()),
         ("mem_vector_search", "SELECT * FROM mem_vector_search('m', mem_vector('[1, 0, 0]'), '{\"k\":10}')".into()),
@@ -140,6 +143,7 @@ fn calls_at_b() -> Vec<(&'static str, String)> {
         ("mem_session_finalize", "SELECT mem_session_finalize('tb-session', 'success')".into()),
         ("mem_synthesis_answer", "SELECT mem_synthesis_answer('tb-session', '[]')".into()),
         ("mem_session_summary", "SELECT mem_session_summary('tb-session')".into()),
+        ("mem_session_list", format!("SELECT * FROM mem_session_list('{b}')")),
         ("mem_tools", "SELECT mem_tools()".into()),
         ("mem_tool", format!("SELECT mem_tool('memory_recall', '{{\"query\":\"bravo gotcha\"}}', '{{\"resourceId\":\"{b}\"}}')")),
     ];

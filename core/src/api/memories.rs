@@ -1,6 +1,7 @@
 //! Long-term memories: remember, correct, deprecate, touch, decay, prune, search.
 
 use super::{functions, Function, Nullable};
+use crate::memories::browse::{self, ListedMemory};
 use crate::memories::search::{self, MemoryHit};
 use crate::memories::{self, lifecycle, remember};
 use crate::recall::hybrid::{self, Recalled};
@@ -19,6 +20,9 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
         => lifecycle::prune;
     mem_memory_search(query: Nullable<&str>, options: Option<&str>) -> Table<MemoryHit>, reader,
         by_resource_option => search::search;
+    mem_memory_list(resource_id: &str, options: Option<&str>) -> Table<ListedMemory>, reader,
+        by_resource => browse::list;
+    mem_memory_get(id: &str, now: Option<i64>) -> Json, reader, by_memory => browse::get;
     mem_recall_hybrid(query: Nullable<&str>, options: Option<&str>) -> Table<Recalled>, writer,
         by_resource_option => hybrid::recall_hybrid;
     mem_content_hash(content: Nullable<&str>) -> Text, pure

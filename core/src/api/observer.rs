@@ -1,6 +1,7 @@
 //! The memory observer: sessions and their events.
 
 use super::{functions, Function};
+use crate::observer::sessions::{self, SessionRow};
 use crate::observer::{hook, observe, promote, session, summary, synthesis};
 
 pub(super) const FUNCTIONS: &[Function] = functions! {
@@ -16,4 +17,6 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_synthesis_answer(session_id: &str, answer: &str, options: Option<&str>) -> Json, writer,
         by_session => synthesis::answer;
     mem_session_summary(session_id: &str) -> Json, reader, by_session => summary::summary;
+    mem_session_list(resource_id: &str, options: Option<&str>) -> Table<SessionRow>, reader,
+        by_resource => sessions::list;
 };

@@ -8,7 +8,8 @@ use crate::ids::check_id;
 use crate::json_opts::Opts;
 use crate::{Conn, Result, Value};
 use serde_json::{json, Value as Json};
-use std::collections::{BTreeMap, HashSet};
+use crate::db::batch::query_in;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 const OPTIONS: &[&str] = &["window_days", "limit", "now"];
 
@@ -76,7 +77,7 @@ pub(crate) fn health(conn: &mut dyn Conn, resource: &str, options: Option<&str>)
                 WHERE {CURRENT} AND stale_at IS NOT NULL ORDER BY stale_at, id", resource, limit,
                 &["id", "content", "stale_at"])?,
             "review": listed(conn, "SELECT id, content, created_at FROM mem_memories \
-                WHERE {CURRENT} AND needs_review <> 0 ORDER BY created_at, id", resource, limit,
+                WHERE {CURRENT} AND needs_review = 1 ORDER BY created_at, id", resource, limit,
                 &["id", "content", "created_at"])?,
             "blocked_tasks": listed(conn, "SELECT id, title, updated_at FROM mem_tasks \
                 WHERE resource_id = ?1 AND is_blocked <> 0 AND status <> 'closed' \
@@ -111,38 +112,76 @@ fn listed(conn: &mut dyn Conn, sql: &str, resource: &str, limit: i64, keys: &[&s
 }
 
 /// The code graph's folders with their files, and how many of those a current memory names,
-/// most files first (ties by folder).
+/// most files first (ties by folder). Only the folders shown are looked up: their files'
+/// memories through the files index (derived data, read apart: `db::privilege`), then which of
+/// those are the caller's current memories of the resource, so the work follows the answer
+/// rather than the number of memories.
 fn modules(conn: &mut dyn Conn, resource: &str, limit: i64) -> Result<Json> {
     let files = conn.query(
         "SELECT file_path FROM mem_graph_nodes WHERE resource_id = ?1 AND type = 'file' \
          AND file_path IS NOT NULL AND stale_at IS NULL",
         &[resource.into()],
     )?;
-    if files.is_empty() {
-        return Ok(Json::Array(Vec::new()));
-    }
-    let mut named = HashSet::new();
-    for r in conn.query(
-        &format!("SELECT related_files FROM mem_memories WHERE {CURRENT}"),
-        &[resource.into()],
-    )? {
-        if let Some(Value::Text(t)) = r.into_iter().next() {
-            named.extend(serde_json::from_str::<Vec<String>>(&t).unwrap_or_default());
-        }
-    }
-    let mut by_folder: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    let mut by_folder: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in files {
         let Some(Value::Text(path)) = r.into_iter().next() else { continue };
         let folder = path.rsplit_once('/').map_or(".", |(dir, _)| dir).to_owned();
-        let e = by_folder.entry(folder).or_default();
-        e.0 += 1;
-        e.1 += i64::from(named.contains(&path));
+        by_folder.entry(folder).or_default().push(path);
     }
-    let mut folders: Vec<(String, (i64, i64))> = by_folder.into_iter().collect();
-    folders.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
+    let mut folders: Vec<(String, Vec<String>)> = by_folder.into_iter().collect();
+    folders.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    folders.truncate(limit as usize);
+    let shown: Vec<Value> = folders.iter().flat_map(|(_, f)| f.iter().map(|p| p.as_str().into())).collect();
+    let pairs = query_in(
+        conn,
+        "SELECT memory_seq, file_path FROM mem_memory_files WHERE file_path IN ({keys}){home}",
+        &[],
+        &shown,
+    )?;
+    // A file is covered by any one current memory: ask about one memory per uncovered file
+    // at a time, so a file named by a hundred memories costs one lookup, not a hundred.
+    let mut naming: HashMap<&str, Vec<i64>> = HashMap::new();
+    for r in &pairs {
+        if let (Some(seq), Some(path)) = (r.first().and_then(Value::as_i64), r.get(1).and_then(|v| v.as_str())) {
+            naming.entry(path).or_default().push(seq);
+        }
+    }
+    let by_key = conn.dialect().key_lookup_hint();
+    let mut named: HashSet<&str> = HashSet::new();
+    for round in 0.. {
+        let asked: BTreeSet<i64> = naming
+            .iter()
+            .filter(|(path, _)| !named.contains(*path))
+            .filter_map(|(_, seqs)| seqs.get(round).copied())
+            .collect();
+        if asked.is_empty() {
+            break;
+        }
+        let keys: Vec<Value> = asked.into_iter().map(Value::Int).collect();
+        let current: HashSet<i64> = query_in(
+            conn,
+            &format!("SELECT seq FROM mem_memories{by_key} WHERE seq IN ({{keys}}) AND {CURRENT}"),
+            &[resource.into()],
+            &keys,
+        )?
+        .iter()
+        .filter_map(|r| r.first().and_then(Value::as_i64))
+        .collect();
+        for (path, seqs) in &naming {
+            if seqs.get(round).is_some_and(|s| current.contains(s)) {
+                named.insert(path);
+            }
+        }
+    }
+    let folders: Vec<(String, (i64, i64))> = folders
+        .iter()
+        .map(|(folder, files)| {
+            let covered = files.iter().filter(|f| named.contains(f.as_str())).count();
+            (folder.clone(), (files.len() as i64, covered as i64))
+        })
+        .collect();
     Ok(folders
         .into_iter()
-        .take(limit as usize)
         .map(|(module, (files, covered))| {
             json!({
                 "module": module,

@@ -15,6 +15,17 @@ pub(crate) fn paths(json: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The `seq`s of the memories (of any resource: the caller's filter decides) naming `path`.
+pub(crate) fn memories_naming(conn: &mut dyn Conn, path: &str) -> Result<Vec<i64>> {
+    let rows = crate::db::batch::query_in(
+        conn,
+        "SELECT memory_seq FROM mem_memory_files WHERE file_path IN ({keys}){home}",
+        &[],
+        &[path.into()],
+    )?;
+    Ok(rows.iter().filter_map(|r| r.first().and_then(Value::as_i64)).collect())
+}
+
 /// Moves memory `seq` from the files of `old` to those of `new` (JSON arrays as stored).
 pub(crate) fn sync(conn: &mut dyn Conn, seq: i64, old: &str, new: &str) -> Result<()> {
     let (old, new) = (paths(old), paths(new));

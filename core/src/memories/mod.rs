@@ -12,6 +12,7 @@
 
 pub(crate) mod files;
 pub(crate) mod filter;
+internal!(browse);
 internal!(lifecycle);
 internal!(remember);
 internal!(search);

@@ -60,7 +60,7 @@ pub(crate) fn search(
     let allowed_keys: Vec<&str> = PARAM_OPTIONS.iter().chain(filter::KEYS).copied().collect();
     let o = Opts::parse("options", options, &allowed_keys)?;
     let params = SearchParams::from_options(&o, 10, MAX_LIMIT)?;
-    let wanted = Filter::from_options(&o)?;
+    let wanted = Filter::from_options(conn, &o)?;
     let filter = allowed(conn, &wanted)?;
     let found = rows::search_allowed(
         conn,

@@ -16,4 +16,4 @@ pub(crate) mod signals;
 pub(crate) mod store;
 pub(crate) mod tools;
 
-internal!(fingerprint, hook, observe, promote, session, summary, synthesis);
+internal!(fingerprint, hook, observe, promote, session, sessions, summary, synthesis);

@@ -198,6 +198,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "items",
         script: include_str!("../../../sql/migrations/0025_items.sql"),
     },
+    Migration {
+        version: 26,
+        name: "panel",
+        script: include_str!("../../../sql/migrations/0026_panel.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -141,12 +141,7 @@ pub(crate) fn dense(
             .filter(|k| matches!(k, Kind::Memory | Kind::Message))
             .map(|k| k.name().to_owned())
             .collect(),
-        memories: Filter {
-            resource: filter.resource.clone(),
-            scope: filter.scope.clone(),
-            types: filter.types.clone(),
-            include_deprecated: filter.include_deprecated,
-        },
+        memories: filter.clone(),
     };
     if owners.kinds.is_empty() {
         return Ok(Vec::new());

@@ -55,6 +55,10 @@ const OPTIONS: &[&str] = &[
     "resource_id",
     "scope",
     "types",
+    "source",
+    "session_id",
+    "file",
+    "min_confidence",
     "kinds",
     "query_vector",
     "model",
@@ -104,9 +108,9 @@ struct Ask {
 }
 
 impl Ask {
-    fn parse(query: &str, options: Option<&str>) -> Result<Ask> {
+    fn parse(conn: &mut dyn Conn, query: &str, options: Option<&str>) -> Result<Ask> {
         let o = Opts::parse("options", options, OPTIONS)?;
-        let mut filter = Filter::from_options(&o)?;
+        let mut filter = Filter::from_options(conn, &o)?;
         filter.include_deprecated = false;
         let kinds = match o.opt_strings("kinds")? {
             None => vec![Kind::Memory],
@@ -247,7 +251,7 @@ pub(crate) fn recall_hybrid(
     options: Option<&str>,
 ) -> Result<Vec<Recalled>> {
     let query = query.unwrap_or("");
-    let ask = Ask::parse(query, options)?;
+    let ask = Ask::parse(conn, query, options)?;
     route::require_resource(
         conn,
         "options.resource_id",
