@@ -1,6 +1,6 @@
 //! Database access: the connection the adapters implement and the session each keeps, the
-//! values crossing it, typed reading of trigger rows, who may act on a resource, and fault
-//! injection for crash tests.
+//! values crossing it, typed reading of trigger rows, who may act on a resource, pages newest first, and
+//! fault injection for crash tests.
 
 pub(crate) mod access;
 pub(crate) mod batch;
@@ -8,6 +8,7 @@ pub mod conn;
 pub(crate) mod dialect;
 pub(crate) mod failpoint;
 pub mod home;
+pub(crate) mod newest;
 pub mod privilege;
 pub mod row;
 pub mod session;

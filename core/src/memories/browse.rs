@@ -10,10 +10,11 @@ use super::filter::{self, Filter};
 use super::lifecycle::decayed;
 use crate::cluster::route;
 use crate::columns::row;
+use crate::db::newest::Newest;
 use crate::db::row::Fields;
 use crate::ids::check_id;
 use crate::json_opts::Opts;
-use crate::{Conn, Error, Result, Row, Value};
+use crate::{Conn, Result, Row};
 use serde_json::{json, Map, Value as Json};
 
 row! {
@@ -44,7 +45,10 @@ const MAX_LIMIT: i64 = 500;
 /// Links followed each way along a supersede chain.
 const MAX_CHAIN: usize = 20;
 
-const CURSOR_PREFIX: &str = "m1:";
+const PAGES: Newest = Newest {
+    prefix: "m1:",
+    function: "mem_memory_list",
+};
 
 /// The columns both functions read, in [`Stored::read`]'s order.
 const COLUMNS: &str = "seq, id, resource_id, type, scope, source, content, confidence, \
@@ -144,11 +148,6 @@ pub(crate) fn list(
     if review {
         conds.push("needs_review = 1".into());
     }
-    if let Some(c) = o.opt_str("cursor")? {
-        params.push(Value::Int(decode_cursor(&c)?));
-        conds.push(format!("seq < ?{}", params.len()));
-    }
-    params.push(Value::Int(limit));
     // The page is the first rows of an index read backwards. SQLite's planner, whose
     // statistics average NULLs and ids together, would take the current memories' index
     // and sort; a file's few memories are found by their keys instead.
@@ -157,13 +156,15 @@ pub(crate) fn list(
         (None, true) => conn.dialect().index_hint("mem_memories_review"),
         (None, false) => conn.dialect().index_hint("mem_memories_recent"),
     };
-    let rows = conn.query(
-        &format!(
-            "SELECT {COLUMNS} FROM mem_memories{hint} WHERE {} ORDER BY seq DESC LIMIT ?{}",
-            conds.join(" AND "),
-            params.len()
-        ),
-        &params,
+    let cursor = o.opt_str("cursor")?;
+    let rows = PAGES.page(
+        conn,
+        COLUMNS,
+        &format!("mem_memories{hint}"),
+        conds,
+        params,
+        cursor.as_deref(),
+        limit,
     )?;
     Ok(rows
         .into_iter()
@@ -175,7 +176,7 @@ pub(crate) fn list(
                 needs_review: i64::from(m.needs_review),
                 user_verified: i64::from(m.user_verified),
                 pinned: i64::from(m.pinned),
-                cursor: format!("{CURSOR_PREFIX}{}", m.seq),
+                cursor: PAGES.cursor(m.seq),
                 memory_id: m.id,
                 r#type: m.r#type,
                 scope: m.scope,
@@ -186,12 +187,6 @@ pub(crate) fn list(
             }
         })
         .collect())
-}
-
-fn decode_cursor(s: &str) -> Result<i64> {
-    s.strip_prefix(CURSOR_PREFIX)
-        .and_then(|n| n.parse::<i64>().ok())
-        .ok_or_else(|| Error::invalid("options.cursor", "is not a cursor mem_memory_list returned"))
 }
 
 /// `mem_memory_get(id [, now])` → the memory as stored (`memory`: every column), and its

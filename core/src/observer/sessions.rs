@@ -2,10 +2,11 @@
 //! one whose summary it shows.
 
 use crate::columns::row;
+use crate::db::newest::Newest;
 use crate::db::row::Fields;
 use crate::ids::check_id;
 use crate::json_opts::Opts;
-use crate::{Conn, Error, Result, Value};
+use crate::{Conn, Result, Value};
 
 row! {
     /// One session of `mem_session_list`, with the cursor of the page that ends at it.
@@ -25,7 +26,10 @@ row! {
 
 const OPTIONS: &[&str] = &["status", "limit", "cursor"];
 const STATUSES: &[&str] = &["open", "finalized"];
-const CURSOR_PREFIX: &str = "s1:";
+const PAGES: Newest = Newest {
+    prefix: "s1:",
+    function: "mem_session_list",
+};
 
 /// `mem_session_list(resource_id [, options])`. Options: `status` (`open` or `finalized`),
 /// `limit` (20, at most 500), `cursor` (the last row's, for the next page).
@@ -40,24 +44,16 @@ pub(crate) fn list(conn: &mut dyn Conn, resource: &str, options: Option<&str>) -
         params.push(s.into());
         conds.push(format!("status = ?{}", params.len()));
     }
-    if let Some(c) = o.opt_str("cursor")? {
-        let seq = c
-            .strip_prefix(CURSOR_PREFIX)
-            .and_then(|n| n.parse::<i64>().ok())
-            .ok_or_else(|| Error::invalid("options.cursor", "is not a cursor mem_session_list returned"))?;
-        params.push(Value::Int(seq));
-        conds.push(format!("seq < ?{}", params.len()));
-    }
-    params.push(Value::Int(limit));
-    let rows = conn.query(
-        &format!(
-            "SELECT seq, id, session_type, status, outcome, thread_id, events, steps_completed, \
-               started_at, finalized_at FROM mem_observer_sessions WHERE {} \
-             ORDER BY seq DESC LIMIT ?{}",
-            conds.join(" AND "),
-            params.len()
-        ),
-        &params,
+    let cursor = o.opt_str("cursor")?;
+    let rows = PAGES.page(
+        conn,
+        "seq, id, session_type, status, outcome, thread_id, events, steps_completed, \
+         started_at, finalized_at",
+        "mem_observer_sessions",
+        conds,
+        params,
+        cursor.as_deref(),
+        limit,
     )?;
     Ok(rows
         .into_iter()
@@ -74,7 +70,7 @@ pub(crate) fn list(conn: &mut dyn Conn, resource: &str, options: Option<&str>) -
                 steps_completed: f.int().unwrap_or_default(),
                 started_at: f.int().unwrap_or_default(),
                 finalized_at: f.int(),
-                cursor: format!("{CURSOR_PREFIX}{seq}"),
+                cursor: PAGES.cursor(seq),
             }
         })
         .collect())

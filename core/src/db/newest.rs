@@ -1,0 +1,53 @@
+//! Pages newest first by a table's `seq`, for lists a person scrolls: each row carries a
+//! cursor, and the next page starts strictly after it, so a page costs its own rows however
+//! deep it is and rows written meanwhile never shift it (as `OFFSET` would).
+
+use crate::{Conn, Error, Result, Row, Value};
+
+/// The pages of one table function: its cursors start with `prefix`, and a foreign cursor is
+/// refused in the name of `function`.
+pub(crate) struct Newest {
+    pub prefix: &'static str,
+    pub function: &'static str,
+}
+
+impl Newest {
+    /// The cursor of the row `seq`.
+    pub(crate) fn cursor(&self, seq: i64) -> String {
+        format!("{}{seq}", self.prefix)
+    }
+
+    /// Up to `limit` rows of `from` (a table, with any index hint) meeting `conds` (their
+    /// values in `params`) and after `cursor`, newest first.
+    pub(crate) fn page(
+        &self,
+        conn: &mut dyn Conn,
+        columns: &str,
+        from: &str,
+        mut conds: Vec<String>,
+        mut params: Vec<Value>,
+        cursor: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<Row>> {
+        if let Some(c) = cursor {
+            let seq = c
+                .strip_prefix(self.prefix)
+                .and_then(|n| n.parse::<i64>().ok())
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "options.cursor",
+                        format!("is not a cursor {} returned", self.function),
+                    )
+                })?;
+            params.push(Value::Int(seq));
+            conds.push(format!("seq < ?{}", params.len()));
+        }
+        params.push(Value::Int(limit));
+        let sql = format!(
+            "SELECT {columns} FROM {from} WHERE {} ORDER BY seq DESC LIMIT ?{}",
+            conds.join(" AND "),
+            params.len()
+        );
+        conn.query(&sql, &params)
+    }
+}
