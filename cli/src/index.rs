@@ -299,7 +299,7 @@ fn held(db: &mut dyn Db, resource: &str) -> Result<HashMap<String, Option<Stat>>
     let sql = format!(
         "SELECT file_path, metadata FROM mem_graph_nodes WHERE resource_id = {} \
          AND type = 'file' AND source = 'ast'",
-        db.placeholder(1)
+        db.placeholder(1, db::Type::Text)
     );
     db.each(&sql, &[Some(resource)], &mut |row| {
         let mut cells = row.into_iter();

@@ -1,5 +1,6 @@
 //! What the CLI needs of a database connection, whichever the database.
 
+use agentmem_core::api::Type;
 use serde_json::Value as Json;
 
 pub type Result<T> = std::result::Result<T, String>;
@@ -9,8 +10,9 @@ pub type Sink<'a> = &'a mut dyn FnMut(Vec<Json>) -> Result<()>;
 
 /// A connection the CLI runs statements on.
 pub trait Db: Send {
-    /// The text of parameter `n` (from 1) in this dialect.
-    fn placeholder(&self, n: usize) -> String;
+    /// The text of parameter `n` (from 1) in this dialect, read as an argument of type `ty`:
+    /// parameters are sent as text, so a number or a boolean is cast from it.
+    fn placeholder(&self, n: usize, ty: Type) -> String;
 
     /// Runs `sql` with text parameters and hands each row to `row`, as JSON values: NULL,
     /// numbers, text, booleans, and JSON where the database has a JSON type.

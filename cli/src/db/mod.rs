@@ -11,7 +11,8 @@ mod sqlite;
 
 pub use connection::{Db, Result};
 
-use agentmem_core::api::{self, Function, Returns, Type};
+pub use agentmem_core::api::Type;
+use agentmem_core::api::{self, Function, Returns};
 use serde_json::Value as Json;
 
 /// Opens the memory: a SQLite file (created and initialised when new) or a Postgres
@@ -46,7 +47,9 @@ fn function(name: &str) -> &'static Function {
 /// The statement that calls `f` with `n` arguments. Only catalog names go into it; the
 /// arguments are parameters.
 fn statement(db: &dyn Db, f: &Function, n: usize) -> String {
-    let args: Vec<String> = (1..=n).map(|i| db.placeholder(i)).collect();
+    let args: Vec<String> = (1..=n)
+        .map(|i| db.placeholder(i, f.args[i - 1].ty))
+        .collect();
     let call = format!("{}({})", f.name, args.join(", "));
     match f.returns {
         Returns::Scalar(..) => format!("SELECT {call}"),

@@ -29,8 +29,13 @@ impl Postgres {
 }
 
 impl Db for Postgres {
-    fn placeholder(&self, n: usize) -> String {
-        format!("${n}")
+    fn placeholder(&self, n: usize, ty: super::Type) -> String {
+        match ty {
+            super::Type::Int => format!("CAST(CAST(${n} AS text) AS bigint)"),
+            super::Type::Real => format!("CAST(CAST(${n} AS text) AS double precision)"),
+            super::Type::Bool => format!("CAST(CAST(${n} AS text) AS boolean)"),
+            _ => format!("${n}"),
+        }
     }
 
     fn each(&mut self, sql: &str, params: &[Option<&str>], row: Sink) -> Result<()> {

@@ -58,8 +58,12 @@ impl Sqlite {
 }
 
 impl Db for Sqlite {
-    fn placeholder(&self, n: usize) -> String {
-        format!("?{n}")
+    fn placeholder(&self, n: usize, ty: super::Type) -> String {
+        match ty {
+            super::Type::Int | super::Type::Bool => format!("CAST(?{n} AS INTEGER)"),
+            super::Type::Real => format!("CAST(?{n} AS REAL)"),
+            _ => format!("?{n}"),
+        }
     }
 
     fn each(&mut self, sql: &str, params: &[Option<&str>], row: Sink) -> Result<()> {
