@@ -75,6 +75,23 @@ pub enum Command {
     /// Index a source tree into the code graph: the files that changed since the last run,
     /// and the removal of those that are gone (docs/graph.md, "The code graph").
     Index(Index),
+    /// Serve the memory panel: a local web app to see and govern what the agent knows
+    /// (docs/ui.md).
+    Ui(Ui),
+}
+
+#[derive(Args)]
+pub struct Ui {
+    /// The resource the pages open with (a project, `project:webapp`).
+    #[arg(long)]
+    pub resource: Option<String>,
+    /// The port (0: a free one, chosen by the system).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// The address to listen on. Anything but the loopback interface must be given here
+    /// explicitly: the panel reads and changes the memory of whoever holds its token.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
 }
 
 #[derive(Args)]

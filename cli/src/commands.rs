@@ -187,6 +187,7 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
             Ok(output::json(style, &answer))
         }
         Command::Mcp(_) => unreachable!("the MCP server is started by main"),
+        Command::Ui(_) => unreachable!("the panel is started by main"),
     }
 }
 

@@ -11,6 +11,7 @@ mod index;
 mod mcp;
 mod output;
 mod progress;
+mod ui;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -26,6 +27,12 @@ fn main() -> ExitCode {
     };
     if let Command::Mcp(scope) = &cli.command {
         return match mcp::serve(db, scope) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(&e),
+        };
+    }
+    if let Command::Ui(options) = &cli.command {
+        return match ui::serve(db, options) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(&e),
         };
