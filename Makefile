@@ -8,8 +8,8 @@ export USER ?= root
 # Rust toolchain from rustup, when the shell did not put it on PATH.
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo test fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint clean
+.PHONY: demo test test-ui fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
+        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint bench-ui clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -17,7 +17,7 @@ demo: deps-sqlite sqlite-release
 
 ## Everything: core unit/property tests, conformance on both backends, integration,
 ## concurrency and upgrade tests, pgrx in-database tests. Starts and stops its own Postgres.
-test: deps-sqlite deps-pg sqlite pg-install test-core test-integration test-pgrx test-packages
+test: deps-sqlite deps-pg sqlite pg-install test-core test-integration test-pgrx test-packages test-ui
 	@echo "make test: all suites passed"
 
 deps-sqlite:
@@ -62,6 +62,21 @@ $(MCP_VENV)/.ready:
 	@test -x $(MCP_VENV)/bin/python || /usr/bin/python3 -m venv $(MCP_VENV)
 	@$(MCP_VENV)/bin/pip install -q "mcp>=2,<3"
 	@touch $@
+
+## The panel (agentmem ui) in headless Chromium through Selenium, on SQLite and Postgres:
+## every page, its actions, hostile content, the token and origin checks, axe-core.
+UI_VENV := target/ui-venv
+$(UI_VENV)/.ready:
+	@scripts/deps.sh ui
+	@test -x $(UI_VENV)/bin/python || /usr/bin/python3 -m venv $(UI_VENV)
+	@$(UI_VENV)/bin/pip install -q "selenium>=4,<5" "psycopg[binary]>=3,<4"
+	@mkdir -p target/ui-node
+	@test -f target/ui-node/node_modules/axe-core/axe.min.js || \
+	  npm install --silent --no-audit --no-fund --prefix target/ui-node axe-core@4
+	@touch $@
+
+test-ui: deps-sqlite deps-pg sqlite pg-install $(UI_VENV)/.ready
+	@scripts/test-ui.sh
 
 test-integration: $(MCP_VENV)/.ready
 	@set -e; trap 'scripts/pg-cluster.sh stop' EXIT; scripts/pg-cluster.sh start; \
@@ -181,6 +196,12 @@ bench-citus: deps-pg pg-install-release
 bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release
 	@$(WITH_BENCH_PG) AGENTMEM_PG="$$BENCH_PG dbname=agentmem_test" \
 	  cargo run --release -p agentmem-bench -- --quick $(BENCH_ARGS)
+
+## The memory panel's server time per page at 1M messages and 100k memories on SQLite
+## (benches/ui/); BENCH_UI_ARGS="--messages 100000 --memories 10000" for a quick run.
+bench-ui: deps-sqlite sqlite-release cli-release
+	@/usr/bin/python3 benches/ui/panel_bench.py --ext dist/agentmem0 --agentmem target/release/agentmem \
+	  --out benches/results/ui-latest.md $(BENCH_UI_ARGS)
 
 ## The secret scanner's recall and false positives against detect-secrets (benches/secrets/).
 SECRETS_VENV := target/secrets-venv

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing agentmem needs, skipping whatever is already there.
-# Usage: scripts/deps.sh sqlite|pg
+# Usage: scripts/deps.sh sqlite|pg|ui
 set -euo pipefail
 what=${1:-sqlite}
 export DEBIAN_FRONTEND=noninteractive
@@ -11,6 +11,10 @@ need_debs=(build-essential pkg-config clang libclang-dev sqlite3 libsqlite3-dev 
 command -v npm >/dev/null || need_debs+=(nodejs npm)
 if [ "$what" = pg ]; then
   need_debs+=(postgresql-15 postgresql-server-dev-15 sudo)
+fi
+# The panel's browser test: Debian's Chromium and its WebDriver.
+if [ "$what" = ui ]; then
+  need_debs+=(chromium chromium-driver)
 fi
 missing=()
 for p in "${need_debs[@]}"; do
