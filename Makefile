@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test test-ui fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint bench-ui clean
+        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint bench-ui bench-pg-calls clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -196,6 +196,12 @@ bench-citus: deps-pg pg-install-release
 bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release
 	@$(WITH_BENCH_PG) AGENTMEM_PG="$$BENCH_PG dbname=agentmem_test" \
 	  cargo run --release -p agentmem-bench -- --quick $(BENCH_ARGS)
+
+## Postgres writes one message per round trip (psycopg over TCP), autocommit and in
+## transactions of 100, against the same INSERT into a tsvector + GIN table (benches/pg_calls/).
+bench-pg-calls: deps-pg pg-install-release $(VECTOR_VENV)/.ready
+	@$(WITH_BENCH_PG) $(VECTOR_VENV)/bin/python benches/pg_calls/pg_calls_bench.py \
+	  --pg "$$BENCH_PG dbname=postgres" $(BENCH_PG_CALLS_ARGS)
 
 ## The memory panel's server time per page at 1M messages and 100k memories on SQLite
 ## (benches/ui/); BENCH_UI_ARGS="--messages 100000 --memories 10000" for a quick run.
