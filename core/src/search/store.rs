@@ -381,7 +381,10 @@ pub(crate) fn forget_fresh(conn: &mut dyn Conn) {
 
 /// Whether `doc` may be indexed already: it has a delta row, or a segment's key range holds
 /// it (the careful path of [`super::index_new`] then looks closer). A key above every stored
-/// one (see [`FreshAbove`]) needs no look.
+/// one (see [`FreshAbove`]) needs no look. The highest keys are read as the first row of
+/// each index backwards, not as `max()`: Postgres' generic plan of `max()` with parameters
+/// aggregates every delta row of the namespace, a cost that grew with the delta on every
+/// transaction's first message.
 pub(crate) fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<bool> {
     let fresh = conn.session().part::<FreshAbove>();
     if fresh.0.get(ns).is_some_and(|&above| doc > above) {
@@ -392,8 +395,10 @@ pub(crate) fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<
             "SELECT (SELECT 1 WHERE EXISTS (SELECT 1 FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2 AND doc = ?3) \
                OR EXISTS (SELECT 1 FROM mem_idx_segments WHERE ns = ?1 AND resource_id = ?2 \
                  AND min_key <= ?3 AND max_key >= ?3)), \
-             (SELECT max(doc) FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2), \
-             (SELECT max(max_key) FROM mem_idx_segments WHERE ns = ?1 AND resource_id = ?2)",
+             (SELECT doc FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2 \
+               ORDER BY doc DESC LIMIT 1), \
+             (SELECT max_key FROM mem_idx_segments WHERE ns = ?1 AND resource_id = ?2 \
+               ORDER BY max_key DESC LIMIT 1)",
             &keyed(ns, [Value::Int(doc)]),
         )?
         .into_iter()

@@ -464,7 +464,9 @@ fn fill_for_statement(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
     let (active_task, session) = (row.text(), row.text());
     let written = conn
         .query_value(
-            "SELECT max(message_index) FROM mem_messages WHERE thread_id = ?1 AND resource_id = ?2",
+            // The first row backwards (a generic plan of max() reads the whole thread).
+            "SELECT message_index FROM mem_messages WHERE thread_id = ?1 AND resource_id = ?2 \
+             ORDER BY message_index DESC LIMIT 1",
             &[d.thread_id.as_str().into(), resource.clone().into()],
         )?
         .and_then(|v| v.as_i64())
