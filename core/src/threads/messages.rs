@@ -466,7 +466,7 @@ fn fill_for_statement(conn: &mut dyn Conn, mut d: Draft) -> Result<Draft> {
         .query_value(
             // The first row backwards (a generic plan of max() reads the whole thread).
             "SELECT message_index FROM mem_messages WHERE thread_id = ?1 AND resource_id = ?2 \
-             ORDER BY message_index DESC LIMIT 1",
+               AND message_index IS NOT NULL ORDER BY message_index DESC LIMIT 1",
             &[d.thread_id.as_str().into(), resource.clone().into()],
         )?
         .and_then(|v| v.as_i64())
