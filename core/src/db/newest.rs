@@ -2,13 +2,17 @@
 //! cursor, and the next page starts strictly after it, so a page costs its own rows however
 //! deep it is and rows written meanwhile never shift it (as `OFFSET` would).
 
+use crate::json_opts::Opts;
 use crate::{Conn, Error, Result, Row, Value};
 
 /// The pages of one table function: its cursors start with `prefix`, and a foreign cursor is
-/// refused in the name of `function`.
+/// refused in the name of `function`; a page holds `default_limit` rows unless the options'
+/// `limit` says otherwise (at most `max_limit`).
 pub(crate) struct Newest {
     pub prefix: &'static str,
     pub function: &'static str,
+    pub default_limit: i64,
+    pub max_limit: i64,
 }
 
 impl Newest {
@@ -17,19 +21,17 @@ impl Newest {
         format!("{}{seq}", self.prefix)
     }
 
-    /// Up to `limit` rows of `from` (a table, with any index hint) meeting `conds` (their
-    /// values in `params`) and after `cursor`, newest first.
+    /// The page of `from` (a table, with any index hint) that the options' `limit` and
+    /// `cursor` ask for: rows meeting `conds` (their values in `params`), newest first.
     pub(crate) fn page(
         &self,
         conn: &mut dyn Conn,
-        columns: &str,
-        from: &str,
-        mut conds: Vec<String>,
-        mut params: Vec<Value>,
-        cursor: Option<&str>,
-        limit: i64,
+        (columns, from): (&str, &str),
+        (mut conds, mut params): (Vec<String>, Vec<Value>),
+        o: &Opts,
     ) -> Result<Vec<Row>> {
-        if let Some(c) = cursor {
+        let limit = o.int("limit", self.default_limit, 1, self.max_limit)?;
+        if let Some(c) = o.opt_str("cursor")? {
             let seq = c
                 .strip_prefix(self.prefix)
                 .and_then(|n| n.parse::<i64>().ok())

@@ -38,16 +38,14 @@ row! {
     }
 }
 
-/// Default and largest page size.
-const DEFAULT_LIMIT: i64 = 50;
-const MAX_LIMIT: i64 = 500;
-
 /// Links followed each way along a supersede chain.
 const MAX_CHAIN: usize = 20;
 
 const PAGES: Newest = Newest {
     prefix: "m1:",
     function: "mem_memory_list",
+    default_limit: 50,
+    max_limit: 500,
 };
 
 /// The columns both functions read, in [`Stored::read`]'s order.
@@ -140,7 +138,6 @@ pub(crate) fn list(
     let o = Opts::parse("options", options, &keys)?;
     let mut wanted = Filter::from_options(conn, &o)?;
     wanted.resource = Some(resource.to_owned());
-    let limit = o.int("limit", DEFAULT_LIMIT, 1, MAX_LIMIT)?;
     let now = conn.now_or(o.opt_int("now")?)?;
     let mut params = Vec::new();
     let mut conds = vec![wanted.sql("", &mut params).unwrap_or_else(|| "1 = 1".into())];
@@ -156,16 +153,8 @@ pub(crate) fn list(
         (None, true) => conn.dialect().index_hint("mem_memories_review"),
         (None, false) => conn.dialect().index_hint("mem_memories_recent"),
     };
-    let cursor = o.opt_str("cursor")?;
-    let rows = PAGES.page(
-        conn,
-        COLUMNS,
-        &format!("mem_memories{hint}"),
-        conds,
-        params,
-        cursor.as_deref(),
-        limit,
-    )?;
+    let from = format!("mem_memories{hint}");
+    let rows = PAGES.page(conn, (COLUMNS, &from), (conds, params), &o)?;
     Ok(rows
         .into_iter()
         .map(|r| {

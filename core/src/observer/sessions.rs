@@ -29,6 +29,8 @@ const STATUSES: &[&str] = &["open", "finalized"];
 const PAGES: Newest = Newest {
     prefix: "s1:",
     function: "mem_session_list",
+    default_limit: 20,
+    max_limit: 500,
 };
 
 /// `mem_session_list(resource_id [, options])`. Options: `status` (`open` or `finalized`),
@@ -36,7 +38,6 @@ const PAGES: Newest = Newest {
 pub(crate) fn list(conn: &mut dyn Conn, resource: &str, options: Option<&str>) -> Result<Vec<SessionRow>> {
     check_id("resource_id", resource)?;
     let o = Opts::parse("options", options, OPTIONS)?;
-    let limit = o.int("limit", 20, 1, 500)?;
     let mut params: Vec<Value> = vec![resource.into()];
     let mut conds = vec!["resource_id = ?1".to_owned()];
     if let Some(s) = o.opt_str("status")? {
@@ -44,17 +45,9 @@ pub(crate) fn list(conn: &mut dyn Conn, resource: &str, options: Option<&str>) -
         params.push(s.into());
         conds.push(format!("status = ?{}", params.len()));
     }
-    let cursor = o.opt_str("cursor")?;
-    let rows = PAGES.page(
-        conn,
-        "seq, id, session_type, status, outcome, thread_id, events, steps_completed, \
-         started_at, finalized_at",
-        "mem_observer_sessions",
-        conds,
-        params,
-        cursor.as_deref(),
-        limit,
-    )?;
+    let columns = "seq, id, session_type, status, outcome, thread_id, events, steps_completed, \
+        started_at, finalized_at";
+    let rows = PAGES.page(conn, (columns, "mem_observer_sessions"), (conds, params), &o)?;
     Ok(rows
         .into_iter()
         .map(|r| {
