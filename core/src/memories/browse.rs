@@ -14,7 +14,7 @@ use crate::db::newest::Newest;
 use crate::db::row::Fields;
 use crate::ids::check_id;
 use crate::json_opts::Opts;
-use crate::{Conn, Result, Row};
+use crate::{Conn, Result};
 use serde_json::{json, Map, Value as Json};
 
 row! {
@@ -76,8 +76,8 @@ struct Stored {
 }
 
 impl Stored {
-    fn read(r: Row) -> Stored {
-        let mut f = Fields::new(r);
+    /// The memory from the next [`COLUMNS`] of `f`.
+    fn read(f: &mut Fields) -> Stored {
         Stored {
             seq: f.int().unwrap_or_default(),
             id: f.text().unwrap_or_default(),
@@ -158,7 +158,7 @@ pub(crate) fn list(
     Ok(rows
         .into_iter()
         .map(|r| {
-            let m = Stored::read(r);
+            let m = Stored::read(&mut Fields::new(r));
             ListedMemory {
                 confidence: m.decayed(now),
                 state: m.state().to_owned(),
@@ -204,9 +204,8 @@ pub(crate) fn get(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Opt
     else {
         return Ok(None);
     };
-    let rest = row[COLUMN_COUNT..].to_vec();
-    let m = Stored::read(row);
-    let mut f = Fields::new(rest);
+    let mut f = Fields::new(row);
+    let m = Stored::read(&mut f);
     let json_col = |t: Option<String>| {
         t.and_then(|t| serde_json::from_str::<Json>(&t).ok())
             .unwrap_or(Json::Array(vec![]))
@@ -279,9 +278,6 @@ pub(crate) fn get(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Opt
         .to_string(),
     ))
 }
-
-/// The number of columns in [`COLUMNS`].
-const COLUMN_COUNT: usize = 18;
 
 /// The observer's session `id` of `resource`, as provenance: NULL when the memory's session
 /// was not an observer's (an agent may name any session).
