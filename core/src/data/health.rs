@@ -87,6 +87,21 @@ pub(crate) fn health(conn: &mut dyn Conn, resource: &str, options: Option<&str>)
     Ok(out.to_string())
 }
 
+/// Which of the memories `seqs` are the caller's current memories of `resource`.
+fn current_of(conn: &mut dyn Conn, resource: &str, seqs: BTreeSet<i64>) -> Result<HashSet<i64>> {
+    let keys: Vec<Value> = seqs.into_iter().map(Value::Int).collect();
+    let by_key = conn.dialect().key_lookup_hint();
+    Ok(query_in(
+        conn,
+        &format!("SELECT seq FROM mem_memories{by_key} WHERE seq IN ({{keys}}) AND {CURRENT}"),
+        &[resource.into()],
+        &keys,
+    )?
+    .iter()
+    .filter_map(|r| r.first().and_then(Value::as_i64))
+    .collect())
+}
+
 /// The first `limit` rows of `sql` (its `{CURRENT}` filled, `?1` the resource) as objects.
 fn listed(conn: &mut dyn Conn, sql: &str, resource: &str, limit: i64, keys: &[&str]) -> Result<Json> {
     let sql = format!("{} LIMIT {limit}", sql.replace("{CURRENT}", CURRENT));
@@ -138,41 +153,29 @@ fn modules(conn: &mut dyn Conn, resource: &str, limit: i64) -> Result<Json> {
         &[],
         &shown,
     )?;
-    // A file is covered by any one current memory: ask about one memory per uncovered file
-    // at a time, so a file named by a hundred memories costs one lookup, not a hundred.
+    // A file is covered by any one current memory: first ask about one memory per file (a
+    // file named by a hundred memories costs one lookup), then about all the others of the
+    // files still uncovered at once — so memories of other resources or tenants naming the
+    // same paths add keys to look up, never rounds of statements.
     let mut naming: HashMap<&str, Vec<i64>> = HashMap::new();
     for r in &pairs {
         if let (Some(seq), Some(path)) = (r.first().and_then(Value::as_i64), r.get(1).and_then(|v| v.as_str())) {
             naming.entry(path).or_default().push(seq);
         }
     }
-    let by_key = conn.dialect().key_lookup_hint();
-    let mut named: HashSet<&str> = HashSet::new();
-    for round in 0.. {
-        let asked: BTreeSet<i64> = naming
-            .iter()
-            .filter(|(path, _)| !named.contains(*path))
-            .filter_map(|(_, seqs)| seqs.get(round).copied())
-            .collect();
-        if asked.is_empty() {
-            break;
-        }
-        let keys: Vec<Value> = asked.into_iter().map(Value::Int).collect();
-        let current: HashSet<i64> = query_in(
-            conn,
-            &format!("SELECT seq FROM mem_memories{by_key} WHERE seq IN ({{keys}}) AND {CURRENT}"),
-            &[resource.into()],
-            &keys,
-        )?
-        .iter()
-        .filter_map(|r| r.first().and_then(Value::as_i64))
+    let first: BTreeSet<i64> = naming.values().filter_map(|seqs| seqs.first().copied()).collect();
+    let mut current = current_of(conn, resource, first)?;
+    let rest: BTreeSet<i64> = naming
+        .values()
+        .filter(|seqs| !current.contains(&seqs[0]))
+        .flat_map(|seqs| seqs[1..].iter().copied())
         .collect();
-        for (path, seqs) in &naming {
-            if seqs.get(round).is_some_and(|s| current.contains(s)) {
-                named.insert(path);
-            }
-        }
-    }
+    current.extend(current_of(conn, resource, rest)?);
+    let named: HashSet<&str> = naming
+        .iter()
+        .filter(|(_, seqs)| seqs.iter().any(|s| current.contains(s)))
+        .map(|(path, _)| *path)
+        .collect();
     let folders: Vec<(String, (i64, i64))> = folders
         .iter()
         .map(|(folder, files)| {

@@ -15,13 +15,26 @@ pub(crate) fn paths(json: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The `seq`s of the memories (of any resource: the caller's filter decides) naming `path`.
+/// The `seq`s of the caller's memories naming `path`. The files index is shared derived
+/// data (read apart, `db::privilege`), so its keys are then narrowed to the rows the caller
+/// may read: another tenant's memories naming the same path never reach the caller's
+/// statements.
 pub(crate) fn memories_naming(conn: &mut dyn Conn, path: &str) -> Result<Vec<i64>> {
-    let rows = crate::db::batch::query_in(
+    let named: Vec<Value> = crate::db::batch::query_in(
         conn,
         "SELECT memory_seq FROM mem_memory_files WHERE file_path IN ({keys}){home}",
         &[],
         &[path.into()],
+    )?
+    .into_iter()
+    .filter_map(|r| r.into_iter().next())
+    .collect();
+    let by_key = conn.dialect().key_lookup_hint();
+    let rows = crate::db::batch::query_in(
+        conn,
+        &format!("SELECT seq FROM mem_memories{by_key} WHERE seq IN ({{keys}}){{home}}"),
+        &[],
+        &named,
     )?;
     Ok(rows.iter().filter_map(|r| r.first().and_then(Value::as_i64)).collect())
 }
