@@ -129,6 +129,20 @@
     return h('label', {}, label, input);
   }
 
+  /** A filter form that, submitted, opens `path` with its filled fields as the query. */
+  function routeOnSubmit(form, path) {
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const p = {};
+      for (const [k, v] of new FormData(form)) if (v !== '') p[k] = v;
+      location.hash = link(path, p);
+    });
+    return form;
+  }
+
+  /** "any", then each of `values`, as a select's options. */
+  const anyOf = (values) => [['', 'any']].concat(values.map((t) => [t, t]));
+
   function select(name, options, current) {
     return h('select', { name },
       options.map(([v, t]) => h('option', { value: v, selected: v === (current || '') }, t)));
@@ -215,21 +229,15 @@
     const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Memories' },
       field('Search', h('input', { name: 'q', type: 'search', value: q.get('q') || '' })),
       field('Ranking', select('mode', [['bm25', 'BM25'], ['hybrid', 'hybrid']], q.get('mode') || 'bm25')),
-      field('Type', select('type', [['', 'any']].concat(MEMORY_TYPES.map((t) => [t, t])), q.get('type'))),
-      field('Scope', select('scope', [['', 'any']].concat(SCOPES.map((t) => [t, t])), q.get('scope'))),
-      field('Source', select('source', [['', 'any']].concat(SOURCES.map((t) => [t, t])), q.get('source'))),
+      field('Type', select('type', anyOf(MEMORY_TYPES), q.get('type'))),
+      field('Scope', select('scope', anyOf(SCOPES), q.get('scope'))),
+      field('Source', select('source', anyOf(SOURCES), q.get('source'))),
       field('Least confidence', h('input', { name: 'min_confidence', type: 'number', min: 0, max: 1, step: 0.05, value: q.get('min_confidence') || '' })),
       field('File', h('input', { name: 'file', value: q.get('file') || '' })),
       field('Session', h('input', { name: 'session_id', value: q.get('session_id') || '' })),
       field('State', select('state', [['', 'current'], ['all', 'all, deprecated too']], q.get('state'))),
       h('button', { type: 'submit' }, 'Search'));
-    form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      const p = {};
-      for (const [k, v] of new FormData(form)) if (v !== '') p[k] = v;
-      location.hash = link('memories', p);
-    });
-    return form;
+    return routeOnSubmit(form, 'memories');
   }
 
   function filterOptions(q) {
@@ -369,11 +377,10 @@
     const form = h('form', { class: 'filters', 'aria-label': 'Threads' },
       field('State', select('state', [['', 'active and archived'], ['active', 'active'], ['archived', 'archived'], ['deleted', 'deleted']], q.get('state'))),
       h('button', { type: 'submit' }, 'Show'));
-    form.addEventListener('submit', (ev) => { ev.preventDefault(); location.hash = link('threads', { state: new FormData(form).get('state') }); });
     const lifecycle = (t) => t.state === 'active'
       ? h('button', { type: 'button', class: 'secondary archive', onclick: () => act('Archive', () => call('mem_thread_archive', { thread_id: t.id })) }, 'Archive')
       : h('button', { type: 'button', class: 'secondary restore', onclick: () => act('Restore', () => call('mem_thread_restore', { thread_id: t.id })) }, 'Restore');
-    return [h('h1', {}, 'Conversations'), form,
+    return [h('h1', {}, 'Conversations'), routeOnSubmit(form, 'threads'),
       table(['thread', 'state', 'messages', 'tokens', 'updated', 'actions'], list, (t, c) => ({
         thread: idLink('thread', t.id, t.title || t.id),
         state: t.state, messages: t.message_count, tokens: t.token_count, updated: when(t.updated_at),
@@ -563,13 +570,7 @@
       field('Depth', h('input', { name: 'depth', type: 'number', min: 1, max: 5, value: q.get('depth') || '1' })),
       field('Edge types', h('input', { name: 'edges', value: q.get('edges') || '', placeholder: 'imports,calls' })),
       h('button', { type: 'submit' }, 'Show'));
-    form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      const p = {};
-      for (const [k, v] of new FormData(form)) if (v !== '') p[k] = v;
-      location.hash = link('graph', p);
-    });
-    const out = [h('h1', {}, 'Code graph'), form];
+    const out = [h('h1', {}, 'Code graph'), routeOnSubmit(form, 'graph')];
     const target = q.get('target');
     if (!target) {
       out.push(h('p', { class: 'muted' }, 'Name a file (src/auth/tokens.ts) or a symbol in a file (src/auth/tokens.ts:verifyJwt).'));
