@@ -48,7 +48,7 @@ fn function(name: &str) -> &'static Function {
 /// arguments are parameters.
 fn statement(db: &dyn Db, f: &Function, n: usize) -> String {
     let args: Vec<String> = (1..=n)
-        .map(|i| db.placeholder(i, f.args[i - 1].ty))
+        .map(|i| db.placeholder(i, f.args.get(i - 1).map_or(Type::Text, |a| a.ty)))
         .collect();
     let call = format!("{}({})", f.name, args.join(", "));
     match f.returns {

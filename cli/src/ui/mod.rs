@@ -121,7 +121,10 @@ fn answer(
                 .as_reader()
                 .take(MAX_BODY + 1)
                 .read_to_end(&mut body);
-            if read.is_err() || body.len() as u64 > MAX_BODY {
+            if read.is_err() {
+                return respond(request, 400, error("the body could not be read"), None);
+            }
+            if body.len() as u64 > MAX_BODY {
                 return respond(request, 413, error("the body is larger than 2 MiB"), None);
             }
             let started = Instant::now();
@@ -135,7 +138,7 @@ fn answer(
         (_, _) if api => respond(
             request,
             405,
-            error("the API takes GET /api and POST /api/<function>"),
+            error("the API takes GET /api, GET /api/config and POST /api/<function>"),
             None,
         ),
         (Method::Get | Method::Head, p) => match assets::find(p) {
