@@ -138,6 +138,13 @@ pub trait Conn {
             .is_some_and(|v| v != 0))
     }
 
+    /// Whether the running statement is its whole transaction (Postgres outside a transaction
+    /// block: an autocommit call). The default, `false`, suits hosts where nothing depends on
+    /// it.
+    fn statement_is_transaction(&mut self) -> bool {
+        false
+    }
+
     /// The database's clock in Unix epoch milliseconds: leases and defaults use it so that
     /// every client of one database agrees on the time.
     fn now_ms(&mut self) -> Result<i64> {

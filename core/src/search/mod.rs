@@ -102,7 +102,11 @@ pub(crate) fn index_new(
     if held::of(conn).holds(ns, doc) {
         return Ok(false);
     }
-    if hold && held::of(conn).total_bytes() < HELD_LIMIT && !store::may_be_indexed(conn, ns, doc)? {
+    if hold
+        && holding_pays(conn)
+        && held::of(conn).total_bytes() < HELD_LIMIT
+        && !store::may_be_indexed(conn, ns, doc)?
+    {
         let held = held::of(conn);
         held.hold(ns, doc, new_version(text, created_at));
         if held.top_bytes() >= HELD_BYTES {
@@ -136,6 +140,32 @@ pub(crate) fn index_new(
             maybe_flush(conn, ns, bytes)?;
             Ok(true)
         }
+    }
+}
+
+/// Whether holding a new document can pay. Not for the first one of a transaction that is a
+/// single statement (an autocommit call that adds one message): holding first looks whether
+/// the key is stored already, which costs more than writing its delta row straight away (and
+/// the look's kept plan may scan the delta). Later documents of that statement are held.
+fn holding_pays(conn: &mut dyn Conn) -> bool {
+    if !conn.statement_is_transaction() {
+        return true;
+    }
+    std::mem::replace(&mut conn.session().part::<WroteStraight>().0, true)
+}
+
+/// The transaction wrote a document straight to the delta rather than hold it (see
+/// [`holding_pays`]); a part of the connection's session, forgotten when a transaction ends.
+#[derive(Default)]
+struct WroteStraight(bool);
+
+impl crate::db::session::Part for WroteStraight {
+    fn commit(&mut self) {
+        self.0 = false;
+    }
+
+    fn rollback(&mut self) {
+        self.0 = false;
     }
 }
 
