@@ -306,6 +306,23 @@ impl Conn for SpiConn {
         Ok(())
     }
 
+    /// Outside `BEGIN … COMMIT` (and outside a multi-statement query string, which Postgres
+    /// runs as an implicit block) the statement commits alone.
+    fn statement_is_transaction(&mut self) -> bool {
+        // SAFETY: reads the backend's transaction state; callable whenever a function runs.
+        !unsafe { pg_sys::IsTransactionBlock() }
+    }
+
+    /// `clock_timestamp()` read without a statement, rounded to the millisecond as
+    /// `(extract(epoch from clock_timestamp()) * 1000)::bigint` rounds it.
+    fn now_ms(&mut self) -> Result<i64> {
+        /// 2000-01-01, where Postgres' timestamps count from, in Unix epoch milliseconds.
+        const POSTGRES_EPOCH_MS: i64 = 946_684_800_000;
+        // SAFETY: reads the system clock; callable from any backend code.
+        let micros = unsafe { pg_sys::GetCurrentTimestamp() };
+        Ok((micros + 500).div_euclid(1000) + POSTGRES_EPOCH_MS)
+    }
+
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         run(sql, params)
     }

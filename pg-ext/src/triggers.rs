@@ -16,34 +16,47 @@ use pgrx::heap_tuple::PgHeapTuple;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::{AllocatedByRust, WhoAllocated};
+use std::num::NonZeroUsize;
 
-/// Reads named columns of a trigger row as core values, by their Postgres types.
+/// Reads named columns of a trigger row as core values, by their Postgres types. The row's
+/// column names are decoded once (a lookup by name decodes every name it passes).
 fn values<W: WhoAllocated>(row: &PgHeapTuple<'_, W>, cols: &[&str]) -> Vec<Value> {
+    let atts = columns(row);
     cols.iter()
         .map(|&col| {
-            let v = match row.get_attribute_by_name(col).map(|(_, a)| a.atttypid) {
-                Some(pg_sys::INT8OID) => row.get_by_name::<i64>(col).ok().flatten().map(Value::Int),
-                Some(pg_sys::INT4OID) => row
-                    .get_by_name::<i32>(col)
+            let Some(&(_, i, ty)) = atts.iter().find(|(name, ..)| *name == col) else {
+                return Value::Null;
+            };
+            let v = match ty {
+                pg_sys::INT8OID => row.get_by_index::<i64>(i).ok().flatten().map(Value::Int),
+                pg_sys::INT4OID => row
+                    .get_by_index::<i32>(i)
                     .ok()
                     .flatten()
                     .map(|v| Value::Int(v.into())),
-                Some(pg_sys::FLOAT8OID) => {
-                    row.get_by_name::<f64>(col).ok().flatten().map(Value::Real)
-                }
-                Some(pg_sys::JSONBOID) => row
-                    .get_by_name::<pgrx::JsonB>(col)
+                pg_sys::FLOAT8OID => row.get_by_index::<f64>(i).ok().flatten().map(Value::Real),
+                pg_sys::JSONBOID => row
+                    .get_by_index::<pgrx::JsonB>(i)
                     .ok()
                     .flatten()
                     .map(|j| Value::Text(j.0.to_string())),
                 _ => row
-                    .get_by_name::<String>(col)
+                    .get_by_index::<String>(i)
                     .ok()
                     .flatten()
                     .map(Value::Text),
             };
             v.unwrap_or(Value::Null)
         })
+        .collect()
+}
+
+/// A row's columns: name, attribute number and type.
+fn columns<'r, W: WhoAllocated>(
+    row: &'r PgHeapTuple<'_, W>,
+) -> Vec<(&'r str, NonZeroUsize, pg_sys::Oid)> {
+    row.attributes()
+        .map(|(i, a)| (a.name(), i, a.atttypid))
         .collect()
 }
 
@@ -82,14 +95,22 @@ impl Rows for PgRows<'_> {
             .new
             .as_mut()
             .ok_or_else(|| Error::internal("a completing trigger fired without NEW"))?;
+        let atts: Vec<(String, NonZeroUsize, pg_sys::Oid)> = columns(row)
+            .into_iter()
+            .map(|(name, i, ty)| (name.to_owned(), i, ty))
+            .collect();
         for (col, v) in done.changed {
-            let ty = row.get_attribute_by_name(col).map(|(_, a)| a.atttypid);
-            let r = match ty {
-                Some(pg_sys::INT8OID) => row.set_by_name(col, v.as_i64()),
-                Some(pg_sys::INT4OID) => {
-                    row.set_by_name(col, v.as_i64().and_then(|i| i32::try_from(i).ok()))
+            let Some((_, i, ty)) = atts.iter().find(|(name, ..)| name == col) else {
+                return Err(Error::internal(format!(
+                    "writing trigger row: no column {col}"
+                )));
+            };
+            let r = match *ty {
+                pg_sys::INT8OID => row.set_by_index(*i, v.as_i64()),
+                pg_sys::INT4OID => {
+                    row.set_by_index(*i, v.as_i64().and_then(|i| i32::try_from(i).ok()))
                 }
-                _ => row.set_by_name(col, v.as_str().map(str::to_owned)),
+                _ => row.set_by_index(*i, v.as_str().map(str::to_owned)),
             };
             r.map_err(|e| Error::internal(format!("writing trigger row: {col}: {e}")))?;
         }
