@@ -350,6 +350,37 @@ fn code_hits(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<Mess
         .collect())
 }
 
+/// The best `limit` of the engine's first-stage message `hits` once each has gained its
+/// thread neighbors' share (see [`thread_context`]), best first: how messages rank wherever
+/// they are searched (`mem_search`, the BM25 list of `mem_recall_hybrid`).
+pub(crate) fn in_context(
+    conn: &mut dyn Conn,
+    hits: &[search::Hit],
+    limit: usize,
+    weight: f64,
+    resource: Option<&str>,
+) -> Result<Vec<Candidate>> {
+    let scores: HashMap<i64, f64> = hits.iter().map(|h| (h.doc, h.score)).collect();
+    let seqs: Vec<i64> = hits.iter().map(|h| h.doc).collect();
+    let mut cands: Vec<Candidate> =
+        rows::hydrate(conn, TABLE, "thread_id, message_index, role", &seqs, resource)?
+            .into_iter()
+            .filter_map(|(seq, mut cols)| {
+                let turn = thread_context::is_turn(cols.pop()?.as_str()?);
+                Some(Candidate {
+                    seq,
+                    message_index: cols.pop()?.as_i64()?,
+                    thread_id: cols.pop()?.into_string()?,
+                    turn,
+                    score: *scores.get(&seq)?,
+                })
+            })
+            .collect();
+    thread_context::rerank(&mut cands, weight);
+    cands.truncate(limit);
+    Ok(cands)
+}
+
 /// Runs a parsed request: the engine's first stage, the thread context (see
 /// [`crate::recall::thread_context`]), then one lookup of the kept rows.
 pub(crate) fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec<MessageHit>> {
@@ -363,29 +394,8 @@ pub(crate) fn run(conn: &mut dyn Conn, query: &str, req: &Request) -> Result<Vec
         return Ok(Vec::new());
     }
     let engine: HashMap<i64, &search::Hit> = result.hits.iter().map(|h| (h.doc, h)).collect();
-    let seqs: Vec<i64> = result.hits.iter().map(|h| h.doc).collect();
-    let mut cands: Vec<Candidate> =
-        rows::hydrate(
-            conn,
-            TABLE,
-            "thread_id, message_index, role",
-            &seqs,
-            req.filters.resource_id.as_deref(),
-        )?
-            .into_iter()
-            .filter_map(|(seq, mut cols)| {
-                let turn = thread_context::is_turn(cols.pop()?.as_str()?);
-                Some(Candidate {
-                    seq,
-                    message_index: cols.pop()?.as_i64()?,
-                    thread_id: cols.pop()?.into_string()?,
-                    turn,
-                    score: engine.get(&seq)?.score,
-                })
-            })
-            .collect();
-    thread_context::rerank(&mut cands, req.context_weight);
-    cands.truncate(limit);
+    let resource = req.filters.resource_id.as_deref();
+    let cands = in_context(conn, &result.hits, limit, req.context_weight, resource)?;
     let kept: Vec<i64> = cands.iter().map(|c| c.seq).collect();
     let mut found = rows::hydrate(
         conn,

@@ -9,6 +9,7 @@ use crate::memories::lifecycle::decayed;
 use crate::graph::chunks::NS_CODE;
 use crate::memories::{files, NS_MEMORIES};
 use crate::om::search::NS_OBSERVATIONS;
+use crate::recall::thread_context;
 use crate::search::rows::{self, Allowed};
 use crate::search::{SearchParams, NS_MESSAGES};
 use crate::threads::lifecycle;
@@ -99,7 +100,8 @@ fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> 
     }
 }
 
-/// The BM25 list of `kind`: the search engine's best `k` for `query` (recency boost included).
+/// The BM25 list of `kind`: the search engine's best `k` for `query` (recency boost included;
+/// messages ranked with their thread context, as `mem_search` ranks them).
 pub(crate) fn bm25(
     conn: &mut dyn Conn,
     kind: Kind,
@@ -114,14 +116,23 @@ pub(crate) fn bm25(
         Kind::Observation => NS_OBSERVATIONS,
         Kind::Code => NS_CODE,
     };
+    let context = match kind {
+        Kind::Message => thread_context::DEFAULT_WEIGHT,
+        Kind::Memory | Kind::Observation | Kind::Code => 0.0,
+    };
     let params = SearchParams {
-        limit: k,
+        limit: thread_context::first_stage(k, context),
         now: Some(now),
         ..SearchParams::default()
     };
     let allowed = allowed(conn, kind, filter)?;
-    let found = rows::search_allowed(conn, ns, filter.resource.as_deref(), query, &params, &allowed)?;
-    Ok(found.hits.iter().map(|h| (kind, h.doc)).collect())
+    let resource = filter.resource.as_deref();
+    let found = rows::search_allowed(conn, ns, resource, query, &params, &allowed)?;
+    if context == 0.0 {
+        return Ok(found.hits.iter().map(|h| (kind, h.doc)).collect());
+    }
+    let ranked = crate::recall::search::in_context(conn, &found.hits, k, context, resource)?;
+    Ok(ranked.iter().map(|c| (kind, c.seq)).collect())
 }
 
 /// The dense list: the `k` vectors of `model` closest to `query` among the owners of `kinds`
