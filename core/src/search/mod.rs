@@ -220,16 +220,9 @@ fn write_documents(conn: &mut dyn Conn, held: Vec<(String, Vec<(i64, NewVersion)
             }
             continue;
         }
-        for (doc, version) in docs {
-            let row = DeltaRow {
-                doc,
-                ver: store::random_id(),
-                new: Some(version),
-                old: None,
-            };
-            let bytes = row.payload_bytes();
-            store::put_new_version(conn, &ns, &row)?;
-            maybe_flush(conn, &ns, bytes)?;
+        store::put_new_versions(conn, &ns, &docs)?;
+        for (_, version) in &docs {
+            maybe_flush(conn, &ns, version.terms.len())?;
         }
     }
     Ok(())

@@ -418,17 +418,41 @@ pub(crate) fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<
     Ok(found)
 }
 
-/// Writes the delta row of a new version of `doc`, keeping the deletion of an older version
-/// the row may already carry (held documents written at commit).
-pub(crate) fn put_new_version(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<()> {
-    conn.execute(
-        &format!(
-            "{INSERT_DELTA} ON CONFLICT (ns, resource_id, doc) DO UPDATE SET ver = excluded.ver, len = excluded.len, \
-             created = excluded.created, terms = excluded.terms"
-        ),
-        &delta_params(ns, d),
-    )?;
-    note_stored(conn, ns, d.doc);
+/// New versions' delta rows per statement (seven parameters a row).
+const NEW_VERSIONS_PER_STATEMENT: usize = 64;
+
+/// Writes the delta rows of new versions of documents (held ones written at commit), keeping
+/// the deletion of an older version a row may already carry; a chunk of rows per statement
+/// (one statement per row was most of a commit's cost).
+pub(crate) fn put_new_versions(conn: &mut dyn Conn, ns: &str, rows: &[(i64, NewVersion)]) -> Result<()> {
+    for chunk in crate::db::batch::shaped(rows, NEW_VERSIONS_PER_STATEMENT) {
+        let mut params: Vec<Value> = key(ns).into();
+        for (doc, v) in chunk {
+            params.extend([
+                Value::Int(*doc),
+                Value::Int(random_id()),
+                Value::Int(i64::from(v.len)),
+                Value::Int(v.created),
+                Value::Blob(v.terms.clone()),
+            ]);
+        }
+        let rows = crate::db::batch::values(
+            "(?1, ?2, #, #, CAST(# AS BIGINT), CAST(# AS BIGINT), CAST(# AS @BLOB))",
+            chunk.len(),
+            3,
+        );
+        conn.execute(
+            &format!(
+                "INSERT INTO mem_idx_delta (ns, resource_id, doc, ver, len, created, terms) VALUES {rows} \
+                 ON CONFLICT (ns, resource_id, doc) DO UPDATE SET ver = excluded.ver, len = excluded.len, \
+                 created = excluded.created, terms = excluded.terms"
+            ),
+            &params,
+        )?;
+        for (doc, _) in chunk {
+            note_stored(conn, ns, *doc);
+        }
+    }
     Ok(())
 }
 
