@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test test-ui fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint bench-ui bench-pg-calls bench-hybrid clean
+        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint bench-ui bench-pg-calls bench-hybrid bench-ingest clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -220,6 +220,18 @@ bench-hybrid: deps-sqlite sqlite-release $(QUALITY_VENV)/.ready
 	  --systems agentmem,fts5,dense,hybrid --hybrid-variants "$$(cat hybrid_variants.json)" \
 	  --out ../../target/quality/realtalk-hybrid.json
 	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python score_fusion.py ../../target/quality/realtalk.json
+
+## SQLite ingest, plain INSERT and mem_message_add against make bench's FTS5 peer, at 200k and
+## 1M on the benches' code corpus and on chat turns (REALTALK=DIR, as for bench-hybrid)
+## (benches/ingest/). BENCH_INGEST_ARGS="--sizes 20000" for a quick run.
+INGEST_CORPUS := target/bench-corpus/code-1000000
+bench-ingest: deps-sqlite sqlite-release
+	@test -n "$(REALTALK)" || { echo "bench-ingest: set REALTALK=<checkout of danny911kr/REALTALK>"; exit 2; }
+	@test -f $(INGEST_CORPUS).jsonl || python3 benches/corpus/build_code_corpus.py --messages 1000000 \
+	  --out $(INGEST_CORPUS).jsonl --queries $(INGEST_CORPUS)-queries.jsonl
+	@/usr/bin/python3 benches/quality/realtalk.py "$(REALTALK)"
+	@/usr/bin/python3 benches/ingest/ingest_bench.py --ext dist/agentmem0 --code $(INGEST_CORPUS).jsonl \
+	  --dialogue target/quality/realtalk.json $(BENCH_INGEST_ARGS)
 
 ## The memory panel's server time per page at 1M messages and 100k memories on SQLite
 ## (benches/ui/); BENCH_UI_ARGS="--messages 100000 --memories 10000" for a quick run.
