@@ -8,7 +8,6 @@
 
 use super::filter::{self, Filter};
 use super::lifecycle::decayed;
-use crate::cluster::route;
 use crate::columns::row;
 use crate::db::newest::Newest;
 use crate::db::row::Fields;
@@ -186,25 +185,15 @@ pub(crate) fn list(
 /// NULL for an unknown id.
 pub(crate) fn get(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<String>> {
     let now = conn.now_or(now)?;
-    let mut params = vec![id.into()];
-    let home = route::and_home(conn, "resource_id", &mut params);
-    let Some(row) = conn
-        .query(
-            &format!(
-                "SELECT {COLUMNS}, CAST(tags AS TEXT), CAST(related_files AS TEXT), \
-                   CAST(related_modules AS TEXT), CAST(relations AS TEXT), commit_sha, \
-                   citation_text, target_node_id, deprecated_at, access_count, \
-                   accesses_since_correction, updated_at \
-                 FROM mem_memories WHERE id = ?1{home}"
-            ),
-            &params,
-        )?
-        .into_iter()
-        .next()
-    else {
+    let columns = format!(
+        "{COLUMNS}, CAST(tags AS TEXT), CAST(related_files AS TEXT), \
+           CAST(related_modules AS TEXT), CAST(relations AS TEXT), commit_sha, \
+           citation_text, target_node_id, deprecated_at, access_count, \
+           accesses_since_correction, updated_at"
+    );
+    let Some(mut f) = super::row_by_id(conn, id, &columns, "")? else {
         return Ok(None);
     };
-    let mut f = Fields::new(row);
     let m = Stored::read(&mut f);
     let json_col = |t: Option<String>| {
         t.and_then(|t| serde_json::from_str::<Json>(&t).ok())

@@ -13,10 +13,9 @@ use super::remember::{
     bounded, confidence, flag, half_life, one_of, relations, supersede, target_node, Secrets,
     MAX_CITATION, MAX_CONTENT, MEMORY_KEYS,
 };
-use super::{content_hash, default_half_life, MS_PER_DAY, SCOPES, SOURCES, TYPES};
+use super::{content_hash, default_half_life, row_by_id, MS_PER_DAY, SCOPES, SOURCES, TYPES};
 use crate::cluster::route;
 use crate::db::dialect::RowLock;
-use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::{Conn, Error, Result, Value};
 use serde_json::json;
@@ -54,20 +53,8 @@ pub(crate) fn decayed(
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn current_confidence(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<f64>> {
     let now = conn.now_or(now)?;
-    let mut params = vec![id.into()];
-    let home = route::and_home(conn, "resource_id", &mut params);
-    let row = conn
-        .query(
-            &format!(
-                "SELECT confidence, decay_half_life_days, pinned, last_accessed_at \
-                 FROM mem_memories WHERE id = ?1{home}"
-            ),
-            &params,
-        )?
-        .into_iter()
-        .next();
-    Ok(row.map(|r| {
-        let mut f = Fields::new(r);
+    let columns = "confidence, decay_half_life_days, pinned, last_accessed_at";
+    Ok(row_by_id(conn, id, columns, "")?.map(|mut f| {
         let c = f.value().as_f64().unwrap_or(0.0);
         let h = f.value().as_f64();
         let pinned = f.int() == Some(1);
@@ -98,22 +85,10 @@ pub(crate) fn update(conn: &mut dyn Conn, id: &str, patch: &str, options: Option
     if let Some(key) = required.into_iter().find(|k| p.is_null(k)) {
         return Err(Error::invalid(p.name(key), "cannot be null"));
     }
-    let mut params = vec![id.into()];
-    let home = route::and_home(conn, "resource_id", &mut params);
-    let Some(row) = conn
-        .query(
-            &format!(
-                "SELECT resource_id, scope, content, type, decay_half_life_days \
-                 FROM mem_memories WHERE id = ?1{home}"
-            ),
-            &params,
-        )?
-        .into_iter()
-        .next()
-    else {
+    let columns = "resource_id, scope, content, type, decay_half_life_days";
+    let Some(mut f) = row_by_id(conn, id, columns, "")? else {
         return Ok(0);
     };
-    let mut f = Fields::new(row);
     let (resource, old_scope) = (f.text().unwrap_or_default(), f.text().unwrap_or_default());
     let old_content = f.text().unwrap_or_default();
     let (old_type, old_half_life) = (f.text().unwrap_or_default(), f.value().as_f64());
@@ -267,22 +242,10 @@ pub(crate) fn deprecate(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Resu
 pub(crate) fn touch(conn: &mut dyn Conn, id: &str, now: Option<i64>) -> Result<Option<String>> {
     let now = conn.now_or(now)?;
     let lock = conn.dialect().row_lock(RowLock::Update);
-    let mut params = vec![id.into()];
-    let home = route::and_home(conn, "resource_id", &mut params);
-    let Some(row) = conn
-        .query(
-            &format!(
-                "SELECT access_count, accesses_since_correction, confidence, needs_review \
-                 FROM mem_memories WHERE id = ?1{home}{lock}"
-            ),
-            &params,
-        )?
-        .into_iter()
-        .next()
-    else {
+    let columns = "access_count, accesses_since_correction, confidence, needs_review";
+    let Some(mut f) = row_by_id(conn, id, columns, lock)? else {
         return Ok(None);
     };
-    let mut f = Fields::new(row);
     let count = f.int().unwrap_or(0) + 1;
     let since = f.int().unwrap_or(0) + 1;
     let mut conf = f.value().as_f64().unwrap_or(0.0);

@@ -70,6 +70,16 @@ pub(crate) const RELATIONS: &[&str] = &[
     "derived_from",
 ];
 
+/// `columns` of the memory `id` (`tail`, a row lock, after its condition), read on the
+/// memory's node of a distributed database; `None` for an unknown id. Both texts are the
+/// caller's constants.
+pub(crate) fn row_by_id(conn: &mut dyn Conn, id: &str, columns: &str, tail: &str) -> Result<Option<Fields>> {
+    let mut params = vec![id.into()];
+    let home = route::and_home(conn, "resource_id", &mut params);
+    let sql = format!("SELECT {columns} FROM mem_memories WHERE id = ?1{home}{tail}");
+    Ok(conn.query(&sql, &params)?.into_iter().next().map(Fields::new))
+}
+
 /// The seed's default half-life in days per type; `None`: the type does not decay
 /// (decisions never do; the seed gives the other unlisted types no decay either).
 #[cfg_attr(feature = "testing", visibility::make(pub))]
