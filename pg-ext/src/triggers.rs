@@ -95,22 +95,28 @@ impl Rows for PgRows<'_> {
             .new
             .as_mut()
             .ok_or_else(|| Error::internal("a completing trigger fired without NEW"))?;
-        let atts: Vec<(String, NonZeroUsize, pg_sys::Oid)> = columns(row)
-            .into_iter()
-            .map(|(name, i, ty)| (name.to_owned(), i, ty))
-            .collect();
-        for (col, v) in done.changed {
-            let Some((_, i, ty)) = atts.iter().find(|(name, ..)| name == col) else {
-                return Err(Error::internal(format!(
-                    "writing trigger row: no column {col}"
-                )));
-            };
-            let r = match *ty {
-                pg_sys::INT8OID => row.set_by_index(*i, v.as_i64()),
+        // Where each changed column is, found before the row is written to.
+        let targets = {
+            let atts = columns(row);
+            done.changed
+                .iter()
+                .map(|(col, _)| {
+                    atts.iter()
+                        .find(|(name, ..)| name == col)
+                        .map(|&(_, i, ty)| (i, ty))
+                        .ok_or_else(|| {
+                            Error::internal(format!("writing trigger row: no column {col}"))
+                        })
+                })
+                .collect::<Result<Vec<_>>>()?
+        };
+        for ((col, v), (i, ty)) in done.changed.into_iter().zip(targets) {
+            let r = match ty {
+                pg_sys::INT8OID => row.set_by_index(i, v.as_i64()),
                 pg_sys::INT4OID => {
-                    row.set_by_index(*i, v.as_i64().and_then(|i| i32::try_from(i).ok()))
+                    row.set_by_index(i, v.as_i64().and_then(|i| i32::try_from(i).ok()))
                 }
-                _ => row.set_by_index(*i, v.as_str().map(str::to_owned)),
+                _ => row.set_by_index(i, v.as_str().map(str::to_owned)),
             };
             r.map_err(|e| Error::internal(format!("writing trigger row: {col}: {e}")))?;
         }
