@@ -92,13 +92,15 @@ pub fn database(url: &str, db: &str) -> Client {
 /// with a vector, a graph of two files and an indexed source file, working memory, an item
 /// with a vector, an observation cycle fenced by its
 /// lease, and an observed session. Every row carries the tenant's word; ids are the tenant's prefix and a name.
+/// The messages carry their times: which of them the observation's cursor holds depends on
+/// whether two share a millisecond, which the clock would leave to chance.
 pub fn write(c: &mut Client, t: Tenant) {
     let (r, p, w) = (t.role, t.prefix, t.word);
     for sql in [
         format!("SELECT mem_thread_create('{r}', '{w} thread', NULL, '{{\"id\":\"{p}-thread\",\"agent_id\":\"{p}-agent\"}}')"),
-        format!("SELECT mem_message_add('{p}-thread', 'user', 'the {w} plan for LoginSchema', '{{\"id\":\"{p}-m1\"}}')"),
-        format!("SELECT mem_message_add('{p}-thread', 'assistant', 'the {w} answer about LoginSchema', '{{\"id\":\"{p}-m2\"}}')"),
-        format!("SELECT mem_message_add('{p}-thread', 'tool', 'the {w} tool output', '{{\"id\":\"{p}-m3\"}}')"),
+        format!("SELECT mem_message_add('{p}-thread', 'user', 'the {w} plan for LoginSchema', '{{\"id\":\"{p}-m1\",\"created_at\":1700000000001}}')"),
+        format!("SELECT mem_message_add('{p}-thread', 'assistant', 'the {w} answer about LoginSchema', '{{\"id\":\"{p}-m2\",\"created_at\":1700000000002}}')"),
+        format!("SELECT mem_message_add('{p}-thread', 'tool', 'the {w} tool output', '{{\"id\":\"{p}-m3\",\"created_at\":1700000000003}}')"),
         format!("SELECT mem_compact('{p}-thread', 0, 0, 'the {w} summary')"),
         format!("SELECT task_create('the {w} task', '{{\"id\":\"{p}-task\",\"resource_id\":\"{r}\"}}')"),
         format!("SELECT task_create('the {w} follow-up', '{{\"id\":\"{p}-task2\",\"resource_id\":\"{r}\",\"labels\":[\"{w}\"]}}')"),
