@@ -234,11 +234,12 @@ def main():
     for conv_json in data:
         conv = Conversation(conv_json, args.speaker_prefix)
         engines = {}
+        shared = None  # agentmem, dense and hybrid read one database
         for s in systems:
             t = time.perf_counter()
             if s in VECTOR_SYSTEMS or s == "agentmem":
-                engines[s] = engines.get("agentmem") or engines.get("dense") or engines.get("hybrid") \
-                    or Agentmem(conv, args.ext)
+                shared = shared or Agentmem(conv, args.ext)
+                engines[s] = shared
             else:
                 engines[s] = Fts5(conv) if s == "fts5" else RankBm25(conv)
             timing[s + " ingest"] += time.perf_counter() - t
@@ -248,7 +249,7 @@ def main():
             turns = cached_vectors(encoder, [turn[3] for turn in conv.turns])
             qvecs = cached_vectors(encoder, [q["question"] for q, _ in conv.questions])
             timing["embedding (numpy MiniLM)"] += time.perf_counter() - t
-            engines[next(s for s in systems if s in VECTOR_SYSTEMS)].embed(turns)
+            shared.embed(turns)
         for qi, (q, gold) in enumerate(conv.questions):
             n_questions += 1
             cat = str(q.get("category_name") or q.get("category") or "all")
