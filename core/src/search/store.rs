@@ -418,12 +418,12 @@ pub(crate) fn may_be_indexed(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<
     Ok(found)
 }
 
-/// New versions' delta rows per statement (seven parameters a row).
+/// New versions' delta rows per statement (five parameters a row beside the two of the index).
 const NEW_VERSIONS_PER_STATEMENT: usize = 64;
 
 /// Writes the delta rows of new versions of documents (held ones written at commit), keeping
-/// the deletion of an older version a row may already carry; a chunk of rows per statement
-/// (one statement per row was most of a commit's cost).
+/// the deletion of an older version a row may already carry; a chunk of rows per statement,
+/// not one statement per document.
 pub(crate) fn put_new_versions(conn: &mut dyn Conn, ns: &str, rows: &[(i64, NewVersion)]) -> Result<()> {
     for chunk in crate::db::batch::shaped(rows, NEW_VERSIONS_PER_STATEMENT) {
         let mut params: Vec<Value> = key(ns).into();
