@@ -20,6 +20,7 @@ mod home;
 mod jsonb;
 mod local;
 mod owner;
+mod page_space;
 mod route;
 mod session;
 mod transition;

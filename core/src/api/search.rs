@@ -12,10 +12,7 @@ pub(super) const FUNCTIONS: &[Function] = functions! {
     mem_search(query: Nullable<&str>, options: Option<&str>, wanted: Wanted<SearchRow>)
         -> Table<SearchRow>, reader, by_resource_option => message_search::search_rows;
     mem_index_check() -> Table<IndexProblem>, reader, owner_only => message_index::index_check;
-    mem_optimize() -> Int, writer, owner_only => |c| {
-        message_index::optimize(c)?;
-        Ok(1)
-    };
+    mem_optimize() -> Int, writer, owner_only => message_index::optimize;
     mem_reindex() -> Int, writer, owner_only => message_index::reindex;
     mem_index_stats() -> Json, reader, owner_only => stats::index_stats;
     mem_index_partition(by: Option<&str>) -> Json, writer, owner_only => indexes::partition;

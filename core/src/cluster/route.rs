@@ -13,7 +13,7 @@ use crate::{Conn, Result, Value};
 
 /// Whether `mem_distribute()` made this database the distributed layout.
 pub fn distributed(conn: &mut dyn Conn) -> Result<bool> {
-    crate::search::partition::distributed(conn)
+    crate::search::layout::distributed(conn)
 }
 
 /// ` AND {column} = ?n`, `resource` pushed as parameter `n`; nothing when there is no

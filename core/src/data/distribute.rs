@@ -12,7 +12,7 @@
 //! a memory's files, vectors and their chunks) gain it here (the statements of a call write
 //! it there). Tables without a resource that every node reads become reference tables.
 
-use crate::search::partition;
+use crate::search::layout;
 use crate::{Conn, Dialect, Error, Result, Value};
 use serde_json::json;
 
@@ -243,7 +243,7 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
             "must run on the Citus coordinator",
         ));
     }
-    let changed = !partition::distributed(conn)?;
+    let changed = !layout::distributed(conn)?;
     // Every call, so that a node added since gets them; first, before this transaction
     // holds locks on the workers that their own transactions would wait for.
     conn.execute_batch(LINK_COLUMNS)?;
@@ -252,10 +252,10 @@ pub(crate) fn distribute(conn: &mut dyn Conn) -> Result<String> {
     on_workers(conn, NODE_FUNCTIONS, "the extension's functions as a cluster runs them")?;
     if changed {
         refuse_orphans(conn)?;
-        if !partition::by_resource(conn)? {
+        if !layout::by_resource(conn)? {
             crate::data::indexes::partition(conn, Some("resource"))?;
         }
-        partition::set_distributed(conn)?;
+        layout::set_distributed(conn)?;
         conn.execute_batch(
             "SELECT pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true); \
              SELECT pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true)",

@@ -3,7 +3,7 @@
 //! (see [`crate::search::partition`]), rebuilding each namespace from its table in the new
 //! layout.
 
-use crate::search::partition;
+use crate::search::{layout, partition};
 use crate::{Conn, Error, Result};
 use serde_json::{json, Map};
 
@@ -31,7 +31,7 @@ pub(crate) fn namespaces() -> impl Iterator<Item = &'static str> {
 /// `{"by": …, "changed": …, "documents": {namespace: count}}` (documents only when rebuilt).
 pub(crate) fn partition(conn: &mut dyn Conn, by: Option<&str>) -> Result<String> {
     let Some(by) = by else {
-        let now = if partition::by_resource(conn)? { "resource" } else { "none" };
+        let now = if layout::by_resource(conn)? { "resource" } else { "none" };
         return Ok(json!({"by": now, "changed": false}).to_string());
     };
     let by_resource = match by {

@@ -145,6 +145,22 @@ pub trait Conn {
         false
     }
 
+    /// Told where the index pages this transaction deleted were stored (what
+    /// [`Dialect::freed_place_sql`] returned for them), the host may hand their space back to
+    /// its writers once no snapshot can read them (see [`Conn::reuse_freed_pages`]). The
+    /// default forgets them: SQLite reuses freed pages by itself.
+    fn pages_freed(&mut self, _places: &[i64]) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called before a segment's pages are written: the host makes the space of the pages
+    /// earlier transactions deleted reusable by the rows that follow. Postgres would otherwise
+    /// keep it until `VACUUM`, and every merge of a long load would extend the table's file.
+    /// The default does nothing.
+    fn reuse_freed_pages(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// The database's clock in Unix epoch milliseconds: leases and defaults use it so that
     /// every client of one database agrees on the time.
     fn now_ms(&mut self) -> Result<i64> {

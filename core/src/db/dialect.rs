@@ -102,6 +102,27 @@ impl Dialect {
         }
     }
 
+    /// The search index's merge bound: no merge writes more than this share of the index
+    /// (see [`crate::search::merge`]). Postgres keeps the room a merge needs in its files for
+    /// good, so it bounds merges to an eighth; SQLite merges without a bound (one segment per
+    /// level, one after `optimize`), for the smallest index and the fastest searches.
+    pub(crate) fn merge_share(self) -> Option<i64> {
+        match self {
+            Dialect::Sqlite => None,
+            Dialect::Postgres => Some(8),
+        }
+    }
+
+    /// What a `DELETE … RETURNING` of index pages returns for the host to reuse their space
+    /// ([`crate::Conn::pages_freed`]): each row's heap block on Postgres; `None` on SQLite,
+    /// whose free list reuses pages as soon as the transaction no longer needs them.
+    pub(crate) fn freed_place_sql(self) -> Option<&'static str> {
+        match self {
+            Dialect::Sqlite => None,
+            Dialect::Postgres => Some("(ctid::text::point)[0]::bigint"),
+        }
+    }
+
     /// [`Dialect::statement`] for a statement the core runs (not a schema script): refused
     /// when it names both derived data and the application's rows, on every database, so that
     /// the tests of either catch a statement that could not run with one set of rights

@@ -9,7 +9,7 @@ use crate::om;
 use crate::recall::thread_context::{self, Candidate};
 use crate::search::rows::{self, Allowed};
 use crate::search::scoring::PARAM_OPTIONS;
-use crate::search::{self, partition, SearchParams, SnippetSettings, NS_MESSAGES};
+use crate::search::{self, layout, SearchParams, SnippetSettings, NS_MESSAGES};
 use crate::threads::lifecycle;
 use crate::{Conn, Error, Result, Value};
 use std::collections::HashMap;
@@ -119,7 +119,7 @@ impl Filters {
         // the resource needs no filter of its own.
         let own_index = self.resource_id.is_some()
             && self.beyond_resource_is_empty()
-            && partition::by_resource(conn)?;
+            && layout::by_resource(conn)?;
         if (self.is_empty() || own_index) && live.is_empty() {
             return Allowed::every(conn, TABLE);
         }

@@ -11,7 +11,22 @@
 //! bounds the write amplification at about `log_8(N / LEVEL_DOCS)` times the index size. A segment
 //! whose deletions exceed a fifth of its documents is rewritten on its own (its deletion list
 //! and per-term counts are rewritten at every flush that adds to them; this keeps them small).
-//! Merges run inside the write that flushes (amortised) and fully in `optimize`.
+//! Merges run inside the write that flushes (amortised) and in `optimize`.
+//!
+//! **The merge bound (Postgres).** A merge writes its output while its inputs are still stored
+//! (a reader may be on them until the merge commits), so the largest merge of a transaction is
+//! the room an index needs beyond its live pages. Postgres keeps that room in the table's file
+//! for good (`VACUUM` makes it reusable, it does not give it back), so there no merge writes
+//! more than [`max_merge_docs`] — an eighth of the index's live documents: a segment past half
+//! of it is *full* and merges no more unless deletions shrink it, as Lucene's tiered policy
+//! caps its segments, and the merges one write runs stop at one bound of output, the rest
+//! waiting for the next write (a load in one huge transaction reuses nothing until it commits). The inputs' space is reused from the next transaction on (the
+//! host refills the free space map itself: [`crate::Conn::reuse_freed_pages`]), so the files
+//! stay within about 1.3× the live pages. The price is more segments: more bytes (terms
+//! repeated per segment) and a dictionary lookup more per segment and query. SQLite keeps one
+//! segment per level and everything in one after `optimize`: its free list hands a merge's
+//! freed pages to the next writes, and its searches and index stay at their smallest
+//! ([`crate::Dialect::merge_share`]).
 
 use super::interrupt::Ticker;
 use super::pages::PageSource;
@@ -51,23 +66,85 @@ pub(crate) fn delta_is_full(rows: i64, bytes: i64) -> bool {
     rows >= FLUSH_DOCS || bytes >= FLUSH_BYTES
 }
 
-/// Which segments to merge next, given (segment number, documents, deleted) in number order;
-/// empty when the index is in shape.
-pub(crate) fn pick(segs: &[(i64, i64, i64)]) -> Vec<i64> {
+/// The merge bound's floor: small indexes still merge into a few segments.
+const MIN_MERGE_DOCS: i64 = LEVEL_DOCS * MERGE_FACTOR as i64;
+
+/// The most live documents one merge writes, in an index of `live` live documents, when a
+/// merge may write at most a `share`-th of it (none: no bound).
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn max_merge_docs(live: i64, share: Option<i64>) -> i64 {
+    share.map_or(i64::MAX, |n| (live / n).max(MIN_MERGE_DOCS))
+}
+
+/// A segment as the policy sees it: its number, documents and deleted documents.
+pub(crate) type SegInfo = (i64, i64, i64);
+
+/// Which segments to merge next, given [`SegInfo`]s in number order and the merge bound's
+/// share; empty when the index is in shape.
+pub(crate) fn pick(segs: &[SegInfo], share: Option<i64>) -> Vec<i64> {
     for &(no, docs, dead) in segs {
         if docs > 0 && dead * 5 > docs {
             return vec![no];
         }
     }
-    let mut by_level: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+    let cap = max_merge_docs(live_docs(segs), share);
+    let mut by_level: BTreeMap<u32, Vec<(i64, i64)>> = BTreeMap::new();
     for &(no, docs, dead) in segs {
-        by_level.entry(level(docs - dead)).or_default().push(no);
+        let live = docs - dead;
+        if live <= cap / 2 {
+            by_level.entry(level(live)).or_default().push((live, no));
+        }
     }
     by_level
         .into_values()
-        .find(|ids| ids.len() >= MERGE_FACTOR)
-        .map(|ids| ids.into_iter().take(MERGE_FACTOR).collect())
+        .find(|level| level.len() >= MERGE_FACTOR)
+        .map(|level| smallest_within(level, cap, MERGE_FACTOR))
         .unwrap_or_default()
+}
+
+/// What `optimize` merges next: the smallest segments whose live documents fit the merge
+/// bound together, when two or more do (with no bound, all of them); else a segment that
+/// still holds deletions, rewritten on its own; empty when neither is left. Repeated, it
+/// leaves no two segments that one merge could join and no deleted document.
+pub(crate) fn pick_all(segs: &[SegInfo], share: Option<i64>) -> Vec<i64> {
+    let cap = max_merge_docs(live_docs(segs), share);
+    let by_size: Vec<(i64, i64)> = segs.iter().map(|&(no, docs, dead)| (docs - dead, no)).collect();
+    let group = smallest_within(by_size, cap, usize::MAX);
+    if group.len() >= 2 {
+        return group;
+    }
+    segs.iter()
+        .find(|s| s.2 > 0)
+        .map(|s| vec![s.0])
+        .unwrap_or_default()
+}
+
+/// Whether one transaction that has written `written` documents by merges runs another merge
+/// of `output` in an index of `live` live documents: its first merge always, the next ones
+/// while their outputs together stay within the bound. The rest waits for a later transaction,
+/// which can reuse the space these merges free.
+pub(crate) fn runs_next(written: i64, output: i64, live: i64, share: Option<i64>) -> bool {
+    written == 0 || written.saturating_add(output) <= max_merge_docs(live, share)
+}
+
+/// The live documents of `segs`.
+pub(crate) fn live_docs<'a>(segs: impl IntoIterator<Item = &'a SegInfo>) -> i64 {
+    segs.into_iter().map(|s| s.1 - s.2).sum()
+}
+
+/// The numbers of the smallest of `(live, number)` pairs, at most `most` of them, whose live
+/// documents add up to at most `cap`.
+fn smallest_within(mut segs: Vec<(i64, i64)>, cap: i64, most: usize) -> Vec<i64> {
+    segs.sort_unstable();
+    let mut sum = 0;
+    segs.into_iter()
+        .take(most)
+        .take_while(|&(live, _)| {
+            sum += live;
+            sum <= cap
+        })
+        .map(|(_, no)| no)
+        .collect()
 }
 
 /// One input of a merge.
@@ -243,10 +320,83 @@ mod tests {
         assert!(!delta_is_full(FLUSH_DOCS - 1, FLUSH_BYTES - 1));
         assert!(delta_is_full(FLUSH_DOCS, 0) && delta_is_full(1, FLUSH_BYTES));
         let segs: Vec<(i64, i64, i64)> = (0..7).map(|i| (i, 128, 0)).collect();
-        assert!(pick(&segs).is_empty());
+        assert!(pick(&segs, None).is_empty() && pick(&segs, Some(6)).is_empty());
         let mut more = segs.clone();
         more.push((9, 100, 0));
-        assert_eq!(pick(&more).len(), 8);
-        assert_eq!(pick(&[(4, 10, 3)]), vec![4]);
+        assert_eq!(pick(&more, None).len(), 8);
+        assert_eq!(pick(&[(4, 10, 3)], Some(6)), vec![4]);
+    }
+
+    /// Applies a merge of `ids` the way the store does: one new segment of their live
+    /// documents, numbered after every other.
+    fn apply(segs: &mut Vec<SegInfo>, ids: &[i64], next: &mut i64) {
+        let live = live_docs(segs.iter().filter(|s| ids.contains(&s.0)));
+        segs.retain(|s| !ids.contains(&s.0));
+        *next += 1;
+        segs.push((*next, live, 0));
+    }
+
+    proptest::proptest! {
+        /// Loads of flushes of any size, with deletions: no merge the policy picks writes more
+        /// than the bound of the index it merges in (a rewrite of one segment for its deletions
+        /// writes no more than that segment), and the segment count stays logarithmic.
+        #[test]
+        fn merges_stay_within_the_bound(
+            flushes in proptest::collection::vec((1i64..5000, 0i64..3), 1..400),
+            share in proptest::option::of(2i64..10),
+        ) {
+            let mut segs: Vec<SegInfo> = Vec::new();
+            let mut next = 0;
+            for (docs, kill) in flushes {
+                next += 1;
+                segs.push((next, docs, 0));
+                if kill > 0 {
+                    let oldest = &mut segs[0];
+                    oldest.2 = (oldest.2 + oldest.1 / 7).min(oldest.1);
+                }
+                // As the store runs the policy: merges while one merge bound allows.
+                let mut written = 0;
+                loop {
+                    let ids = pick(&segs, share);
+                    let live = live_docs(&segs);
+                    let output = live_docs(segs.iter().filter(|s| ids.contains(&s.0)));
+                    if ids.is_empty() || !runs_next(written, output, live, share) {
+                        break;
+                    }
+                    let single = ids.len() == 1;
+                    proptest::prop_assert!(single || ids.len() <= MERGE_FACTOR);
+                    proptest::prop_assert!(single || output <= max_merge_docs(live, share));
+                    apply(&mut segs, &ids, &mut next);
+                    written += output;
+                }
+                let live = live_docs(&segs).max(1);
+                let levels = level(live) as usize + 1;
+                let full = 2 * share.unwrap_or(1) as usize;
+                proptest::prop_assert!(
+                    segs.len() <= levels * (MERGE_FACTOR - 1) + full,
+                    "{} segments for {live} documents",
+                    segs.len()
+                );
+            }
+            // Optimize, call after call: within the bound too, and then nothing is left to
+            // join or purge.
+            loop {
+                let ids = pick_all(&segs, share);
+                if ids.is_empty() {
+                    break;
+                }
+                let output = live_docs(segs.iter().filter(|s| ids.contains(&s.0)));
+                proptest::prop_assert!(
+                    ids.len() == 1 || output <= max_merge_docs(live_docs(&segs), share)
+                );
+                apply(&mut segs, &ids, &mut next);
+            }
+            let cap = max_merge_docs(live_docs(&segs), share);
+            proptest::prop_assert!(segs.iter().all(|s| s.2 == 0));
+            proptest::prop_assert!(share.is_some() || segs.len() <= 1);
+            let mut lives: Vec<i64> = segs.iter().map(|s| s.1).collect();
+            lives.sort_unstable();
+            proptest::prop_assert!(lives.len() < 2 || lives[0].saturating_add(lives[1]) > cap);
+        }
     }
 }

@@ -25,6 +25,7 @@ pub(crate) mod delta_view;
 internal!(engine);
 internal!(held);
 pub(crate) mod interrupt;
+pub(crate) mod layout;
 pub(crate) mod lru;
 internal!(merge);
 pub(crate) mod names;
@@ -515,6 +516,7 @@ fn store_segment(
         &mut dyn FnMut(&mut dyn Conn, u32, &[u8]) -> Result<()>,
     ) -> Result<segment::Header>,
 ) -> Result<Option<i64>> {
+    conn.reuse_freed_pages()?;
     let build = store::random_id();
     let seg_no = store::insert_segment(conn, ns, build)?;
     let mut pw = store::PageWriter::new(ns, seg_no, build);
@@ -567,7 +569,8 @@ pub(crate) fn flush(conn: &mut dyn Conn, ns: &str, force: bool) -> Result<()> {
     crate::db::failpoint::hit(conn, crate::db::failpoint::FLUSH)?;
     record_deletions(conn, ns, &rows)?;
     store::consume_delta(conn, ns, &rows)?;
-    merge_policy(conn, ns, false)
+    merge_policy(conn, ns, false)?;
+    Ok(())
 }
 
 /// Adds the delta's deletions to their segments' deletion sets.
@@ -595,37 +598,45 @@ fn record_deletions(conn: &mut dyn Conn, ns: &str, rows: &[DeltaRow]) -> Result<
     Ok(())
 }
 
-/// Runs the merge policy until nothing is left to merge (or everything into one segment when
-/// `all`). The caller holds the namespace exclusively.
-fn merge_policy(conn: &mut dyn Conn, ns: &str, all: bool) -> Result<()> {
-    for _round in 0..64 {
+/// Runs the merge policy ([`merge::pick`]), or `optimize`'s merges when `all`
+/// ([`merge::pick_all`]), until nothing is left or they would write more than one merge bound
+/// together: the space merges free is reused from the next transaction on, so the bound on
+/// one write's output is the room the files need beyond the live pages.
+/// What is left waits for the next write (or call). Returns the merges run. The caller holds
+/// the namespace exclusively.
+fn merge_policy(conn: &mut dyn Conn, ns: &str, all: bool) -> Result<i64> {
+    let share = conn.dialect().merge_share();
+    let mut merges = 0;
+    let mut written = 0;
+    // Every round removes a segment or a segment's deletions, so this bound is never reached
+    // by an index the policy kept in shape; it stops a damaged one from looping.
+    for _round in 0..256 {
         let segs = store::segments(conn, ns)?;
-        let ids: Vec<i64> = if all {
-            if segs.len() > 1 || segs.iter().any(|s| s.dead_count > 0) {
-                segs.iter().map(|s| s.seg_no).collect()
-            } else {
-                Vec::new()
-            }
+        let info: Vec<merge::SegInfo> = segs
+            .iter()
+            .map(|s| (s.seg_no, s.doc_count, s.dead_count))
+            .collect();
+        let ids = if all {
+            merge::pick_all(&info, share)
         } else {
-            let info: Vec<(i64, i64, i64)> = segs
-                .iter()
-                .map(|s| (s.seg_no, s.doc_count, s.dead_count))
-                .collect();
-            merge::pick(&info)
+            merge::pick(&info, share)
         };
         if ids.is_empty() {
-            return Ok(());
+            break;
         }
+        let output = merge::live_docs(info.iter().filter(|s| ids.contains(&s.0)));
+        if !merge::runs_next(written, output, merge::live_docs(&info), share) {
+            break;
+        }
+        written += output;
         let inputs: Vec<SegRow> = segs
             .into_iter()
             .filter(|s| ids.contains(&s.seg_no))
             .collect();
         merge_segments(conn, ns, &inputs)?;
-        if all {
-            return Ok(());
-        }
+        merges += 1;
     }
-    Ok(())
+    Ok(merges)
 }
 
 /// Merges segments into one and deletes them. Deletions still pending in the delta for them
@@ -675,9 +686,11 @@ fn merge_segments(conn: &mut dyn Conn, ns: &str, rows: &[SegRow]) -> Result<()> 
     Ok(())
 }
 
-/// Flushes the delta and merges everything into one segment without deletions.
+/// Flushes the delta, then purges deletions and joins segments ([`merge::pick_all`]), writing
+/// about one merge bound per call. Returns the merges it ran: repeated until it returns 0, it
+/// leaves no deleted document and no two segments one merge could join.
 #[cfg_attr(feature = "testing", visibility::make(pub))]
-pub(crate) fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<()> {
+pub(crate) fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<i64> {
     check_ns(ns)?;
     flush(conn, ns, true)?;
     merge_policy(conn, ns, true)
@@ -732,5 +745,6 @@ pub(crate) fn reindex(conn: &mut dyn Conn, ns: &str, docs: &[(i64, String, i64)]
             delta::build(&fresh, &|_| true, &mut local)
         })?;
     }
-    merge_policy(conn, ns, false)
+    merge_policy(conn, ns, false)?;
+    Ok(())
 }

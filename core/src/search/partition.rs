@@ -9,82 +9,15 @@
 //! statistics (documents, lengths, document frequencies) are the sums — the same ranking one
 //! shared index gives.
 
+use super::layout;
 use super::names::{index_name, split};
 use super::store;
 use crate::db::row::Fields;
-use crate::db::session::Part;
 use crate::{Conn, Result, Value};
-
-/// The database's layout as this transaction read it, once: reading it locks the layout's
-/// table against a change (Postgres holds a table lock to the transaction's end, and a
-/// change takes the table exclusively first), so within a transaction it cannot move.
-#[derive(Default)]
-struct Layout(Option<Read>);
-
-/// The layout's row as read.
-#[derive(Clone, Copy)]
-struct Read {
-    by_resource: bool,
-    distributed: bool,
-}
-
-impl Part for Layout {
-    fn commit(&mut self) {
-        self.0 = None;
-    }
-
-    fn rollback(&mut self) {
-        self.0 = None;
-    }
-
-    fn rollback_to(&mut self, _id: u64) {
-        self.0 = None;
-    }
-}
-
-/// The layout, read once per transaction.
-fn layout(conn: &mut dyn Conn) -> Result<Read> {
-    if let Some(l) = conn.session().part::<Layout>().0 {
-        return Ok(l);
-    }
-    let row = conn
-        .query(
-            "SELECT by_resource, distributed FROM mem_idx_layout WHERE one = 1",
-            &[],
-        )?
-        .into_iter()
-        .next()
-        .unwrap_or_default();
-    let flag = |i: usize| row.get(i).and_then(Value::as_i64) == Some(1);
-    let l = Read {
-        by_resource: flag(0),
-        distributed: flag(1),
-    };
-    conn.session().part::<Layout>().0 = Some(l);
-    Ok(l)
-}
-
-/// Whether the database keeps one index per namespace and resource.
-pub(crate) fn by_resource(conn: &mut dyn Conn) -> Result<bool> {
-    Ok(layout(conn)?.by_resource)
-}
-
-/// Whether `mem_distribute()` split the database by resource on a Citus cluster: its keys
-/// then hold per resource.
-pub(crate) fn distributed(conn: &mut dyn Conn) -> Result<bool> {
-    Ok(layout(conn)?.distributed)
-}
-
-/// Marks the database distributed (see [`distributed`]); its index is partitioned already.
-pub(crate) fn set_distributed(conn: &mut dyn Conn) -> Result<()> {
-    conn.execute("UPDATE mem_idx_layout SET distributed = 1 WHERE one = 1", &[])?;
-    conn.session().part::<Layout>().0 = None;
-    Ok(())
-}
 
 /// The index a document of `ns` belonging to `resource` lives in.
 pub(crate) fn index_of(conn: &mut dyn Conn, ns: &str, resource: &str) -> Result<String> {
-    Ok(if by_resource(conn)? {
+    Ok(if layout::by_resource(conn)? {
         index_name(ns, resource)
     } else {
         ns.to_owned()
@@ -95,7 +28,7 @@ pub(crate) fn index_of(conn: &mut dyn Conn, ns: &str, resource: &str) -> Result<
 /// database is not partitioned, whose caller filters by resource); across resources, every
 /// index of the namespace.
 pub(crate) fn searched(conn: &mut dyn Conn, ns: &str, resource: Option<&str>) -> Result<Vec<String>> {
-    if !by_resource(conn)? {
+    if !layout::by_resource(conn)? {
         return Ok(vec![ns.to_owned()]);
     }
     match resource {
@@ -185,7 +118,7 @@ type Group = (String, Vec<(i64, String, i64)>);
 fn by_index(conn: &mut dyn Conn, ns: &str, docs: Vec<Doc>) -> Result<Vec<Group>> {
     let mut groups: std::collections::BTreeMap<String, Vec<(i64, String, i64)>> =
         Default::default();
-    if !by_resource(conn)? {
+    if !layout::by_resource(conn)? {
         // The shared index exists even without documents; a partitioned namespace has only
         // its resources' indexes (a stray shared one would be a resource '' on a cluster).
         groups.insert(ns.to_owned(), Vec::new());
@@ -243,12 +176,13 @@ pub(crate) fn check(conn: &mut dyn Conn, ns: &str, docs: Vec<Doc>) -> Result<Vec
     Ok(problems)
 }
 
-/// Merges each index of `ns` into one segment.
-pub(crate) fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<()> {
+/// Optimizes each index of `ns` (see [`super::optimize`]); returns the merges run.
+pub(crate) fn optimize(conn: &mut dyn Conn, ns: &str) -> Result<i64> {
+    let mut merges = 0;
     for index in stored(conn, ns)? {
-        super::optimize(conn, &index)?;
+        merges += super::optimize(conn, &index)?;
     }
-    Ok(())
+    Ok(merges)
 }
 
 /// Rewrites the segments with deleted documents of the indexes of `ns` that may hold
@@ -272,8 +206,8 @@ pub(crate) fn set(conn: &mut dyn Conn, by_resource: bool) -> Result<bool> {
         // ones that read it next wait for this one.
         conn.execute("LOCK TABLE mem_idx_layout IN ACCESS EXCLUSIVE MODE", &[])?;
     }
-    conn.session().part::<Layout>().0 = None;
-    let now = layout(conn)?;
+    layout::forget(conn);
+    let now = layout::read(conn)?;
     if now.by_resource == by_resource {
         return Ok(false);
     }
@@ -288,7 +222,7 @@ pub(crate) fn set(conn: &mut dyn Conn, by_resource: bool) -> Result<bool> {
          ON CONFLICT (one) DO UPDATE SET by_resource = excluded.by_resource",
         &[Value::Int(i64::from(by_resource))],
     )?;
-    conn.session().part::<Layout>().0 = None;
+    layout::forget(conn);
     store::forget_fresh(conn);
     Ok(true)
 }

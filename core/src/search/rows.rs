@@ -65,7 +65,7 @@ impl Allowed {
     /// resource's own index, whose documents are all the resource's: no filter then, beyond
     /// row-level security ([`Allowed::every`]).
     pub(crate) fn of_resource(conn: &mut dyn Conn, table: &str, resource: &str) -> Result<Allowed> {
-        if super::partition::by_resource(conn)? {
+        if super::layout::by_resource(conn)? {
             return Allowed::every(conn, table);
         }
         Allowed::query(

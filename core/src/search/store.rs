@@ -734,16 +734,28 @@ impl PageWriter {
     }
 }
 
-/// Deletes a segment of `resource`'s index: its pages, then its row.
+/// Deletes a segment of `resource`'s index: its pages (telling the host where they were, to
+/// reuse their space: [`super::layout::freed_place`]), then its row.
 pub(crate) fn delete_segment(conn: &mut dyn Conn, resource: &str, seg_no: i64) -> Result<()> {
-    conn.execute(
-        "DELETE FROM mem_idx_pages WHERE resource_id = ?1 AND id >= ?2 AND id <= ?3",
-        &[
-            resource.into(),
-            Value::Int(page_id(seg_no, 0)),
-            Value::Int(page_id(seg_no, u32::MAX)),
-        ],
-    )?;
+    const DELETE: &str = "DELETE FROM mem_idx_pages WHERE resource_id = ?1 AND id >= ?2 AND id <= ?3";
+    let params = [
+        resource.into(),
+        Value::Int(page_id(seg_no, 0)),
+        Value::Int(page_id(seg_no, u32::MAX)),
+    ];
+    match super::layout::freed_place(conn)? {
+        Some(place) => {
+            let rows = conn.query(&format!("{DELETE} RETURNING {place}"), &params)?;
+            let places: Vec<i64> = rows
+                .iter()
+                .filter_map(|r| r.first().and_then(Value::as_i64))
+                .collect();
+            conn.pages_freed(&places)?;
+        }
+        None => {
+            conn.execute(DELETE, &params)?;
+        }
+    }
     conn.execute(
         "DELETE FROM mem_idx_segments WHERE resource_id = ?1 AND seg_no = ?2",
         &[resource.into(), Value::Int(seg_no)],

@@ -33,7 +33,9 @@ pub(crate) fn reindex(conn: &mut dyn Conn) -> Result<i64> {
     partition::rebuild(conn, NS_MESSAGES, DOCUMENTS, partition::plain_doc)
 }
 
-/// `mem_optimize()`: merges the message index (each resource's) into one segment.
-pub(crate) fn optimize(conn: &mut dyn Conn) -> Result<()> {
+/// `mem_optimize()`: purges the message index's deletions and joins its segments (each
+/// resource's index), about one merge bound per call; returns the merges run, 0 once the
+/// index is in shape.
+pub(crate) fn optimize(conn: &mut dyn Conn) -> Result<i64> {
     partition::optimize(conn, NS_MESSAGES)
 }
