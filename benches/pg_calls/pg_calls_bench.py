@@ -70,7 +70,8 @@ def setup(c, system, base_rows):
             c.execute("SELECT mem_thread_create('bench', NULL, '{}', %s)", (f'{{"id":"t{t}"}}',))
         c.execute("INSERT INTO mem_messages (thread_id, role, raw_content) SELECT 't' || (i %% 50), 'user', %s FROM generate_series(1, %s) i",
                   (" ".join(WORDS[:40]), base_rows))
-        c.execute("SELECT mem_optimize()")
+        while c.execute("SELECT mem_optimize()").fetchone()[0] > 0:
+            pass
         c.execute("VACUUM ANALYZE")
 
 

@@ -59,7 +59,8 @@ def agentmem(msgs, ext):
         (("m%d" % i, threads[m["thread"]], m["role"], m["content"], m["created_at"])
          for i, m in enumerate(msgs)))
     c.execute("COMMIT")
-    c.execute("SELECT mem_optimize()")
+    while c.execute("SELECT mem_optimize()").fetchone()[0] > 0:
+        pass
     now = msgs[-1]["created_at"] + 1
 
     def search(q, opts):
