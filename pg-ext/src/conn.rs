@@ -323,14 +323,9 @@ impl Conn for SpiConn {
         Ok((micros + 500).div_euclid(1000) + POSTGRES_EPOCH_MS)
     }
 
-    /// Remembered per backend, with the relation's id (see [`crate::page_space`]).
+    /// Remembered per backend (see [`crate::page_space`]).
     fn pages_freed(&mut self, places: &[i64]) -> Result<()> {
-        let rel = self
-            .query_value("SELECT 'mem_idx_pages'::regclass::oid::bigint", &[])?
-            .and_then(|v| v.as_i64())
-            .and_then(|oid| u32::try_from(oid).ok())
-            .ok_or_else(|| Error::internal("mem_idx_pages has no relation id"))?;
-        crate::page_space::note(pg_sys::Oid::from(rel), places);
+        crate::page_space::note(places);
         Ok(())
     }
 

@@ -26,22 +26,30 @@ thread_local! {
     static FREED: RefCell<Vec<Freed>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Remembers the blocks of rows of `rel` the current transaction deleted.
-pub(crate) fn note(rel: pg_sys::Oid, places: &[i64]) {
+/// Remembers the places of rows the current transaction deleted, each `table oid << 32 |
+/// block` (what [`agentmem_core::Dialect`] has a deletion return), so the table is the one
+/// the deletion touched, not one found again by name.
+pub(crate) fn note(places: &[i64]) {
     // SAFETY: reads the backend's transaction state; the rows were just deleted, so the
     // transaction has an id.
     let xid = unsafe { pg_sys::GetCurrentTransactionIdIfAny() };
-    let mut blocks: Vec<pg_sys::BlockNumber> = places
-        .iter()
-        .filter_map(|&b| pg_sys::BlockNumber::try_from(b).ok())
-        .collect();
-    blocks.sort_unstable();
-    blocks.dedup();
-    if blocks.is_empty() || xid == pg_sys::InvalidTransactionId {
+    if xid == pg_sys::InvalidTransactionId {
         return;
     }
+    let mut places: Vec<(u32, pg_sys::BlockNumber)> = places
+        .iter()
+        .map(|&p| ((p >> 32) as u32, p as u32))
+        .collect();
+    places.sort_unstable();
+    places.dedup();
     FREED.with_borrow_mut(|freed| {
-        freed.push(Freed { rel, xid, blocks });
+        for chunk in places.chunk_by(|a, b| a.0 == b.0) {
+            freed.push(Freed {
+                rel: pg_sys::Oid::from(chunk[0].0),
+                xid,
+                blocks: chunk.iter().map(|&(_, block)| block).collect(),
+            });
+        }
         let mut total: usize = freed.iter().map(|f| f.blocks.len()).sum();
         while total > MOST_BLOCKS && freed.len() > 1 {
             total -= freed.remove(0).blocks.len();

@@ -114,12 +114,15 @@ impl Dialect {
     }
 
     /// What a `DELETE … RETURNING` of index pages returns for the host to reuse their space
-    /// ([`crate::Conn::pages_freed`]): each row's heap block on Postgres; `None` on SQLite,
-    /// whose free list reuses pages as soon as the transaction no longer needs them.
+    /// ([`crate::Conn::pages_freed`]): on Postgres each row's table and heap block, as
+    /// `table oid << 32 | block`; `None` on SQLite, whose free list reuses pages as soon as
+    /// the transaction no longer needs them.
     pub(crate) fn freed_place_sql(self) -> Option<&'static str> {
         match self {
             Dialect::Sqlite => None,
-            Dialect::Postgres => Some("(ctid::text::point)[0]::bigint"),
+            Dialect::Postgres => {
+                Some("(tableoid::oid::bigint << 32) | (ctid::text::point)[0]::bigint")
+            }
         }
     }
 

@@ -20,9 +20,10 @@
 //! more than [`max_merge_docs`] — an eighth of the index's live documents: a segment past half
 //! of it is *full* and merges no more unless deletions shrink it, as Lucene's tiered policy
 //! caps its segments, and the merges one write runs stop at one bound of output, the rest
-//! waiting for the next write (a load in one huge transaction reuses nothing until it commits). The inputs' space is reused from the next transaction on (the
-//! host refills the free space map itself: [`crate::Conn::reuse_freed_pages`]), so the files
-//! stay within about 1.3× the live pages. The price is more segments: more bytes (terms
+//! waiting for the next write. The inputs' space is reused from the next transaction on (the
+//! host refills the free space map itself: [`crate::Conn::reuse_freed_pages`]; a load in one
+//! huge transaction reuses nothing until it commits), so the files stay within about 1.3×
+//! the live pages. The price is more segments: more bytes (terms
 //! repeated per segment) and a dictionary lookup more per segment and query. SQLite keeps one
 //! segment per level and everything in one after `optimize`: its free list hands a merge's
 //! freed pages to the next writes, and its searches and index stay at their smallest
