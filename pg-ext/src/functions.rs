@@ -103,8 +103,8 @@ fn secure(home: &str) {
         };
         // A catalog function or trigger as its declaration says (functions that run no
         // statement need no path, and calls stay cheap). pgrx's own (bootstrap, migrations)
-        // are internal: pinned and the owner's, but mem__internal(), which the schema's
-        // guards call as the caller, and mem__delegate().
+        // are internal: pinned and the owner's, but mem__internal() and mem__adding(), which
+        // the schema's guards and triggers call as the caller, and mem__delegate().
         let (runs_sql, generic_plans, owner_only) = match (api::find(&name), triggers::find(&name))
         {
             (Some(f), _) => (
@@ -116,7 +116,7 @@ fn secure(home: &str) {
             // mem__delegate runs a routed catalog function with the caller's rights, as a
             // direct call would.
             (None, None) => match name.as_str() {
-                "mem__internal" => (false, false, false),
+                "mem__internal" | "mem__adding" => (false, false, false),
                 "mem__delegate" => (true, false, false),
                 _ => (true, false, true),
             },

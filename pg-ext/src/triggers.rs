@@ -315,6 +315,13 @@ fn mem__internal() -> bool {
     internal::inside()
 }
 
+/// Whether `mem_message_add` is inserting the message `id` itself: the message insert
+/// trigger's condition lets that row pass.
+#[pg_extern(stable, parallel_safe)]
+fn mem__adding(id: &str) -> bool {
+    triggers::adding(&mut SpiConn, id)
+}
+
 /// How deep this backend is inside agentmem's trigger handlers (and migrations), which are
 /// the only writers of derived columns.
 pub mod internal {

@@ -102,6 +102,13 @@ impl Dialect {
         }
     }
 
+    /// Whether one statement can update one table and insert into another (a data-modifying
+    /// `WITH`): Postgres, where a statement's fixed cost outweighs a one-row write; SQLite's
+    /// `WITH` only reads.
+    pub(crate) fn writes_in_with(self) -> bool {
+        self == Dialect::Postgres
+    }
+
     /// The search index's merge bound: no merge writes more than this share of the index
     /// (see [`crate::search::merge`]). Postgres keeps the room a merge needs in its files for
     /// good, so it bounds merges to an eighth; SQLite merges without a bound (one segment per

@@ -203,6 +203,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "panel",
         script: include_str!("../../../sql/migrations/0026_panel.sql"),
     },
+    Migration {
+        version: 27,
+        name: "whole_message_add",
+        script: include_str!("../../../sql/migrations/0027_whole_message_add.sql"),
+    },
 ];
 
 /// The schema version this build creates.

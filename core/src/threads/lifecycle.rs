@@ -133,10 +133,13 @@ pub(crate) fn apply(conn: &mut dyn Conn, thread_id: &str, event: Event) -> Resul
     }
 }
 
+/// The state of a thread that takes new messages.
+pub(crate) const ACCEPTS_MESSAGES: State = State::Active;
+
 /// Refuses a new message for a thread that is not active (the message insert trigger's
 /// check, so plain SQL is refused as `mem_message_add` is).
 pub(crate) fn check_accepts_messages(thread_id: &str, state: &str) -> Result<()> {
-    if state == State::Active.as_str() {
+    if state == ACCEPTS_MESSAGES.as_str() {
         return Ok(());
     }
     Err(Error::invalid(

@@ -238,6 +238,9 @@ pub(crate) fn add(
         created_at,
         metadata,
     };
+    if let Some(d) = insert_whole(conn, &d)? {
+        return Ok(d.id);
+    }
     let d = complete_insert(conn, d, Timing::BeforeAdd, false)?;
     conn.session().part::<Adding>().prepared = Some(d.id.clone());
     let inserted = conn.execute(
@@ -262,13 +265,87 @@ pub(crate) fn add(
     Ok(d.id)
 }
 
+/// Postgres on one node: the thread's counters and the row in one statement (a
+/// data-modifying `WITH`), whose insert trigger lets the row pass (`mem__adding(id)`, see
+/// [`adding`]); the search document is then indexed here, as that trigger would have. Each
+/// statement has a fixed cost there (executor start, constraints prepared again, the
+/// trigger's call) larger than the one-row writes it does. `None`, with nothing written,
+/// when the row needs what only the general path does: the thread is missing, not active, not
+/// of the resource named, or has a session's active task the message may link to.
+fn insert_whole(conn: &mut dyn Conn, d: &Draft) -> Result<Option<Draft>> {
+    let dialect = conn.dialect();
+    if !dialect.writes_in_with() || route::distributed(conn)? {
+        return Ok(None);
+    }
+    let tokens = tokens::count(&d.raw_content, Encoding::O200kBase);
+    let mut params = vec![
+        d.thread_id.as_str().into(),
+        d.id.as_str().into(),
+        d.role.as_str().into(),
+        d.raw_content.as_str().into(),
+        Value::Int(d.created_at),
+        d.metadata.as_str().into(),
+        d.task_id.clone().into(),
+        Value::Int(tokens),
+        lifecycle::ACCEPTS_MESSAGES.as_str().into(),
+    ];
+    let resource = route::and_resource("resource_id", d.resource_id.as_deref(), &mut params);
+    let unlinked = match d.task_id {
+        Some(_) => String::new(),
+        None => format!(
+            " AND ({} IS NULL OR {} IS NULL)",
+            dialect.json_text("metadata", "active_task_id"),
+            dialect.json_text("metadata", "session_id")
+        ),
+    };
+    let sql = format!(
+        "WITH t AS (UPDATE mem_threads SET next_message_index = next_message_index + 1, \
+           message_count = message_count + 1, token_count = token_count + ?8, \
+           updated_at = CASE WHEN updated_at < ?5 THEN ?5 ELSE updated_at END \
+         WHERE id = ?1{resource} AND state = ?9{unlinked} \
+         RETURNING id, resource_id, next_message_index - 1 AS message_index) \
+         INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content, created_at, \
+           metadata, task_id, message_index, token_count) \
+         SELECT ?2, t.id, t.resource_id, ?3, ?4, ?5, CAST(?6 AS @JSON), ?7, t.message_index, \
+           CAST(?8 AS BIGINT) FROM t \
+         RETURNING seq, resource_id, message_index"
+    );
+    let adding = conn.session().part::<Adding>();
+    adding.whole = Some(d.id.clone());
+    adding.booked.insert(d.id.clone());
+    let written = conn.query(&sql, &params);
+    let adding = conn.session().part::<Adding>();
+    adding.whole = None;
+    adding.booked.remove(&d.id);
+    let Some(row) = written?.into_iter().next() else {
+        return Ok(None);
+    };
+    let mut row = Fields::new(row);
+    let d = Draft {
+        seq: row.int().unwrap_or(0),
+        resource_id: row.text(),
+        message_index: row.int(),
+        token_count: Some(tokens),
+        ..d.clone()
+    };
+    index_new(conn, &d, true)?;
+    Ok(Some(d))
+}
+
+/// Whether `mem_message_add` is inserting the message `id` whole ([`insert_whole`]): its
+/// insert trigger then has nothing to do (Postgres' `mem__adding(id)`).
+pub(crate) fn adding(conn: &mut dyn Conn, id: &str) -> bool {
+    conn.session().part::<Adding>().whole.as_deref() == Some(id)
+}
+
 /// What `mem_message_add` is inserting, a part of the connection's session: the row it
-/// completed and booked (`prepared`), whose insert triggers then only index it, and the rows
-/// its Postgres insert trigger took, for the statement's end to skip (`booked`). Forgotten
-/// when the insert returns, and when the transaction ends.
+/// completed and booked (`prepared`), whose insert triggers then only index it, or inserts
+/// whole (`whole`), which they let pass, and the rows the statement's end must skip, booked
+/// already (`booked`). Forgotten when the insert returns, and when the transaction ends.
 #[derive(Default)]
 struct Adding {
     prepared: Option<String>,
+    whole: Option<String>,
     booked: std::collections::HashSet<String>,
 }
 

@@ -32,6 +32,7 @@ const fn trigger(
         events,
         update_of: &[],
         when: None,
+        postgres_when: None,
         new: &[],
         old: &[],
         hosts: Hosts::Both,
@@ -100,6 +101,7 @@ pub const TRIGGERS: &[Trigger] = &[
     Trigger {
         new: &["seq"],
         sqlite_body: Some("INSERT INTO mem__message_inserted (seq) VALUES (NEW.seq)"),
+        postgres_when: Some("NOT mem__adding(NEW.id)"),
         ..trigger(
             "mem__message_insert",
             "mem_messages",

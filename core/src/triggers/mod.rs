@@ -17,3 +17,12 @@ mod trigger;
 pub use catalog::{find, TRIGGERS};
 pub use sqlite::{fire_sqlite, sqlite_functions};
 pub use trigger::{Event, Fired, Hosts, Rows, Timing, Trigger};
+
+use crate::Conn;
+
+/// Whether `mem_message_add` is inserting the message `id` itself, booked and to be indexed
+/// by it: Postgres' message insert trigger lets such a row pass (`mem__adding(id)`, in its
+/// condition), which costs less than calling it.
+pub fn adding(conn: &mut dyn Conn, id: &str) -> bool {
+    crate::threads::messages::adding(conn, id)
+}

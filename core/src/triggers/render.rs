@@ -27,11 +27,13 @@ fn event_clause(t: &Trigger, e: Event) -> String {
 
 /// The trigger's condition in `d`.
 fn condition(t: &Trigger, d: Dialect) -> Option<String> {
-    let when = t.when?;
-    Some(match d {
-        Dialect::Sqlite => when.replace(" IS DISTINCT FROM ", " IS NOT "),
-        Dialect::Postgres => when.to_string(),
-    })
+    match (d, t.when, t.postgres_when) {
+        (Dialect::Sqlite, Some(when), _) => Some(when.replace(" IS DISTINCT FROM ", " IS NOT ")),
+        (Dialect::Postgres, Some(when), Some(more)) => Some(format!("({when}) AND {more}")),
+        (Dialect::Postgres, Some(when), None) => Some(when.to_string()),
+        (Dialect::Postgres, None, more) => more.map(str::to_string),
+        (Dialect::Sqlite, None, _) => None,
+    }
 }
 
 /// SQLite's statements for `t` (one per event).
@@ -157,7 +159,7 @@ pub fn postgres_functions() -> String {
         .collect();
     names.sort_unstable();
     names.dedup();
-    names
+    let triggers: String = names
         .into_iter()
         .map(|f| {
             format!(
@@ -165,8 +167,14 @@ pub fn postgres_functions() -> String {
                  AS '$libdir/agentmem', 'mem__trigger';\n"
             )
         })
-        .collect()
+        .collect();
+    triggers + CONDITION_FUNCTIONS
 }
+
+/// Postgres: the function the Postgres-only conditions call ([`Trigger::postgres_when`]),
+/// made with the trigger functions, before any migration creates the triggers.
+const CONDITION_FUNCTIONS: &str = "CREATE OR REPLACE FUNCTION mem__adding(id text) RETURNS bool \
+     STRICT STABLE PARALLEL SAFE LANGUAGE c AS '$libdir/agentmem', 'mem__adding_wrapper';\n";
 
 #[cfg(test)]
 mod tests {

@@ -65,6 +65,9 @@ pub struct Trigger {
     /// The condition that makes it fire, in SQL both databases read (`IS DISTINCT FROM` is
     /// written for SQLite's `IS NOT`).
     pub when: Option<&'static str>,
+    /// A further condition on Postgres only, for a row that another write of agentmem's
+    /// handles itself.
+    pub postgres_when: Option<&'static str>,
     /// The columns of `NEW` the handler reads; SQLite passes them as arguments (a completing
     /// handler reads the whole row by `seq`, which comes first).
     pub new: &'static [&'static str],
