@@ -100,6 +100,7 @@ fn spi_err(e: impl std::fmt::Display) -> Error {
 /// and a backend runs one statement at a time, so a thread-local map is enough. A statement
 /// whose preparation fails is not kept (the error aborts the statement as before).
 mod plans {
+    use agentmem_core::db::privilege::Privilege;
     use pgrx::pg_sys::{self, PgOid};
     use pgrx::spi::{OwnedPreparedStatement, SpiClient};
     use std::cell::RefCell;
@@ -109,33 +110,44 @@ mod plans {
     /// Distinct plans kept (the core has a few dozen statements).
     const MAX_PLANS: usize = 512;
 
-    thread_local! {
-        static PLANS: RefCell<HashMap<(String, Vec<pg_sys::Oid>), Rc<OwnedPreparedStatement>>> =
-            RefCell::new(HashMap::new());
+    /// A statement's plan, and the rights it runs with (read from its text once).
+    pub(super) struct Kept {
+        pub plan: OwnedPreparedStatement,
+        pub privilege: Privilege,
     }
 
-    /// The kept plan for `sql` with these parameter types, prepared on first use.
-    pub(super) fn get(
+    type Key = (String, Vec<pg_sys::Oid>);
+
+    thread_local! {
+        static PLANS: RefCell<HashMap<Key, Rc<Kept>>> = RefCell::new(HashMap::new());
+    }
+
+    /// The kept plan for `sql` with these parameter types, if it was prepared before.
+    pub(super) fn kept(sql: &str, oids: &[pg_sys::Oid]) -> Option<Rc<Kept>> {
+        // Keyed by the core text (before rendering), so a hit allocates nothing but the key.
+        let key = (sql.to_owned(), oids.to_vec());
+        PLANS.with(|m| m.borrow().get(&key).cloned())
+    }
+
+    /// Prepares `sql` (rendered by `render`) and keeps its plan.
+    pub(super) fn prepare(
         client: &SpiClient<'_>,
         sql: &str,
         oids: &[pg_sys::Oid],
+        privilege: Privilege,
         render: impl FnOnce() -> String,
-    ) -> Result<Rc<OwnedPreparedStatement>, pgrx::spi::SpiError> {
-        // Keyed by the core text (before rendering), so a hit allocates nothing but the key.
-        let key = (sql.to_owned(), oids.to_vec());
-        if let Some(p) = PLANS.with(|m| m.borrow().get(&key).cloned()) {
-            return Ok(p);
-        }
+    ) -> Result<Rc<Kept>, pgrx::spi::SpiError> {
         let args: Vec<PgOid> = oids.iter().map(|o| PgOid::from(*o)).collect();
         // Not marked mutating: whether a run may write is the caller's (see `with_plan`).
-        let plan = Rc::new(client.prepare(render().as_str(), &args)?.keep());
+        let plan = client.prepare(render().as_str(), &args)?.keep();
+        let kept = Rc::new(Kept { plan, privilege });
         PLANS.with(|m| {
             let mut m = m.borrow_mut();
             if m.len() < MAX_PLANS {
-                m.insert(key, plan.clone());
+                m.insert((sql.to_owned(), oids.to_vec()), kept.clone());
             }
         });
-        Ok(plan)
+        Ok(kept)
     }
 }
 
@@ -149,18 +161,27 @@ fn with_plan<T>(
     params: &[Value],
     f: impl FnOnce(pgrx::spi::SpiTupleTable<'_>) -> Result<T>,
 ) -> Result<T> {
-    let privilege = agentmem_core::db::privilege::of(sql)?;
     agentmem_core::db::value::check_params(params)?;
     let args: Vec<DatumWithOid> = params.iter().map(param).collect();
     let oids: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();
+    let kept = plans::kept(sql, &oids);
+    let privilege = match &kept {
+        Some(k) => k.privilege,
+        None => agentmem_core::db::privilege::of(sql)?,
+    };
     let run = || {
         Spi::connect_mut(|client| {
-            let plan = plans::get(client, sql, &oids, || Dialect::Postgres.statement(sql))
-                .map_err(spi_err)?;
+            let kept = match kept {
+                Some(k) => k,
+                None => plans::prepare(client, sql, &oids, privilege, || {
+                    Dialect::Postgres.statement(sql)
+                })
+                .map_err(spi_err)?,
+            };
             let table = if READING.with(Cell::get) {
-                client.select(&*plan, None, &args)
+                client.select(&kept.plan, None, &args)
             } else {
-                client.update(&*plan, None, &args)
+                client.update(&kept.plan, None, &args)
             };
             f(table.map_err(spi_err)?)
         })
