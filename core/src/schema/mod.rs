@@ -208,6 +208,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "whole_message_add",
         script: include_str!("../../../sql/migrations/0027_whole_message_add.sql"),
     },
+    Migration {
+        version: 28,
+        name: "update_checks",
+        script: include_str!("../../../sql/migrations/0028_update_checks.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -220,10 +220,59 @@ fn render_derived(spec: &str, dialect: Dialect) -> String {
     )
 }
 
+/// One column's type check: the column, its kind, the condition it must meet and the error
+/// when it does not.
+type Check<'a> = (&'a str, &'a str, String, String);
+
+/// Whether a kind of `@types` holds numbers.
+fn is_number(kind: &str) -> bool {
+    matches!(kind, "int" | "real")
+}
+
+/// SQLite: the trigger `{table}_{name}` that checks `checks` before `event`. Text that holds
+/// U+0000, or JSON text that may (a `\u0000` escape), is refused by `mem__refuse_nul` with the
+/// column and the character (or JSON path): text the other database could not hold is held by
+/// neither.
+fn types_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> String {
+    let nul: Vec<(String, String)> = checks
+        .iter()
+        .filter_map(|(col, kind, ..)| {
+            let needle = match *kind {
+                "text" => "char(0)",
+                "object" | "array" => "'\\u0000'",
+                _ => return None,
+            };
+            Some((
+                format!("instr(NEW.{col}, {needle}) > 0"),
+                format!("SELECT mem__refuse_nul('{table}.{col}', NEW.{col}) WHERE instr(NEW.{col}, {needle}) > 0; "),
+            ))
+        })
+        .collect();
+    let all: Vec<String> = checks
+        .iter()
+        .map(|c| c.2.clone())
+        .chain(
+            nul.iter()
+                .map(|(found, _)| format!("NOT coalesce({found}, 0)")),
+        )
+        .collect();
+    let body: String = checks
+        .iter()
+        .map(|(_, _, cond, msg)| format!("SELECT RAISE(ABORT, '{msg}') WHERE NOT {cond}; "))
+        .chain(nul.iter().map(|(_, call)| call.clone()))
+        .collect();
+    format!(
+        "DROP TRIGGER IF EXISTS {table}_{name}; \
+         CREATE TRIGGER {table}_{name} BEFORE {event} ON {table} FOR EACH ROW \
+         WHEN NOT ({}) BEGIN {body}END;",
+        all.join(" AND ")
+    )
+}
+
 fn render_types(spec: &str, dialect: Dialect) -> String {
     let mut parts = spec.split_whitespace();
     let table = parts.next().expect("@types needs a table");
-    let mut checks = Vec::new();
+    let mut checks: Vec<Check> = Vec::new();
     for p in parts {
         let (col, kind) = p
             .split_once(':')
@@ -271,49 +320,23 @@ fn render_types(spec: &str, dialect: Dialect) -> String {
     }
     match dialect {
         Dialect::Sqlite => {
-            // Text that holds U+0000, or JSON text that may (a `\u0000` escape), is refused by
-            // `mem__refuse_nul` with the column and the character (or JSON path): text the
-            // other database could not hold is held by neither.
-            let nul: Vec<(String, String)> = checks
-                .iter()
-                .filter_map(|(col, kind, ..)| {
-                    let needle = match *kind {
-                        "text" => "char(0)",
-                        "object" | "array" => "'\\u0000'",
-                        _ => return None,
-                    };
-                    Some((
-                        format!("instr(NEW.{col}, {needle}) > 0"),
-                        format!("SELECT mem__refuse_nul('{table}.{col}', NEW.{col}) WHERE instr(NEW.{col}, {needle}) > 0; "),
-                    ))
-                })
-                .collect();
-            let all: Vec<String> = checks
-                .iter()
-                .map(|c| c.2.clone())
-                .chain(
-                    nul.iter()
-                        .map(|(found, _)| format!("NOT coalesce({found}, 0)")),
-                )
-                .collect();
-            let body: String = checks
-                .iter()
-                .map(|(_, _, cond, msg)| format!("SELECT RAISE(ABORT, '{msg}') WHERE NOT {cond}; "))
-                .chain(nul.iter().map(|(_, call)| call.clone()))
-                .collect();
-            ["insert", "update"]
-                .iter()
-                .map(|ev| {
-                    format!(
-                        "DROP TRIGGER IF EXISTS {table}_types_{ev}; \
-                         CREATE TRIGGER {table}_types_{ev} BEFORE {} ON {table} FOR EACH ROW \
-                         WHEN NOT ({}) BEGIN {body}END;",
-                        ev.to_uppercase(),
-                        all.join(" AND ")
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
+            // An insert checks every column. An update checks the columns it sets: those it
+            // leaves were checked when written. Numbers and text are checked by two triggers
+            // (`UPDATE OF` each kind), so that the counters agentmem updates with every
+            // message do not scan the row's text again.
+            let numbers: Vec<&Check> = checks.iter().filter(|c| is_number(c.1)).collect();
+            let texts: Vec<&Check> = checks.iter().filter(|c| !is_number(c.1)).collect();
+            let all: Vec<&Check> = checks.iter().collect();
+            let mut out = vec![types_trigger(table, "types_insert", "INSERT", &all)];
+            for (name, cols) in [("types_update", &texts), ("numbers_update", &numbers)] {
+                out.push(format!("DROP TRIGGER IF EXISTS {table}_{name};"));
+                if !cols.is_empty() {
+                    let of: Vec<&str> = cols.iter().map(|c| c.0).collect();
+                    let event = format!("UPDATE OF {}", of.join(", "));
+                    out.push(types_trigger(table, name, &event, cols));
+                }
+            }
+            out.join("\n")
         }
         Dialect::Postgres => checks
             .iter()
