@@ -13,7 +13,8 @@
 //! transaction, or of a savepoint or statement it came from, forgets it.
 //!
 //! The table is eponymous (it exists on every connection that loaded the extension) and has
-//! one column, `seq`; reading it returns no rows.
+//! two columns, the message's `seq` and `id` (the row `mem_message_add` prepared is known by
+//! its id, and not read back); reading it returns no rows.
 
 use crate::api::call;
 use crate::conn::SqliteConn;
@@ -32,6 +33,7 @@ use std::sync::OnceLock;
 const SQLITE_OK: c_int = 0;
 const SQLITE_ERROR: c_int = 1;
 const SQLITE_INTEGER: c_int = 1;
+const SQLITE_TEXT: c_int = 3;
 const SQLITE_NULL: c_int = 5;
 
 /// Runs `f` on the table's connection with panics caught; an error becomes the table's error
@@ -63,7 +65,8 @@ unsafe extern "C" fn x_disconnect(vtab: *mut sqlite3_vtab) -> c_int {
     SQLITE_OK
 }
 
-/// An insert of `(seq)`: completes and books that message row, its search document held.
+/// An insert of `(seq, id)`: completes and books that message row, its search document held.
+/// A trigger older than the id column writes the seq alone (id NULL).
 unsafe extern "C" fn x_update(
     vtab: *mut sqlite3_vtab,
     argc: c_int,
@@ -72,18 +75,32 @@ unsafe extern "C" fn x_update(
 ) -> c_int {
     guarded(vtab, |c| {
         let args = std::slice::from_raw_parts(argv, argc.max(0) as usize);
-        // An insert: argv[0] is NULL, argv[1] the new rowid (NULL), argv[2] the seq.
-        let is_insert = argc == 3 && call!(value_type(args[0])) == SQLITE_NULL;
+        // An insert: argv[0] is NULL, argv[1] the new rowid (NULL), then seq and id.
+        let is_insert = argc == 4 && call!(value_type(args[0])) == SQLITE_NULL;
         if !is_insert || call!(value_type(args[2])) != SQLITE_INTEGER {
             return Err(Error::invalid(
                 "mem__message_inserted",
-                "takes inserts of a message seq only (the insert trigger of mem_messages writes it)",
+                "takes inserts of a message seq and id only (the insert trigger of mem_messages writes them)",
             ));
         }
         let seq = call!(value_int64(args[2]));
+        let id = match call!(value_type(args[3])) {
+            SQLITE_TEXT => Value::Text(text(args[3])),
+            _ => Value::Null,
+        };
         *rowid = seq;
-        triggers::fire_sqlite(c, INSERT_TRIGGER, vec![Value::Int(seq)], true).map(|_| ())
+        triggers::fire_sqlite(c, INSERT_TRIGGER, vec![Value::Int(seq), id], true).map(|_| ())
     })
+}
+
+/// A text value's UTF-8 (the extension's text is valid UTF-8; anything else is replaced).
+unsafe fn text(v: *mut sqlite3_value) -> String {
+    let p = call!(value_text(v));
+    let n = call!(value_bytes(v)).max(0) as usize;
+    if p.is_null() {
+        return String::new();
+    }
+    String::from_utf8_lossy(std::slice::from_raw_parts(p, n)).into_owned()
 }
 
 unsafe extern "C" fn x_sync(vtab: *mut sqlite3_vtab) -> c_int {
@@ -139,7 +156,7 @@ fn module() -> &'static Module {
     MODULE.get_or_init(|| {
         let mut m = eponymous::module(
             2,
-            eponymous::connect!(c"CREATE TABLE x(seq INTEGER)"),
+            eponymous::connect!(c"CREATE TABLE x(seq INTEGER, id TEXT)"),
             x_disconnect,
         );
         m.xUpdate = Some(x_update);

@@ -242,27 +242,29 @@ pub(crate) fn add(
         return Ok(d.id);
     }
     let d = complete_insert(conn, d, Timing::BeforeAdd, false)?;
-    conn.session().part::<Adding>().prepared = Some(d.id.clone());
+    let params = [
+        d.id.as_str().into(),
+        d.thread_id.as_str().into(),
+        d.resource_id.clone().into(),
+        d.role.as_str().into(),
+        d.raw_content.as_str().into(),
+        Value::Int(d.created_at),
+        d.metadata.as_str().into(),
+        d.task_id.clone().into(),
+        d.message_index.into(),
+        d.token_count.into(),
+    ];
+    let id = d.id.clone();
+    conn.session().part::<Adding>().prepared = Some(d);
     let inserted = conn.execute(
         "INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content, created_at, \
            metadata, task_id, message_index, token_count) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS @JSON), ?8, CAST(?9 AS BIGINT), CAST(?10 AS BIGINT))",
-        &[
-            d.id.as_str().into(),
-            d.thread_id.as_str().into(),
-            d.resource_id.clone().into(),
-            d.role.as_str().into(),
-            d.raw_content.as_str().into(),
-            Value::Int(d.created_at),
-            d.metadata.as_str().into(),
-            d.task_id.clone().into(),
-            d.message_index.into(),
-            d.token_count.into(),
-        ],
+        &params,
     );
     conn.session().part::<Adding>().prepared = None;
     inserted?;
-    Ok(d.id)
+    Ok(id)
 }
 
 /// Postgres on one node: the thread's counters and the row in one statement (a
@@ -339,12 +341,13 @@ pub(crate) fn adding(conn: &mut dyn Conn, id: &str) -> bool {
 }
 
 /// What `mem_message_add` is inserting, a part of the connection's session: the row it
-/// completed and booked (`prepared`), whose insert triggers then only index it, or inserts
-/// whole (`whole`), which they let pass, and the rows the statement's end must skip, booked
-/// already (`booked`). Forgotten when the insert returns, and when the transaction ends.
+/// completed and booked (`prepared`), which its insert trigger then only indexes, without
+/// reading it back, or inserts whole (`whole`), which the trigger lets pass, and the rows the
+/// statement's end must skip, booked already (`booked`). Forgotten when the insert returns,
+/// and when the transaction ends.
 #[derive(Default)]
 struct Adding {
-    prepared: Option<String>,
+    prepared: Option<Draft>,
     whole: Option<String>,
     booked: std::collections::HashSet<String>,
 }
@@ -359,15 +362,32 @@ impl Part for Adding {
     }
 }
 
-impl Adding {
-    /// Whether the row with `id` is the one prepared on this connection (taking it).
-    fn take(&mut self, id: &str) -> bool {
-        if self.prepared.as_deref() == Some(id) {
-            self.prepared = None;
-            return true;
-        }
-        false
+/// The row `mem_message_add` prepared, completed and booked, when the insert trigger fires for
+/// it (`id`): taken, with the `seq` it was given. Only its search document is left
+/// ([`index_prepared`]).
+pub(crate) fn take_prepared(conn: &mut dyn Conn, seq: i64, id: &str) -> Option<Draft> {
+    let adding = conn.session().part::<Adding>();
+    if adding.prepared.as_ref().is_none_or(|d| d.id != id) {
+        return None;
     }
+    let mut d = adding.prepared.take()?;
+    d.seq = seq;
+    Some(d)
+}
+
+/// Indexes a row [`take_prepared`] gave. A Postgres statement's end, which books the rows the
+/// statement inserted, then skips it.
+pub(crate) fn index_prepared(
+    conn: &mut dyn Conn,
+    d: &Draft,
+    timing: Timing,
+    hold: bool,
+) -> Result<()> {
+    index_new(conn, d, hold)?;
+    if timing == Timing::BeforeStatementEnd {
+        conn.session().part::<Adding>().booked.insert(d.id.clone());
+    }
+    Ok(())
 }
 
 /// Fills what an insert left out and books it on the thread. Called by the insert trigger of
@@ -392,14 +412,6 @@ pub(crate) fn complete_insert(
     timing: Timing,
     hold: bool,
 ) -> Result<Draft> {
-    if timing != Timing::BeforeAdd && conn.session().part::<Adding>().take(&d.id) {
-        // Checked, completed and booked by mem_message_add: only its search document is left.
-        index_new(conn, &d, hold)?;
-        if timing == Timing::BeforeStatementEnd {
-            conn.session().part::<Adding>().booked.insert(d.id.clone());
-        }
-        return Ok(d);
-    }
     check_role(&d.role)?;
     if let Some(i) = d.message_index.filter(|i| *i < 0) {
         return Err(Error::invalid(

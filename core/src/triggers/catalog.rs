@@ -99,8 +99,8 @@ pub const TRIGGERS: &[Trigger] = &[
     // SQLite's trigger writes the row's key to a table whose transaction hooks run the handler
     // (and write held documents before the commit).
     Trigger {
-        new: &["seq"],
-        sqlite_body: Some("INSERT INTO mem__message_inserted (seq) VALUES (NEW.seq)"),
+        new: &["seq", "id"],
+        sqlite_body: Some("INSERT INTO mem__message_inserted (seq, id) VALUES (NEW.seq, NEW.id)"),
         postgres_when: Some("NOT mem__adding(NEW.id)"),
         ..trigger(
             "mem__message_insert",
@@ -634,22 +634,26 @@ fn message_conflicts(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
 }
 
 fn message_insert(conn: &mut dyn Conn, f: &mut Fired) -> Result<()> {
-    let d: Draft = f.new_row(conn)?;
     let hold = f.hold || f.table_has(HELD);
+    let (seq, id) = (f.seq()?, f.text(true, "id")?);
     let timing = if f.after_write() {
         // An `INSERT OR REPLACE` removed the rows it conflicted with, without their delete
         // triggers: they come off the books first.
         let replaced = match conn.session().part::<Pending>().0.take() {
-            Some((id, rows)) if id == d.id => rows,
+            Some((pending, rows)) if pending == id => rows,
             _ => Vec::new(),
         };
-        messages::settle_replaced(conn, d.seq, &replaced)?;
+        messages::settle_replaced(conn, seq, &replaced)?;
         messages::Timing::AfterWrite
     } else if f.table_has(BOOKED) {
         messages::Timing::BeforeStatementEnd
     } else {
         messages::Timing::BeforeWrite
     };
+    if let Some(d) = messages::take_prepared(conn, seq, &id) {
+        return messages::index_prepared(conn, &d, timing, hold);
+    }
+    let d: Draft = f.new_row(conn)?;
     let before = d.clone();
     let d = messages::complete_insert(conn, d, timing, hold)?;
     f.complete(conn, &before, &d)
