@@ -232,8 +232,17 @@ fn is_number(kind: &str) -> bool {
 /// SQLite: the trigger `{table}_{name}` that checks `checks` before `event`. Text that holds
 /// U+0000, or JSON text that may (a `\u0000` escape), is refused by `mem__refuse_nul` with the
 /// column and the character (or JSON path): text the other database could not hold is held by
-/// neither.
+/// neither. On an update a column keeping its value passes unread (`NEW.c IS OLD.c`): its
+/// check ran when it was written, and a row's text and JSON are the costly ones to read.
 fn types_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> String {
+    let update = event.starts_with("UPDATE");
+    let changed = |col: &str, cond: String| {
+        if update {
+            format!("(NEW.{col} IS OLD.{col} OR {cond})")
+        } else {
+            cond
+        }
+    };
     let nul: Vec<(String, String)> = checks
         .iter()
         .filter_map(|(col, kind, ..)| {
@@ -242,23 +251,31 @@ fn types_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> Str
                 "object" | "array" => "'\\u0000'",
                 _ => return None,
             };
-            Some((
-                format!("instr(NEW.{col}, {needle}) > 0"),
-                format!("SELECT mem__refuse_nul('{table}.{col}', NEW.{col}) WHERE instr(NEW.{col}, {needle}) > 0; "),
-            ))
+            let found = if update {
+                format!("NEW.{col} IS NOT OLD.{col} AND instr(NEW.{col}, {needle}) > 0")
+            } else {
+                format!("instr(NEW.{col}, {needle}) > 0")
+            };
+            let call =
+                format!("SELECT mem__refuse_nul('{table}.{col}', NEW.{col}) WHERE {found}; ");
+            Some((found, call))
         })
         .collect();
-    let all: Vec<String> = checks
+    let conds: Vec<(String, &str)> = checks
         .iter()
-        .map(|c| c.2.clone())
+        .map(|(col, _, cond, msg)| (changed(col, cond.clone()), msg.as_str()))
+        .collect();
+    let all: Vec<String> = conds
+        .iter()
+        .map(|(cond, _)| cond.clone())
         .chain(
             nul.iter()
                 .map(|(found, _)| format!("NOT coalesce({found}, 0)")),
         )
         .collect();
-    let body: String = checks
+    let body: String = conds
         .iter()
-        .map(|(_, _, cond, msg)| format!("SELECT RAISE(ABORT, '{msg}') WHERE NOT {cond}; "))
+        .map(|(cond, msg)| format!("SELECT RAISE(ABORT, '{msg}') WHERE NOT {cond}; "))
         .chain(nul.iter().map(|(_, call)| call.clone()))
         .collect();
     format!(
