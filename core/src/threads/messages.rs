@@ -72,7 +72,6 @@ impl Draft {
     ];
 
     /// The draft's values in [`Draft::COLUMNS`] order.
-    #[cfg(test)]
     pub(crate) fn to_values(&self) -> Vec<Value> {
         vec![
             Value::Int(self.seq),
@@ -242,24 +241,16 @@ pub(crate) fn add(
         return Ok(d.id);
     }
     let d = complete_insert(conn, d, Timing::BeforeAdd, false)?;
-    let params = [
-        d.id.as_str().into(),
-        d.thread_id.as_str().into(),
-        d.resource_id.clone().into(),
-        d.role.as_str().into(),
-        d.raw_content.as_str().into(),
-        Value::Int(d.created_at),
-        d.metadata.as_str().into(),
-        d.task_id.clone().into(),
-        d.message_index.into(),
-        d.token_count.into(),
-    ];
+    // Every column but `seq` (?1), which the table numbers.
+    let params = d.to_values();
     let id = d.id.clone();
     conn.session().part::<Adding>().prepared = Some(d);
     let inserted = conn.execute(
-        "INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content, created_at, \
-           metadata, task_id, message_index, token_count) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(?7 AS @JSON), ?8, CAST(?9 AS BIGINT), CAST(?10 AS BIGINT))",
+        "INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content, search_text, \
+           injection_text, compaction_level, task_id, message_index, token_count, created_at, \
+           metadata) \
+         VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, CAST(?11 AS BIGINT), CAST(?12 AS BIGINT), \
+           ?13, CAST(?14 AS @JSON))",
         &params,
     );
     conn.session().part::<Adding>().prepared = None;
