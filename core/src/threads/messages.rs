@@ -221,7 +221,7 @@ pub(crate) fn add(
     let resource_id = opts.opt_str("resource_id")?.or_else(|| route::home(conn));
     // The row is completed and booked here, as its insert triggers would, and inserted whole;
     // the triggers recognise it by its id and only index it.
-    let d = Draft {
+    let mut d = Draft {
         seq: 0,
         id,
         thread_id: thread_id.to_owned(),
@@ -237,7 +237,7 @@ pub(crate) fn add(
         created_at,
         metadata,
     };
-    if let Some(d) = insert_whole(conn, &d)? {
+    if insert_whole(conn, &mut d)? {
         return Ok(d.id);
     }
     let d = complete_insert(conn, d, Timing::BeforeAdd, false)?;
@@ -262,45 +262,42 @@ pub(crate) fn add(
 /// data-modifying `WITH`), whose insert trigger lets the row pass (`mem__adding(id)`, see
 /// [`adding`]); the search document is then indexed here, as that trigger would have. Each
 /// statement has a fixed cost there (executor start, constraints prepared again, the
-/// trigger's call) larger than the one-row writes it does. `None`, with nothing written,
-/// when the row needs what only the general path does: the thread is missing, not active, not
-/// of the resource named, or has a session's active task the message may link to.
-fn insert_whole(conn: &mut dyn Conn, d: &Draft) -> Result<Option<Draft>> {
+/// trigger's call) larger than the one-row writes it does. `false`, with nothing written and
+/// `d` as it was, when the row needs what only the general path does: the thread is missing,
+/// not active, not of the resource named, or has a session's active task the message may link
+/// to.
+fn insert_whole(conn: &mut dyn Conn, d: &mut Draft) -> Result<bool> {
     let dialect = conn.dialect();
     if !dialect.writes_in_with() || route::distributed(conn)? {
-        return Ok(None);
+        return Ok(false);
     }
     let tokens = tokens::count(&d.raw_content, Encoding::O200kBase);
+    // ?1–?4 as BOOK_ONE reads them.
     let mut params = vec![
         d.thread_id.as_str().into(),
+        d.message_index.into(),
+        Value::Int(tokens),
+        Value::Int(d.created_at),
         d.id.as_str().into(),
         d.role.as_str().into(),
         d.raw_content.as_str().into(),
-        Value::Int(d.created_at),
         d.metadata.as_str().into(),
         d.task_id.clone().into(),
-        Value::Int(tokens),
         lifecycle::ACCEPTS_MESSAGES.as_str().into(),
     ];
     let resource = route::and_resource("resource_id", d.resource_id.as_deref(), &mut params);
     let unlinked = match d.task_id {
         Some(_) => String::new(),
-        None => format!(
-            " AND ({} IS NULL OR {} IS NULL)",
-            dialect.json_text("metadata", "active_task_id"),
-            dialect.json_text("metadata", "session_id")
-        ),
+        None => format!(" AND {}", task_link::links_nothing(dialect)),
     };
     let sql = format!(
-        "WITH t AS (UPDATE mem_threads SET next_message_index = next_message_index + 1, \
-           message_count = message_count + 1, token_count = token_count + ?8, \
-           updated_at = CASE WHEN updated_at < ?5 THEN ?5 ELSE updated_at END \
-         WHERE id = ?1{resource} AND state = ?9{unlinked} \
+        "WITH t AS (UPDATE mem_threads SET {BOOK_ONE} \
+         WHERE id = ?1{resource} AND state = ?10{unlinked} \
          RETURNING id, resource_id, next_message_index - 1 AS message_index) \
          INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content, created_at, \
            metadata, task_id, message_index, token_count) \
-         SELECT ?2, t.id, t.resource_id, ?3, ?4, ?5, CAST(?6 AS @JSON), ?7, t.message_index, \
-           CAST(?8 AS BIGINT) FROM t \
+         SELECT ?5, t.id, t.resource_id, ?6, ?7, ?4, CAST(?8 AS @JSON), ?9, t.message_index, \
+           CAST(?3 AS BIGINT) FROM t \
          RETURNING seq, resource_id, message_index"
     );
     let adding = conn.session().part::<Adding>();
@@ -311,19 +308,27 @@ fn insert_whole(conn: &mut dyn Conn, d: &Draft) -> Result<Option<Draft>> {
     adding.whole = None;
     adding.booked.remove(&d.id);
     let Some(row) = written?.into_iter().next() else {
-        return Ok(None);
+        return Ok(false);
     };
     let mut row = Fields::new(row);
-    let d = Draft {
-        seq: row.int().unwrap_or(0),
-        resource_id: row.text(),
-        message_index: row.int(),
-        token_count: Some(tokens),
-        ..d.clone()
-    };
-    index_new(conn, &d, true)?;
-    Ok(Some(d))
+    d.seq = row.int().unwrap_or(0);
+    d.resource_id = row.text();
+    d.message_index = row.int();
+    d.token_count = Some(tokens);
+    index_new(conn, d, true)?;
+    Ok(true)
 }
+
+/// A new message booked on its thread, as the `SET` list of an `UPDATE mem_threads`: the next
+/// index past the message's own (`?2`; when NULL, past the counter's), one message more, `?3`
+/// tokens more, and the thread's time moved to the message's (`?4`) when that is later.
+const BOOK_ONE: &str = "next_message_index = CASE WHEN CAST(?2 AS BIGINT) IS NULL \
+       THEN next_message_index + 1 \
+     WHEN CAST(?2 AS BIGINT) >= next_message_index THEN CAST(?2 AS BIGINT) + 1 \
+     ELSE next_message_index END, \
+   message_count = message_count + 1, \
+   token_count = token_count + ?3, \
+   updated_at = CASE WHEN updated_at < ?4 THEN ?4 ELSE updated_at END";
 
 /// Whether `mem_message_add` is inserting the message `id` whole ([`insert_whole`]): its
 /// insert trigger then has nothing to do (Postgres' `mem__adding(id)`).
@@ -463,13 +468,7 @@ pub(crate) fn complete_insert(
     };
     let dialect = conn.dialect();
     let sql = format!(
-        "UPDATE mem_threads SET \
-           next_message_index = CASE WHEN CAST(?2 AS BIGINT) IS NULL THEN next_message_index + 1 \
-             WHEN CAST(?2 AS BIGINT) >= next_message_index THEN CAST(?2 AS BIGINT) + 1 \
-             ELSE next_message_index END, \
-           message_count = message_count + 1, \
-           token_count = token_count + ?3, \
-           updated_at = CASE WHEN updated_at < ?4 THEN ?4 ELSE updated_at END \
+        "UPDATE mem_threads SET {BOOK_ONE} \
          WHERE id = ?1{thread_resource_is}{conflict_guard} \
          RETURNING next_message_index, resource_id, state, {}, {}",
         dialect.json_text("metadata", "active_task_id"),

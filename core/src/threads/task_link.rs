@@ -3,13 +3,23 @@
 //! in progress and claimed by the thread's session. A closed task, or one claimed since by
 //! another session, stops the linking; an explicit `task_id` on the message wins.
 
-use crate::{Conn, Result, Value};
+use crate::{Conn, Dialect, Result, Value};
 
 /// The message being linked.
 pub(crate) struct NewMessage<'a> {
     pub id: &'a str,
     pub role: &'a str,
     pub created_at: i64,
+}
+
+/// The condition on a `mem_threads` row under which [`implicit`] links nothing: the thread
+/// names no active task, or no session.
+pub(crate) fn links_nothing(dialect: Dialect) -> String {
+    format!(
+        "({} IS NULL OR {} IS NULL)",
+        dialect.json_text("metadata", "active_task_id"),
+        dialect.json_text("metadata", "session_id")
+    )
 }
 
 /// Called for every new message without a `task_id`, with the thread's active task and
