@@ -26,7 +26,9 @@ pub(crate) fn shaped<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
 
 /// The rows of `sql` for all of `keys`, a few hundred keys per statement: `sql` writes the
 /// list as `IN ({keys})`, and its own parameters `fixed` are `?1…` before the keys; its marks
-/// of the call's resource are filled ([`super::home::homed`]).
+/// of the call's resource are filled ([`super::home::homed`]). A list shorter than a power of
+/// two is padded to one by repeating its last key (an `IN` list is a set): one statement per
+/// list, in few shapes, where chunks of power-of-two lengths took one per set bit of its length.
 pub(crate) fn query_in(
     conn: &mut dyn Conn,
     sql: &str,
@@ -36,10 +38,13 @@ pub(crate) fn query_in(
     let mut fixed = fixed.to_vec();
     let sql = super::home::homed(conn, sql, &mut fixed);
     let mut out = Vec::new();
-    for chunk in shaped(keys, KEYS_PER_STATEMENT) {
-        let marks = values("#", chunk.len(), fixed.len() + 1);
-        let mut params = fixed.clone();
+    for chunk in keys.chunks(KEYS_PER_STATEMENT) {
+        let shape = chunk.len().next_power_of_two();
+        let marks = values("#", shape, fixed.len() + 1);
+        let mut params = Vec::with_capacity(fixed.len() + shape);
+        params.extend_from_slice(&fixed);
         params.extend_from_slice(chunk);
+        params.resize(fixed.len() + shape, chunk[chunk.len() - 1].clone());
         out.extend(conn.query(&sql.replace("{keys}", &marks), &params)?);
     }
     Ok(out)
