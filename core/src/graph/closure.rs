@@ -26,6 +26,7 @@ use crate::db::access::{self, Act};
 use crate::db::batch;
 use crate::db::row::Fields;
 use crate::{Conn, Dialect, Result, Value};
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// Keys per delete statement, rows per insert statement (powers of two: see
@@ -50,15 +51,31 @@ pub(crate) fn decode_rows(rows: Vec<crate::Row>) -> Result<Vec<Stored>> {
     Ok(out)
 }
 
-/// Rows of [`ROW_COLUMNS`] as paths, their nodes' ids looked up in `keys`.
-fn read_rows(conn: &mut dyn Conn, keys: &mut Keys, rows: Vec<crate::Row>) -> Result<Vec<Path>> {
-    let stored = decode_rows(rows)?;
-    keys.load_seqs(conn, stored.iter().flat_map(|s| s.nodes.iter().copied()))?;
-    stored.into_iter().map(|s| keys.path(s)).collect()
+/// The stored paths that end at the node keyed `seq` (`Direction::In`) or start at it
+/// (`Out`), within `max_depth` hops, keyed by the other end's key.
+fn stored_rows(
+    conn: &mut dyn Conn,
+    seq: i64,
+    dir: Direction,
+    max_depth: usize,
+) -> Result<BTreeMap<i64, Stored>> {
+    let at = match dir {
+        Direction::Out => "ancestor",
+        Direction::In => "descendant",
+    };
+    let sql =
+        format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2{{home}}");
+    let rows = route::query(conn, &sql, &[Value::Int(seq), Value::Int(max_depth as i64)])?;
+    Ok(decode_rows(rows)?
+        .into_iter()
+        .map(|s| match dir {
+            Direction::Out => (s.last(), s),
+            Direction::In => (s.first(), s),
+        })
+        .collect())
 }
 
-/// The stored paths that end at `node` (`Direction::In`) or start at it (`Out`), within
-/// `max_depth` hops, keyed by the other end.
+/// [`stored_rows`] of the node `node`, as paths of ids keyed by the other end's id.
 pub(crate) fn stored(
     conn: &mut dyn Conn,
     keys: &mut Keys,
@@ -66,70 +83,80 @@ pub(crate) fn stored(
     dir: Direction,
     max_depth: usize,
 ) -> Result<BTreeMap<String, Path>> {
-    let at = match dir {
-        Direction::Out => "ancestor",
-        Direction::In => "descendant",
-    };
     keys.load_ids(conn, [node])?;
-    let sql =
-        format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2{{home}}");
-    let rows = route::query(conn, &sql, &[Value::Int(keys.seq(node)?), Value::Int(max_depth as i64)])?;
-    let mut out = BTreeMap::new();
-    for p in read_rows(conn, keys, rows)? {
-        let other = match dir {
-            Direction::Out => p.last(),
-            Direction::In => p.first(),
-        };
-        out.insert(other.to_string(), p);
-    }
-    Ok(out)
+    let found = stored_rows(conn, keys.seq(node)?, dir, max_depth)?;
+    keys.load_seqs(conn, found.values().flat_map(|s| s.nodes.iter().copied()))?;
+    found
+        .into_values()
+        .map(|s| {
+            let p = keys.path(s)?;
+            let other = match dir {
+                Direction::Out => p.last(),
+                Direction::In => p.first(),
+            };
+            Ok((other.to_string(), p))
+        })
+        .collect()
 }
 
 /// Pairs per Postgres lookup statement (the pairs go in one JSON parameter, so the statement
 /// has one shape whatever their number; this only bounds the parameter's size).
 const PAIRS_PER_LOOKUP: usize = 4096;
 
-/// The stored paths of the (ancestor, descendant) `pairs`, within `max_depth` hops, keyed by
-/// their ends. Every depth is named, so each pair is a point lookup of the key, not a scan of
-/// the ancestor's rows.
+/// A stored range read whole costs less than probing for its pairs while it holds fewer than
+/// this many rows per descendant asked (a probe per depth each, a seek from the root).
+const RANGE_ROWS_PER_KEY: usize = 8;
+
+/// The stored paths of the (ancestor, descendant) `pairs` of node keys, within `max_depth`
+/// hops, keyed by their ends.
 ///
-/// SQLite runs a statement per ancestor that probes every depth of its descendants, bound as
-/// an `IN` list: binding is cheaper there than unpacking a JSON list (measured: 10% slower
-/// edge adds). Postgres gets all pairs in one JSON parameter, since each statement costs it a
-/// trip through SPI, and one depth per statement: given several depths, its planner
-/// intersects bitmaps of all the ancestor's rows and all the descendant's instead of seeking
-/// the whole key.
+/// SQLite runs a statement per ancestor, the descendants bound as an `IN` list (binding is
+/// cheaper there than unpacking a JSON list: measured, 10% slower edge adds). An add's pairs
+/// almost never have a stored row, so what a lookup costs is the search for nothing: probing
+/// every depth of every pair is a seek per depth and pair, reading the ancestor's range and
+/// testing each row against the list a step per row. The range is read when a bounded count
+/// finds it short (see [`RANGE_ROWS_PER_KEY`]); an ancestor that reaches half the graph is
+/// probed.
+///
+/// Postgres gets all pairs in one JSON parameter, since each statement costs it a trip
+/// through SPI, and one depth per statement: given several depths, its planner intersects
+/// bitmaps of all the ancestor's rows and all the descendant's instead of seeking the whole
+/// key.
 fn stored_pairs(
     conn: &mut dyn Conn,
-    keys: &mut Keys,
-    pairs: &[(&str, &str)],
+    pairs: &[(i64, i64)],
     max_depth: usize,
-) -> Result<BTreeMap<(String, String), Path>> {
-    keys.load_ids(conn, pairs.iter().flat_map(|(a, d)| [*a, *d]))?;
-    let mut seq_pairs = Vec::with_capacity(pairs.len());
-    for (a, d) in pairs {
-        seq_pairs.push((keys.seq(a)?, keys.seq(d)?));
-    }
+) -> Result<BTreeMap<(i64, i64), Stored>> {
     let select = "SELECT c.ancestor, c.descendant, c.depth, c.hops FROM mem_graph_closure AS c";
     let mut rows = Vec::new();
     match conn.dialect() {
         Dialect::Sqlite => {
             let depths: Vec<String> = (1..=max_depth).map(|d| d.to_string()).collect();
-            let sql = format!(
+            let probe = format!(
                 "{select} WHERE c.ancestor = ?1 AND c.depth IN ({}) \
                  AND c.descendant IN ({{keys}}){{home:c}}",
                 depths.join(", ")
             );
+            // `+` keeps the list from being used as a key: the range is read in order.
+            let range = format!(
+                "{select} WHERE c.ancestor = ?1 AND c.depth <= {max_depth} \
+                 AND +c.descendant IN ({{keys}}){{home:c}}"
+            );
             let mut by_ancestor: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
-            for (a, d) in seq_pairs {
+            for &(a, d) in pairs {
                 by_ancestor.entry(a).or_default().push(Value::Int(d));
             }
             for (a, ds) in by_ancestor {
-                rows.extend(batch::query_in(conn, &sql, &[Value::Int(a)], &ds)?);
+                let sql = if short_range(conn, a, max_depth, ds.len() * RANGE_ROWS_PER_KEY)? {
+                    &range
+                } else {
+                    &probe
+                };
+                rows.extend(batch::query_in(conn, sql, &[Value::Int(a)], &ds)?);
             }
         }
         Dialect::Postgres => {
-            let keys_json = seq_pairs
+            let keys_json = pairs
                 .chunks(PAIRS_PER_LOOKUP)
                 .map(serde_json::to_string)
                 .collect::<std::result::Result<Vec<String>, _>>()
@@ -146,17 +173,34 @@ fn stored_pairs(
             }
         }
     }
-    let mut out = BTreeMap::new();
-    for p in read_rows(conn, keys, rows)? {
-        out.insert((p.first().to_string(), p.last().to_string()), p);
+    Ok(decode_rows(rows)?
+        .into_iter()
+        .map(|s| ((s.first(), s.last()), s))
+        .collect())
+}
+
+/// Whether `ancestor` has fewer than `rows` stored paths within `max_depth` hops (counted up
+/// to `rows`, never past). A handful of keys is always probed: the count would cost as much.
+fn short_range(conn: &mut dyn Conn, ancestor: i64, max_depth: usize, rows: usize) -> Result<bool> {
+    if rows <= 2 * RANGE_ROWS_PER_KEY {
+        return Ok(false);
     }
-    Ok(out)
+    let counted = route::query(
+        conn,
+        "SELECT count(*) FROM (SELECT 1 FROM mem_graph_closure \
+         WHERE ancestor = ?1 AND depth <= ?2{home} LIMIT ?3)",
+        &[Value::Int(ancestor), Value::Int(max_depth as i64), Value::Int(rows as i64)],
+    )?
+    .into_iter()
+    .next()
+    .and_then(|r| Fields::new(r).int())
+    .unwrap_or(0);
+    Ok((counted as usize) < rows)
 }
 
 /// Writes each path as its pair's row, many rows per statement. The pairs must have no row
 /// (see [`delete_rows`]).
-fn put_all(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, paths: &[Path]) -> Result<()> {
-    keys.load_ids(conn, paths.iter().flat_map(|p| p.nodes.iter().map(String::as_str)))?;
+fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Stored]) -> Result<()> {
     for chunk in batch::shaped(paths, ROWS_PER_INSERT) {
         let values = batch::values("(#, #, #, ?1, #, #)", chunk.len(), 2);
         let sql = format!(
@@ -165,13 +209,12 @@ fn put_all(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, paths: &[Path])
         );
         let mut params = Vec::with_capacity(chunk.len() * 5 + 1);
         params.push(Value::from(resource));
-        for path in chunk {
-            let s = keys.stored(path)?;
+        for s in chunk {
             params.extend([
-                Value::Int(s.nodes[0]),
-                Value::Int(path.depth() as i64),
-                Value::Int(s.nodes[s.nodes.len() - 1]),
-                Value::Real(path.total_weight()),
+                Value::Int(s.first()),
+                Value::Int(s.depth() as i64),
+                Value::Int(s.last()),
+                Value::Real(s.total_weight()),
                 Value::Blob(s.encode()),
             ]);
         }
@@ -181,14 +224,10 @@ fn put_all(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, paths: &[Path])
 }
 
 /// Deletes the stored rows of `paths` (each by its full key: ancestor, depth, descendant).
-fn delete_rows(conn: &mut dyn Conn, keys: &mut Keys, paths: &[Path]) -> Result<()> {
-    keys.load_ids(conn, paths.iter().flat_map(|p| [p.first(), p.last()]))?;
+fn delete_rows(conn: &mut dyn Conn, paths: &[Stored]) -> Result<()> {
     let mut by_key: BTreeMap<(i64, usize), Vec<i64>> = BTreeMap::new();
     for p in paths {
-        by_key
-            .entry((keys.seq(p.first())?, p.depth()))
-            .or_default()
-            .push(keys.seq(p.last())?);
+        by_key.entry((p.first(), p.depth())).or_default().push(p.last());
     }
     for ((a, depth), ds) in by_key {
         for chunk in batch::shaped(&ds, KEYS_PER_DELETE) {
@@ -216,74 +255,94 @@ pub(crate) struct Hop {
     pub weight: f64,
 }
 
-/// The stored paths ending at `node` within `depth` hops (when paths may pass through it),
-/// and the empty path at `node`.
-fn heads(
-    conn: &mut dyn Conn,
-    keys: &mut Keys,
-    node: &str,
-    depth: usize,
-    passes: bool,
-) -> Result<Vec<Path>> {
-    let mut out: Vec<Path> = if passes {
-        stored(conn, keys, node, Direction::In, depth)?
+/// The keys of a hop's ends.
+fn ends(conn: &mut dyn Conn, keys: &mut Keys, hop: &Hop) -> Result<(i64, i64)> {
+    keys.load_ids(conn, [hop.from.as_str(), hop.to.as_str()])?;
+    Ok((keys.seq(&hop.from)?, keys.seq(&hop.to)?))
+}
+
+/// The stored paths ending at the node keyed `node` within `depth` hops (when paths may pass
+/// through it), and the empty path at it.
+fn heads(conn: &mut dyn Conn, node: i64, depth: usize, passes: bool) -> Result<Vec<Stored>> {
+    let mut out: Vec<Stored> = if passes {
+        stored_rows(conn, node, Direction::In, depth)?
             .into_values()
             .collect()
     } else {
         Vec::new()
     };
-    out.push(Path::at(node));
+    out.push(Stored::starting(node));
+    Ok(out)
+}
+
+/// The stored paths starting at the node keyed `node` within `depth` hops (when paths may
+/// pass through it), and the empty path at it, keyed by their last node.
+fn tails(conn: &mut dyn Conn, node: i64, depth: usize, passes: bool) -> Result<BTreeMap<i64, Stored>> {
+    let mut out = if passes {
+        stored_rows(conn, node, Direction::Out, depth)?
+    } else {
+        BTreeMap::new()
+    };
+    out.insert(node, Stored::starting(node));
     Ok(out)
 }
 
 /// The ends of `tails` that `head`, one hop and the tail reach within `depth` hops without
 /// coming back to the head's start.
-fn joinable<'t>(head: &Path, tails: &'t BTreeMap<String, Path>, depth: usize) -> Vec<&'t String> {
+fn joinable<'t>(head: &Stored, tails: &'t BTreeMap<i64, Stored>, depth: usize) -> Vec<&'t Stored> {
     let room = depth - 1 - head.depth();
     tails
         .iter()
-        .filter(|(d, t)| d.as_str() != head.first() && t.depth() <= room)
-        .map(|(d, _)| d)
+        .filter(|(d, t)| **d != head.first() && t.depth() <= room)
+        .map(|(_, t)| t)
         .collect()
 }
 
+/// Whether `cand` comes before `cur` in [`Path::order`]. The ids that order needs past the
+/// rank are looked up only for a tie.
+fn better(conn: &mut dyn Conn, keys: &mut Keys, cand: &Stored, cur: &Stored) -> Result<bool> {
+    match cand.rank().cmp(&cur.rank()) {
+        Ordering::Equal => {
+            keys.load_seqs(conn, cand.nodes.iter().chain(&cur.nodes).copied())?;
+            Ok(keys.path(cand.clone())?.better_than(&keys.path(cur.clone())?))
+        }
+        o => Ok(o == Ordering::Less),
+    }
+}
+
 /// The closure after a present, non-stale edge appeared (or got better). Cost:
-/// O(ancestors of `from` × descendants of `to`) within the bound.
+/// O(ancestors of `from` × descendants of `to`) within the bound. Paths are joined, compared
+/// and written as node keys; ids are looked up only to break a tie.
 pub(crate) fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
     let keys = &mut Keys::default();
+    let (from, to) = ends(conn, keys, hop)?;
     let room = bound.depth - 1;
-    let heads = heads(conn, keys, &hop.from, room, bound.passes(&hop.from))?;
-    let mut tails = if bound.passes(&hop.to) {
-        stored(conn, keys, &hop.to, Direction::Out, room)?
-    } else {
-        BTreeMap::new()
-    };
-    tails.insert(hop.to.clone(), Path::at(&hop.to));
+    let heads = heads(conn, from, room, bound.passes(&hop.from))?;
+    let tails = tails(conn, to, room, bound.passes(&hop.to))?;
     let mut candidates = Vec::new();
     for head in &heads {
         conn.check_interrupt()?;
-        for d in joinable(head, &tails, bound.depth) {
-            if let Some(cand) = head.join(&hop.ty, hop.weight, &tails[d]) {
+        for tail in joinable(head, &tails, bound.depth) {
+            if let Some(cand) = head.join(&hop.ty, hop.weight, tail) {
                 candidates.push(cand);
             }
         }
     }
-    let ends: Vec<(&str, &str)> = candidates.iter().map(|p| (p.first(), p.last())).collect();
-    let mut current = stored_pairs(conn, keys, &ends, bound.depth)?;
-    let mut better = Vec::new();
+    let pairs: Vec<(i64, i64)> = candidates.iter().map(|p| (p.first(), p.last())).collect();
+    let mut current = stored_pairs(conn, &pairs, bound.depth)?;
+    let mut better_paths = Vec::new();
     let mut beaten = Vec::new();
     for cand in candidates {
-        let key = (cand.first().to_string(), cand.last().to_string());
-        match current.remove(&key) {
-            Some(cur) if !cand.better_than(&cur) => {}
+        match current.remove(&(cand.first(), cand.last())) {
+            Some(cur) if !better(conn, keys, &cand, &cur)? => {}
             cur => {
                 beaten.extend(cur);
-                better.push(cand);
+                better_paths.push(cand);
             }
         }
     }
-    delete_rows(conn, keys, &beaten)?;
-    put_all(conn, keys, &hop.resource, &better)
+    delete_rows(conn, &beaten)?;
+    put_all(conn, &hop.resource, &better_paths)
 }
 
 /// The closure after the edge `from → to` of type `ty` stopped counting (deleted, stale,
@@ -292,7 +351,8 @@ pub(crate) fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
 /// bounded walk per affected ancestor.
 pub(crate) fn remove(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
     let keys = &mut Keys::default();
-    let heads = heads(conn, keys, &hop.from, bound.depth - 1, bound.passes(&hop.from))?;
+    let (from, _) = ends(conn, keys, hop)?;
+    let heads = heads(conn, from, bound.depth - 1, bound.passes(&hop.from))?;
     remove_through(conn, keys, hop, &heads, bound)
 }
 
@@ -301,40 +361,53 @@ fn remove_through(
     conn: &mut dyn Conn,
     keys: &mut Keys,
     hop: &Hop,
-    heads: &[Path],
+    heads: &[Stored],
     bound: &Bound,
 ) -> Result<()> {
-    let mut tails = stored(conn, keys, &hop.to, Direction::Out, bound.depth - 1)?;
-    tails.insert(hop.to.clone(), Path::at(&hop.to));
-    let ends: Vec<(&str, &str)> = heads
+    let (from, to) = ends(conn, keys, hop)?;
+    let tails = tails(conn, to, bound.depth - 1, true)?;
+    let pairs: Vec<(i64, i64)> = heads
         .iter()
         .flat_map(|h| {
             joinable(h, &tails, bound.depth)
                 .into_iter()
-                .map(|d| (h.first(), d.as_str()))
+                .map(|t| (h.first(), t.last()))
         })
         .collect();
-    let mut affected: BTreeMap<String, Vec<Path>> = BTreeMap::new();
-    for p in stored_pairs(conn, keys, &ends, bound.depth)?.into_values() {
-        if p.uses(&hop.from, &hop.to, &hop.ty) {
-            affected.entry(p.first().to_string()).or_default().push(p);
+    let mut affected: BTreeMap<i64, Vec<Stored>> = BTreeMap::new();
+    for p in stored_pairs(conn, &pairs, bound.depth)?.into_values() {
+        if p.uses(&from, &to, &hop.ty) {
+            affected.entry(p.first()).or_default().push(p);
         }
     }
+    keys.load_seqs(conn, affected.values().flatten().flat_map(|p| [p.first(), p.last()]))?;
     for (a, paths) in affected {
         conn.check_interrupt()?;
-        delete_rows(conn, keys, &paths)?;
+        delete_rows(conn, &paths)?;
         let mut now = walk(
             conn,
-            &a,
+            keys.id(a)?,
             Direction::Out,
             bound.depth,
             &EdgeFilter::present(),
             bound,
         )?;
-        let found: Vec<Path> = paths.iter().filter_map(|p| now.remove(p.last())).collect();
-        put_all(conn, keys, &hop.resource, &found)?;
+        let mut found = Vec::new();
+        for p in &paths {
+            if let Some(path) = now.remove(keys.id(p.last())?) {
+                found.push(path);
+            }
+        }
+        put_paths(conn, keys, &hop.resource, &found)?;
     }
     Ok(())
+}
+
+/// [`put_all`] for paths of ids.
+fn put_paths(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, paths: &[Path]) -> Result<()> {
+    keys.load_ids(conn, paths.iter().flat_map(|p| p.nodes.iter().map(String::as_str)))?;
+    let stored = paths.iter().map(|p| keys.stored(p)).collect::<Result<Vec<_>>>()?;
+    put_all(conn, resource, &stored)
 }
 
 /// The present, non-stale edges out of `node`.
@@ -371,7 +444,8 @@ pub(crate) fn recheck_hub(conn: &mut dyn Conn, resource: &str, node: &str, b: &m
     if is {
         // The ancestors whose paths still pass through the node, found before it counts as a hub.
         let keys = &mut Keys::default();
-        let heads = heads(conn, keys, node, b.depth - 1, true)?;
+        keys.load_ids(conn, [node])?;
+        let heads = heads(conn, keys.seq(node)?, b.depth - 1, true)?;
         b.hubs.insert(node.to_string());
         for hop in out_hops(conn, resource, node)? {
             remove_through(conn, keys, &hop, &heads, b)?;
@@ -413,11 +487,11 @@ pub(crate) fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<i64> {
         rows += found.len() as i64;
         batch.extend(found.into_values());
         if batch.len() >= ROWS_PER_INSERT * 10 {
-            put_all(conn, keys, resource, &batch)?;
+            put_paths(conn, keys, resource, &batch)?;
             batch.clear();
         }
     }
-    put_all(conn, keys, resource, &batch)?;
+    put_paths(conn, keys, resource, &batch)?;
     Ok(rows)
 }
 

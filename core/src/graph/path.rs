@@ -2,19 +2,22 @@
 
 use std::cmp::Ordering;
 
-/// A walk from its first node to its last, with the type and weight of each hop.
+/// A walk from its first node to its last, with the type and weight of each hop. Its nodes are
+/// ids (`N = String`) where the rules speak of ids, or the closure's integer keys (`i64`,
+/// [`super::stored::Stored`]) where rows are joined and written.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Path {
-    pub nodes: Vec<String>,
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) struct Path<N = String> {
+    pub nodes: Vec<N>,
     pub types: Vec<String>,
     pub weights: Vec<f64>,
 }
 
-impl Path {
+impl<N: Clone + PartialEq> Path<N> {
     /// The empty walk that starts and ends at `node`.
-    pub(crate) fn at(node: &str) -> Path {
+    pub(crate) fn starting(node: N) -> Path<N> {
         Path {
-            nodes: vec![node.to_string()],
+            nodes: vec![node],
             types: Vec::new(),
             weights: Vec::new(),
         }
@@ -31,17 +34,9 @@ impl Path {
         self.weights.iter().fold(0.0, |s, w| s + w)
     }
 
-    pub(crate) fn first(&self) -> &str {
-        &self.nodes[0]
-    }
-
-    pub(crate) fn last(&self) -> &str {
-        &self.nodes[self.nodes.len() - 1]
-    }
-
     /// This path, one hop to `node`, then `tail` (which starts at `node`); `None` when the
     /// result would visit a node twice.
-    pub(crate) fn join(&self, ty: &str, weight: f64, tail: &Path) -> Option<Path> {
+    pub(crate) fn join(&self, ty: &str, weight: f64, tail: &Path<N>) -> Option<Path<N>> {
         if tail.nodes.iter().any(|n| self.nodes.contains(n)) {
             return None;
         }
@@ -54,31 +49,47 @@ impl Path {
         Some(p)
     }
 
-    /// The total weight in billionths, summed exactly: comparisons must not depend on the
-    /// order in which a path was assembled, which float addition would.
-    fn weight_units(&self) -> i128 {
-        self.weights.iter().map(|w| (w * 1e9).round() as i128).sum()
+    /// Whether the hop `from → to` of type `ty` is one of this path's.
+    pub(crate) fn uses(&self, from: &N, to: &N, ty: &str) -> bool {
+        (0..self.depth())
+            .any(|i| self.nodes[i] == *from && self.nodes[i + 1] == *to && self.types[i] == ty)
     }
 
-    /// The closure keeps, per pair, the least path in this order: fewer hops, then higher
-    /// total weight (to a billionth), then the smaller sequence of node ids, then of edge
-    /// types.
+    /// The first two keys of [`Path::order`], which need no ids: fewer hops, then higher total
+    /// weight, in billionths summed exactly (comparisons must not depend on the order in which
+    /// a path was assembled, which float addition would).
+    pub(crate) fn rank(&self) -> (usize, std::cmp::Reverse<i128>) {
+        let units = self.weights.iter().map(|w| (w * 1e9).round() as i128).sum();
+        (self.depth(), std::cmp::Reverse(units))
+    }
+}
+
+impl Path {
+    /// The empty walk that starts and ends at `node`.
+    pub(crate) fn at(node: &str) -> Path {
+        Path::starting(node.to_string())
+    }
+
+    pub(crate) fn first(&self) -> &str {
+        &self.nodes[0]
+    }
+
+    pub(crate) fn last(&self) -> &str {
+        &self.nodes[self.nodes.len() - 1]
+    }
+
+    /// The closure keeps, per pair, the least path in this order: [`Path::rank`] (fewer hops,
+    /// then higher total weight, to a billionth), then the smaller sequence of node ids, then
+    /// of edge types.
     pub(crate) fn order(&self, other: &Path) -> Ordering {
-        self.depth()
-            .cmp(&other.depth())
-            .then_with(|| other.weight_units().cmp(&self.weight_units()))
+        self.rank()
+            .cmp(&other.rank())
             .then_with(|| self.nodes.cmp(&other.nodes))
             .then_with(|| self.types.cmp(&other.types))
     }
 
     pub(crate) fn better_than(&self, other: &Path) -> bool {
         self.order(other) == Ordering::Less
-    }
-
-    /// Whether the hop `from → to` of type `ty` is one of this path's.
-    pub(crate) fn uses(&self, from: &str, to: &str, ty: &str) -> bool {
-        (0..self.depth())
-            .any(|i| self.nodes[i] == from && self.nodes[i + 1] == to && self.types[i] == ty)
     }
 }
 
@@ -115,6 +126,7 @@ mod tests {
         assert_eq!(j.nodes, ["a", "b", "c", "d"]);
         assert_eq!(j.types, ["imports", "calls", "imports"]);
         assert_eq!(j.total_weight(), 6.0);
-        assert!(j.uses("b", "c", "calls") && !j.uses("b", "c", "imports"));
+        let (b, c) = ("b".to_string(), "c".to_string());
+        assert!(j.uses(&b, &c, "calls") && !j.uses(&b, &c, "imports"));
     }
 }

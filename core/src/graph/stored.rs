@@ -11,6 +11,7 @@
 //! varint). A hop of a common type and weight 1 is one byte. Both databases store the same
 //! bytes.
 
+use super::path::Path;
 use crate::{Error, Result};
 
 /// The edge types a hop names by number: the ones indexers write. The list is part of the
@@ -32,15 +33,18 @@ const KNOWN_TYPES: &[&str] = &[
 const WEIGHTED: u8 = 0x80;
 
 /// A stored path: its nodes' keys, first to last, with the type and weight of each hop.
-#[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "testing", visibility::make(pub))]
-pub(crate) struct Stored {
-    pub nodes: Vec<i64>,
-    pub types: Vec<String>,
-    pub weights: Vec<f64>,
-}
+pub(crate) type Stored = Path<i64>;
 
 impl Stored {
+    pub(crate) fn first(&self) -> i64 {
+        self.nodes[0]
+    }
+
+    pub(crate) fn last(&self) -> i64 {
+        self.nodes[self.nodes.len() - 1]
+    }
+
     /// The hops column of this path.
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.types.len() * 12);
