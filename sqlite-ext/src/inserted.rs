@@ -32,8 +32,6 @@ use std::sync::OnceLock;
 
 const SQLITE_OK: c_int = 0;
 const SQLITE_ERROR: c_int = 1;
-const SQLITE_INTEGER: c_int = 1;
-const SQLITE_TEXT: c_int = 3;
 const SQLITE_NULL: c_int = 5;
 
 /// Runs `f` on the table's connection with panics caught; an error becomes the table's error
@@ -77,30 +75,20 @@ unsafe extern "C" fn x_update(
         let args = std::slice::from_raw_parts(argv, argc.max(0) as usize);
         // An insert: argv[0] is NULL, argv[1] the new rowid (NULL), then seq and id.
         let is_insert = argc == 4 && call!(value_type(args[0])) == SQLITE_NULL;
-        if !is_insert || call!(value_type(args[2])) != SQLITE_INTEGER {
+        let mut new = crate::args::values(args.get(2..).unwrap_or_default()).into_iter();
+        let (true, Some(Value::Int(seq))) = (is_insert, new.next()) else {
             return Err(Error::invalid(
                 "mem__message_inserted",
                 "takes inserts of a message seq and id only (the insert trigger of mem_messages writes them)",
             ));
-        }
-        let seq = call!(value_int64(args[2]));
-        let id = match call!(value_type(args[3])) {
-            SQLITE_TEXT => Value::Text(text(args[3])),
+        };
+        let id = match new.next() {
+            Some(id @ Value::Text(_)) => id,
             _ => Value::Null,
         };
         *rowid = seq;
         triggers::fire_sqlite(c, INSERT_TRIGGER, vec![Value::Int(seq), id], true).map(|_| ())
     })
-}
-
-/// A text value's UTF-8 (the extension's text is valid UTF-8; anything else is replaced).
-unsafe fn text(v: *mut sqlite3_value) -> String {
-    let p = call!(value_text(v));
-    let n = call!(value_bytes(v)).max(0) as usize;
-    if p.is_null() {
-        return String::new();
-    }
-    String::from_utf8_lossy(std::slice::from_raw_parts(p, n)).into_owned()
 }
 
 unsafe extern "C" fn x_sync(vtab: *mut sqlite3_vtab) -> c_int {
