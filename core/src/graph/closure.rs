@@ -261,30 +261,30 @@ fn ends(conn: &mut dyn Conn, keys: &mut Keys, hop: &Hop) -> Result<(i64, i64)> {
     Ok((keys.seq(&hop.from)?, keys.seq(&hop.to)?))
 }
 
-/// The stored paths ending at the node keyed `node` within `depth` hops (when paths may pass
-/// through it), and the empty path at it.
-fn heads(conn: &mut dyn Conn, node: i64, depth: usize, passes: bool) -> Result<Vec<Stored>> {
-    let mut out: Vec<Stored> = if passes {
-        stored_rows(conn, node, Direction::In, depth)?
-            .into_values()
-            .collect()
-    } else {
-        Vec::new()
-    };
-    out.push(Stored::starting(node));
-    Ok(out)
-}
-
-/// The stored paths starting at the node keyed `node` within `depth` hops (when paths may
-/// pass through it), and the empty path at it, keyed by their last node.
-fn tails(conn: &mut dyn Conn, node: i64, depth: usize, passes: bool) -> Result<BTreeMap<i64, Stored>> {
+/// The stored paths ending at the node keyed `node` (`Direction::In`: the heads of a hop from
+/// it) or starting at it (`Out`: the tails of a hop to it) within `depth` hops, when paths may
+/// pass through it, and the empty path at it; keyed by their other end.
+fn ends_at(
+    conn: &mut dyn Conn,
+    node: i64,
+    dir: Direction,
+    depth: usize,
+    passes: bool,
+) -> Result<BTreeMap<i64, Stored>> {
     let mut out = if passes {
-        stored_rows(conn, node, Direction::Out, depth)?
+        stored_rows(conn, node, dir, depth)?
     } else {
         BTreeMap::new()
     };
     out.insert(node, Stored::starting(node));
     Ok(out)
+}
+
+/// [`ends_at`] the hop's start: the paths a hop from `node` extends.
+fn heads(conn: &mut dyn Conn, node: i64, depth: usize, passes: bool) -> Result<Vec<Stored>> {
+    Ok(ends_at(conn, node, Direction::In, depth, passes)?
+        .into_values()
+        .collect())
 }
 
 /// The ends of `tails` that `head`, one hop and the tail reach within `depth` hops without
@@ -318,7 +318,7 @@ pub(crate) fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
     let (from, to) = ends(conn, keys, hop)?;
     let room = bound.depth - 1;
     let heads = heads(conn, from, room, bound.passes(&hop.from))?;
-    let tails = tails(conn, to, room, bound.passes(&hop.to))?;
+    let tails = ends_at(conn, to, Direction::Out, room, bound.passes(&hop.to))?;
     let mut candidates = Vec::new();
     for head in &heads {
         conn.check_interrupt()?;
@@ -365,7 +365,7 @@ fn remove_through(
     bound: &Bound,
 ) -> Result<()> {
     let (from, to) = ends(conn, keys, hop)?;
-    let tails = tails(conn, to, bound.depth - 1, true)?;
+    let tails = ends_at(conn, to, Direction::Out, bound.depth - 1, true)?;
     let pairs: Vec<(i64, i64)> = heads
         .iter()
         .flat_map(|h| {
