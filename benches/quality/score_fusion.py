@@ -1,7 +1,8 @@
 """What fusing by scores instead of by ranks would give: on a dialogue data set (dialogue.py's
 shape), R@5 of a convex mix of `mem_search`'s score (divided by the question's best) and the
-MiniLM cosine, for a range of dense shares. A probe for the next step of `mem_recall_hybrid`,
-which fuses by reciprocal rank; its figures are in benches/results/hybrid-2026-11-28.md.
+MiniLM cosine, for a range of dense shares: the curve behind `mem_recall_hybrid`'s score fusion
+(whose share is its dense weight over the sum of its two weights), computed outside the
+database; its figures are in benches/results/hybrid-2026-11-28-score.md.
 
 Two settings: every turn scored (cosine min-max scaled over the chat), and only what the call
 has — the BM25 list and the dense list of `--lists` lengths, raw cosine, a missing BM25 score

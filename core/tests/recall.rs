@@ -1,11 +1,12 @@
 //! Hybrid recall against naive references: weighted RRF and packing as the seed writes them,
+//! score fusion as docs/recall.md writes it,
 //! the lazy search filter against filtering the unfiltered ranking, and the files index
 //! against the memories' JSON under random plain-SQL writes.
 
 mod common;
 
 use agentmem_core::memories::{remember, search, NS_MEMORIES};
-use agentmem_core::recall::hybrid::fuse::{self, Family, List};
+use agentmem_core::recall::hybrid::fuse::{self, Family, Fusion, List};
 use agentmem_core::recall::hybrid::pack::{self, Item};
 use agentmem_core::recall::hybrid::phases;
 use agentmem_core::search::SearchParams;
@@ -23,10 +24,19 @@ fn random_lists(rng: &mut Rng) -> Vec<List<u32>> {
             keys.dedup();
             let mut seen = BTreeSet::new();
             keys.retain(|k| seen.insert(*k));
+            // Scores as lists give them: best first, some tied, cosines possibly negative.
+            let mut score = 1.0 + rng.below(20) as f64;
+            let hits = keys
+                .into_iter()
+                .map(|k| {
+                    score -= rng.below(3) as f64 * 0.25;
+                    (k, score - 1.5)
+                })
+                .collect();
             List {
                 family: families[rng.below(3)],
                 weight: rng.below(11) as f64 / 10.0,
-                keys,
+                hits,
             }
         })
         .collect()
@@ -36,7 +46,7 @@ fn random_lists(rng: &mut Rng) -> Vec<List<u32>> {
 fn seed_rrf(lists: &[List<u32>], k: f64) -> BTreeMap<u32, f64> {
     let mut scores = BTreeMap::new();
     for l in lists {
-        for (rank, key) in l.keys.iter().enumerate() {
+        for (rank, (key, _)) in l.hits.iter().enumerate() {
             *scores.entry(*key).or_insert(0.0) += l.weight / (k + rank as f64 + 1.0);
         }
     }
@@ -49,31 +59,97 @@ fn fusion_is_the_seeds_weighted_rrf() {
     for _ in 0..2000 {
         let lists = random_lists(&mut rng);
         let k = [60.0, 1.0, 10.5][rng.below(3)];
-        let fused = fuse::fuse(&lists, k);
+        let fused = fuse::fuse(&lists, Fusion::Rank { k }, &BTreeMap::new());
         let reference = seed_rrf(&lists, k);
         assert_eq!(fused.len(), reference.len());
         for w in fused.windows(2) {
             assert!(
-                w[0].rrf > w[1].rrf || (w[0].rrf == w[1].rrf && w[0].key < w[1].key),
+                w[0].sum > w[1].sum || (w[0].sum == w[1].sum && w[0].key < w[1].key),
                 "order: {w:?}"
             );
         }
         for f in &fused {
-            assert!((f.rrf - reference[&f.key]).abs() < 1e-12);
+            assert!((f.sum - reference[&f.key]).abs() < 1e-12);
             // Ranks: the key's 1-based place in its family's list (first list of the family
             // that holds it).
             for fam in [Family::Bm25, Family::Dense, Family::Graph] {
                 let expected = lists
                     .iter()
                     .filter(|l| l.family == fam)
-                    .find_map(|l| l.keys.iter().position(|k| *k == f.key))
+                    .find_map(|l| l.hits.iter().position(|h| h.0 == f.key))
                     .map(|p| p + 1);
                 assert_eq!(f.ranks[fam as usize], expected);
             }
             assert!(
-                f.rrf <= fuse::best_possible(&lists, k) * (1.0 + 1e-12)
-                    || lists.iter().filter(|l| l.keys.contains(&f.key)).count() > 1
+                f.sum <= fuse::best_possible(&lists, Fusion::Rank { k }) * (1.0 + 1e-12)
+                    || lists
+                        .iter()
+                        .filter(|l| l.hits.iter().any(|h| h.0 == f.key))
+                        .count()
+                        > 1
             );
+        }
+    }
+}
+
+/// Score fusion as docs/recall.md states it, one candidate at a time: a BM25 list adds
+/// `weight × score / its best`, a dense list `weight × similarity` (from the list, else from
+/// the looked-up similarities, clamped to 0–1) for every candidate, a graph list
+/// `weight × 61 / (60 + rank)`.
+fn score_reference(lists: &[List<u32>], similarity: &BTreeMap<u32, f64>) -> BTreeMap<u32, f64> {
+    let keys: BTreeSet<u32> = lists
+        .iter()
+        .flat_map(|l| l.hits.iter().map(|h| h.0))
+        .collect();
+    let mut out = BTreeMap::new();
+    for key in keys {
+        let mut sum = 0.0;
+        for l in lists {
+            let at = l.hits.iter().position(|h| h.0 == key);
+            sum += l.weight
+                * match (l.family, at) {
+                    (Family::Bm25, Some(i)) if l.hits[0].1 > 0.0 => l.hits[i].1 / l.hits[0].1,
+                    (Family::Dense, Some(i)) => l.hits[i].1.clamp(0.0, 1.0),
+                    (Family::Dense, None) if !l.hits.is_empty() => {
+                        similarity.get(&key).copied().unwrap_or(0.0).clamp(0.0, 1.0)
+                    }
+                    (Family::Graph, Some(i)) => 61.0 / (60.0 + (i + 1) as f64),
+                    _ => 0.0,
+                };
+        }
+        out.insert(key, sum);
+    }
+    out
+}
+
+#[test]
+fn score_fusion_matches_its_definition() {
+    let mut rng = Rng(0x5c0e_f00d);
+    for _ in 0..2000 {
+        let lists = random_lists(&mut rng);
+        let mut similarity = BTreeMap::new();
+        for k in 0..40 {
+            if rng.below(2) == 0 {
+                similarity.insert(k, rng.below(25) as f64 / 10.0 - 1.2);
+            }
+        }
+        let fused = fuse::fuse(&lists, Fusion::Score, &similarity);
+        let reference = score_reference(&lists, &similarity);
+        assert_eq!(fused.len(), reference.len());
+        let best = fuse::best_possible(&lists, Fusion::Score);
+        for w in fused.windows(2) {
+            assert!(
+                w[0].sum > w[1].sum || (w[0].sum == w[1].sum && w[0].key < w[1].key),
+                "order: {w:?}"
+            );
+        }
+        for f in &fused {
+            assert!((f.sum - reference[&f.key]).abs() < 1e-12, "{f:?}");
+        }
+        // With one list per family, nothing passes the best a candidate could reach.
+        let families: BTreeSet<usize> = lists.iter().map(|l| l.family as usize).collect();
+        if families.len() == lists.len() {
+            assert!(fused.iter().all(|f| f.sum <= best * (1.0 + 1e-12)));
         }
     }
 }

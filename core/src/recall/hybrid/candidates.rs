@@ -13,7 +13,7 @@ use crate::recall::thread_context;
 use crate::search::rows::{self, Allowed};
 use crate::search::{SearchParams, NS_MESSAGES};
 use crate::threads::lifecycle;
-use crate::vectors::math::Metric;
+use crate::vectors::math::{Metric, Query};
 use crate::vectors::search::{nearest, Owners};
 use crate::{Conn, Result, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -100,8 +100,9 @@ fn allowed(conn: &mut dyn Conn, kind: Kind, filter: &Filter) -> Result<Allowed> 
     }
 }
 
-/// The BM25 list of `kind`: the search engine's best `k` for `query` (recency boost included;
-/// messages ranked with their thread context, as `mem_search` ranks them).
+/// The BM25 list of `kind`: the search engine's best `k` for `query` with their scores
+/// (recency boost included; messages ranked and scored with their thread context, as
+/// `mem_search` ranks them).
 pub(crate) fn bm25(
     conn: &mut dyn Conn,
     kind: Kind,
@@ -109,7 +110,7 @@ pub(crate) fn bm25(
     filter: &Filter,
     k: usize,
     now: i64,
-) -> Result<Vec<Key>> {
+) -> Result<Vec<(Key, f64)>> {
     let ns = match kind {
         Kind::Memory => NS_MEMORIES,
         Kind::Message => NS_MESSAGES,
@@ -129,14 +130,14 @@ pub(crate) fn bm25(
     let resource = filter.resource.as_deref();
     let found = rows::search_allowed(conn, ns, resource, query, &params, &allowed)?;
     if context == 0.0 {
-        return Ok(found.hits.iter().map(|h| (kind, h.doc)).collect());
+        return Ok(found.hits.iter().map(|h| ((kind, h.doc), h.score)).collect());
     }
     let ranked = crate::recall::search::in_context(conn, &found.hits, k, context, resource)?;
-    Ok(ranked.iter().map(|c| (kind, c.seq)).collect())
+    Ok(ranked.iter().map(|c| ((kind, c.seq), c.score)).collect())
 }
 
 /// The dense list: the `k` vectors of `model` closest to `query` among the owners of `kinds`
-/// that pass (memories and messages have vectors).
+/// that pass (memories and messages have vectors), with their cosine similarity.
 pub(crate) fn dense(
     conn: &mut dyn Conn,
     model: &str,
@@ -144,7 +145,7 @@ pub(crate) fn dense(
     kinds: &[Kind],
     filter: &Filter,
     k: usize,
-) -> Result<Vec<Key>> {
+) -> Result<Vec<(Key, f64)>> {
     let owners = Owners {
         thread: None,
         kinds: kinds
@@ -188,9 +189,46 @@ pub(crate) fn dense(
         .into_iter()
         .filter_map(|f| {
             let kind = Kind::parse(&f.kind)?;
-            Some((kind, *seqs.get(&(kind, f.owner_id))?))
+            Some(((kind, *seqs.get(&(kind, f.owner_id))?), 1.0 - f.distance))
         })
         .collect())
+}
+
+/// The cosine similarity to `query` of the vectors of `model` that `owners` (candidate keys
+/// and row ids) have; owners without one, or with one of another width, are left out.
+pub(crate) fn similarities(
+    conn: &mut dyn Conn,
+    model: &str,
+    query: &[f32],
+    owners: &[(Key, &str)],
+) -> Result<BTreeMap<Key, f64>> {
+    let q = Query::new(query.to_vec(), Metric::Cosine);
+    let mut out = BTreeMap::new();
+    for kind in [Kind::Memory, Kind::Message] {
+        let mut by_id: HashMap<&str, Key> = HashMap::new();
+        let ids: Vec<Value> = owners
+            .iter()
+            .filter(|(key, _)| key.0 == kind)
+            .map(|&(key, id)| {
+                by_id.insert(id, key);
+                id.into()
+            })
+            .collect();
+        let fixed = [model.into(), kind.name().into(), Value::Int(query.len() as i64)];
+        let sql = "SELECT owner_id, vector FROM mem_embeddings WHERE model = ?1 AND kind = ?2 \
+                   AND dims = ?3 AND owner_id IN ({keys}){home}";
+        for r in query_in(conn, sql, &fixed, &ids)? {
+            let mut f = Fields::new(r);
+            let (Some(id), Value::Blob(blob)) = (f.text(), f.value()) else {
+                continue;
+            };
+            if let Some(&key) = by_id.get(id.as_str()) {
+                let v = crate::vectors::from_blob("mem_embeddings.vector", &blob)?;
+                out.insert(key, 1.0 - q.distance(&v));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The graph list: memories about the files around the agent's (their related files, or the

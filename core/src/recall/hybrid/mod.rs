@@ -3,8 +3,9 @@
 //! 1. **Candidates** from three lists: BM25 over memories (and messages and observations when
 //!    asked), dense top-k when the client gives a query vector, and the graph — the memories
 //!    about the files the agent is working in and their one-hop neighbors.
-//! 2. **Fusion** by weighted reciprocal rank ([`fuse`]), weights chosen by the query's type
-//!    ([`query_type`]), scaled so that first in every list is 1.
+//! 2. **Fusion** of the lists' scores, each on a 0–1 scale, or of their ranks ([`fuse`]),
+//!    weights chosen by the query's type ([`query_type`]), scaled so that the best a
+//!    candidate could reach is 1.
 //! 3. **Graph-neighborhood boost** for candidates 11–50 whose files neighbor the top ten's.
 //! 4. **Phase and trust**: × the phase's weight for the memory's type, × its source's trust,
 //!    × its decayed confidence ([`phases`]); deprecated, superseded and stale memories never
@@ -22,7 +23,7 @@ internal!(phases);
 pub(crate) mod query_type;
 
 use self::candidates::{Key, Kind, KIND_NAMES};
-use self::fuse::{Family, List, BOOST_END, BOOST_TOP};
+use self::fuse::{Family, Fusion, List, BOOST_END, BOOST_TOP};
 use self::query_type::{QueryType, Weights};
 use crate::cluster::route;
 use crate::args::check_one_of;
@@ -33,7 +34,7 @@ use crate::memories::lifecycle;
 use crate::tokens::{self, Encoding};
 use crate::{Conn, Error, Result};
 use serde_json::json;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 row! {
     /// One row of `mem_recall_hybrid`: what was recalled, the rank each list gave it, and
@@ -67,6 +68,7 @@ const OPTIONS: &[&str] = &[
     "query_type",
     "weights",
     "candidates",
+    "fusion",
     "rrf_k",
     "neighborhood_boost",
     "phase",
@@ -98,7 +100,7 @@ struct Ask {
     query_type: QueryType,
     weights: Weights,
     lengths: [usize; 3],
-    rrf_k: f64,
+    fusion: Fusion,
     boost: f64,
     phase: Option<String>,
     budget: i64,
@@ -153,13 +155,7 @@ impl Ask {
             None => query_type.weights(),
         };
         let lengths = list_lengths(o.opt_object("candidates")?.as_deref())?;
-        let rrf_k = o.opt_f64("rrf_k")?.unwrap_or(fuse::RRF_K);
-        if !(rrf_k.is_finite() && rrf_k > 0.0 && rrf_k <= MAX_RRF_K) {
-            return Err(Error::invalid(
-                "options.rrf_k",
-                format!("must be a number above 0 and at most {MAX_RRF_K}"),
-            ));
-        }
+        let fusion = fusion(&o)?;
         let boost = o
             .opt_f64("neighborhood_boost")?
             .unwrap_or(NEIGHBORHOOD_BOOST);
@@ -204,7 +200,7 @@ impl Ask {
             query_type,
             weights,
             lengths,
-            rrf_k,
+            fusion,
             boost,
             phase,
             budget: o.int("budget", default_budget, 1, MAX_BUDGET)?,
@@ -222,6 +218,36 @@ fn rename(e: Error, arg: &str) -> Error {
         other => other,
     }
 }
+
+/// `options.fusion` (`score`, the default, or `rank`) and `options.rrf_k`, which only rank
+/// fusion has and which alone asks for it.
+fn fusion(o: &Opts) -> Result<Fusion> {
+    let name = o.opt_str("fusion")?;
+    if let Some(n) = &name {
+        check_one_of("options.fusion", n, FUSIONS)?;
+    }
+    let k = o.opt_f64("rrf_k")?;
+    match (name.as_deref(), k) {
+        (Some("score"), Some(_)) => Err(Error::invalid(
+            "options.rrf_k",
+            "applies to fusion \"rank\" only",
+        )),
+        (Some("score"), None) | (None, None) => Ok(Fusion::Score),
+        (_, k) => {
+            let k = k.unwrap_or(fuse::RRF_K);
+            if !(k.is_finite() && k > 0.0 && k <= MAX_RRF_K) {
+                return Err(Error::invalid(
+                    "options.rrf_k",
+                    format!("must be a number above 0 and at most {MAX_RRF_K}"),
+                ));
+            }
+            Ok(Fusion::Rank { k })
+        }
+    }
+}
+
+/// The names of `options.fusion`.
+const FUSIONS: &[&str] = &["score", "rank"];
 
 /// `options.candidates` `{bm25, dense, graph}`: each list's length.
 fn list_lengths(object: Option<&str>) -> Result<[usize; 3]> {
@@ -259,10 +285,31 @@ pub(crate) fn recall_hybrid(
     )?;
     let now = conn.now_or(ask.now)?;
     let lists = lists(conn, query, &ask, now)?;
-    let fused = fuse::fuse(&lists, ask.rrf_k);
-    let best = fuse::best_possible(&lists, ask.rrf_k);
-    let keys: Vec<Key> = fused.iter().map(|f| f.key).collect();
+    let keys: Vec<Key> = lists
+        .iter()
+        .flat_map(|l| l.hits.iter().map(|h| h.0))
+        .collect::<std::collections::BTreeSet<Key>>()
+        .into_iter()
+        .collect();
     let mut rows = candidates::rows_of(conn, &keys, now)?;
+    let similarity = match (&ask.vector, ask.fusion) {
+        (Some((model, v)), Fusion::Score) => {
+            let dense: HashSet<Key> = lists
+                .iter()
+                .filter(|l| l.family == Family::Dense)
+                .flat_map(|l| l.hits.iter().map(|h| h.0))
+                .collect();
+            let others: Vec<(Key, &str)> = keys
+                .iter()
+                .filter(|k| !dense.contains(k))
+                .filter_map(|k| Some((*k, rows.get(k)?.id.as_str())))
+                .collect();
+            candidates::similarities(conn, model, v, &others)?
+        }
+        _ => BTreeMap::new(),
+    };
+    let fused = fuse::fuse(&lists, ask.fusion, &similarity);
+    let best = fuse::best_possible(&lists, ask.fusion);
     let fused: Vec<_> = fused
         .into_iter()
         .filter_map(|f| Some((rows.remove(&f.key)?, f)))
@@ -291,7 +338,7 @@ pub(crate) fn recall_hybrid(
         .into_iter()
         .enumerate()
         .map(|(position, (row, f))| {
-            let fused_score = f.rrf / best;
+            let fused_score = f.sum / best;
             let boost = if position < BOOST_END {
                 fuse::neighborhood_boost(
                     position,
@@ -315,7 +362,11 @@ pub(crate) fn recall_hybrid(
             let score = (fused_score + boost) * phase * trust * row.confidence;
             let boosts = json!({
                 "query_type": ask.query_type.name(),
-                "rrf": f.rrf,
+                "fusion": match ask.fusion {
+                    Fusion::Score => "score",
+                    Fusion::Rank { .. } => "rank",
+                },
+                "sum": f.sum,
                 "fused": fused_score,
                 "neighborhood": boost,
                 "phase": phase,
@@ -393,7 +444,7 @@ fn lists(conn: &mut dyn Conn, query: &str, ask: &Ask, now: i64) -> Result<Vec<Li
             out.push(List {
                 family: Family::Bm25,
                 weight: ask.weights.bm25,
-                keys: candidates::bm25(conn, kind, query, &ask.filter, bm25_k, now)?,
+                hits: candidates::bm25(conn, kind, query, &ask.filter, bm25_k, now)?,
             });
         }
     }
@@ -401,7 +452,7 @@ fn lists(conn: &mut dyn Conn, query: &str, ask: &Ask, now: i64) -> Result<Vec<Li
         out.push(List {
             family: Family::Dense,
             weight: ask.weights.dense,
-            keys: candidates::dense(conn, model, v.clone(), &ask.kinds, &ask.filter, dense_k)?,
+            hits: candidates::dense(conn, model, v.clone(), &ask.kinds, &ask.filter, dense_k)?,
         });
     }
     if !ask.current_files.is_empty() && ask.kinds.iter().any(|k| k.in_graph_list()) {
@@ -416,7 +467,7 @@ fn lists(conn: &mut dyn Conn, query: &str, ask: &Ask, now: i64) -> Result<Vec<Li
         out.push(List {
             family: Family::Graph,
             weight: ask.weights.graph,
-            keys,
+            hits: keys.into_iter().map(|k| (k, 0.0)).collect(),
         });
     }
     Ok(out)
