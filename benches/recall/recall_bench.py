@@ -168,10 +168,11 @@ def bench_postgres(args, memories, graph, queries, vectors, qvecs):
         c.execute("SELECT mem_optimize()")
         # Only the loaded tables: statistics taken of an empty mem_embeddings would plan the
         # vector load's lookups as scans.
-        c.execute("VACUUM ANALYZE mem_memories")
-        c.execute("VACUUM ANALYZE mem_memory_files")
-        c.execute("VACUUM ANALYZE mem_graph_nodes")
-        c.execute("VACUUM ANALYZE mem_graph_closure")
+        # Derived tables live in the extension's private schema: found by name in the catalog.
+        for table in ("mem_memories", "mem_memory_files", "mem_graph_nodes", "mem_graph_closure"):
+            schema = c.execute("SELECT relnamespace::regnamespace::text FROM pg_class "
+                               "WHERE relname = %s AND relkind IN ('r', 'p')", (table,)).fetchone()[0]
+            c.execute("VACUUM ANALYZE %s.%s" % (schema, table))
         res = {"load": time.perf_counter() - t}
         c.execute("CREATE TABLE fts (seq bigint PRIMARY KEY, tsv tsvector)")
         c.execute("INSERT INTO fts SELECT seq, to_tsvector('simple', content) FROM mem_memories")

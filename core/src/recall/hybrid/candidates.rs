@@ -262,9 +262,12 @@ pub(crate) fn graph(conn: &mut dyn Conn, around: &Around, filter: &Filter, k: us
         &files,
     )?;
     let seqs: Vec<Value> = named.iter().filter_map(|r| r.first().cloned()).collect();
+    let hint = conn.dialect().key_lookup_hint();
     let passing: std::collections::HashSet<i64> = query_in(
         conn,
-        &format!("SELECT m.seq FROM mem_memories m WHERE m.seq IN ({{keys}}) AND {conds}{{home:m}}"),
+        &format!(
+            "SELECT m.seq FROM mem_memories m{hint} WHERE m.seq IN ({{keys}}) AND {conds}{{home:m}}"
+        ),
         &params,
         &seqs,
     )?
