@@ -53,6 +53,16 @@ fn seed_rrf(lists: &[List<u32>], k: f64) -> BTreeMap<u32, f64> {
     scores
 }
 
+/// Fused candidates come best first, ties by key.
+fn assert_best_first(fused: &[fuse::Fused<u32>]) {
+    for w in fused.windows(2) {
+        assert!(
+            w[0].sum > w[1].sum || (w[0].sum == w[1].sum && w[0].key < w[1].key),
+            "order: {w:?}"
+        );
+    }
+}
+
 #[test]
 fn fusion_is_the_seeds_weighted_rrf() {
     let mut rng = Rng(0x5eed_f00d);
@@ -62,12 +72,7 @@ fn fusion_is_the_seeds_weighted_rrf() {
         let fused = fuse::fuse(&lists, Fusion::Rank { k }, &BTreeMap::new());
         let reference = seed_rrf(&lists, k);
         assert_eq!(fused.len(), reference.len());
-        for w in fused.windows(2) {
-            assert!(
-                w[0].sum > w[1].sum || (w[0].sum == w[1].sum && w[0].key < w[1].key),
-                "order: {w:?}"
-            );
-        }
+        assert_best_first(&fused);
         for f in &fused {
             assert!((f.sum - reference[&f.key]).abs() < 1e-12);
             // Ranks: the key's 1-based place in its family's list (first list of the family
@@ -137,12 +142,7 @@ fn score_fusion_matches_its_definition() {
         let reference = score_reference(&lists, &similarity);
         assert_eq!(fused.len(), reference.len());
         let best = fuse::best_possible(&lists, Fusion::Score);
-        for w in fused.windows(2) {
-            assert!(
-                w[0].sum > w[1].sum || (w[0].sum == w[1].sum && w[0].key < w[1].key),
-                "order: {w:?}"
-            );
-        }
+        assert_best_first(&fused);
         for f in &fused {
             assert!((f.sum - reference[&f.key]).abs() < 1e-12, "{f:?}");
         }
