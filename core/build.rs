@@ -1,7 +1,8 @@
 //! Writes the token tables the counter embeds: for each encoding, every token's bytes in rank
-//! order (a length byte, then the bytes), deflated. About 1.5 MB for both encodings where the
-//! prebuilt encoders they are read from take 47 MB; the counter builds its lookup table from
-//! them at first use (`src/tokens/ranks.rs`).
+//! order (a length byte, then the bytes), deflated, after the inflated length (four bytes,
+//! little-endian). About 1.5 MB for both encodings where the prebuilt encoders they are read
+//! from take 47 MB; the counter builds its lookup table from them at first use
+//! (`src/tokens/ranks.rs`).
 
 use std::path::PathBuf;
 
@@ -19,7 +20,10 @@ fn main() {
             table.push(len);
             table.extend_from_slice(bytes);
         }
-        let packed = miniz_oxide::deflate::compress_to_vec(&table, 10);
+        // The inflated length first, so that the counter inflates into one buffer of it.
+        let len = u32::try_from(table.len()).expect("a token table is under 4 GB");
+        let mut packed = len.to_le_bytes().to_vec();
+        packed.extend(miniz_oxide::deflate::compress_to_vec(&table, 10));
         std::fs::write(out.join(format!("{name}.ranks")), packed).expect("OUT_DIR is writable");
     }
     println!("cargo::rerun-if-changed=build.rs");
