@@ -213,6 +213,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "update_checks",
         script: include_str!("../../../sql/migrations/0028_update_checks.sql"),
     },
+    Migration {
+        version: 29,
+        name: "file_stats",
+        script: include_str!("../../../sql/migrations/0029_file_stats.sql"),
+    },
 ];
 
 /// The schema version this build creates.
