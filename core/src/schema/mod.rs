@@ -218,6 +218,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "file_stats",
         script: include_str!("../../../sql/migrations/0029_file_stats.sql"),
     },
+    Migration {
+        version: 30,
+        name: "compact_checks",
+        script: include_str!("../../../sql/migrations/0030_compact_checks.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -379,7 +384,7 @@ mod tests {
         assert!(t.contains(
             "DROP TRIGGER IF EXISTS t_types_insert; CREATE TRIGGER t_types_insert BEFORE INSERT ON t"
         ));
-        assert!(t.contains("RAISE(ABORT, 't.b: must be text or NULL') WHERE NOT (NEW.b IS NULL OR typeof(NEW.b) = 'text')"));
+        assert!(t.contains("WHEN NOT (NEW.b IS NULL OR typeof(NEW.b) = 'text') THEN RAISE(ABORT, 't.b: must be text or NULL')"));
         assert_eq!(
             render("@types t a:int m:object", Dialect::Postgres).trim(),
             "ALTER TABLE t DROP CONSTRAINT IF EXISTS t_m_object; \

@@ -234,55 +234,44 @@ fn is_number(kind: &str) -> bool {
 /// column and the character (or JSON path): text the other database could not hold is held by
 /// neither. On an update a column keeping its value passes unread (`NEW.c IS OLD.c`): its
 /// check ran when it was written, and a row's text and JSON are the costly ones to read.
+///
+/// The checks are one `CASE` in the trigger's body, each condition written once: the first
+/// that fails raises its column's error, the type checks before the NUL ones. (A `WHEN` that
+/// repeated them all in front of the body cost nothing at run time, but every connection
+/// parses every trigger when it first reads the schema, and these are most of its text.)
 fn types_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> String {
     let update = event.starts_with("UPDATE");
-    let changed = |col: &str, cond: String| {
+    let changed = |col: &str, cond: &str| {
         if update {
             format!("(NEW.{col} IS OLD.{col} OR {cond})")
         } else {
-            cond
+            cond.to_owned()
         }
     };
-    let nul: Vec<(String, String)> = checks
-        .iter()
-        .filter_map(|(col, kind, ..)| {
-            let needle = match *kind {
-                "text" => "char(0)",
-                "object" | "array" => "'\\u0000'",
-                _ => return None,
-            };
-            let found = if update {
-                format!("NEW.{col} IS NOT OLD.{col} AND instr(NEW.{col}, {needle}) > 0")
-            } else {
-                format!("instr(NEW.{col}, {needle}) > 0")
-            };
-            let call =
-                format!("SELECT mem__refuse_nul('{table}.{col}', NEW.{col}) WHERE {found}; ");
-            Some((found, call))
-        })
-        .collect();
-    let conds: Vec<(String, &str)> = checks
-        .iter()
-        .map(|(col, _, cond, msg)| (changed(col, cond.clone()), msg.as_str()))
-        .collect();
-    let all: Vec<String> = conds
-        .iter()
-        .map(|(cond, _)| cond.clone())
-        .chain(
-            nul.iter()
-                .map(|(found, _)| format!("NOT coalesce({found}, 0)")),
-        )
-        .collect();
-    let body: String = conds
-        .iter()
-        .map(|(cond, msg)| format!("SELECT RAISE(ABORT, '{msg}') WHERE NOT {cond}; "))
-        .chain(nul.iter().map(|(_, call)| call.clone()))
-        .collect();
+    let types = checks.iter().map(|(col, _, cond, msg)| {
+        format!("WHEN NOT {} THEN RAISE(ABORT, '{msg}')", changed(col, cond))
+    });
+    let nul = checks.iter().filter_map(|(col, kind, ..)| {
+        let needle = match *kind {
+            "text" => "char(0)",
+            "object" | "array" => "'\\u0000'",
+            _ => return None,
+        };
+        let found = if update {
+            format!("NEW.{col} IS NOT OLD.{col} AND instr(NEW.{col}, {needle}) > 0")
+        } else {
+            format!("instr(NEW.{col}, {needle}) > 0")
+        };
+        Some(format!(
+            "WHEN {found} THEN mem__refuse_nul('{table}.{col}', NEW.{col})"
+        ))
+    });
+    let cases: Vec<String> = types.chain(nul).collect();
     format!(
         "DROP TRIGGER IF EXISTS {table}_{name}; \
          CREATE TRIGGER {table}_{name} BEFORE {event} ON {table} FOR EACH ROW \
-         WHEN NOT ({}) BEGIN {body}END;",
-        all.join(" AND ")
+         BEGIN SELECT CASE {} END; END;",
+        cases.join(" ")
     )
 }
 
