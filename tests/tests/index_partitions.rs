@@ -18,6 +18,7 @@ use agentmem_tests::Rng;
 const SEED: u64 = 0x5eed_1d3a;
 const NOW: i64 = 1_900_000_000_000;
 const STEPS: usize = 60;
+const DAY_MS: i64 = 86_400_000;
 
 /// A small source file of resource `r`, whose functions name its secret word.
 fn source(r: &str, n: usize) -> String {
@@ -26,8 +27,16 @@ fn source(r: &str, n: usize) -> String {
 }
 
 /// Fills `db` the same way for every twin: the sample's rows and two code files per resource.
+/// The sample's memories were stamped by the clock, and a memory's score decays from its last
+/// access: twins filled a moment apart would rank equal memories by when each was written.
+/// Their times are pinned to one moment.
 fn fill(db: &mut dyn Backend) {
     sample::populate(db, &mut Rng(SEED));
+    db.query(
+        "UPDATE mem_memories SET created_at = $1, updated_at = $1, last_accessed_at = $1",
+        &[Param::Int(NOW - DAY_MS)],
+    )
+    .unwrap();
     for r in RESOURCES {
         for n in 0..2 {
             db.query(
@@ -194,12 +203,13 @@ fn step(dbs: &mut [&mut dyn Backend], rng: &mut Rng, n: usize) {
             vec![text(&format!("{r}-t1-m{}", rng.next() % 3))],
         ),
         4 => (
-            "SELECT mem_remember($1, $2)".into(),
+            "SELECT mem_remember($1, $2, $3)".into(),
             vec![
                 text(r),
                 text(&format!(
                     r#"{{"type":"gotcha","content":"remember the {s} cache {n}"}}"#
                 )),
+                text(&format!(r#"{{"now":{}}}"#, NOW - n as i64)),
             ],
         ),
         5 => (
