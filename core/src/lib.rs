@@ -47,6 +47,7 @@ pub use db::dialect::Dialect;
 pub use db::value::{Row, Value, ValueRef};
 pub use error::{Error, Result};
 pub use graph::outline::{code_language, code_reads};
+pub use tokens::prepare_tables;
 
 /// The extension's version, as `mem_version()` reports it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -17,6 +17,12 @@ pub trait Db: Send {
     /// Runs `sql` with text parameters and hands each row to `row`, as JSON values: NULL,
     /// numbers, text, booleans, and JSON where the database has a JSON type.
     fn each(&mut self, sql: &str, params: &[Option<&str>], row: Sink) -> Result<()>;
+
+    /// Whether the database's functions run in this process (SQLite, whose extension the
+    /// binary links): what they build at their first use can then be built ahead here.
+    fn in_process(&self) -> bool {
+        false
+    }
 }
 
 /// Bytes as lower-case hex (vectors, in JSON output).

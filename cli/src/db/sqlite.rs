@@ -58,6 +58,10 @@ impl Sqlite {
 }
 
 impl Db for Sqlite {
+    fn in_process(&self) -> bool {
+        true
+    }
+
     fn placeholder(&self, n: usize, ty: super::Type) -> String {
         match ty {
             super::Type::Int | super::Type::Bool => format!("CAST(?{n} AS INTEGER)"),

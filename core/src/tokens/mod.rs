@@ -86,6 +86,15 @@ pub(crate) fn count(text: &str, encoding: Encoding) -> i64 {
     })
 }
 
+/// Builds the tables of the default encoding (o200k_base) now, if no count has yet. A host
+/// that knows it is about to write (`agentmem index`, having found a changed file) calls it on
+/// another thread, so that its first count does not wait for the build; a count that comes
+/// while it runs waits for it instead of building again.
+pub fn prepare_tables() {
+    Encoding::O200kBase.ranks();
+    Encoding::O200kBase.splitter();
+}
+
 /// Pieces longer than this are not remembered.
 const PIECE_BYTES: usize = 23;
 /// Remembered counts per encoding and thread (1 MiB, allocated on first use).
