@@ -186,7 +186,9 @@ fn trigger_functions_called_by_hand_change_nothing() {
         "SELECT mem__task_dep_delete(task_id) FROM mem_task_deps",
         "SELECT mem__task_status(seq) FROM mem_tasks",
         "SELECT mem__task_insert(seq) FROM mem_tasks",
-        "SELECT mem__message_insert(seq, id) FROM mem_messages",
+        "INSERT INTO mem__message_inserted SELECT seq, id, thread_id, resource_id, role, \
+         raw_content, search_text, injection_text, compaction_level, task_id, message_index, \
+         token_count, created_at, metadata FROM mem_messages",
         "SELECT mem__message_update(seq, token_count, raw_content, search_text, created_at) \
          FROM mem_messages",
         "SELECT mem__thread_recount(id) FROM mem_threads",
