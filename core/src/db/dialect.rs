@@ -109,6 +109,13 @@ impl Dialect {
         self == Dialect::Postgres
     }
 
+    /// Whether a statement's `RETURNING` rows are collected before the first is returned, in
+    /// a temporary table made at each run (SQLite): for one row, reading it and then updating
+    /// it costs less.
+    pub(crate) fn buffers_returning(self) -> bool {
+        self == Dialect::Sqlite
+    }
+
     /// The search index's merge bound: no merge writes more than this share of the index
     /// (see [`crate::search::merge`]). Postgres keeps the room a merge needs in its files for
     /// good, so it bounds merges to an eighth; SQLite merges without a bound (one segment per

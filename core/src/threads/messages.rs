@@ -390,9 +390,10 @@ pub(crate) fn index_prepared(
 /// both backends; O(log n) plus tokenising.
 ///
 /// The thread row's counter is bumped with one `UPDATE … RETURNING`: it locks the thread row
-/// until commit (Postgres) or runs under the single writer lock (SQLite), so concurrent
-/// writers of one thread get consecutive, unique indexes, and a rollback returns the number.
-/// The same statement returns the thread's active task, for the implicit link.
+/// until commit (Postgres), so concurrent writers of one thread get consecutive, unique
+/// indexes, and a rollback returns the number. The same statement returns the thread's active
+/// task, for the implicit link. SQLite reads the row and then updates it, under its single
+/// writer lock (see [`crate::Dialect::buffers_returning`]).
 ///
 /// Before the write (Postgres), a row that will conflict with an existing one on `seq`, `id` or
 /// `(thread_id, message_index)` is only filled, not booked: the insert then fails, or takes the
@@ -467,14 +468,31 @@ pub(crate) fn complete_insert(
         Timing::AfterWrite | Timing::BeforeStatementEnd | Timing::BeforeAdd => String::new(),
     };
     let dialect = conn.dialect();
-    let sql = format!(
-        "UPDATE mem_threads SET {BOOK_ONE} \
-         WHERE id = ?1{thread_resource_is}{conflict_guard} \
-         RETURNING next_message_index, resource_id, state, {}, {}",
+    // The thread as the message finds it: the index a message without one takes, the
+    // resource, the state, the active task and its session.
+    let read = format!(
+        "resource_id, state, {}, {}",
         dialect.json_text("metadata", "active_task_id"),
         dialect.json_text("metadata", "session_id"),
     );
-    let Some(row) = conn.query(&sql, &params)?.into_iter().next() else {
+    let update = format!(
+        "UPDATE mem_threads SET {BOOK_ONE} WHERE id = ?1{thread_resource_is}{conflict_guard}"
+    );
+    let found = if dialect.buffers_returning() && conflict_guard.is_empty() {
+        let mut keys = vec![params[0].clone()];
+        let resource_is = route::and_resource("resource_id", resource.as_deref(), &mut keys);
+        let sql =
+            format!("SELECT next_message_index, {read} FROM mem_threads WHERE id = ?1{resource_is}");
+        let row = conn.query(&sql, &keys)?.into_iter().next();
+        if row.is_some() {
+            conn.execute(&update, &params)?;
+        }
+        row
+    } else {
+        let sql = format!("{update} RETURNING next_message_index - 1, {read}");
+        conn.query(&sql, &params)?.into_iter().next()
+    };
+    let Some(row) = found else {
         return match timing {
             Timing::BeforeWrite => fill_only(conn, d),
             Timing::AfterWrite | Timing::BeforeStatementEnd | Timing::BeforeAdd => {
@@ -489,7 +507,7 @@ pub(crate) fn complete_insert(
     lifecycle::check_accepts_messages(&d.thread_id, &state)?;
     let active_task = row.next().and_then(Value::into_string);
     let session = row.next().and_then(Value::into_string);
-    d.message_index = Some(d.message_index.unwrap_or(next_index - 1));
+    d.message_index = Some(d.message_index.unwrap_or(next_index));
     d.resource_id = Some(thread_resource(&d, resource)?);
     link_implicitly(conn, &mut d, active_task, session)?;
     if timing == Timing::BeforeWrite {
