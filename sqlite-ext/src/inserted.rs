@@ -12,10 +12,9 @@
 //! document therefore never outlives its transaction in memory: a rollback of the
 //! transaction, or of a savepoint or statement it came from, forgets it.
 //!
-//! The table is eponymous (it exists on every connection that loaded the extension); its
-//! columns are the message row's, as the trigger catalog lists them
-//! ([`triggers::sqlite_table_columns`]): the handler reads the new row from the insert, not
-//! back from `mem_messages`. Reading it returns no rows.
+//! The table is eponymous (it exists on every connection that loaded the extension) and has
+//! two columns, the message's `seq` and `id` (the row `mem_message_add` prepared is known by
+//! its id, and not read back); reading it returns no rows.
 
 use crate::api::call;
 use crate::conn::SqliteConn;
@@ -27,9 +26,6 @@ use agentmem_core::{triggers, Conn, Error, Result, Value};
 
 /// The trigger function whose work an insert here does, documents held.
 const INSERT_TRIGGER: &str = "mem__message_insert";
-
-/// The table's name.
-const TABLE: &str = "mem__message_inserted";
 use sqlite_loadable::ext::{sqlite3, sqlite3_value, sqlite3_vtab};
 use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
@@ -44,7 +40,7 @@ unsafe fn guarded(vtab: *mut sqlite3_vtab, f: impl FnOnce(&mut SqliteConn) -> Re
     let tab = vtab as *mut Tab;
     let (db, state) = ((*tab).db, (*tab).state);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| enter_db(db, state, f)))
-        .unwrap_or_else(|_| Err(Error::internal(format!("panic in {TABLE}"))));
+        .unwrap_or_else(|_| Err(Error::internal("panic in mem__message_inserted")));
     match outcome {
         Ok(()) => SQLITE_OK,
         Err(e) => {
@@ -67,12 +63,8 @@ unsafe extern "C" fn x_disconnect(vtab: *mut sqlite3_vtab) -> c_int {
     SQLITE_OK
 }
 
-/// The columns the table is declared with (`seq` first).
-fn columns() -> &'static [&'static str] {
-    triggers::sqlite_table_columns(TABLE).unwrap_or(&["seq"])
-}
-
-/// An insert of a new message row: completes and books it, its search document held.
+/// An insert of `(seq, id)`: completes and books that message row, its search document held.
+/// A trigger older than the id column writes the seq alone (id NULL).
 unsafe extern "C" fn x_update(
     vtab: *mut sqlite3_vtab,
     argc: c_int,
@@ -81,30 +73,21 @@ unsafe extern "C" fn x_update(
 ) -> c_int {
     guarded(vtab, |c| {
         let args = std::slice::from_raw_parts(argv, argc.max(0) as usize);
-        // An insert: argv[0] is NULL, argv[1] the new rowid (NULL), then the columns.
-        let is_insert =
-            argc as usize == 2 + columns().len() && call!(value_type(args[0])) == SQLITE_NULL;
-        let new = crate::args::values(args.get(2..).unwrap_or_default());
-        let (true, Some(&Value::Int(seq))) = (is_insert, new.first()) else {
+        // An insert: argv[0] is NULL, argv[1] the new rowid (NULL), then seq and id.
+        let is_insert = argc == 4 && call!(value_type(args[0])) == SQLITE_NULL;
+        let mut new = crate::args::values(args.get(2..).unwrap_or_default()).into_iter();
+        let (true, Some(Value::Int(seq))) = (is_insert, new.next()) else {
             return Err(Error::invalid(
-                TABLE,
-                "takes inserts of new message rows only (the insert trigger of mem_messages writes them)",
+                "mem__message_inserted",
+                "takes inserts of a message seq and id only (the insert trigger of mem_messages writes them)",
             ));
         };
-        // An older trigger wrote the key alone; a stored message has text in these columns.
-        if new
-            .get(2..)
-            .unwrap_or_default()
-            .iter()
-            .all(|v| matches!(v, Value::Null))
-        {
-            return Err(Error::Database(
-                "the insert trigger of mem_messages is older than the library: run SELECT mem_init()"
-                    .into(),
-            ));
-        }
+        let id = match new.next() {
+            Some(id @ Value::Text(_)) => id,
+            _ => Value::Null,
+        };
         *rowid = seq;
-        triggers::fire_sqlite(c, INSERT_TRIGGER, new, true).map(|_| ())
+        triggers::fire_sqlite(c, INSERT_TRIGGER, vec![Value::Int(seq), id], true).map(|_| ())
     })
 }
 
@@ -156,19 +139,14 @@ unsafe extern "C" fn x_rollback_to(vtab: *mut sqlite3_vtab, i: c_int) -> c_int {
     })
 }
 
-/// `CREATE TABLE x(…)` of [`columns`], made once.
-fn schema() -> &'static std::ffi::CStr {
-    static SCHEMA: OnceLock<std::ffi::CString> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        let sql = format!("CREATE TABLE x({})", columns().join(", "));
-        std::ffi::CString::new(sql).unwrap_or_default()
-    })
-}
-
 fn module() -> &'static Module {
     static MODULE: OnceLock<Module> = OnceLock::new();
     MODULE.get_or_init(|| {
-        let mut m = eponymous::module(2, eponymous::connect!(schema()), x_disconnect);
+        let mut m = eponymous::module(
+            2,
+            eponymous::connect!(c"CREATE TABLE x(seq INTEGER, id TEXT)"),
+            x_disconnect,
+        );
         m.xUpdate = Some(x_update);
         m.xBegin = Some(x_begin);
         m.xSync = Some(x_sync);

@@ -105,9 +105,7 @@ fn step(db: &mut dyn Backend, rng: &mut Rng, sqlite: bool) -> (String, bool) {
     if sqlite && rng.chance(5) {
         // The trigger functions by hand: harmless by construction.
         for call in [
-            "INSERT INTO mem__message_inserted SELECT seq, id, thread_id, resource_id, role, \
-             raw_content, search_text, injection_text, compaction_level, task_id, \
-             message_index, token_count, created_at, metadata FROM mem_messages",
+            "SELECT mem__message_insert(seq, id) FROM mem_messages",
             "SELECT mem__task_dep_insert(seq) FROM mem_task_deps",
             "SELECT mem__task_status(seq) FROM mem_tasks",
             "SELECT mem__thread_recount(id) FROM mem_threads",

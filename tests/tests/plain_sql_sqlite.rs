@@ -186,9 +186,7 @@ fn trigger_functions_called_by_hand_change_nothing() {
         "SELECT mem__task_dep_delete(task_id) FROM mem_task_deps",
         "SELECT mem__task_status(seq) FROM mem_tasks",
         "SELECT mem__task_insert(seq) FROM mem_tasks",
-        "INSERT INTO mem__message_inserted SELECT seq, id, thread_id, resource_id, role, \
-         raw_content, search_text, injection_text, compaction_level, task_id, message_index, \
-         token_count, created_at, metadata FROM mem_messages",
+        "SELECT mem__message_insert(seq, id) FROM mem_messages",
         "SELECT mem__message_update(seq, token_count, raw_content, search_text, created_at) \
          FROM mem_messages",
         "SELECT mem__thread_recount(id) FROM mem_threads",
@@ -200,6 +198,15 @@ fn trigger_functions_called_by_hand_change_nothing() {
         assert_eq!(state(&db), before, "{sql}");
         assert_exact(&db);
     }
+    // A row handed in by hand that the table does not hold is refused: the handler reads
+    // the row it completes from the table, never from what it was handed.
+    let e = error_of(
+        &db,
+        "INSERT INTO mem__message_inserted (seq, id) VALUES (999, 'm999')",
+    );
+    assert!(e.contains("not found"), "{e}");
+    assert_eq!(state(&db), before);
+    assert_exact(&db);
     for sql in [
         "SELECT mem__task_delete(seq, id, title, description, summary, resource_id) FROM mem_tasks",
         "SELECT mem__message_delete(seq, thread_id, token_count, search_text, raw_content, resource_id) \

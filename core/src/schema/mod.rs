@@ -223,11 +223,6 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "compact_checks",
         script: include_str!("../../../sql/migrations/0030_compact_checks.sql"),
     },
-    Migration {
-        version: 31,
-        name: "inserted_rows",
-        script: include_str!("../../../sql/migrations/0031_inserted_rows.sql"),
-    },
 ];
 
 /// The schema version this build creates.

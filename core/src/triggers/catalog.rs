@@ -36,7 +36,7 @@ const fn trigger(
         new: &[],
         old: &[],
         hosts: Hosts::Both,
-        sqlite_into: None,
+        sqlite_body: None,
         generic_plans: false,
         since: 0,
         run,
@@ -72,19 +72,6 @@ const OM_INDEXED: &[&str] = &[
     "resource_id",
 ];
 
-/// The table SQLite's message insert trigger writes each new row to (the SQLite extension
-/// makes it; see [`sqlite_table_columns`]).
-const INSERTED_TABLE: &str = "mem__message_inserted";
-
-/// The columns of the table `table` a SQLite trigger inserts into (`sqlite_into`), in order:
-/// what a host must declare it with.
-pub fn sqlite_table_columns(table: &str) -> Option<&'static [&'static str]> {
-    TRIGGERS
-        .iter()
-        .find(|t| t.sqlite_into == Some(table))
-        .map(|t| t.new)
-}
-
 /// The deferred trigger that writes what a transaction holds (Postgres).
 const HELD: &str = "mem__message_held_trg";
 
@@ -109,11 +96,11 @@ const BOOKED_PER_PAGE: usize = 1024;
 
 pub const TRIGGERS: &[Trigger] = &[
     // Messages: a new row is completed (ids, index, token count) and booked on its thread;
-    // SQLite's trigger writes the row to a table whose transaction hooks run the handler (and
-    // write held documents before the commit), so the handler need not read it back.
+    // SQLite's trigger writes the row's key to a table whose transaction hooks run the handler
+    // (and write held documents before the commit).
     Trigger {
-        new: &Draft::COLUMNS,
-        sqlite_into: Some(INSERTED_TABLE),
+        new: &["seq", "id"],
+        sqlite_body: Some("INSERT INTO mem__message_inserted (seq, id) VALUES (NEW.seq, NEW.id)"),
         postgres_when: Some("NOT mem__adding(NEW.id)"),
         ..trigger(
             "mem__message_insert",

@@ -14,7 +14,7 @@ pub mod render;
 mod sqlite;
 mod trigger;
 
-pub use catalog::{find, sqlite_table_columns, TRIGGERS};
+pub use catalog::{find, TRIGGERS};
 pub use sqlite::{fire_sqlite, sqlite_functions};
 pub use trigger::{Event, Fired, Hosts, Rows, Timing, Trigger};
 

@@ -41,15 +41,8 @@ fn sqlite(t: &Trigger) -> Vec<String> {
     t.events
         .iter()
         .map(|&e| {
-            let body = match t.sqlite_into {
-                Some(table) => {
-                    let new: Vec<String> = t.new.iter().map(|c| format!("NEW.{c}")).collect();
-                    format!(
-                        "INSERT INTO {table} ({}) VALUES ({})",
-                        t.new.join(", "),
-                        new.join(", ")
-                    )
-                }
+            let body = match t.sqlite_body {
+                Some(b) => b.to_string(),
                 None => {
                     let new = t.new.iter().map(|c| match e {
                         Event::Delete => "NULL".to_string(),

@@ -6,12 +6,11 @@ use super::trigger::{Fired, Rows, Trigger};
 use crate::db::row::{self, Completion, Shape};
 use crate::{Conn, Error, Result, Row, Value};
 
-/// The SQL functions SQLite's triggers call, one per trigger function (a trigger that writes
-/// to a table calls none).
+/// The SQL functions SQLite's triggers call, one per trigger function.
 pub fn sqlite_functions() -> impl Iterator<Item = &'static str> {
     let mut names: Vec<&'static str> = TRIGGERS
         .iter()
-        .filter(|t| t.in_sqlite() && t.sqlite_into.is_none())
+        .filter(|t| t.in_sqlite())
         .map(|t| t.function)
         .collect();
     names.sort_unstable();
@@ -80,9 +79,6 @@ impl Rows for SqliteRows {
     }
 
     fn new_row(&mut self, conn: &mut dyn Conn, shape: Shape) -> Result<Row> {
-        if shape.columns.iter().all(|c| self.trigger.new.contains(c)) {
-            return shape.columns.iter().map(|c| self.value(true, c)).collect();
-        }
         let seq = self
             .value(true, "seq")?
             .as_i64()

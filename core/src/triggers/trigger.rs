@@ -68,16 +68,15 @@ pub struct Trigger {
     /// A further condition on Postgres only, for a row that another write of agentmem's
     /// handles itself.
     pub postgres_when: Option<&'static str>,
-    /// The columns of `NEW` the handler reads; SQLite passes them as arguments. A completing
-    /// handler reads the whole row: from the arguments when they are all of its columns,
-    /// otherwise by `seq`, which comes first.
+    /// The columns of `NEW` the handler reads; SQLite passes them as arguments (a completing
+    /// handler reads the whole row by `seq`, which comes first).
     pub new: &'static [&'static str],
     /// The columns of `OLD` the handler reads (SQLite passes them after `new`'s).
     pub old: &'static [&'static str],
     pub hosts: Hosts,
-    /// SQLite: a table the trigger inserts its `new` columns into instead of calling the
-    /// function (the message insert's, whose transaction hooks run the handler).
-    pub sqlite_into: Option<&'static str>,
+    /// SQLite: a body other than the call (the message insert writes to a table whose
+    /// transaction hooks run the handler).
+    pub sqlite_body: Option<&'static str>,
     /// On Postgres its function's statements keep generic plans, as the functions of its
     /// domain do ([`crate::api::Function::generic_plans`]).
     pub generic_plans: bool,
