@@ -43,7 +43,8 @@ def child(args):
 
 def counted(system, ext, n, dialogue):
     """Instructions callgrind counts for a child writing `n` messages with `system`."""
-    out = tempfile.mktemp(prefix="agentmem-callgrind-")
+    fd, out = tempfile.mkstemp(prefix="agentmem-callgrind-")
+    os.close(fd)
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, sys.executable,
            os.path.abspath(__file__), "--child", system, "--child-messages", str(n),
            "--dialogue", dialogue] + (["--ext", ext] if ext else [])

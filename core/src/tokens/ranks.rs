@@ -74,10 +74,14 @@ impl Ranks {
             hasher: foldhash::fast::FixedState::default(),
         };
         let mask = ranks.slots.len() - 1;
-        let homes = tokens.iter().enumerate().map(|(rank, &t)| {
-            let h = ranks.hasher.hash_one(token(bytes, t));
-            ((h as usize & mask) as u32, tag(h) | (rank as u32 + 1))
-        });
+        let homes = tokens
+            .iter()
+            .enumerate()
+            .map(|(rank, &t)| {
+                let h = ranks.hasher.hash_one(token(bytes, t));
+                ((h as usize & mask) as u32, tag(h) | (rank as u32 + 1))
+            })
+            .collect();
         for (home, slot) in by_region(homes, ranks.slots.len()) {
             let mut i = home as usize;
             while ranks.slots[i] != 0 {
@@ -218,9 +222,8 @@ const REGIONS: usize = 1024;
 /// counting sort), so that the table is written front to back. Placed in rank order, each
 /// token wrote a random slot of a 2 MB table: a cache miss apiece, most of the build. Linear
 /// probing finds a token whatever order the tokens were placed in.
-fn by_region(homes: impl ExactSizeIterator<Item = (u32, u32)>, len: usize) -> Vec<(u32, u32)> {
+fn by_region(homes: Vec<(u32, u32)>, len: usize) -> Vec<(u32, u32)> {
     let shift = len.trailing_zeros().saturating_sub(REGIONS.trailing_zeros());
-    let homes: Vec<(u32, u32)> = homes.collect();
     let mut starts = vec![0usize; REGIONS + 1];
     for &(home, _) in &homes {
         starts[(home >> shift) as usize + 1] += 1;
