@@ -2,6 +2,7 @@
 
 use crate::api::call;
 use crate::state::{Shared, State};
+use agentmem_core::db::conn::Work;
 use agentmem_core::db::session::Session;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value, ValueRef};
 use sqlite_loadable::ext::{sqlite3, sqlite3_stmt};
@@ -382,6 +383,38 @@ impl Conn for SqliteConn {
 
     fn as_conn(&mut self) -> &mut dyn Conn {
         self
+    }
+
+    /// Reads the defensive flag, clears it for `f` and sets it back to what it was, whatever
+    /// `f` returns (better-sqlite3, for one, opens every connection defensive).
+    fn unguarded_schema(&mut self, f: &mut Work<'_>) -> Result<()> {
+        const SQLITE_DBCONFIG_DEFENSIVE: c_int = 1010;
+        let mut was: c_int = 0;
+        // SAFETY: the connection is open while a call runs on it; the flag's query form
+        // writes one int through the pointer.
+        let read = unsafe {
+            call!(db_config(
+                self.db,
+                SQLITE_DBCONFIG_DEFENSIVE,
+                -1 as c_int,
+                &mut was as *mut c_int
+            ))
+        };
+        if read != 0 || was == 0 {
+            return f(self);
+        }
+        let set = |db, on: c_int| unsafe {
+            call!(db_config(
+                db,
+                SQLITE_DBCONFIG_DEFENSIVE,
+                on,
+                std::ptr::null_mut::<c_int>()
+            ))
+        };
+        set(self.db, 0);
+        let outcome = f(self);
+        set(self.db, was);
+        outcome
     }
 
     /// `AGENTMEM_FAILPOINT` and `AGENTMEM_FAILPOINT_MARK` from the process environment

@@ -98,6 +98,103 @@ fn sqlite_upgrades_from_v1() {
     );
 }
 
+/// The tables' texts in `sqlite_schema`, by name.
+fn table_texts(conn: &rusqlite::Connection) -> Vec<(String, String)> {
+    let mut st = conn
+        .prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql IS NOT NULL ORDER BY name")
+        .unwrap();
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Migration 31 rewrites the CHECK lists of the tables in place (schema/in_lists.rs): from
+/// version 30 or from nothing, on a connection in defensive mode (better-sqlite3's default)
+/// or not, the tables end as a fresh database's, every connection enforces the new texts, and
+/// the connection's defensive setting is what it was.
+#[test]
+fn sqlite_check_lists_are_rewritten_on_every_connection() {
+    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE as DEFENSIVE;
+    let dir = std::env::temp_dir().join(format!("agentmem-check-lists-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let open = |name: &str, defensive: bool| {
+        let conn = rusqlite::Connection::open(dir.join(name)).unwrap();
+        conn.set_db_config(DEFENSIVE, defensive).unwrap();
+        agentmem_tests::backend::load(&conn);
+        conn
+    };
+    let init = |conn: &rusqlite::Connection, v: Option<i64>| -> i64 {
+        conn.query_row("SELECT mem_init(?1)", [v], |r| r.get(0))
+            .unwrap()
+    };
+    let fresh = open("fresh.db", false);
+    init(&fresh, None);
+    let expected = table_texts(&fresh);
+    let messages = &expected
+        .iter()
+        .find(|(n, _)| n == "mem_messages")
+        .unwrap()
+        .1;
+    assert!(
+        messages
+            .contains("(role = 'user' OR role = 'assistant' OR role = 'system' OR role = 'tool')"),
+        "{messages}"
+    );
+    for (name, from, defensive) in [
+        ("v30.db", Some(30), false),
+        ("v30-defensive.db", Some(30), true),
+        ("new-defensive.db", None, true),
+    ] {
+        let conn = open(name, defensive);
+        let other = open(name, false);
+        if let Some(v) = from {
+            assert_eq!(init(&conn, Some(v)), v);
+            assert_ne!(
+                table_texts(&conn),
+                expected,
+                "{name}: version 30 has the lists"
+            );
+            // A second connection that has read the old texts must read the new ones.
+            assert_eq!(init(&other, Some(v)), v);
+        }
+        assert_eq!(init(&conn, None), agentmem_core::schema::latest_version());
+        assert_eq!(table_texts(&conn), expected, "{name}");
+        assert_eq!(conn.db_config(DEFENSIVE).unwrap(), defensive, "{name}");
+        let writable: i64 = conn
+            .query_row("PRAGMA writable_schema", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(writable, 0, "{name}");
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok", "{name}");
+        let thread: String = conn
+            .query_row("SELECT mem_thread_create('r')", [], |r| r.get(0))
+            .unwrap();
+        for c in [&conn, &other] {
+            let e = c
+                .execute(
+                    "INSERT INTO mem_messages (thread_id, role, raw_content) VALUES (?1, 'bot', 'x')",
+                    [&thread],
+                )
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("role = 'user' OR role = 'assistant'"),
+                "{name}: {e}"
+            );
+            c.execute(
+                "INSERT INTO mem_messages (thread_id, role, raw_content) VALUES (?1, 'tool', 'x')",
+                [&thread],
+            )
+            .unwrap();
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn sqlite_refuses_a_newer_schema() {
     let db = Sqlite::open(":memory:");

@@ -94,6 +94,15 @@ pub trait Conn {
         f(self.as_conn()).map_err(|e| e.in_context(context))
     }
 
+    /// Runs `f` with SQLite's defensive mode (`SQLITE_DBCONFIG_DEFENSIVE`, which refuses
+    /// `PRAGMA writable_schema`) lifted, and puts the connection's setting back afterwards: a
+    /// migration edits `sqlite_schema` as SQLite documents for changing a `CHECK`. No SQL of
+    /// the caller's runs meanwhile. The default runs `f` as it is, and the edit then does
+    /// what the connection's setting allows.
+    fn unguarded_schema(&mut self, f: &mut Work<'_>) -> Result<()> {
+        f(self.as_conn())
+    }
+
     /// This connection as the core's work takes it (`self`): what the default [`Conn::attempt`]
     /// and [`Conn::in_context`], which suit a host whose errors reach the core as values, pass
     /// on.

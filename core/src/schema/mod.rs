@@ -47,6 +47,7 @@
 //! column types already do this; there only `object` and `array` add a `CHECK`. A later
 //! migration that adds columns declares the table's full list again: it replaces the checks.
 
+mod in_lists;
 mod releases;
 mod render;
 
@@ -223,6 +224,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "compact_checks",
         script: include_str!("../../../sql/migrations/0030_compact_checks.sql"),
     },
+    Migration {
+        version: 31,
+        name: "check_lists",
+        script: include_str!("../../../sql/migrations/0031_check_lists.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -263,7 +269,8 @@ fn applied(conn: &mut dyn Conn) -> Result<i64> {
 /// Data work a migration needs beyond its script: a new index must hold the rows written
 /// before it existed. (Version 3 created the first index; version 8 replaced its layout and
 /// rebuilds every namespace, so only 8 backfills. Version 23 replaced the closure's layout
-/// and rebuilds the closure of every resource with edges.)
+/// and rebuilds the closure of every resource with edges. Version 31 rewrites SQLite's
+/// `CHECK` lists in place, `in_lists`.)
 fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
     match version {
         // Nothing to index in a new database: it then holds no index rows at all, so a
@@ -284,6 +291,7 @@ fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
             crate::om::search::reindex(conn).map(|_| ())
         }
         23 => crate::graph::closure::rebuild_all(conn),
+        31 => in_lists::expand_tables(conn),
         _ => Ok(()),
     }
 }

@@ -1,0 +1,5 @@
+-- SQLite: every CHECK's list of more than two constants (`role IN ('user', 'assistant',
+-- 'system', 'tool')`) written as a chain of `=`, which SQLite codes without the temporary
+-- B-tree it builds for such a list at every run of a statement. The same test; the tables'
+-- texts are rewritten in place by the migration's Rust step (schema/in_lists.rs), as SQLite
+-- documents for changing a CHECK. Postgres has nothing to change.
