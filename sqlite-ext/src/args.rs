@@ -20,6 +20,25 @@ fn bytes(v: *mut sqlite3_value) -> Vec<u8> {
     }
 }
 
+/// `f` of the UTF-8 bytes of a text value, borrowed (SQLite converts a UTF-16 database's text);
+/// `None` for a value that is not text.
+pub fn with_text<T>(v: *mut sqlite3_value, f: impl FnOnce(&[u8]) -> T) -> Option<T> {
+    if v.is_null() || api::value_type(&v) != ValueType::Text {
+        return None;
+    }
+    // SAFETY: v is a live argument; text() before bytes() as the SQLite docs require, and the
+    // pointer is valid for `n` bytes until the value changes, which it does not during `f`.
+    unsafe {
+        let p = crate::api::call!(value_text(v));
+        let n = crate::api::call!(value_bytes(v)) as usize;
+        if p.is_null() || n == 0 {
+            Some(f(&[]))
+        } else {
+            Some(f(std::slice::from_raw_parts(p, n)))
+        }
+    }
+}
+
 /// The values of a call, as the core reads them: text as text when it is valid UTF-8 (else as
 /// bytes: the core checks UTF-8 and names the argument), blobs as bytes; absent optional
 /// arguments of table functions, which arrive as null pointers, as NULL.

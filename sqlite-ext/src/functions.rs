@@ -85,6 +85,27 @@ pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> 
         FunctionFlags::UTF8,
         state,
     )?;
+    // The type checks' test for text that may hold U+0000: pure, and called for every text a
+    // row stores, so it reads the value in place and enters nothing.
+    sqlite_loadable::define_scalar_function(
+        db,
+        triggers::MAY_HOLD_NUL,
+        -1,
+        |ctx, values| {
+            let json = values
+                .get(1)
+                .is_some_and(|v| sqlite_api::value_int64(v) != 0);
+            let found = values
+                .first()
+                .and_then(|v| args::with_text(*v, |b| triggers::may_hold_nul(b, json)));
+            match found {
+                Some(found) => sqlite_api::result_int64(ctx, i64::from(found)),
+                None => sqlite_api::result_null(ctx),
+            }
+            Ok(())
+        },
+        FunctionFlags::UTF8 | FunctionFlags::DETERMINISTIC | FunctionFlags::INNOCUOUS,
+    )?;
     Ok(())
 }
 

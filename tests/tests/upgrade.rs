@@ -98,10 +98,10 @@ fn sqlite_upgrades_from_v1() {
     );
 }
 
-/// The tables' texts in `sqlite_schema`, by name.
+/// The texts of the tables, indexes and triggers in `sqlite_schema`, by name.
 fn table_texts(conn: &rusqlite::Connection) -> Vec<(String, String)> {
     let mut st = conn
-        .prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql IS NOT NULL ORDER BY name")
+        .prepare("SELECT name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name")
         .unwrap();
     st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
@@ -111,7 +111,7 @@ fn table_texts(conn: &rusqlite::Connection) -> Vec<(String, String)> {
 
 /// Migration 31 rewrites the CHECK lists of the tables in place (schema/in_lists.rs): from
 /// version 30 or from nothing, on a connection in defensive mode (better-sqlite3's default)
-/// or not, the tables end as a fresh database's, every connection enforces the new texts, and
+/// or not, the schema ends as a fresh database's, every connection enforces the new texts, and
 /// the connection's defensive setting is what it was.
 #[test]
 fn sqlite_check_lists_are_rewritten_on_every_connection() {

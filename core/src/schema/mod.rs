@@ -43,9 +43,11 @@
 //! `@types <table> <column>:<kind> …` gives SQLite the column types it would otherwise not
 //! enforce (a plain `INSERT` could store `'yesterday'` in a BIGINT column). Kinds: `int`,
 //! `real`, `text`, `blob`, `object` (a JSON object), `array` (a JSON array), with `?` for
-//! nullable; text holds no U+0000. Postgres'
-//! column types already do this; there only `object` and `array` add a `CHECK`. A later
-//! migration that adds columns declares the table's full list again: it replaces the checks.
+//! nullable, then `~` for a column agentmem fills after a plain `INSERT` (SQLite writes it
+//! back into the new row; its update checks get a trigger of their own); text holds no U+0000.
+//! Postgres' column types already do this; there only `object` and `array` add a `CHECK`. A
+//! later migration that adds columns declares the table's full list again: it replaces the
+//! checks.
 
 mod in_lists;
 mod releases;
@@ -229,6 +231,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "check_lists",
         script: include_str!("../../../sql/migrations/0031_check_lists.sql"),
     },
+    Migration {
+        version: 32,
+        name: "filled_checks",
+        script: include_str!("../../../sql/migrations/0032_filled_checks.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -393,6 +400,14 @@ mod tests {
             "DROP TRIGGER IF EXISTS t_types_insert; CREATE TRIGGER t_types_insert BEFORE INSERT ON t"
         ));
         assert!(t.contains("WHEN NOT (NEW.b IS NULL OR typeof(NEW.b) = 'text') THEN RAISE(ABORT, 't.b: must be text or NULL')"));
+        let t = render("@types t a:int b:text?~ c:text n:int~", Dialect::Sqlite);
+        assert!(t.contains("CREATE TRIGGER t_types_update BEFORE UPDATE OF c ON t"));
+        assert!(t.contains("CREATE TRIGGER t_numbers_update BEFORE UPDATE OF a ON t"));
+        assert!(t.contains("CREATE TRIGGER t_filled_update BEFORE UPDATE OF b, n ON t"));
+        assert!(t.contains("WHEN NOT (NEW.n IS OLD.n OR (typeof(NEW.n) = 'integer')) THEN RAISE(ABORT, 't.n: must be an integer')"));
+        assert!(t.contains("BEFORE INSERT ON t FOR EACH ROW BEGIN SELECT CASE WHEN NOT (typeof(NEW.a) = 'integer')"));
+        assert!(render("@types t a:int b:text", Dialect::Sqlite)
+            .contains("DROP TRIGGER IF EXISTS t_filled_update;"));
         assert_eq!(
             render("@types t a:int m:object", Dialect::Postgres).trim(),
             "ALTER TABLE t DROP CONSTRAINT IF EXISTS t_m_object; \

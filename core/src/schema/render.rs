@@ -2,6 +2,7 @@
 //! documentation, expanded into each database's DDL. Every DDL difference between the two
 //! databases lives here (runtime SQL differences live in `db::dialect`).
 
+use crate::triggers::MAY_HOLD_NUL;
 use crate::Dialect;
 
 /// Renders a neutral script for one dialect, every trigger included.
@@ -36,7 +37,7 @@ fn render_line(line: &str, dialect: Dialect, version: i64) -> String {
     } else if let Some(rest) = trimmed.strip_prefix("@derived ") {
         render_derived(rest, dialect)
     } else if let Some(rest) = trimmed.strip_prefix("@types ") {
-        render_types(rest, dialect)
+        render_types(rest, dialect, version)
     } else if let Some(rest) = trimmed.strip_prefix("@drop_trigger ") {
         let parts: Vec<&str> = rest.split_whitespace().collect();
         let [table, name] = parts[..] else {
@@ -220,9 +221,26 @@ fn render_derived(spec: &str, dialect: Dialect) -> String {
     )
 }
 
-/// One column's type check: the column, its kind, the condition it must meet and the error
-/// when it does not.
-type Check<'a> = (&'a str, &'a str, String, String);
+/// How a type check finds text that may hold U+0000.
+#[derive(Clone, Copy)]
+enum Nul {
+    /// `instr`, as the schema did before [`FILLED_CHECKS`]: a comparison at every byte.
+    Instr,
+    /// [`MAY_HOLD_NUL`]: a scan for one byte.
+    MayHold,
+}
+
+/// One column's type check.
+struct Check<'a> {
+    col: &'a str,
+    kind: &'a str,
+    /// The condition the new value must meet.
+    cond: String,
+    /// The error when it does not.
+    msg: String,
+    /// Whether agentmem fills the column after a plain `INSERT` (SQLite writes it back).
+    filled: bool,
+}
 
 /// Whether a kind of `@types` holds numbers.
 fn is_number(kind: &str) -> bool {
@@ -239,7 +257,7 @@ fn is_number(kind: &str) -> bool {
 /// that fails raises its column's error, the type checks before the NUL ones. (A `WHEN` that
 /// repeated them all in front of the body cost nothing at run time, but every connection
 /// parses every trigger when it first reads the schema, and these are most of its text.)
-fn types_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> String {
+fn types_trigger(table: &str, name: &str, event: &str, checks: &[&Check], nul: Nul) -> String {
     let update = event.starts_with("UPDATE");
     let changed = |col: &str, cond: &str| {
         if update {
@@ -248,19 +266,29 @@ fn types_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> Str
             cond.to_owned()
         }
     };
-    let types = checks.iter().map(|(col, _, cond, msg)| {
-        format!("WHEN NOT {} THEN RAISE(ABORT, '{msg}')", changed(col, cond))
+    let types = checks.iter().map(|c| {
+        format!(
+            "WHEN NOT {} THEN RAISE(ABORT, '{}')",
+            changed(c.col, &c.cond),
+            c.msg
+        )
     });
-    let nul = checks.iter().filter_map(|(col, kind, ..)| {
-        let needle = match *kind {
-            "text" => "char(0)",
-            "object" | "array" => "'\\u0000'",
+    let nul = checks.iter().filter_map(|&&Check { col, kind, .. }| {
+        let json = match kind {
+            "text" => false,
+            "object" | "array" => true,
             _ => return None,
         };
+        let may_hold = match (nul, json) {
+            (Nul::MayHold, false) => format!("{MAY_HOLD_NUL}(NEW.{col})"),
+            (Nul::MayHold, true) => format!("{MAY_HOLD_NUL}(NEW.{col}, 1)"),
+            (Nul::Instr, false) => format!("instr(NEW.{col}, char(0)) > 0"),
+            (Nul::Instr, true) => format!("instr(NEW.{col}, '\\u0000') > 0"),
+        };
         let found = if update {
-            format!("NEW.{col} IS NOT OLD.{col} AND instr(NEW.{col}, {needle}) > 0")
+            format!("NEW.{col} IS NOT OLD.{col} AND {may_hold}")
         } else {
-            format!("instr(NEW.{col}, {needle}) > 0")
+            may_hold
         };
         Some(format!(
             "WHEN {found} THEN mem__refuse_nul('{table}.{col}', NEW.{col})"
@@ -275,7 +303,12 @@ fn types_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> Str
     )
 }
 
-fn render_types(spec: &str, dialect: Dialect) -> String {
+/// The schema version from which `@types` checks text for U+0000 with
+/// [`MAY_HOLD_NUL`] (before: `instr`) and knows `~`.
+const FILLED_CHECKS: i64 = 32;
+
+fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
+    let current = version >= FILLED_CHECKS;
     let mut parts = spec.split_whitespace();
     let table = parts.next().expect("@types needs a table");
     let mut checks: Vec<Check> = Vec::new();
@@ -283,6 +316,11 @@ fn render_types(spec: &str, dialect: Dialect) -> String {
         let (col, kind) = p
             .split_once(':')
             .unwrap_or_else(|| panic!("@types column without a kind: {p}"));
+        let (kind, filled) = match kind.strip_suffix('~') {
+            Some(k) if current => (k, true),
+            Some(_) => panic!("@types: `~` is known from schema {FILLED_CHECKS}: {p}"),
+            None => (kind, false),
+        };
         let (kind, nullable) = match kind.strip_suffix('?') {
             Some(k) => (k, true),
             None => (kind, false),
@@ -317,37 +355,53 @@ fn render_types(spec: &str, dialect: Dialect) -> String {
             format!("({cond})")
         };
         let null = if nullable { " or NULL" } else { "" };
-        checks.push((
+        checks.push(Check {
             col,
             kind,
             cond,
-            format!("{table}.{col}: must be {rule}{null}"),
-        ));
+            msg: format!("{table}.{col}: must be {rule}{null}"),
+            filled,
+        });
     }
     match dialect {
         Dialect::Sqlite => {
             // An insert checks every column. An update checks the columns it sets: those it
-            // leaves were checked when written. Numbers and text are checked by two triggers
-            // (`UPDATE OF` each kind), so that the counters agentmem updates with every
-            // message do not scan the row's text again.
-            let numbers: Vec<&Check> = checks.iter().filter(|c| is_number(c.1)).collect();
-            let texts: Vec<&Check> = checks.iter().filter(|c| !is_number(c.1)).collect();
+            // leaves were checked when written. The checks are split over three triggers
+            // (`UPDATE OF` each group), because a trigger that fires costs its whole program
+            // (a frame of registers for every check) even where its conditions pass at once:
+            // numbers, so that the counters agentmem updates with every message do not scan
+            // the row's text again; and the columns agentmem fills after a plain `INSERT`
+            // (`~`), so that writing them back runs a small program, not the table's.
+            let group = |filled: bool, number: bool| -> Vec<&Check> {
+                checks
+                    .iter()
+                    .filter(|c| c.filled == filled && (filled || is_number(c.kind) == number))
+                    .collect()
+            };
+            let (texts, numbers, filled) =
+                (group(false, false), group(false, true), group(true, false));
             let all: Vec<&Check> = checks.iter().collect();
-            let mut out = vec![types_trigger(table, "types_insert", "INSERT", &all)];
-            for (name, cols) in [("types_update", &texts), ("numbers_update", &numbers)] {
+            let nul = if current { Nul::MayHold } else { Nul::Instr };
+            let mut out = vec![types_trigger(table, "types_insert", "INSERT", &all, nul)];
+            let groups = [
+                ("types_update", &texts),
+                ("numbers_update", &numbers),
+                ("filled_update", &filled),
+            ];
+            for (name, cols) in &groups[..if current { 3 } else { 2 }] {
                 out.push(format!("DROP TRIGGER IF EXISTS {table}_{name};"));
                 if !cols.is_empty() {
-                    let of: Vec<&str> = cols.iter().map(|c| c.0).collect();
+                    let of: Vec<&str> = cols.iter().map(|c| c.col).collect();
                     let event = format!("UPDATE OF {}", of.join(", "));
-                    out.push(types_trigger(table, name, &event, cols));
+                    out.push(types_trigger(table, name, &event, cols, nul));
                 }
             }
             out.join("\n")
         }
         Dialect::Postgres => checks
             .iter()
-            .filter(|c| c.1 == "object" || c.1 == "array")
-            .map(|(col, kind, ..)| {
+            .filter(|c| c.kind == "object" || c.kind == "array")
+            .map(|Check { col, kind, .. }| {
                 format!(
                     "ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_{col}_{kind}; \
                      ALTER TABLE {table} ADD CONSTRAINT {table}_{col}_{kind} \

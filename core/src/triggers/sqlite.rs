@@ -99,6 +99,25 @@ impl Rows for SqliteRows {
 /// may (`\u0000`) — SQLite only; see [`refuse_nul`].
 pub(super) const REFUSE_NUL: &str = "mem__refuse_nul";
 
+/// The function that finds such text for them (`mem__may_hold_nul(text [, json])`, a pure
+/// function the host registers over [`may_hold_nul`]).
+pub const MAY_HOLD_NUL: &str = "mem__may_hold_nul";
+
+/// Whether stored text may hold what [`refuse_nul`] refuses: U+0000 itself, or, for JSON text
+/// (`json`), the escape `\u0000`, which [`refuse_nul`] then reads (an escaped backslash
+/// passes). The type checks ask this of every text a row stores; SQLite's `instr` compares at
+/// each byte, where this scans for one.
+pub fn may_hold_nul(bytes: &[u8], json: bool) -> bool {
+    if json {
+        bytes
+            .split(|&b| b == b'\\')
+            .skip(1)
+            .any(|after| after.starts_with(b"u0000"))
+    } else {
+        bytes.contains(&0)
+    }
+}
+
 /// `mem__refuse_nul(column, value)`: fails with the rule's error, naming the column and the
 /// character (or the JSON path); passes JSON whose `\u0000` was an escaped backslash.
 pub(super) fn refuse_nul(args: &[Value]) -> Result<()> {
@@ -110,5 +129,25 @@ pub(super) fn refuse_nul(args: &[Value]) -> Result<()> {
     match serde_json::from_str::<serde_json::Value>(s) {
         Ok(v) => crate::json_input::check(column, &v),
         Err(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_hold_nul;
+
+    #[test]
+    fn nul_in_text_and_its_escape_in_json() {
+        assert!(!may_hold_nul(b"", false));
+        assert!(!may_hold_nul("plain é text".as_bytes(), false));
+        assert!(may_hold_nul(b"a\0b", false));
+        assert!(may_hold_nul(b"\0", false));
+        assert!(!may_hold_nul(br#"{"k":"\u0000"}"#, false));
+        assert!(may_hold_nul(br#"{"k":"\u0000"}"#, true));
+        // An escaped backslash before `u0000` is no NUL, but the scan only says "may":
+        // `mem__refuse_nul` parses the JSON and lets it pass.
+        assert!(may_hold_nul(br#"{"k":"\\u0000"}"#, true));
+        assert!(!may_hold_nul(br#"{"k":"\u0001","u0000":1}"#, true));
+        assert!(!may_hold_nul(b"\\", true));
     }
 }
