@@ -149,6 +149,9 @@ fn sqlite_check_lists_are_rewritten_on_every_connection() {
     ] {
         let conn = open(name, defensive);
         let other = open(name, false);
+        // A table of the user's is not agentmem's to edit, whatever its name.
+        let mine = "CREATE TABLE mem_mine (k TEXT CHECK (k IN ('a', 'b', 'c')))";
+        conn.execute(mine, []).unwrap();
         if let Some(v) = from {
             assert_eq!(init(&conn, Some(v)), v);
             assert_ne!(
@@ -160,7 +163,10 @@ fn sqlite_check_lists_are_rewritten_on_every_connection() {
             assert_eq!(init(&other, Some(v)), v);
         }
         assert_eq!(init(&conn, None), agentmem_core::schema::latest_version());
-        assert_eq!(table_texts(&conn), expected, "{name}");
+        let mut texts = table_texts(&conn);
+        let at = texts.iter().position(|(n, _)| n == "mem_mine").unwrap();
+        assert_eq!(texts.remove(at).1, mine, "{name}");
+        assert_eq!(texts, expected, "{name}");
         assert_eq!(conn.db_config(DEFENSIVE).unwrap(), defensive, "{name}");
         let writable: i64 = conn
             .query_row("PRAGMA writable_schema", [], |r| r.get(0))

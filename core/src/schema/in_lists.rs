@@ -195,16 +195,18 @@ pub(crate) fn expand_tables(conn: &mut dyn Conn) -> Result<()> {
     if conn.dialect() != Dialect::Sqlite {
         return Ok(());
     }
+    let own = own_tables();
     let edits: Vec<(String, String)> = conn
         .query(
-            "SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name LIKE 'mem%' \
-             AND sql IS NOT NULL ORDER BY name",
+            "SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql IS NOT NULL \
+             ORDER BY name",
             &[],
         )?
         .into_iter()
         .filter_map(|r| {
-            let sql = expand(r.get(1)?.as_str()?)?;
-            Some((r.first()?.as_str()?.to_owned(), sql))
+            let name = r.first()?.as_str()?;
+            let sql = expand(r.get(1)?.as_str()?).filter(|_| own.contains(name))?;
+            Some((name.to_owned(), sql))
         })
         .collect();
     if edits.is_empty() {
@@ -228,6 +230,22 @@ pub(crate) fn expand_tables(conn: &mut dyn Conn) -> Result<()> {
         c.execute("PRAGMA writable_schema = OFF", &[])?;
         written
     })
+}
+
+/// The tables agentmem's migrations create: the only ones whose texts it edits (a database's
+/// other tables are its users', whatever their names).
+fn own_tables() -> std::collections::BTreeSet<&'static str> {
+    super::MIGRATIONS
+        .iter()
+        .flat_map(|m| m.script.split("CREATE TABLE ").skip(1))
+        .filter_map(|rest| {
+            let rest = rest.trim_start();
+            let rest = rest.strip_prefix("IF NOT EXISTS ").unwrap_or(rest);
+            rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .filter(|name| !name.is_empty())
+        })
+        .collect()
 }
 
 /// The edits and the version bump that makes connections read them.
@@ -288,6 +306,21 @@ mod tests {
         ] {
             assert_eq!(expand(sql), None, "{sql}");
         }
+    }
+
+    #[test]
+    fn own_tables_are_the_migrations() {
+        let own = own_tables();
+        for name in [
+            "mem_messages",
+            "mem_tasks",
+            "mem_working_memory",
+            "mem_graph_edges",
+        ] {
+            assert!(own.contains(name), "{name}");
+        }
+        assert!(!own.contains("IF"));
+        assert!(own.iter().all(|n| n.starts_with("mem")), "{own:?}");
     }
 
     #[test]
