@@ -191,11 +191,16 @@ fn number_follows(b: &[u8], i: usize) -> bool {
 /// Editing `sqlite_schema` needs `PRAGMA writable_schema`, which a connection in defensive
 /// mode refuses: the adapter lifts that for the edit ([`Conn::unguarded_schema`]). A host that
 /// cannot leaves the lists as they are, which changes no result.
-pub(crate) fn expand_tables(conn: &mut dyn Conn) -> Result<()> {
+///
+/// `scripts` are the migrations' scripts: the tables they create are agentmem's.
+pub(crate) fn expand_tables<'a>(
+    conn: &mut dyn Conn,
+    scripts: impl IntoIterator<Item = &'a str>,
+) -> Result<()> {
     if conn.dialect() != Dialect::Sqlite {
         return Ok(());
     }
-    let own = own_tables();
+    let own = own_tables(scripts);
     let edits: Vec<(String, String)> = conn
         .query(
             "SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql IS NOT NULL \
@@ -232,12 +237,14 @@ pub(crate) fn expand_tables(conn: &mut dyn Conn) -> Result<()> {
     })
 }
 
-/// The tables agentmem's migrations create: the only ones whose texts it edits (a database's
-/// other tables are its users', whatever their names).
-fn own_tables() -> std::collections::BTreeSet<&'static str> {
-    super::MIGRATIONS
-        .iter()
-        .flat_map(|m| m.script.split("CREATE TABLE ").skip(1))
+/// The tables the migrations' `scripts` create: the only ones whose texts this edits (a
+/// database's other tables are its users', whatever their names).
+fn own_tables<'a>(
+    scripts: impl IntoIterator<Item = &'a str>,
+) -> std::collections::BTreeSet<&'a str> {
+    scripts
+        .into_iter()
+        .flat_map(|script| script.split("CREATE TABLE ").skip(1))
         .filter_map(|rest| {
             let rest = rest.trim_start();
             let rest = rest.strip_prefix("IF NOT EXISTS ").unwrap_or(rest);
@@ -309,18 +316,13 @@ mod tests {
     }
 
     #[test]
-    fn own_tables_are_the_migrations() {
-        let own = own_tables();
-        for name in [
-            "mem_messages",
-            "mem_tasks",
-            "mem_working_memory",
-            "mem_graph_edges",
-        ] {
-            assert!(own.contains(name), "{name}");
-        }
-        assert!(!own.contains("IF"));
-        assert!(own.iter().all(|n| n.starts_with("mem")), "{own:?}");
+    fn own_tables_are_the_ones_scripts_create() {
+        let scripts = [
+            "CREATE TABLE mem_a (x TEXT);\nCREATE INDEX mem_a_x ON mem_a (x);",
+            "CREATE TABLE IF NOT EXISTS mem_b (y);\n@sqlite CREATE TABLE mem_c(z);",
+        ];
+        let own: Vec<&str> = own_tables(scripts).into_iter().collect();
+        assert_eq!(own, ["mem_a", "mem_b", "mem_c"]);
     }
 
     #[test]

@@ -298,7 +298,7 @@ fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
             crate::om::search::reindex(conn).map(|_| ())
         }
         23 => crate::graph::closure::rebuild_all(conn),
-        31 => in_lists::expand_tables(conn),
+        31 => in_lists::expand_tables(conn, MIGRATIONS.iter().map(|m| m.script)),
         _ => Ok(()),
     }
 }

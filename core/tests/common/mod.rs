@@ -102,7 +102,7 @@ impl Rng {
 
 /// A fresh in-memory database with the schema and the SQL functions its triggers call
 /// (`agentmem_core::triggers`, plus `mem_uuid7`, `mem_now`, `mem__internal`,
-/// `mem_content_hash`), as the
+/// `mem_content_hash`, `mem__may_hold_nul`), as the
 /// extension registers them, over the system SQLite.
 #[allow(dead_code)]
 pub fn open_with_triggers() -> Sq {
@@ -126,7 +126,13 @@ mod triggers {
     use std::cell::Cell;
     use std::ffi::{c_char, c_int, c_void, CString};
 
-    const OWN: &[&str] = &["mem_uuid7", "mem_now", "mem__internal", "mem_content_hash"];
+    const OWN: &[&str] = &[
+        "mem_uuid7",
+        "mem_now",
+        "mem__internal",
+        "mem_content_hash",
+        triggers::MAY_HOLD_NUL,
+    ];
 
     thread_local! {
         /// How deep the test connection is inside a trigger function (for `mem__internal`).
@@ -168,6 +174,13 @@ mod triggers {
             "mem_now" => Ok(Value::Int(c.now_ms()?)),
             "mem__internal" => Ok(Value::Int(i64::from(DEPTH.with(|d| d.get()) > 0))),
             "mem_content_hash" => Ok(agentmem_core::memories::content_hash(a[0].as_str()).into()),
+            triggers::MAY_HOLD_NUL => Ok(match a.first() {
+                Some(Value::Text(s)) => {
+                    let json = a.get(1).and_then(Value::as_i64).is_some_and(|j| j != 0);
+                    Value::Int(i64::from(triggers::may_hold_nul(s.as_bytes(), json)))
+                }
+                _ => Value::Null,
+            }),
             other => {
                 DEPTH.with(|d| d.set(d.get() + 1));
                 let r = triggers::fire_sqlite(c, other, a.to_vec(), false);
