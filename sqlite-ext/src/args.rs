@@ -4,39 +4,36 @@ use agentmem_core::Value;
 use sqlite_loadable::api::{self, ValueType};
 use sqlite_loadable::ext::sqlite3_value;
 
-/// The bytes of a text or blob value. (sqlite-loadable's `value_blob` builds a slice from
+/// `f` of a value's bytes, borrowed: its UTF-8 text with `text` (SQLite converts a UTF-16
+/// database's), else its bytes as stored. (sqlite-loadable's `value_blob` builds a slice from
 /// the NULL pointer SQLite returns for an empty value, which aborts the process.)
-fn bytes(v: *mut sqlite3_value) -> Vec<u8> {
-    // SAFETY: v is a live argument; blob() before bytes() as the SQLite docs require, and the
-    // pointer is valid for `n` bytes until the value changes, which it does not here.
+fn borrowed<T>(v: *mut sqlite3_value, text: bool, f: impl FnOnce(&[u8]) -> T) -> T {
+    // SAFETY: v is a live argument; text() or blob() before bytes() as the SQLite docs
+    // require, and the pointer is valid for `n` bytes until the value changes, which it does
+    // not during `f`.
     unsafe {
-        let p = crate::api::call!(value_blob(v)) as *const u8;
+        let p = if text {
+            crate::api::call!(value_text(v))
+        } else {
+            crate::api::call!(value_blob(v)) as *const u8
+        };
         let n = crate::api::call!(value_bytes(v)) as usize;
         if p.is_null() || n == 0 {
-            Vec::new()
+            f(&[])
         } else {
-            std::slice::from_raw_parts(p, n).to_vec()
+            f(std::slice::from_raw_parts(p, n))
         }
     }
 }
 
-/// `f` of the UTF-8 bytes of a text value, borrowed (SQLite converts a UTF-16 database's text);
-/// `None` for a value that is not text.
+/// The bytes of a text or blob value, copied.
+fn bytes(v: *mut sqlite3_value) -> Vec<u8> {
+    borrowed(v, false, <[u8]>::to_vec)
+}
+
+/// `f` of the UTF-8 bytes of a text value, borrowed; `None` for a value that is not text.
 pub fn with_text<T>(v: *mut sqlite3_value, f: impl FnOnce(&[u8]) -> T) -> Option<T> {
-    if v.is_null() || api::value_type(&v) != ValueType::Text {
-        return None;
-    }
-    // SAFETY: v is a live argument; text() before bytes() as the SQLite docs require, and the
-    // pointer is valid for `n` bytes until the value changes, which it does not during `f`.
-    unsafe {
-        let p = crate::api::call!(value_text(v));
-        let n = crate::api::call!(value_bytes(v)) as usize;
-        if p.is_null() || n == 0 {
-            Some(f(&[]))
-        } else {
-            Some(f(std::slice::from_raw_parts(p, n)))
-        }
-    }
+    (!v.is_null() && api::value_type(&v) == ValueType::Text).then(|| borrowed(v, true, f))
 }
 
 /// The values of a call, as the core reads them: text as text when it is valid UTF-8 (else as

@@ -403,6 +403,7 @@ impl Conn for SqliteConn {
         if read != 0 || was == 0 {
             return f(self);
         }
+        // SAFETY: as above; the set form reads `on` and writes nothing back.
         let set = |db, on: c_int| unsafe {
             call!(db_config(
                 db,

@@ -114,12 +114,9 @@ fn is_keyword(t: &str) -> bool {
 
 /// A string literal or an integer (optionally negative, as one token).
 fn is_literal(t: &str) -> bool {
-    (t.len() >= 2 && t.starts_with('\'') && t.ends_with('\''))
-        || t.strip_prefix('-')
-            .unwrap_or(t)
-            .chars()
-            .all(|c| c.is_ascii_digit())
-            && !t.trim_start_matches('-').is_empty()
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    let string = t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'');
+    string || (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The byte ranges of `sql`'s tokens: words (with dots and a leading minus on numbers),

@@ -372,14 +372,12 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
             // numbers, so that the counters agentmem updates with every message do not scan
             // the row's text again; and the columns agentmem fills after a plain `INSERT`
             // (`~`), so that writing them back runs a small program, not the table's.
-            let group = |filled: bool, number: bool| -> Vec<&Check> {
-                checks
-                    .iter()
-                    .filter(|c| c.filled == filled && (filled || is_number(c.kind) == number))
-                    .collect()
+            let group = |pick: &dyn Fn(&Check) -> bool| -> Vec<&Check> {
+                checks.iter().filter(|c| pick(c)).collect()
             };
-            let (texts, numbers, filled) =
-                (group(false, false), group(false, true), group(true, false));
+            let texts = group(&|c| !c.filled && !is_number(c.kind));
+            let numbers = group(&|c| !c.filled && is_number(c.kind));
+            let filled = group(&|c| c.filled);
             let all: Vec<&Check> = checks.iter().collect();
             let nul = if current { Nul::MayHold } else { Nul::Instr };
             let mut out = vec![types_trigger(table, "types_insert", "INSERT", &all, nul)];
