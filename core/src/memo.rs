@@ -3,9 +3,9 @@
 //!
 //! Writing a message computes the same small things over and over: the token count of a word
 //! or of an indentation run, the stem of a prose word. A [`Memo`] remembers the last result
-//! per slot (`hash(key) mod slots`): a lookup is one hash and one compare of inline bytes, no
-//! pointer to follow, and a collision only costs computing the value again, so no input can
-//! make it slower than not having it.
+//! per pair of slots (`hash(key) mod pairs`): a lookup is one hash and at most two compares of
+//! inline bytes, no pointer to follow, and a collision only costs computing the value again,
+//! so no input can make it slower than not having it.
 
 /// A hash of `bytes` under a per-process `seed`, so that no input can be written to make
 /// its keys share slots.
@@ -57,8 +57,12 @@ impl std::hash::Hasher for FastHasher {
     }
 }
 
-/// A direct-mapped memo of keys up to `N` bytes; longer keys are never remembered. Its
-/// slots are allocated on first use.
+/// A two-way memo of keys up to `N` bytes; longer keys are never remembered. Its slots are
+/// allocated on first use.
+///
+/// A key may live in either slot of its pair, the one used last first: two words that share
+/// a pair both stay, where a direct-mapped memo would compute them again in turn (a stem costs
+/// as much as several thousand lookups).
 pub(crate) struct Memo<const N: usize, V> {
     slots: Vec<Slot<N, V>>,
     count: usize,
@@ -73,9 +77,9 @@ struct Slot<const N: usize, V> {
 }
 
 impl<const N: usize, V: Copy + Default> Memo<N, V> {
-    /// A memo of `count` slots (a power of two).
+    /// A memo of `count` slots (a power of two, at least two).
     pub(crate) fn new(count: usize) -> Self {
-        debug_assert!(count.is_power_of_two() && N < 256);
+        debug_assert!(count.is_power_of_two() && count >= 2 && N < 256);
         Memo {
             slots: Vec::new(),
             count,
@@ -83,21 +87,32 @@ impl<const N: usize, V: Copy + Default> Memo<N, V> {
         }
     }
 
-    fn slot(&self, key: &[u8]) -> usize {
-        hash(self.seed, key) as usize & (self.count - 1)
+    /// The first slot of the pair `key` lives in.
+    fn pair(&self, key: &[u8]) -> usize {
+        (hash(self.seed, key) as usize & (self.count / 2 - 1)) * 2
     }
 
-    /// The value remembered for `key`.
-    pub(crate) fn get(&self, key: &[u8]) -> Option<V> {
+    /// The slot that holds `key`, if one does.
+    fn find(&self, key: &[u8]) -> Option<usize> {
         if key.len() > N || self.slots.is_empty() {
             return None;
         }
-        let s = &self.slots[self.slot(key)];
-        (usize::from(s.len) == key.len() && &s.key[..key.len()] == key).then_some(s.value)
+        let p = self.pair(key);
+        (p..p + 2).find(|&i| {
+            let s = &self.slots[i];
+            usize::from(s.len) == key.len() && &s.key[..key.len()] == key
+        })
     }
 
-    /// Remembers `value` for `key` (a key of more than `N` bytes, or an empty one, is not).
-    pub(crate) fn put(&mut self, key: &[u8], value: V) {
+    /// The value remembered for `key`.
+    #[cfg(test)]
+    pub(crate) fn get(&self, key: &[u8]) -> Option<V> {
+        self.find(key).map(|i| self.slots[i].value)
+    }
+
+    /// Remembers `value` for `key` (a key of more than `N` bytes, or an empty one, is not), in
+    /// the first slot of its pair; the key that was there moves to the second.
+    fn put(&mut self, key: &[u8], value: V) {
         if key.len() > N || key.is_empty() {
             return;
         }
@@ -109,17 +124,25 @@ impl<const N: usize, V: Copy + Default> Memo<N, V> {
             };
             self.slots = vec![empty; self.count];
         }
-        let i = self.slot(key);
-        let s = &mut self.slots[i];
+        let p = self.pair(key);
+        self.slots[p + 1] = self.slots[p];
+        let s = &mut self.slots[p];
         s.len = key.len() as u8;
         s.key[..key.len()].copy_from_slice(key);
         s.value = value;
     }
 
-    /// The value for `key`, computed by `f` and remembered when it was not.
+    /// The value for `key`, computed by `f` and remembered when it was not. A key found in
+    /// the second slot of its pair moves to the first.
     pub(crate) fn get_or(&mut self, key: &[u8], f: impl FnOnce() -> V) -> V {
-        match self.get(key) {
-            Some(v) => v,
+        match self.find(key) {
+            Some(i) => {
+                if i % 2 == 1 {
+                    self.slots.swap(i - 1, i);
+                    return self.slots[i - 1].value;
+                }
+                self.slots[i].value
+            }
             None => {
                 let v = f();
                 self.put(key, v);
@@ -153,6 +176,18 @@ mod tests {
             );
         }
         assert_eq!(calls, 1);
+        // Two keys of one pair both stay, where one slot would hold only the last.
+        let mut two: Memo<4, u32> = Memo::new(2);
+        two.put(b"a", 1);
+        two.put(b"b", 2);
+        assert_eq!((two.get(b"a"), two.get(b"b")), (Some(1), Some(2)));
+        assert_eq!(two.get_or(b"a", || 9), 1);
+        two.put(b"c", 3);
+        assert_eq!(
+            (two.get(b"a"), two.get(b"b"), two.get(b"c")),
+            (Some(1), None, Some(3)),
+            "the key used last stays"
+        );
         // Whatever collides, every answer is the function's.
         for i in 0..1000u32 {
             let k = i.to_le_bytes();

@@ -77,8 +77,8 @@ pub(crate) fn count(text: &str, encoding: Encoding) -> i64 {
         let piece = |b: &[u8]| {
             n += memo.get_or(b, || ranks.count(b) as u32) as usize;
         };
-        if encoding == Encoding::O200kBase && text.is_ascii() {
-            o200k_split::for_each_piece(text.as_bytes(), piece);
+        if encoding == Encoding::O200kBase {
+            o200k_split::for_each_piece(text, |t, at| encoding.splitter().piece_end(t, at), piece);
         } else {
             encoding.splitter().for_each_piece(text, piece);
         }

@@ -4,7 +4,8 @@
 //! ASCII (code, paths, shell output). The encoding splits text with a regular expression before
 //! it encodes each piece; on ASCII that expression reduces to a handful of byte classes, which a
 //! direct scan decides several times faster than the general regex engine. Pieces are exactly
-//! the ones the regex yields (the tests compare the two on random ASCII).
+//! the ones the regex yields (the tests compare the two on random ASCII, and on ASCII mixed
+//! with characters outside it, which the regex decides).
 //!
 //! The expression, alternatives tried in order at the end of the previous piece:
 //!
@@ -108,14 +109,43 @@ fn piece_end(t: &[u8], i: usize) -> usize {
     }
 }
 
-/// Calls `f` with each piece of `text`, in order. `text` must be ASCII.
-pub(crate) fn for_each_piece<'t>(text: &'t [u8], mut f: impl FnMut(&'t [u8])) {
-    debug_assert!(text.is_ascii());
+/// Calls `f` with each piece of `text`, in order. Pieces in ASCII text are found by the byte
+/// scan; `general` (the encoding's full pre-tokenizer, see [`super::split::Splitter::piece_end`])
+/// finds those the scan cannot decide: a piece that starts at a character outside ASCII, or
+/// one whose end the scan would decide by reading near one. Chat text is mostly ASCII with a
+/// curly quote or an emoji here and there; only the pieces around those take the slow path.
+pub(crate) fn for_each_piece<'t>(
+    text: &'t str,
+    general: impl Fn(&'t str, usize) -> Option<usize>,
+    mut f: impl FnMut(&'t [u8]),
+) {
+    let t = text.as_bytes();
+    let first_wide = |from: usize| from + t[from..].iter().take_while(|b| b.is_ascii()).count();
     let mut i = 0;
-    while i < text.len() {
-        let e = piece_end(text, i);
-        f(&text[i..e]);
-        i = e;
+    // The first byte outside ASCII at or after `i` (`t.len()` when there is none).
+    let mut wide = first_wide(0);
+    while i < t.len() {
+        if wide < i {
+            wide = first_wide(i);
+        }
+        if i < wide {
+            // The scan reads at most two bytes past the end it returns (a contraction's
+            // letters), so an end more than two bytes before `wide` was decided on ASCII
+            // alone, as the expression decides it.
+            let e = piece_end(&t[..wide], i);
+            if wide == t.len() || e + 2 < wide {
+                f(&t[i..e]);
+                i = e;
+                continue;
+            }
+        }
+        match general(text, i) {
+            Some(e) => {
+                f(&t[i..e]);
+                i = e;
+            }
+            None => i += text[i..].chars().next().map_or(1, char::len_utf8),
+        }
     }
 }
 
@@ -126,9 +156,12 @@ mod tests {
 
     fn ours(text: &str) -> Vec<&str> {
         let mut out = Vec::new();
-        for_each_piece(text.as_bytes(), |p| {
-            out.push(std::str::from_utf8(p).unwrap())
-        });
+        let general = crate::tokens::Encoding::O200kBase.splitter();
+        for_each_piece(
+            text,
+            |t, at| general.piece_end(t, at),
+            |p| out.push(std::str::from_utf8(p).unwrap()),
+        );
         out
     }
 
@@ -154,6 +187,10 @@ mod tests {
             "   ",
             " \n",
             "end with space ",
+            "it\u{2019}s caf\u{e9} na\u{ef}ve \u{1f680}\u{1f680} ok",
+            "word\u{a0} \u{a0}x  \u{3000}y\n\u{85}z",
+            "don'\u{17f} K\u{212a} 12\u{663}4 \u{301}a",
+            "\u{e9}",
         ] {
             assert_eq!(ours(text), regex(text), "{text:?}");
         }
@@ -174,10 +211,33 @@ mod tests {
         .prop_map(|v| v.into_iter().collect())
     }
 
+    /// ASCII with a character from outside it now and then: every class the expression
+    /// tells apart (letters of both cases, marks, digits, spaces and line breaks, the letters
+    /// that fold to a contraction's), beside every ASCII class.
+    fn mixed_text() -> impl Strategy<Value = String> {
+        let wide: Vec<char> = "\u{e9}\u{c9}\u{df}\u{1c5}\u{130}\u{17f}\u{212a}\u{65e5}\u{301}\
+            \u{200b}\u{663}\u{967}\u{a0}\u{85}\u{2028}\u{3000}\u{2019}\u{1f680}"
+            .chars()
+            .collect();
+        proptest::collection::vec(
+            prop_oneof![
+                6 => ascii_text().prop_map(|s| s.chars().take(4).collect::<String>()),
+                1 => proptest::sample::select(wide).prop_map(String::from),
+            ],
+            0..30,
+        )
+        .prop_map(|v| v.concat())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4000))]
         #[test]
         fn same_pieces_as_the_regex(text in ascii_text()) {
+            prop_assert_eq!(ours(&text), regex(&text));
+        }
+
+        #[test]
+        fn same_pieces_as_the_regex_around_wide_characters(text in mixed_text()) {
             prop_assert_eq!(ours(&text), regex(&text));
         }
     }

@@ -57,24 +57,33 @@ impl Splitter {
     pub(crate) fn for_each_piece<'t>(&self, text: &'t str, mut piece: impl FnMut(&'t [u8])) {
         let mut at = 0;
         while at < text.len() {
-            // Every character starts a piece (the last alternatives take any space, letter,
-            // digit or other character), so each search is anchored where the last piece
-            // ended, with no backward pass to find where a match starts. A character no
-            // alternative took would be skipped, as tiktoken skips what its expression does
-            // not match.
-            let rest = &text[at..];
-            let Some(m) = self.regex.search(&Input::new(rest).anchored(Anchored::Yes)) else {
-                at += rest.chars().next().map_or(1, char::len_utf8);
-                continue;
-            };
-            let mut end = m.end();
-            if m.pattern().as_usize() == self.lookahead {
-                // Hand back the last character.
-                end = rest[..end].char_indices().next_back().map_or(end, |(i, _)| i);
+            match self.piece_end(text, at) {
+                Some(end) => {
+                    piece(&text.as_bytes()[at..end]);
+                    at = end;
+                }
+                None => at += text[at..].chars().next().map_or(1, char::len_utf8),
             }
-            piece(&rest.as_bytes()[..end]);
-            at += end;
         }
+    }
+
+    /// The end of the piece that starts at `at` (a character boundary), or `None` when no
+    /// alternative takes the character there, which is then skipped, as tiktoken skips what
+    /// its expression does not match.
+    pub(crate) fn piece_end(&self, text: &str, at: usize) -> Option<usize> {
+        // Every character starts a piece (the last alternatives take any space, letter,
+        // digit or other character), so each search is anchored where the last piece
+        // ended, with no backward pass to find where a match starts.
+        let rest = &text[at..];
+        let m = self
+            .regex
+            .search(&Input::new(rest).anchored(Anchored::Yes))?;
+        let mut end = m.end();
+        if m.pattern().as_usize() == self.lookahead {
+            // Hand back the last character.
+            end = rest[..end].char_indices().next_back().map_or(end, |(i, _)| i);
+        }
+        Some(at + end)
     }
 }
 
