@@ -3,7 +3,7 @@
 use crate::state::Shared;
 use crate::{args, conn::SqliteConn};
 use agentmem_core::api::{self, Function, Nature, Returns};
-use agentmem_core::{error::catch_panic, triggers, Error, Result, Value};
+use agentmem_core::{db::seen, error::catch_panic, triggers, Error, Result, Value};
 use sqlite_loadable::{
     api as sqlite_api, ext::sqlite3, ext::sqlite3_context, ext::sqlite3ext_context_db_handle,
     FunctionFlags,
@@ -27,7 +27,7 @@ pub fn sql_error(e: &Error) -> sqlite_loadable::Error {
 }
 
 /// Registers every scalar function on `db`, with the connection's `state`: the public ones,
-/// the functions of the row triggers (`core::triggers`) and `mem__internal()`.
+/// the functions of the row triggers (`core::triggers`), `mem__internal()` and `mem__seen`.
 pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> {
     for f in api::functions() {
         let Returns::Scalar(_, run) = f.returns else {
@@ -83,6 +83,22 @@ pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> 
             Ok(())
         },
         FunctionFlags::UTF8,
+        state,
+    )?;
+    // An update's own row, handed over by its `SET` list (core `db::seen`). Direct-only: a
+    // trigger or view that called it could leave values for the next update to take.
+    sqlite_loadable::define_scalar_function_with_aux(
+        db,
+        seen::FUNCTION,
+        -1,
+        |ctx, values, state: &Shared| {
+            let args = args::values(values);
+            match enter(ctx, *state, |c| Ok(seen::see(c, args))) {
+                Ok(v) => set_result(ctx, &v),
+                Err(e) => Err(sql_error(&e)),
+            }
+        },
+        FunctionFlags::UTF8 | FunctionFlags::DIRECTONLY,
         state,
     )?;
     // The type checks' test for text that may hold U+0000: pure, and called for every text a

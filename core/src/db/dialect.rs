@@ -110,8 +110,8 @@ impl Dialect {
     }
 
     /// Whether a statement's `RETURNING` rows are collected before the first is returned, in
-    /// a temporary table made at each run (SQLite): for one row, reading it and then updating
-    /// it costs less.
+    /// a temporary table made at each run (SQLite): an update of one row hands its values
+    /// over through its `SET` list instead ([`crate::db::seen`]).
     pub(crate) fn buffers_returning(self) -> bool {
         self == Dialect::Sqlite
     }

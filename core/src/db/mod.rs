@@ -1,6 +1,6 @@
 //! Database access: the connection the adapters implement and the session each keeps, the
-//! values crossing it, typed reading of trigger rows, who may act on a resource, pages newest first, and
-//! fault injection for crash tests.
+//! values crossing it, typed reading of trigger rows, the row an update changed (SQLite), who
+//! may act on a resource, pages newest first, and fault injection for crash tests.
 
 pub(crate) mod access;
 pub(crate) mod batch;
@@ -11,5 +11,6 @@ pub mod home;
 pub(crate) mod newest;
 pub mod privilege;
 pub mod row;
+pub mod seen;
 pub mod session;
 pub mod value;

@@ -20,6 +20,7 @@ use super::task_link;
 use crate::cluster::route;
 use crate::db::dialect::RowLock;
 use crate::db::row::{Cells, Fields};
+use crate::db::seen;
 use crate::db::session::Part;
 use crate::search::{self, partition, NS_MESSAGES};
 use crate::tokens::{self, Encoding};
@@ -272,7 +273,7 @@ fn insert_whole(conn: &mut dyn Conn, d: &mut Draft) -> Result<bool> {
         return Ok(false);
     }
     let tokens = tokens::count(&d.raw_content, Encoding::O200kBase);
-    // ?1–?4 as BOOK_ONE reads them.
+    // ?1–?4 as NEXT_INDEX and BOOK_REST read them.
     let mut params = vec![
         d.thread_id.as_str().into(),
         d.message_index.into(),
@@ -291,7 +292,7 @@ fn insert_whole(conn: &mut dyn Conn, d: &mut Draft) -> Result<bool> {
         None => format!(" AND {}", task_link::links_nothing(dialect)),
     };
     let sql = format!(
-        "WITH t AS (UPDATE mem_threads SET {BOOK_ONE} \
+        "WITH t AS (UPDATE mem_threads SET next_message_index = {NEXT_INDEX}, {BOOK_REST} \
          WHERE id = ?1{resource} AND state = ?10{unlinked} \
          RETURNING id, resource_id, next_message_index - 1 AS message_index) \
          INSERT INTO mem_messages (id, thread_id, resource_id, role, raw_content, created_at, \
@@ -319,14 +320,16 @@ fn insert_whole(conn: &mut dyn Conn, d: &mut Draft) -> Result<bool> {
     Ok(true)
 }
 
-/// A new message booked on its thread, as the `SET` list of an `UPDATE mem_threads`: the next
-/// index past the message's own (`?2`; when NULL, past the counter's), one message more, `?3`
-/// tokens more, and the thread's time moved to the message's (`?4`) when that is later.
-const BOOK_ONE: &str = "next_message_index = CASE WHEN CAST(?2 AS BIGINT) IS NULL \
-       THEN next_message_index + 1 \
+/// A new message booked on its thread, as an `UPDATE mem_threads` sets `next_message_index`
+/// to this and the other columns to [`BOOK_REST`]: the next index past the message's own
+/// (`?2`; when NULL, past the counter's).
+const NEXT_INDEX: &str = "CASE WHEN CAST(?2 AS BIGINT) IS NULL THEN next_message_index + 1 \
      WHEN CAST(?2 AS BIGINT) >= next_message_index THEN CAST(?2 AS BIGINT) + 1 \
-     ELSE next_message_index END, \
-   message_count = message_count + 1, \
+     ELSE next_message_index END";
+
+/// The rest of a booking ([`NEXT_INDEX`]): one message more, `?3` tokens more, and the
+/// thread's time moved to the message's (`?4`) when that is later.
+const BOOK_REST: &str = "message_count = message_count + 1, \
    token_count = token_count + ?3, \
    updated_at = CASE WHEN updated_at < ?4 THEN ?4 ELSE updated_at END";
 
@@ -392,8 +395,8 @@ pub(crate) fn index_prepared(
 /// The thread row's counter is bumped with one `UPDATE … RETURNING`: it locks the thread row
 /// until commit (Postgres), so concurrent writers of one thread get consecutive, unique
 /// indexes, and a rollback returns the number. The same statement returns the thread's active
-/// task, for the implicit link. SQLite reads the row and then updates it, under its single
-/// writer lock (see [`crate::Dialect::buffers_returning`]).
+/// task, for the implicit link. On SQLite the update hands the row over through its `SET`
+/// list instead ([`seen`]).
 ///
 /// Before the write (Postgres), a row that will conflict with an existing one on `seq`, `id` or
 /// `(thread_id, message_index)` is only filled, not booked: the insert then fails, or takes the
@@ -475,21 +478,20 @@ pub(crate) fn complete_insert(
         dialect.json_text("metadata", "active_task_id"),
         dialect.json_text("metadata", "session_id"),
     );
-    let update = format!(
-        "UPDATE mem_threads SET {BOOK_ONE} WHERE id = ?1{thread_resource_is}{conflict_guard}"
-    );
     let found = if dialect.buffers_returning() && conflict_guard.is_empty() {
-        let mut keys = vec![params[0].clone()];
-        let resource_is = route::and_resource("resource_id", resource.as_deref(), &mut keys);
-        let sql =
-            format!("SELECT next_message_index, {read} FROM mem_threads WHERE id = ?1{resource_is}");
-        let row = conn.query(&sql, &keys)?.into_iter().next();
-        if row.is_some() {
-            conn.execute(&update, &params)?;
-        }
-        row
+        // The thread as it was, handed over by the update itself (see `seen`).
+        let sql = format!(
+            "UPDATE mem_threads SET next_message_index = {}({NEXT_INDEX}, next_message_index, \
+             {read}), {BOOK_REST} WHERE id = ?1{thread_resource_is}",
+            seen::FUNCTION
+        );
+        seen::update_one(conn, &sql, &params)?
     } else {
-        let sql = format!("{update} RETURNING next_message_index - 1, {read}");
+        let sql = format!(
+            "UPDATE mem_threads SET next_message_index = {NEXT_INDEX}, {BOOK_REST} \
+             WHERE id = ?1{thread_resource_is}{conflict_guard} \
+             RETURNING next_message_index - 1, {read}"
+        );
         conn.query(&sql, &params)?.into_iter().next()
     };
     let Some(row) = found else {

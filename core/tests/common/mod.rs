@@ -102,7 +102,7 @@ impl Rng {
 
 /// A fresh in-memory database with the schema and the SQL functions its triggers call
 /// (`agentmem_core::triggers`, plus `mem_uuid7`, `mem_now`, `mem__internal`,
-/// `mem_content_hash`, `mem__may_hold_nul`), as the
+/// `mem_content_hash`, `mem__may_hold_nul`, `mem__seen`), as the
 /// extension registers them, over the system SQLite.
 #[allow(dead_code)]
 pub fn open_with_triggers() -> Sq {
@@ -121,7 +121,7 @@ pub fn as_call<T>(f: impl FnOnce() -> T) -> T {
 
 mod triggers {
     use super::{db, Shared, Sq};
-    use agentmem_core::{triggers, Conn, Error, Result, Value};
+    use agentmem_core::{db::seen, triggers, Conn, Error, Result, Value};
     use rusqlite::ffi;
     use std::cell::Cell;
     use std::ffi::{c_char, c_int, c_void, CString};
@@ -132,6 +132,7 @@ mod triggers {
         "mem__internal",
         "mem_content_hash",
         triggers::MAY_HOLD_NUL,
+        seen::FUNCTION,
     ];
 
     thread_local! {
@@ -174,6 +175,7 @@ mod triggers {
             "mem_now" => Ok(Value::Int(c.now_ms()?)),
             "mem__internal" => Ok(Value::Int(i64::from(DEPTH.with(|d| d.get()) > 0))),
             "mem_content_hash" => Ok(agentmem_core::memories::content_hash(a[0].as_str()).into()),
+            seen::FUNCTION => Ok(seen::see(c, a.to_vec())),
             triggers::MAY_HOLD_NUL => Ok(match a.first() {
                 Some(Value::Text(s)) => {
                     let json = a.get(1).and_then(Value::as_i64).is_some_and(|j| j != 0);
