@@ -5,7 +5,7 @@
 //! schema's DDL is rendered from the migration scripts by `schema::render`.)
 
 /// Which SQL dialect a connection speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dialect {
     Sqlite,
     Postgres,

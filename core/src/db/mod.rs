@@ -1,6 +1,7 @@
 //! Database access: the connection the adapters implement and the session each keeps, the
-//! values crossing it, typed reading of trigger rows, the row an update changed (SQLite), who
-//! may act on a resource, pages newest first, and fault injection for crash tests.
+//! values crossing it, typed reading of trigger rows, the row an update changed (SQLite), the
+//! statement texts hot paths reuse, who may act on a resource, pages newest first, and fault
+//! injection for crash tests.
 
 pub(crate) mod access;
 pub(crate) mod batch;
@@ -13,4 +14,5 @@ pub mod privilege;
 pub mod row;
 pub mod seen;
 pub mod session;
+pub(crate) mod sql_text;
 pub mod value;

@@ -6,6 +6,7 @@
 //! wrote it fails before any derived structure takes it in. Postgres' column types already
 //! refuse such values; there the checks never fire.
 
+use crate::db::sql_text;
 use crate::error::echo;
 use crate::{Conn, Error, Result, Row, Value};
 
@@ -31,14 +32,17 @@ pub(crate) trait Stored: Sized {
 /// The columns of the row `seq` of the shape's table (names the core declares, never data;
 /// JSON columns read as text).
 pub(crate) fn load_columns(conn: &mut dyn Conn, shape: Shape, seq: i64) -> Result<Row> {
-    let sql = format!(
-        "SELECT {} FROM {} WHERE seq = ?1",
-        shape
-            .columns
-            .join(", ")
-            .replace("metadata", "CAST(metadata AS TEXT)"),
-        shape.table,
-    );
+    // A table has one shape: the table names the text.
+    let sql = sql_text::cached("load_columns", shape.table, conn.dialect(), 0, || {
+        format!(
+            "SELECT {} FROM {} WHERE seq = ?1",
+            shape
+                .columns
+                .join(", ")
+                .replace("metadata", "CAST(metadata AS TEXT)"),
+            shape.table,
+        )
+    });
     conn.query(&sql, &[Value::Int(seq)])?
         .into_iter()
         .next()
@@ -60,22 +64,28 @@ pub struct Completion {
     pub table: &'static str,
     pub seq: i64,
     pub changed: Vec<(&'static str, Value)>,
+    /// Which of the row type's filled-in columns changed, one bit each in their order: the
+    /// form of the statement that writes them.
+    pub columns: u64,
 }
 
 impl Completion {
     /// The columns `after` (the completed row) fills in differently from `before` (the row as
     /// it was read).
     pub(crate) fn of<R: Completed>(before: &R, after: &R) -> Completion {
+        let mut columns = 0;
+        let mut changed = Vec::new();
+        for (i, (new, (_, old))) in after.filled().into_iter().zip(before.filled()).enumerate() {
+            if new.1 != old {
+                columns |= 1 << i;
+                changed.push(new);
+            }
+        }
         Completion {
             table: R::SHAPE.table,
             seq: after.seq(),
-            changed: after
-                .filled()
-                .into_iter()
-                .zip(before.filled())
-                .filter(|((_, new), (_, old))| new != old)
-                .map(|(new, _)| new)
-                .collect(),
+            changed,
+            columns,
         }
     }
 }
@@ -88,13 +98,15 @@ pub(crate) fn store_columns(conn: &mut dyn Conn, c: Completion) -> Result<()> {
     if c.changed.is_empty() {
         return Ok(());
     }
-    let sets: Vec<String> = c
-        .changed
-        .iter()
-        .enumerate()
-        .map(|(i, (name, _))| format!("{name} = ?{}", i + 2))
-        .collect();
-    let sql = format!("UPDATE {} SET {} WHERE seq = ?1", c.table, sets.join(", "));
+    let sql = sql_text::cached("store_columns", c.table, conn.dialect(), c.columns, || {
+        let sets: Vec<String> = c
+            .changed
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| format!("{name} = ?{}", i + 2))
+            .collect();
+        format!("UPDATE {} SET {} WHERE seq = ?1", c.table, sets.join(", "))
+    });
     let mut params = vec![Value::Int(c.seq)];
     params.extend(c.changed.into_iter().map(|(_, v)| v));
     conn.execute(&sql, &params)?;

@@ -20,7 +20,7 @@ use super::task_link;
 use crate::cluster::route;
 use crate::db::dialect::RowLock;
 use crate::db::row::{Cells, Fields};
-use crate::db::seen;
+use crate::db::{seen, sql_text};
 use crate::db::session::Part;
 use crate::search::{self, partition, NS_MESSAGES};
 use crate::tokens::{self, Encoding};
@@ -473,24 +473,31 @@ pub(crate) fn complete_insert(
     let dialect = conn.dialect();
     // The thread as the message finds it: the index a message without one takes, the
     // resource, the state, the active task and its session.
-    let read = format!(
-        "resource_id, state, {}, {}",
-        dialect.json_text("metadata", "active_task_id"),
-        dialect.json_text("metadata", "session_id"),
-    );
+    let read = || {
+        format!(
+            "resource_id, state, {}, {}",
+            dialect.json_text("metadata", "active_task_id"),
+            dialect.json_text("metadata", "session_id"),
+        )
+    };
     let found = if dialect.buffers_returning() && conflict_guard.is_empty() {
         // The thread as it was, handed over by the update itself (see `seen`).
-        let sql = format!(
-            "UPDATE mem_threads SET next_message_index = {}({NEXT_INDEX}, next_message_index, \
-             {read}), {BOOK_REST} WHERE id = ?1{thread_resource_is}",
-            seen::FUNCTION
-        );
+        let form = u64::from(!thread_resource_is.is_empty());
+        let sql = sql_text::cached("book_message", "mem_threads", dialect, form, || {
+            format!(
+                "UPDATE mem_threads SET next_message_index = {}({NEXT_INDEX}, \
+                 next_message_index, {}), {BOOK_REST} WHERE id = ?1{thread_resource_is}",
+                seen::FUNCTION,
+                read()
+            )
+        });
         seen::update_one(conn, &sql, &params)?
     } else {
         let sql = format!(
             "UPDATE mem_threads SET next_message_index = {NEXT_INDEX}, {BOOK_REST} \
              WHERE id = ?1{thread_resource_is}{conflict_guard} \
-             RETURNING next_message_index - 1, {read}"
+             RETURNING next_message_index - 1, {}",
+            read()
         );
         conn.query(&sql, &params)?.into_iter().next()
     };
