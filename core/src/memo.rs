@@ -2,7 +2,7 @@
 //! tables share.
 //!
 //! Writing a message computes the same small things over and over: the token count of a word
-//! or of an indentation run, the stem of a prose word. A [`Memo`] remembers the last result
+//! or of an indentation run, the stem of a prose word. A [`Memo`] remembers the last two results
 //! per pair of slots (`hash(key) mod pairs`): a lookup is one hash and at most two compares of
 //! inline bytes, no pointer to follow, and a collision only costs computing the value again,
 //! so no input can make it slower than not having it.
