@@ -243,3 +243,31 @@ fn tools_answer_invalid_utf8_with_json() {
     let out: String = one(&db, "SELECT task_query('{\"action\":\"ready\"}', x'ff')");
     assert!(out.contains("context must be valid UTF-8 text"), "{out}");
 }
+
+/// A user's trigger on `mem_threads` that adds a message to another thread runs inside the
+/// counter update of the message that fired it: each booking keeps the thread row its own
+/// update read.
+#[test]
+fn a_message_added_by_a_trigger_of_the_counter_update_books_both() {
+    let db = Sqlite::open(":memory:");
+    let outer = thread(&db);
+    let inner = thread(&db);
+    db.conn
+        .execute_batch(&format!(
+            "CREATE TRIGGER nest AFTER UPDATE OF message_count ON mem_threads \
+             WHEN NEW.id = '{outer}' BEGIN SELECT mem_message_add('{inner}', 'user', 'inner'); END"
+        ))
+        .unwrap();
+    let _: String = one(
+        &db,
+        &format!("SELECT mem_message_add('{outer}', 'user', 'outer')"),
+    );
+    for (t, text) in [(&outer, "outer"), (&inner, "inner")] {
+        let found: String = one(
+            &db,
+            &format!("SELECT raw_content FROM mem_messages WHERE thread_id = '{t}'"),
+        );
+        assert_eq!(found, text);
+    }
+    assert_exact(&db);
+}

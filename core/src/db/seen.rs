@@ -36,13 +36,17 @@ pub fn see(conn: &mut dyn Conn, mut args: Row) -> Value {
 
 /// Runs `update`, an `UPDATE` whose `SET` list passes the values wanted through
 /// [`FUNCTION`]: the values, when it changed exactly one row; `None` when it changed none.
+///
+/// What was kept before is put back after: an update that runs inside another's statement
+/// (a call from a trigger the outer update fired) must not take the outer one's values.
 pub(crate) fn update_one(
     conn: &mut dyn Conn,
     update: &str,
     params: &[Value],
 ) -> Result<Option<Row>> {
-    conn.session().part::<Seen>().0 = None;
-    let changed = conn.execute(update, params)?;
-    let seen = conn.session().part::<Seen>().0.take();
+    let outer = conn.session().part::<Seen>().0.take();
+    let changed = conn.execute(update, params);
+    let seen = std::mem::replace(&mut conn.session().part::<Seen>().0, outer);
+    let changed = changed?;
     Ok(seen.filter(|_| changed == 1))
 }
