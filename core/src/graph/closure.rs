@@ -356,6 +356,20 @@ pub(crate) fn remove(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()
     remove_through(conn, keys, hop, &heads, bound)
 }
 
+/// Drops the stored paths that end at the node `id`, a node that is going and that no edge
+/// leaves any more (so that no stored path passes through it).
+pub(crate) fn drop_paths_to(conn: &mut dyn Conn, id: &str) -> Result<()> {
+    let keys = &mut Keys::default();
+    keys.load_ids(conn, [id])?;
+    let mut params = vec![Value::Int(keys.seq(id)?)];
+    let sql = route::homed(
+        conn,
+        "DELETE FROM mem_graph_closure WHERE descendant = ?1{home}",
+        &mut params,
+    );
+    conn.execute(&sql, &params).map(|_| ())
+}
+
 /// [`remove`] for the paths from `heads` (paths ending at the hop's `from`).
 fn remove_through(
     conn: &mut dyn Conn,

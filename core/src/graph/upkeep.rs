@@ -125,11 +125,21 @@ pub(crate) fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge)
     Ok(())
 }
 
-/// After a node row is gone: its edges go (their triggers update the closure).
+/// Before a node row goes: its edges go, their triggers keeping the closure exact. Those out
+/// of it go first, after which no stored path passes through it; the paths that end at it
+/// are then dropped at once, for no walk could find another way to a node that is going, and
+/// its edges in find nothing left to recompute. (Going all at once, each edge in had a walk
+/// from every ancestor of its start looking for another way to the node.)
 pub(crate) fn on_node_delete(conn: &mut dyn Conn, id: &str) -> Result<()> {
     route::execute(
         conn,
-        "DELETE FROM mem_graph_edges WHERE (from_id = ?1 OR to_id = ?1){home}",
+        "DELETE FROM mem_graph_edges WHERE from_id = ?1{home}",
+        &[id.into()],
+    )?;
+    closure::drop_paths_to(conn, id)?;
+    route::execute(
+        conn,
+        "DELETE FROM mem_graph_edges WHERE to_id = ?1{home}",
         &[id.into()],
     )?;
     Ok(())
