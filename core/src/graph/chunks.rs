@@ -21,12 +21,12 @@ pub(crate) struct ChunkIn {
     pub start_line: i64,
     pub end_line: i64,
     pub content: String,
-    pub token_count: i64,
 }
 
 /// Makes the file's chunks exactly `chunks`: those gone are deleted, those whose text or
 /// lines moved are updated (the index only when the text did), new ones inserted. Returns
-/// how many rows changed.
+/// how many rows changed. Only the chunks written have their tokens counted: a file edited
+/// in one place keeps the counts of its other chunks.
 pub(crate) fn sync(
     conn: &mut dyn Conn,
     resource: &str,
@@ -59,7 +59,7 @@ pub(crate) fn sync(
                         c.start_line.into(),
                         c.end_line.into(),
                         c.content.as_str().into(),
-                        c.token_count.into(),
+                        tokens(c),
                         c.node_id.clone().into(),
                         seq,
                         resource.into(),
@@ -80,7 +80,7 @@ pub(crate) fn sync(
                         c.start_line.into(),
                         c.end_line.into(),
                         c.content.as_str().into(),
-                        c.token_count.into(),
+                        tokens(c),
                     ],
                 )?;
                 changed += 1;
@@ -95,6 +95,11 @@ pub(crate) fn sync(
         changed += 1;
     }
     Ok(changed)
+}
+
+/// A chunk's token count, as its row keeps it.
+fn tokens(c: &ChunkIn) -> Value {
+    Value::Int(crate::tokens::count(&c.content, crate::tokens::Encoding::O200kBase))
 }
 
 /// The text and creation time of a chunk row, and the index it lives in (none when it is

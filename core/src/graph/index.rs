@@ -23,7 +23,6 @@ use crate::code::outline::{outline, Outline, RefKind, Symbol};
 use crate::code::paths;
 use crate::json_opts::Opts;
 use crate::text::hex;
-use crate::tokens::{self, Encoding};
 use crate::{ids, Conn, Error, Result, Value};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
@@ -53,10 +52,11 @@ pub(crate) fn index_file(
     };
     let mut written = [written];
     let relinked = link(conn, resource, &mut written)?;
+    write_chunks(conn, resource, &written)?;
     let [w] = written;
     Ok(json!({
         "file_id": w.file_id, "changed": true, "language": w.lang.map(Lang::name),
-        "symbols": w.symbols, "edges": w.edges, "chunks": w.chunks,
+        "symbols": w.symbols, "edges": w.edges, "chunks": w.chunks.len(),
         "unresolved": unresolved(&w.rows), "relinked": relinked, "errors": w.errors,
     })
     .to_string())
@@ -92,6 +92,7 @@ pub(crate) fn index_files(conn: &mut dyn Conn, resource: &str, files: &str) -> R
         written.extend(write(conn, resource, f)?);
     }
     let relinked = link(conn, resource, &mut written)?;
+    write_chunks(conn, resource, &written)?;
     let mut edges: BTreeMap<&str, usize> = BTreeMap::new();
     for w in &written {
         for (ty, c) in &w.edges {
@@ -106,7 +107,7 @@ pub(crate) fn index_files(conn: &mut dyn Conn, resource: &str, files: &str) -> R
     Ok(json!({
         "files": n, "changed": written.len(),
         "symbols": written.iter().map(|w| w.symbols).sum::<usize>(), "edges": edges,
-        "chunks": written.iter().map(|w| w.chunks).sum::<usize>(),
+        "chunks": written.iter().map(|w| w.chunks.len()).sum::<usize>(),
         "unresolved": written.iter().map(|w| unresolved(&w.rows)).sum::<usize>(),
         "relinked": relinked, "errors": errors,
     })
@@ -139,14 +140,15 @@ impl FileIn {
     }
 }
 
-/// A file whose nodes and chunks are written, its references not yet resolved.
+/// A file whose nodes are written, its references not yet resolved and its chunks not yet
+/// written.
 struct Written {
     file_id: String,
     path: String,
     lang: Option<Lang>,
     symbols: usize,
     errors: Vec<(usize, usize)>,
-    chunks: usize,
+    chunks: Vec<ChunkIn>,
     rows: Vec<RefRow>,
     /// Its edges, and the nodes they leave from.
     defines: Vec<(String, String, &'static str)>,
@@ -159,8 +161,8 @@ struct Written {
     new: bool,
 }
 
-/// Writes a file's nodes and chunks; `None` (nothing written) when its content hash is the
-/// one its node carries.
+/// Writes a file's nodes and cuts its chunks; `None` (nothing written) when its content hash
+/// is the one its node carries.
 fn write(conn: &mut dyn Conn, resource: &str, f: FileIn) -> Result<Option<Written>> {
     let FileIn { path, source, lang, mut metadata } = f;
     let hash = hex(&Sha256::digest(source.as_bytes()));
@@ -199,8 +201,7 @@ fn write(conn: &mut dyn Conn, resource: &str, f: FileIn) -> Result<Option<Writte
         }))?);
     }
     nodes::upsert_many(conn, resource, list)?;
-    let chunk_list = chunk_rows(resource, &path, &source, &out, &sym_ids);
-    chunks::sync(conn, resource, &file_id, &path, &chunk_list)?;
+    let chunks = chunk_rows(resource, &path, &source, &out, &sym_ids);
     let defines: Vec<_> = out
         .symbols
         .iter()
@@ -218,7 +219,7 @@ fn write(conn: &mut dyn Conn, resource: &str, f: FileIn) -> Result<Option<Writte
         lang,
         symbols: out.symbols.len(),
         errors: out.errors,
-        chunks: chunk_list.len(),
+        chunks,
         defines,
         from_ids,
         edges: BTreeMap::new(),
@@ -282,6 +283,16 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
     } else {
         write(conn)
     }
+}
+
+/// Writes the files' chunks, last: their token counts need the encoding's tables, which a
+/// process builds at its first count, and a host that builds them on another thread
+/// (`agentmem index`) has them ready by then.
+fn write_chunks(conn: &mut dyn Conn, resource: &str, written: &[Written]) -> Result<()> {
+    for w in written {
+        chunks::sync(conn, resource, &w.file_id, &w.path, &w.chunks)?;
+    }
+    Ok(())
 }
 
 /// Edges a batch writes at least before its closure is built once rather than kept edge by
@@ -348,7 +359,6 @@ fn chunk_rows(resource: &str, path: &str, source: &str, out: &Outline, sym_ids: 
                 node_id: node,
                 start_line: c.start_line as i64,
                 end_line: c.end_line as i64,
-                token_count: tokens::count(&c.content, Encoding::O200kBase),
                 content: c.content,
             }
         })
