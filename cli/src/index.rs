@@ -317,21 +317,28 @@ fn held(db: &mut dyn Db, resource: &str) -> Result<HashMap<String, Option<Stat>>
     db.each(&sql, &[Some(resource)], &mut |row| {
         let mut cells = row.into_iter();
         let path = cells.next().and_then(|v| v.as_str().map(str::to_owned));
-        let meta = match cells.next() {
-            Some(Json::String(s)) => serde_json::from_str(&s).unwrap_or(Json::Null),
-            Some(v) => v,
-            None => Json::Null,
+        // SQLite gives the metadata as text, Postgres as a value.
+        let recorded = match cells.next() {
+            Some(Json::String(s)) => serde_json::from_str::<Recorded>(&s).ok(),
+            Some(v) => serde_json::from_value::<Recorded>(v).ok(),
+            None => None,
         };
-        let stat = meta
-            .get("size")
-            .and_then(Json::as_u64)
-            .zip(meta.get("mtime").and_then(Json::as_i64));
+        let stat = recorded.and_then(|r| r.size.zip(r.mtime));
         if let Some(p) = path {
             out.insert(p, stat);
         }
         Ok(())
     })?;
     Ok(out)
+}
+
+/// The stat a file node's metadata records. Its other keys (the parse's error ranges, a
+/// client's own) are skipped, not built into a tree of values: every pass reads the metadata
+/// of every file the graph holds.
+#[derive(serde::Deserialize)]
+struct Recorded {
+    size: Option<u64>,
+    mtime: Option<i64>,
 }
 
 /// What the walk found.

@@ -84,6 +84,8 @@ fn story(target: &[String], dir: &Path) -> Vec<Json> {
         (Some(0), Some(2)),
         "{again}"
     );
+    // Nothing was read again: each file's stat is the one its node records.
+    assert_eq!(again["written"]["bytes"], 0, "{again}");
     answers.push(figures(&again));
 
     // The definition is renamed: app.py's call no longer resolves, its edge goes.
