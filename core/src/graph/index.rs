@@ -287,7 +287,7 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
 
 /// Writes the files' chunks, last: their token counts need the encoding's tables, which a
 /// process builds at its first count, and a host that builds them on another thread
-/// (`agentmem index`) has them ready by then.
+/// (`agentmem index`) gives them the time of the graph's writes to finish.
 fn write_chunks(conn: &mut dyn Conn, resource: &str, written: &[Written]) -> Result<()> {
     for w in written {
         chunks::sync(conn, resource, &w.file_id, &w.path, &w.chunks)?;
