@@ -25,8 +25,8 @@ pub(crate) struct ChunkIn {
 
 /// Makes the file's chunks exactly `chunks`: those gone are deleted, those whose text or
 /// lines moved are updated (the index only when the text did), new ones inserted. Returns
-/// how many rows changed. Only the chunks written have their tokens counted: a file edited
-/// in one place keeps the counts of its other chunks.
+/// how many rows changed. Only a chunk whose text is new has its tokens counted: a file
+/// edited in one place keeps the counts of its other chunks, moved or not.
 pub(crate) fn sync(
     conn: &mut dyn Conn,
     resource: &str,
@@ -51,6 +51,21 @@ pub(crate) fn sync(
     for c in chunks {
         match held.remove(&c.id) {
             Some((_, a, b, text)) if a == c.start_line && b == c.end_line && text == c.content => {}
+            Some((seq, _, _, text)) if text == c.content => {
+                // Moved only: its text, and so its index entry and token count, stay.
+                conn.execute(
+                    "UPDATE mem_code_chunks SET start_line = ?1, end_line = ?2, node_id = ?3 \
+                     WHERE seq = ?4 AND resource_id = ?5",
+                    &[
+                        c.start_line.into(),
+                        c.end_line.into(),
+                        c.node_id.clone().into(),
+                        seq,
+                        resource.into(),
+                    ],
+                )?;
+                changed += 1;
+            }
             Some((seq, ..)) => {
                 conn.execute(
                     "UPDATE mem_code_chunks SET start_line = ?1, end_line = ?2, content = ?3, \
