@@ -1,11 +1,11 @@
 //! An encoding's merge ranks, and the token count of one pre-tokenized piece.
 //!
-//! The tables ship as every token's bytes in rank order, deflated (written by `build.rs`):
-//! 1 MB for o200k_base where a prebuilt encoder takes 32 MB. The first count of a process
-//! inflates them into one buffer of their length (which the build writes first) and indexes
-//! them in one open-addressing table of `u32` slots (see [`Ranks`]), a few milliseconds: a
-//! general hash map of byte slices took four times as long to build, most of it faulting in
-//! and missing the cache on a table of 12 MB.
+//! The tables ship as each token's two parts, a pair of lower ranks (written by `build.rs`):
+//! 0.9 MB for o200k_base where a prebuilt encoder takes 32 MB. The first count of a process
+//! joins the parts into one buffer of every token's bytes and indexes them in one
+//! open-addressing table of `u32` slots (see [`Ranks`]), a few milliseconds: a general hash
+//! map of byte slices took four times as long to build, most of it faulting in and missing the
+//! cache on a table of 12 MB.
 //!
 //! A piece is counted as tiktoken encodes it: start from its bytes and merge, again and
 //! again, the adjacent pair whose joined bytes have the lowest rank (the leftmost of equal
@@ -30,7 +30,7 @@ const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
 /// `slots` is a power-of-two table, at most half full, probed linearly from a token's hash:
 /// each slot holds the token's rank plus one in its low [`RANK_BITS`] and the top bits of its
 /// hash above them, so a probe compares bytes only when those bits agree. `tokens` has each
-/// rank's place in the inflated bytes and its length (`offset << 8 | len`).
+/// rank's place in the joined bytes and its length (`offset << 8 | len`).
 pub(crate) struct Ranks {
     bytes: &'static [u8],
     tokens: Vec<u32>,
@@ -39,33 +39,41 @@ pub(crate) struct Ranks {
 }
 
 impl Ranks {
-    /// The ranks of the deflated table `packed`, built once per process into `cell`.
+    /// The ranks of the table `packed` (the layout `build.rs` writes), built once per process
+    /// into `cell`.
     pub(crate) fn of(cell: &'static OnceLock<Ranks>, packed: &[u8]) -> &'static Ranks {
-        cell.get_or_init(|| Ranks::inflate(packed))
+        cell.get_or_init(|| Ranks::unpack(packed))
     }
 
-    fn inflate(packed: &[u8]) -> Ranks {
-        // The table was written by this crate's build: it inflates and fits the slots' ranks
-        // and the places' offsets, or the build is broken.
-        let (len, deflated) = packed.split_at(4);
-        let len = u32::from_le_bytes(len.try_into().expect("four bytes")) as usize;
-        let mut inflated = vec![0; len];
-        let written = miniz_oxide::inflate::decompress_slice_iter_to_slice(
-            &mut inflated,
-            std::iter::once(deflated),
-            false,
-            false,
-        );
-        assert_eq!(written, Ok(len), "the embedded token table inflates");
-        let bytes: &'static [u8] = Box::leak(inflated.into_boxed_slice());
-        assert!(bytes.len() < 1 << 24, "the embedded token table fits 24-bit offsets");
-        let mut tokens = Vec::with_capacity(bytes.len() / 6);
-        let mut at = 0;
-        while at < bytes.len() {
-            let len = bytes[at] as usize;
-            tokens.push(((at as u32 + 1) << 8) | len as u32);
-            at += 1 + len;
+    fn unpack(packed: &[u8]) -> Ranks {
+        // The table was written by this crate's build: its parts are where its header says,
+        // each pair names two earlier tokens, and the bytes fit the places' 24-bit offsets,
+        // or the build is broken.
+        let word = |at: usize| u32::from_le_bytes(packed[at..at + 4].try_into().expect("4 bytes"));
+        let (n, total, bits) = (word(0) as usize, word(4) as usize, u32::from(packed[8]));
+        let (singles, pairs) = packed[9..].split_at(256);
+        assert!(total < 1 << 24, "the embedded token table fits 24-bit offsets");
+        let mut bytes = Vec::with_capacity(total);
+        let mut tokens: Vec<u32> = Vec::with_capacity(n);
+        for (rank, &b) in singles.iter().enumerate() {
+            bytes.push(b);
+            tokens.push((rank as u32) << 8 | 1);
         }
+        let mask = (1u64 << bits) - 1;
+        for pair in 0..n - 256 {
+            let bit = pair * 2 * bits as usize;
+            let at = bit / 8;
+            let word = u64::from_le_bytes(pairs[at..at + 8].try_into().expect("8 bytes")) >> (bit % 8);
+            let start = bytes.len() as u32;
+            for part in [word & mask, word >> bits & mask] {
+                let place = tokens[part as usize];
+                let from = (place >> 8) as usize;
+                bytes.extend_from_within(from..from + (place & 0xff) as usize);
+            }
+            tokens.push(start << 8 | (bytes.len() as u32 - start));
+        }
+        assert_eq!(bytes.len(), total, "the embedded token table unpacks");
+        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         assert!(tokens.len() < RANK_MASK as usize, "the embedded token table fits the slots");
         let mut ranks = Ranks {
             bytes,
@@ -263,6 +271,22 @@ mod tests {
             let r = e.ranks();
             for (rank, &place) in r.tokens.iter().enumerate() {
                 assert_eq!(r.rank(super::token(r.bytes, place)), Some(rank as u32));
+            }
+        }
+    }
+
+    /// Each rank's bytes, joined from its two parts, are tiktoken's bytes of that rank.
+    #[test]
+    fn every_token_joins_to_tiktokens_bytes() {
+        let refs = [
+            (Encoding::O200kBase, tiktoken_rs::o200k_base_singleton()),
+            (Encoding::Cl100kBase, tiktoken_rs::cl100k_base_singleton()),
+        ];
+        for (e, bpe) in refs {
+            let r = e.ranks();
+            for (rank, &place) in r.tokens.iter().enumerate() {
+                let theirs = bpe.decode_bytes(&[rank as u32]).expect("a rank of the encoding");
+                assert_eq!(super::token(r.bytes, place), theirs, "{e:?} rank {rank}");
             }
         }
     }
