@@ -86,14 +86,14 @@ pub(crate) fn count(text: &str, encoding: Encoding) -> i64 {
     })
 }
 
-/// Builds the merge ranks of the default encoding (o200k_base) now, if no count has yet. A
-/// host that knows it is about to write (`agentmem index`, having found a changed file) calls
-/// it on another thread, so that its first count does not wait for the build; a count that
-/// comes while it runs waits for it instead of building again. The pre-tokenizer of text
-/// beyond ASCII is left to the first such text: code is mostly ASCII, and compiling it takes
-/// a core as long as a fifth of the ranks' build.
+/// Builds the tables of the default encoding (o200k_base) now, if no count has yet: its merge
+/// ranks, then its pre-tokenizer of text beyond ASCII (which the context line of every code
+/// chunk needs). A host that knows it is about to write (`agentmem index`, having found a
+/// changed file) calls it on another thread, so that its first count does not wait for the
+/// build; a count that comes while it runs waits for it instead of building again.
 pub fn prepare_tables() {
     Encoding::O200kBase.ranks();
+    Encoding::O200kBase.splitter();
 }
 
 /// Pieces longer than this are not remembered.

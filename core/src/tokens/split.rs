@@ -4,9 +4,17 @@
 //! tiktoken's expressions end with `\s+(?!\S)`, whitespace not followed by a non-space, a
 //! look-ahead a finite automaton cannot run. It is written here as `\s+$` (the end of the
 //! text) and `\s+\s` whose last character is handed back: the same pieces.
+//!
+//! Each search is anchored where the last piece ended and needs only where the piece ends, so
+//! the expressions run as one forward lazy DFA: compiling it is half of what the general
+//! regex engine compiles (which adds a reverse automaton for finding where matches start),
+//! and a process's first count of text beyond ASCII waits for that compile.
 
-use regex_automata::meta::Regex;
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::util::pool::Pool;
 use regex_automata::{Anchored, Input};
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::sync::Arc;
 
 /// o200k_base's alternatives, in tiktoken's order.
 const O200K: &[&str] = &[
@@ -26,10 +34,14 @@ const CL100K: &[&str] = &[
     r"\s*[\r\n]+",
 ];
 
+/// A lazy DFA's caches, one per thread that searches with it at a time.
+type Caches = Pool<Cache, Box<dyn Fn() -> Cache + Send + Sync + UnwindSafe + RefUnwindSafe>>;
+
 /// A pre-tokenizer: the alternatives tried in order, then the whitespace ones of the
 /// module's note.
 pub(crate) struct Splitter {
-    regex: Regex,
+    dfa: Arc<DFA>,
+    caches: Caches,
     /// The pattern whose match hands its last character back (`\s+\s`).
     lookahead: usize,
 }
@@ -48,9 +60,16 @@ impl Splitter {
         // character is handed back: the fewer patterns, the smaller the automaton's states.
         let ends = format!(r"{}|\s+$", alternatives.join("|"));
         // Constant expressions: they compile, or the crate is broken.
-        let regex = Regex::new_many(&[ends.as_str(), r"\s+\s", r"\s+"])
-            .expect("the pre-tokenizer's expressions compile");
-        Splitter { regex, lookahead: 1 }
+        let dfa = Arc::new(
+            DFA::new_many(&[ends.as_str(), r"\s+\s", r"\s+"])
+                .expect("the pre-tokenizer's expressions compile"),
+        );
+        let of = Arc::clone(&dfa);
+        Splitter {
+            dfa,
+            caches: Pool::new(Box::new(move || of.create_cache())),
+            lookahead: 1,
+        }
     }
 
     /// Calls `piece` with each piece of `text`, in order.
@@ -76,9 +95,15 @@ impl Splitter {
         // ended, with no backward pass to find where a match starts.
         let rest = &text[at..];
         let m = self
-            .regex
-            .search(&Input::new(rest).anchored(Anchored::Yes))?;
-        let mut end = m.end();
+            .dfa
+            .try_search_fwd(
+                &mut self.caches.get(),
+                &Input::new(rest).anchored(Anchored::Yes),
+            )
+            // A lazy DFA gives up only on quit bytes or a cache-clear limit; this one has
+            // neither.
+            .expect("the pre-tokenizer's search runs to its end")?;
+        let mut end = m.offset();
         if m.pattern().as_usize() == self.lookahead {
             // Hand back the last character.
             end = rest[..end].char_indices().next_back().map_or(end, |(i, _)| i);
