@@ -32,7 +32,10 @@ fn main() {
 fn pack(name: &str, tokens: &[&[u8]]) -> Vec<u8> {
     let rank: HashMap<&[u8], u32> = tokens.iter().zip(0..).map(|(t, r)| (*t, r)).collect();
     let bits = u32::BITS - (tokens.len() as u32 - 1).leading_zeros();
-    assert!(2 * bits + 7 <= 64, "{name}: a pair of ranks fits one u64 read");
+    assert!(
+        2 * bits + 7 <= 64,
+        "{name}: a pair of ranks fits one u64 read"
+    );
     let total: usize = tokens.iter().map(|t| t.len()).sum();
     let mut packed = Vec::new();
     packed.extend((tokens.len() as u32).to_le_bytes());
