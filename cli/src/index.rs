@@ -13,10 +13,11 @@ use crate::args;
 use crate::db::{self, Db, Result};
 use crate::output::{self, Style};
 use crate::progress::Progress;
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde_json::{json, Value as Json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Instant, UNIX_EPOCH};
 
 /// Bytes read to tell a binary file (a NUL among them), as git does.
@@ -39,6 +40,10 @@ struct Tally {
 
 /// A file's size and modification time, as its node records them.
 type Stat = (u64, i64);
+
+/// The files of a resource the graph holds, with the stat each was indexed at (`None` when
+/// its node records none: indexed by another client).
+type Held = HashMap<String, Option<Stat>>;
 
 pub fn run(db: &mut dyn Db, style: Style, show: bool, a: args::Index) -> Result<String> {
     let root = std::fs::canonicalize(&a.dir).map_err(|e| format!("{}: {e}", a.dir))?;
@@ -185,12 +190,22 @@ fn pass(
     let start = Instant::now();
     let resource = resource.to_owned();
     let (held, found) = match scope {
-        // The walk and the read of what the graph holds overlap.
-        Scope::Tree => std::thread::scope(|s| {
-            let walking = s.spawn(|| walk(root, a.all));
-            let held = held(db, &resource);
-            (held, walking.join())
-        }),
+        // The walk and the read of what the graph holds overlap. Once that read is done, the
+        // walk compares each file's stat with it as it goes: on SQLite, where this process
+        // builds the token tables, the first file that changed starts their build, while the
+        // walk goes on.
+        Scope::Tree => {
+            let mut read = OnceLock::new();
+            let early = db.in_process().then_some(&read);
+            let (held, found) = std::thread::scope(|s| {
+                let walking = s.spawn(|| walk(root, a.all, early));
+                let held = held(db, &resource).map(|h| {
+                    let _ = read.set(h);
+                });
+                (held, walking.join())
+            });
+            (held.map(|()| read.take().unwrap_or_default()), found)
+        }
         // Held, and sent again whatever their stat: the core skips an unchanged content.
         Scope::Files(rels) => (
             Ok(rels.iter().map(|r| (r.clone(), None)).collect()),
@@ -305,9 +320,8 @@ impl Tally {
     }
 }
 
-/// The files of `resource` the graph holds, with the stat each was indexed at (`None` when
-/// its node records none: indexed by another client).
-fn held(db: &mut dyn Db, resource: &str) -> Result<HashMap<String, Option<Stat>>> {
+/// The files of `resource` the graph holds.
+fn held(db: &mut dyn Db, resource: &str) -> Result<Held> {
     let mut out = HashMap::new();
     let sql = format!(
         "SELECT file_path, metadata FROM mem_graph_nodes WHERE resource_id = {} \
@@ -355,7 +369,7 @@ enum Found {
 /// The files under `root` (those the code graph reads unless `all`), with their stat, in
 /// the order of their paths. The walk runs on every core: on a warm cache it waits on the
 /// kernel's path lookups, not on the disk.
-fn walk(root: &Path, all: bool) -> Vec<Found> {
+fn walk(root: &Path, all: bool, held: Option<&OnceLock<Held>>) -> Vec<Found> {
     let found = Mutex::new(Vec::new());
     // `.gitignore` counts in a tree that is not a git checkout too.
     ignore::WalkBuilder::new(root)
@@ -371,11 +385,20 @@ fn walk(root: &Path, all: bool) -> Vec<Found> {
                         None => Some(Found::NotUtf8),
                         Some(rel) if !all && !agentmem_core::code_reads(&rel) => None,
                         Some(rel) => Some(match e.metadata() {
-                            Ok(meta) => Found::File {
-                                rel,
-                                path: e.into_path(),
-                                meta,
-                            },
+                            Ok(meta) => {
+                                let stat = (meta.len(), mtime(&meta));
+                                if held
+                                    .and_then(OnceLock::get)
+                                    .is_some_and(|h| h.get(&rel) != Some(&Some(stat)))
+                                {
+                                    tables_ahead();
+                                }
+                                Found::File {
+                                    rel,
+                                    path: e.into_path(),
+                                    meta,
+                                }
+                            }
                             Err(err) => Found::Failed(Some(rel), err.to_string()),
                         }),
                     },
@@ -420,9 +443,11 @@ fn key(f: &Found) -> &str {
 
 /// `path` relative to `root`, with `/` between its parts; `None` when not UTF-8.
 fn relative(root: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root).ok()?;
-    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
-    Some(parts?.join("/"))
+    let rel = path.strip_prefix(root).ok()?.to_str()?;
+    Some(match std::path::MAIN_SEPARATOR {
+        '/' => rel.to_owned(),
+        sep => rel.replace(sep, "/"),
+    })
 }
 
 /// Modification time in nanoseconds since the epoch (0 when the system has none).
