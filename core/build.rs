@@ -36,6 +36,12 @@ fn pack(name: &str, tokens: &[&[u8]]) -> Vec<u8> {
         2 * bits + 7 <= 64,
         "{name}: a pair of ranks fits one u64 read"
     );
+    // The counter keeps a token's length in a byte.
+    let longest = tokens.iter().map(|t| t.len()).max().unwrap_or(0);
+    assert!(
+        longest < 256,
+        "{name}: every token is shorter than 256 bytes"
+    );
     let total: usize = tokens.iter().map(|t| t.len()).sum();
     let mut packed = Vec::new();
     packed.extend((tokens.len() as u32).to_le_bytes());
