@@ -219,8 +219,8 @@ fn pass(
     let p = Progress::start("index", show);
     let mut batch = Batch::new(a.batch.max(1));
     for found in found {
-        let (rel, path, meta) = match found {
-            Found::File { rel, path, meta } => (rel, path, meta),
+        let (rel, path, stat) = match found {
+            Found::File { rel, path, stat } => (rel, path, stat),
             Found::NotUtf8 => {
                 *t.skipped.entry("path not UTF-8").or_default() += 1;
                 continue;
@@ -231,13 +231,12 @@ fn pass(
             }
         };
         t.files += 1;
-        let stat: Stat = (meta.len(), mtime(&meta));
-        if meta.len() > a.max_size {
+        if stat.0 > a.max_size {
             *t.skipped.entry("larger than --max-size").or_default() += 1;
             continue;
         }
         seen.insert(rel.clone());
-        if held.get(&rel) == Some(&Some(stat)) {
+        if held_at(&held, &rel, stat) {
             t.unchanged += 1;
             continue;
         }
@@ -360,7 +359,7 @@ enum Found {
     File {
         rel: String,
         path: PathBuf,
-        meta: std::fs::Metadata,
+        stat: Stat,
     },
     NotUtf8,
     Failed(Option<String>, String),
@@ -386,17 +385,17 @@ fn walk(root: &Path, all: bool, held: Option<&OnceLock<Held>>) -> Vec<Found> {
                         Some(rel) if !all && !agentmem_core::code_reads(&rel) => None,
                         Some(rel) => Some(match e.metadata() {
                             Ok(meta) => {
-                                let stat = (meta.len(), mtime(&meta));
+                                let stat = stat_of(&meta);
                                 if held
                                     .and_then(OnceLock::get)
-                                    .is_some_and(|h| h.get(&rel) != Some(&Some(stat)))
+                                    .is_some_and(|h| !held_at(h, &rel, stat))
                                 {
                                     tables_ahead();
                                 }
                                 Found::File {
                                     rel,
                                     path: e.into_path(),
-                                    meta,
+                                    stat,
                                 }
                             }
                             Err(err) => Found::Failed(Some(rel), err.to_string()),
@@ -423,7 +422,7 @@ fn stat_files(root: &Path, rels: &[String]) -> Vec<Found> {
                 Ok(meta) if meta.is_file() => Some(Found::File {
                     rel: rel.clone(),
                     path,
-                    meta,
+                    stat: stat_of(&meta),
                 }),
                 Ok(_) => None,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -450,12 +449,20 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
     })
 }
 
-/// Modification time in nanoseconds since the epoch (0 when the system has none).
-fn mtime(meta: &std::fs::Metadata) -> i64 {
-    meta.modified()
+/// A file's size, and its modification time in nanoseconds since the epoch (0 when the
+/// system has none).
+fn stat_of(meta: &std::fs::Metadata) -> Stat {
+    let mtime = meta
+        .modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i64)
+        .map_or(0, |d| d.as_nanos() as i64);
+    (meta.len(), mtime)
+}
+
+/// Whether the graph holds the file `rel` as indexed at `stat` (then it is not read again).
+fn held_at(held: &Held, rel: &str, stat: Stat) -> bool {
+    held.get(rel) == Some(&Some(stat))
 }
 
 /// Files waiting to be indexed together: a call of `graph_index_files` writes a batch's
