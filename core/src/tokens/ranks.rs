@@ -75,9 +75,15 @@ impl Ranks {
         assert_eq!(bytes.len(), total, "the embedded token table unpacks");
         let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         assert!(tokens.len() < RANK_MASK as usize, "the embedded token table fits the slots");
+        // Zeros written, not a zeroed allocation: the probes below read a slot before they
+        // write it, and a page first read maps the shared zero page, so each first write
+        // would copy it and flush every core's TLB while the walk's threads run.
+        let n = (tokens.len() * 2).next_power_of_two();
+        let mut slots = Vec::with_capacity(n);
+        slots.resize(n, 0);
         let mut ranks = Ranks {
             bytes,
-            slots: vec![0; (tokens.len() * 2).next_power_of_two()],
+            slots,
             tokens: Vec::new(),
             hasher: foldhash::fast::FixedState::default(),
         };
