@@ -77,7 +77,7 @@ impl Ranks {
         assert!(tokens.len() < RANK_MASK as usize, "the embedded token table fits the slots");
         // Zeros written, not a zeroed allocation: the probes below read a slot before they
         // write it, and a page first read maps the shared zero page, so each first write
-        // would copy it and flush every core's TLB while the walk's threads run.
+        // would copy it and flush the TLB of every core running one of the process's threads.
         let n = (tokens.len() * 2).next_power_of_two();
         let mut slots = Vec::with_capacity(n);
         slots.resize(n, 0);
