@@ -21,6 +21,9 @@ use std::sync::OnceLock;
 /// Pieces up to this many bytes are merged in place by scanning; longer ones through a heap.
 const SHORT: usize = 64;
 
+/// The bytes a token's part is copied in when it is no longer, as it unpacks.
+const COPY: usize = 16;
+
 /// Bits of a slot that hold a rank (plus one; 0 is an empty slot): room for 262,143 tokens.
 const RANK_BITS: u32 = 18;
 const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
@@ -53,26 +56,37 @@ impl Ranks {
         let (n, total, bits) = (word(0) as usize, word(4) as usize, u32::from(packed[8]));
         let (singles, pairs) = packed[9..].split_at(256);
         assert!(total < 1 << 24, "the embedded token table fits 24-bit offsets");
-        let mut bytes = Vec::with_capacity(total);
+        // The buffer runs `COPY` bytes past the table, so that a part of at most `COPY` bytes
+        // is copied as `COPY` bytes: a copy of a fixed size compiles to a load and a store,
+        // where a copy of the part's own length calls `memmove` (two calls a token: a fifth
+        // of the build). What a copy writes past its part is overwritten by the next part,
+        // or cut off at the end.
+        let mut bytes = Vec::with_capacity(total + COPY);
+        bytes.resize(total + COPY, 0);
+        bytes[..256].copy_from_slice(singles);
         let mut tokens: Vec<u32> = Vec::with_capacity(n);
-        for (rank, &b) in singles.iter().enumerate() {
-            bytes.push(b);
-            tokens.push((rank as u32) << 8 | 1);
-        }
+        tokens.extend((0..256).map(|rank| rank << 8 | 1));
         let mask = (1u64 << bits) - 1;
+        let mut end = 256;
         for pair in 0..n - 256 {
             let bit = pair * 2 * bits as usize;
             let at = bit / 8;
             let word = u64::from_le_bytes(pairs[at..at + 8].try_into().expect("8 bytes")) >> (bit % 8);
-            let start = bytes.len() as u32;
+            let start = end;
             for part in [word & mask, word >> bits & mask] {
                 let place = tokens[part as usize];
-                let from = (place >> 8) as usize;
-                bytes.extend_from_within(from..from + (place & 0xff) as usize);
+                let (from, len) = ((place >> 8) as usize, (place & 0xff) as usize);
+                if len <= COPY {
+                    bytes.copy_within(from..from + COPY, end);
+                } else {
+                    bytes.copy_within(from..from + len, end);
+                }
+                end += len;
             }
-            tokens.push(start << 8 | (bytes.len() as u32 - start));
+            tokens.push((start << 8 | (end - start)) as u32);
         }
-        assert_eq!(bytes.len(), total, "the embedded token table unpacks");
+        assert_eq!(end, total, "the embedded token table unpacks");
+        bytes.truncate(total);
         let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         assert!(tokens.len() < RANK_MASK as usize, "the embedded token table fits the slots");
         // Zeros written, not a zeroed allocation: the probes below read a slot before they
