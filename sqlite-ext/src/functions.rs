@@ -3,7 +3,7 @@
 use crate::state::Shared;
 use crate::{args, conn::SqliteConn};
 use agentmem_core::api::{self, Function, Nature, Returns};
-use agentmem_core::{db::seen, error::catch_panic, triggers, Error, Result, Value};
+use agentmem_core::{db::seen, error::catch_panic, schema::types, triggers, Error, Result, Value};
 use sqlite_loadable::{
     api as sqlite_api, ext::sqlite3, ext::sqlite3_context, ext::sqlite3ext_context_db_handle,
     FunctionFlags,
@@ -122,8 +122,34 @@ pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> 
         },
         FunctionFlags::UTF8 | FunctionFlags::DETERMINISTIC | FunctionFlags::INNOCUOUS,
     )?;
+    // The type checks of a row, called by every insert and update of a table: pure, reading
+    // the values in place. A value of the wrong type fails as `RAISE(ABORT, …)` would, with
+    // SQLite's code for a trigger's constraint.
+    for (name, changes) in [(types::CHECK_TYPES, false), (types::CHECK_CHANGES, true)] {
+        sqlite_loadable::define_scalar_function(
+            db,
+            name,
+            -1,
+            move |ctx, values| {
+                match args::checked(values, |a| catch_panic(|| types::check(a, changes))) {
+                    Ok(()) => sqlite_api::result_null(ctx),
+                    Err(e) => {
+                        sqlite_api::result_error(ctx, &e.to_string().replace('\0', ""))?;
+                        if matches!(e, Error::Refused(_)) {
+                            sqlite_api::result_error_code(ctx, SQLITE_CONSTRAINT_TRIGGER);
+                        }
+                    }
+                }
+                Ok(())
+            },
+            FunctionFlags::UTF8 | FunctionFlags::DETERMINISTIC | FunctionFlags::INNOCUOUS,
+        )?;
+    }
     Ok(())
 }
+
+/// `SQLITE_CONSTRAINT_TRIGGER`: the extended code of a trigger's `RAISE(ABORT, …)`.
+const SQLITE_CONSTRAINT_TRIGGER: i32 = 19 | 7 << 8;
 
 /// Runs a call on the calling connection, with panics caught and the connection marked as
 /// inside agentmem for `mem__internal()`.

@@ -52,6 +52,7 @@
 mod in_lists;
 mod releases;
 mod render;
+pub mod types;
 
 pub use releases::{release, Release, RELEASES};
 #[cfg_attr(feature = "testing", visibility::make(pub))]
@@ -236,6 +237,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "filled_checks",
         script: include_str!("../../../sql/migrations/0032_filled_checks.sql"),
     },
+    Migration {
+        version: 33,
+        name: "check_calls",
+        script: include_str!("../../../sql/migrations/0033_check_calls.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -395,17 +401,31 @@ mod tests {
         let d = render("@derived t a,b : derived", Dialect::Sqlite);
         assert!(d.contains("BEFORE INSERT ON t FOR EACH ROW WHEN (NEW.a <> 0 OR NEW.b <> 0) AND NOT mem__internal()"));
         assert!(d.contains("BEFORE UPDATE OF a, b ON t"));
-        let t = render("@types t a:int b:text? m:object", Dialect::Sqlite);
+        // Before schema 33, each check spelled out.
+        let spelled = |s: &str| render_at(s, Dialect::Sqlite, 32);
+        let t = spelled("@types t a:int b:text? m:object");
         assert!(t.contains(
             "DROP TRIGGER IF EXISTS t_types_insert; CREATE TRIGGER t_types_insert BEFORE INSERT ON t"
         ));
         assert!(t.contains("WHEN NOT (NEW.b IS NULL OR typeof(NEW.b) = 'text') THEN RAISE(ABORT, 't.b: must be text or NULL')"));
+        let t = spelled("@types t a:int b:text?~ c:text n:int~");
+        assert!(t.contains("WHEN NOT (NEW.n IS OLD.n OR (typeof(NEW.n) = 'integer')) THEN RAISE(ABORT, 't.n: must be an integer')"));
+        assert!(t.contains("BEFORE INSERT ON t FOR EACH ROW BEGIN SELECT CASE WHEN NOT (typeof(NEW.a) = 'integer')"));
+        // From schema 33, one call per trigger.
+        let t = render("@types t a:int b:text? m:object", Dialect::Sqlite);
+        assert!(t.contains(
+            "CREATE TRIGGER t_types_insert BEFORE INSERT ON t FOR EACH ROW BEGIN SELECT \
+             mem__check_types('t', 'a b m', 'iTo', NEW.a, NEW.b, NEW.m, CASE WHEN \
+             json_valid(NEW.m) THEN json_type(NEW.m) = 'object' ELSE 0 END); END;"
+        ));
         let t = render("@types t a:int b:text?~ c:text n:int~", Dialect::Sqlite);
         assert!(t.contains("CREATE TRIGGER t_types_update BEFORE UPDATE OF c ON t"));
         assert!(t.contains("CREATE TRIGGER t_numbers_update BEFORE UPDATE OF a ON t"));
-        assert!(t.contains("CREATE TRIGGER t_filled_update BEFORE UPDATE OF b, n ON t"));
-        assert!(t.contains("WHEN NOT (NEW.n IS OLD.n OR (typeof(NEW.n) = 'integer')) THEN RAISE(ABORT, 't.n: must be an integer')"));
-        assert!(t.contains("BEFORE INSERT ON t FOR EACH ROW BEGIN SELECT CASE WHEN NOT (typeof(NEW.a) = 'integer')"));
+        assert!(t.contains(
+            "CREATE TRIGGER t_filled_update BEFORE UPDATE OF b, n ON t FOR EACH ROW BEGIN SELECT \
+             mem__check_changes('t', 'b n', 'Ti', NEW.b IS NOT OLD.b, NEW.b, NEW.n IS NOT \
+             OLD.n, NEW.n); END;"
+        ));
         assert!(render("@types t a:int b:text", Dialect::Sqlite)
             .contains("DROP TRIGGER IF EXISTS t_filled_update;"));
         assert_eq!(

@@ -2,6 +2,7 @@
 //! documentation, expanded into each database's DDL. Every DDL difference between the two
 //! databases lives here (runtime SQL differences live in `db::dialect`).
 
+use super::types;
 use crate::triggers::MAY_HOLD_NUL;
 use crate::Dialect;
 
@@ -234,6 +235,7 @@ enum Nul {
 struct Check<'a> {
     col: &'a str,
     kind: &'a str,
+    nullable: bool,
     /// The condition the new value must meet.
     cond: String,
     /// The error when it does not.
@@ -307,8 +309,57 @@ fn types_trigger(table: &str, name: &str, event: &str, checks: &[&Check], nul: N
 /// [`MAY_HOLD_NUL`] (before: `instr`) and knows `~`.
 const FILLED_CHECKS: i64 = 32;
 
+/// The schema version from which `@types` checks are one call of [`types::CHECK_TYPES`] or
+/// [`types::CHECK_CHANGES`] per trigger.
+const COMPACT_CHECKS: i64 = 33;
+
+/// SQLite's verdict on whether `NEW.{col}` is JSON of `kind` (`object` or `array`).
+fn json_fits(col: &str, kind: &str) -> String {
+    format!("CASE WHEN json_valid(NEW.{col}) THEN json_type(NEW.{col}) = '{kind}' ELSE 0 END")
+}
+
+/// SQLite, from [`COMPACT_CHECKS`]: the trigger `{table}_{name}` that checks `checks` before
+/// `event` in one call (see [`types`]), with the errors of [`types_trigger`]'s. An update
+/// passes, before each column, whether it changed the column, and SQLite's verdict on JSON
+/// only for a column it changed.
+fn compact_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> String {
+    let update = event.starts_with("UPDATE");
+    let kind = |c: &Check| types::Kind::named(c.kind).expect("a kind of @types");
+    let names: Vec<&str> = checks.iter().map(|c| c.col).collect();
+    let kinds: String = checks.iter().map(|c| kind(c).letter(c.nullable)).collect();
+    let args: Vec<String> = checks
+        .iter()
+        .map(|c| {
+            let col = c.col;
+            let changed = format!("NEW.{col} IS NOT OLD.{col}");
+            let fits = json_fits(col, c.kind);
+            match (update, kind(c).is_json()) {
+                (false, false) => format!("NEW.{col}"),
+                (false, true) => format!("NEW.{col}, {fits}"),
+                (true, false) => format!("{changed}, NEW.{col}"),
+                (true, true) => {
+                    format!("{changed}, NEW.{col}, CASE WHEN {changed} THEN {fits} END")
+                }
+            }
+        })
+        .collect();
+    let function = if update {
+        types::CHECK_CHANGES
+    } else {
+        types::CHECK_TYPES
+    };
+    format!(
+        "DROP TRIGGER IF EXISTS {table}_{name}; \
+         CREATE TRIGGER {table}_{name} BEFORE {event} ON {table} FOR EACH ROW \
+         BEGIN SELECT {function}('{table}', '{}', '{kinds}', {}); END;",
+        names.join(" "),
+        args.join(", ")
+    )
+}
+
 fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
     let current = version >= FILLED_CHECKS;
+    let compact = version >= COMPACT_CHECKS;
     let mut parts = spec.split_whitespace();
     let table = parts.next().expect("@types needs a table");
     let mut checks: Vec<Check> = Vec::new();
@@ -325,28 +376,14 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
             Some(k) => (k, true),
             None => (kind, false),
         };
-        let (cond, rule) = match kind {
-            "int" => (format!("typeof(NEW.{col}) = 'integer'"), "an integer"),
-            "real" => (
-                format!("typeof(NEW.{col}) IN ('real', 'integer')"),
-                "a number",
-            ),
-            "blob" => (format!("typeof(NEW.{col}) = 'blob'"), "a blob"),
-            "text" => (format!("typeof(NEW.{col}) = 'text'"), "text"),
-            "object" => (
-                format!(
-                    "typeof(NEW.{col}) = 'text' AND CASE WHEN json_valid(NEW.{col}) \
-                     THEN json_type(NEW.{col}) = 'object' ELSE 0 END"
-                ),
-                "a JSON object",
-            ),
-            "array" => (
-                format!(
-                    "typeof(NEW.{col}) = 'text' AND CASE WHEN json_valid(NEW.{col}) \
-                     THEN json_type(NEW.{col}) = 'array' ELSE 0 END"
-                ),
-                "a JSON array",
-            ),
+        let cond = match kind {
+            "int" => format!("typeof(NEW.{col}) = 'integer'"),
+            "real" => format!("typeof(NEW.{col}) IN ('real', 'integer')"),
+            "blob" => format!("typeof(NEW.{col}) = 'blob'"),
+            "text" => format!("typeof(NEW.{col}) = 'text'"),
+            "object" | "array" => {
+                format!("typeof(NEW.{col}) = 'text' AND {}", json_fits(col, kind))
+            }
             other => panic!("@types: unknown kind {other}"),
         };
         let cond = if nullable {
@@ -354,12 +391,17 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
         } else {
             format!("({cond})")
         };
-        let null = if nullable { " or NULL" } else { "" };
         checks.push(Check {
             col,
             kind,
+            nullable,
             cond,
-            msg: format!("{table}.{col}: must be {rule}{null}"),
+            msg: types::message(
+                table,
+                col,
+                types::Kind::named(kind).expect("a kind"),
+                nullable,
+            ),
             filled,
         });
     }
@@ -380,7 +422,14 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
             let filled = group(&|c| c.filled);
             let all: Vec<&Check> = checks.iter().collect();
             let nul = if current { Nul::MayHold } else { Nul::Instr };
-            let mut out = vec![types_trigger(table, "types_insert", "INSERT", &all, nul)];
+            let trigger = |name: &str, event: &str, cols: &[&Check]| {
+                if compact {
+                    compact_trigger(table, name, event, cols)
+                } else {
+                    types_trigger(table, name, event, cols, nul)
+                }
+            };
+            let mut out = vec![trigger("types_insert", "INSERT", &all)];
             let groups = [
                 ("types_update", &texts),
                 ("numbers_update", &numbers),
@@ -391,7 +440,7 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
                 if !cols.is_empty() {
                     let of: Vec<&str> = cols.iter().map(|c| c.col).collect();
                     let event = format!("UPDATE OF {}", of.join(", "));
-                    out.push(types_trigger(table, name, &event, cols, nul));
+                    out.push(trigger(name, &event, cols));
                 }
             }
             out.join("\n")

@@ -15,6 +15,7 @@ mod sqlite;
 mod trigger;
 
 pub use catalog::{find, TRIGGERS};
+pub(crate) use sqlite::refuse_nul_in;
 pub use sqlite::{fire_sqlite, may_hold_nul, sqlite_functions, MAY_HOLD_NUL};
 pub use trigger::{Event, Fired, Hosts, Rows, Timing, Trigger};
 

@@ -122,9 +122,14 @@ pub fn may_hold_nul(bytes: &[u8], json: bool) -> bool {
 /// character (or the JSON path); passes JSON whose `\u0000` was an escaped backslash.
 pub(super) fn refuse_nul(args: &[Value]) -> Result<()> {
     let column = args.first().and_then(Value::as_str).unwrap_or_default();
-    let Some(Value::Text(s)) = args.get(1) else {
-        return Ok(());
-    };
+    match args.get(1) {
+        Some(Value::Text(s)) => refuse_nul_in(column, s),
+        _ => Ok(()),
+    }
+}
+
+/// [`refuse_nul`] of the text `s` stored in `column`.
+pub(crate) fn refuse_nul_in(column: &str, s: &str) -> Result<()> {
     crate::args::no_nul(column, s)?;
     match serde_json::from_str::<serde_json::Value>(s) {
         Ok(v) => crate::json_input::check(column, &v),

@@ -121,7 +121,7 @@ pub fn as_call<T>(f: impl FnOnce() -> T) -> T {
 
 mod triggers {
     use super::{db, Shared, Sq};
-    use agentmem_core::{db::seen, triggers, Conn, Error, Result, Value};
+    use agentmem_core::{db::seen, schema::types, triggers, Conn, Error, Result, Value};
     use rusqlite::ffi;
     use std::cell::Cell;
     use std::ffi::{c_char, c_int, c_void, CString};
@@ -132,6 +132,8 @@ mod triggers {
         "mem__internal",
         "mem_content_hash",
         triggers::MAY_HOLD_NUL,
+        types::CHECK_TYPES,
+        types::CHECK_CHANGES,
         seen::FUNCTION,
     ];
 
@@ -183,6 +185,19 @@ mod triggers {
                 }
                 _ => Value::Null,
             }),
+            types::CHECK_TYPES | types::CHECK_CHANGES => {
+                let args: Vec<types::Arg> = a
+                    .iter()
+                    .map(|v| match v {
+                        Value::Null => types::Arg::Null,
+                        Value::Int(n) => types::Arg::Int(*n),
+                        Value::Real(_) => types::Arg::Real,
+                        Value::Text(s) => types::Arg::Text(s.as_bytes()),
+                        Value::Blob(_) => types::Arg::Blob,
+                    })
+                    .collect();
+                types::check(&args, name == types::CHECK_CHANGES).map(|()| Value::Null)
+            }
             other => {
                 DEPTH.with(|d| d.set(d.get() + 1));
                 let r = triggers::fire_sqlite(c, other, a.to_vec(), false);
