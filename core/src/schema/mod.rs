@@ -47,7 +47,8 @@
 //! back into the new row; its update checks get a trigger of their own); text holds no U+0000.
 //! Postgres' column types already do this; there only `object` and `array` add a `CHECK`. A
 //! later migration that adds columns declares the table's full list again: it replaces the
-//! checks.
+//! checks. From schema 33 each SQLite check trigger is one call of a function ([`types`]);
+//! before, a `CASE` of every column.
 
 mod in_lists;
 mod releases;
