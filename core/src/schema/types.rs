@@ -8,7 +8,7 @@
 //! statement compiles into the programs of the triggers it fires.
 //!
 //! `names` are the columns, separated by spaces; `kinds` has one letter per column (see
-//! [`Kind`]), upper case when the column is nullable, so that a row's checks read one byte per
+//! `Kind`), upper case when the column is nullable, so that a row's checks read one byte per
 //! column and the names only for an error. A JSON column takes one more argument after its
 //! value: whether SQLite's `json_valid` and `json_type` find the value of the column's kind, so
 //! JSON is judged by the database's own parser, as before.
