@@ -234,7 +234,7 @@ enum Nul {
 /// One column's type check.
 struct Check<'a> {
     col: &'a str,
-    kind: &'a str,
+    kind: types::Kind,
     nullable: bool,
     /// The condition the new value must meet.
     cond: String,
@@ -245,8 +245,8 @@ struct Check<'a> {
 }
 
 /// Whether a kind of `@types` holds numbers.
-fn is_number(kind: &str) -> bool {
-    matches!(kind, "int" | "real")
+fn is_number(kind: types::Kind) -> bool {
+    matches!(kind, types::Kind::Int | types::Kind::Real)
 }
 
 /// SQLite: the trigger `{table}_{name}` that checks `checks` before `event`. Text that holds
@@ -277,8 +277,8 @@ fn types_trigger(table: &str, name: &str, event: &str, checks: &[&Check], nul: N
     });
     let nul = checks.iter().filter_map(|&&Check { col, kind, .. }| {
         let json = match kind {
-            "text" => false,
-            "object" | "array" => true,
+            types::Kind::Text => false,
+            k if k.is_json() => true,
             _ => return None,
         };
         let may_hold = match (nul, json) {
@@ -314,7 +314,8 @@ const FILLED_CHECKS: i64 = 32;
 const COMPACT_CHECKS: i64 = 33;
 
 /// SQLite's verdict on whether `NEW.{col}` is JSON of `kind` (`object` or `array`).
-fn json_fits(col: &str, kind: &str) -> String {
+fn json_fits(col: &str, kind: types::Kind) -> String {
+    let kind = kind.name();
     format!("CASE WHEN json_valid(NEW.{col}) THEN json_type(NEW.{col}) = '{kind}' ELSE 0 END")
 }
 
@@ -324,16 +325,15 @@ fn json_fits(col: &str, kind: &str) -> String {
 /// only for a column it changed.
 fn compact_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> String {
     let update = event.starts_with("UPDATE");
-    let kind = |c: &Check| types::Kind::named(c.kind).expect("a kind of @types");
     let names: Vec<&str> = checks.iter().map(|c| c.col).collect();
-    let kinds: String = checks.iter().map(|c| kind(c).letter(c.nullable)).collect();
+    let kinds: String = checks.iter().map(|c| c.kind.letter(c.nullable)).collect();
     let args: Vec<String> = checks
         .iter()
         .map(|c| {
             let col = c.col;
             let changed = format!("NEW.{col} IS NOT OLD.{col}");
             let fits = json_fits(col, c.kind);
-            match (update, kind(c).is_json()) {
+            match (update, c.kind.is_json()) {
                 (false, false) => format!("NEW.{col}"),
                 (false, true) => format!("NEW.{col}, {fits}"),
                 (true, false) => format!("{changed}, NEW.{col}"),
@@ -376,15 +376,16 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
             Some(k) => (k, true),
             None => (kind, false),
         };
+        let kind =
+            types::Kind::named(kind).unwrap_or_else(|| panic!("@types: unknown kind {kind}"));
         let cond = match kind {
-            "int" => format!("typeof(NEW.{col}) = 'integer'"),
-            "real" => format!("typeof(NEW.{col}) IN ('real', 'integer')"),
-            "blob" => format!("typeof(NEW.{col}) = 'blob'"),
-            "text" => format!("typeof(NEW.{col}) = 'text'"),
-            "object" | "array" => {
+            types::Kind::Int => format!("typeof(NEW.{col}) = 'integer'"),
+            types::Kind::Real => format!("typeof(NEW.{col}) IN ('real', 'integer')"),
+            types::Kind::Blob => format!("typeof(NEW.{col}) = 'blob'"),
+            types::Kind::Text => format!("typeof(NEW.{col}) = 'text'"),
+            types::Kind::Object | types::Kind::Array => {
                 format!("typeof(NEW.{col}) = 'text' AND {}", json_fits(col, kind))
             }
-            other => panic!("@types: unknown kind {other}"),
         };
         let cond = if nullable {
             format!("(NEW.{col} IS NULL OR {cond})")
@@ -396,12 +397,7 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
             kind,
             nullable,
             cond,
-            msg: types::message(
-                table,
-                col,
-                types::Kind::named(kind).expect("a kind"),
-                nullable,
-            ),
+            msg: types::message(table, col, kind, nullable),
             filled,
         });
     }
@@ -447,8 +443,9 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
         }
         Dialect::Postgres => checks
             .iter()
-            .filter(|c| c.kind == "object" || c.kind == "array")
+            .filter(|c| c.kind.is_json())
             .map(|Check { col, kind, .. }| {
+                let kind = kind.name();
                 format!(
                     "ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_{col}_{kind}; \
                      ALTER TABLE {table} ADD CONSTRAINT {table}_{col}_{kind} \

@@ -57,6 +57,11 @@ impl Kind {
         KINDS.iter().find(|k| k.1 == name).map(|k| k.0)
     }
 
+    /// Its name in `@types`.
+    pub(crate) fn name(self) -> &'static str {
+        KINDS.iter().find(|k| k.0 == self).map_or("", |k| k.1)
+    }
+
     /// Its letter in a call's `kinds`, upper case for a nullable column.
     pub(crate) fn letter(self, nullable: bool) -> char {
         let l = KINDS.iter().find(|k| k.0 == self).map_or(b'?', |k| k.2);
@@ -208,28 +213,16 @@ mod tests {
     fn tables() -> rusqlite::Connection {
         let c = rusqlite::Connection::open_in_memory().unwrap();
         let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
-        let arg = |v: ValueRef<'_>| -> (i32, Vec<u8>) {
-            match v {
-                ValueRef::Null => (0, vec![]),
-                ValueRef::Integer(n) => (1, n.to_le_bytes().to_vec()),
-                ValueRef::Real(_) => (2, vec![]),
-                ValueRef::Text(b) => (3, b.to_vec()),
-                ValueRef::Blob(_) => (4, vec![]),
-            }
-        };
         let fail = |e: Error| rusqlite::Error::UserFunctionError(e.to_string().into());
         for (name, changes) in [(super::CHECK_TYPES, false), (super::CHECK_CHANGES, true)] {
             c.create_scalar_function(name, -1, flags, move |ctx| {
-                let held: Vec<(i32, Vec<u8>)> =
-                    (0..ctx.len()).map(|i| arg(ctx.get_raw(i))).collect();
-                let args: Vec<Arg> = held
-                    .iter()
-                    .map(|(k, b)| match k {
-                        0 => Arg::Null,
-                        1 => Arg::Int(i64::from_le_bytes(b[..].try_into().unwrap())),
-                        2 => Arg::Real,
-                        3 => Arg::Text(b),
-                        _ => Arg::Blob,
+                let args: Vec<Arg> = (0..ctx.len())
+                    .map(|i| match ctx.get_raw(i) {
+                        ValueRef::Null => Arg::Null,
+                        ValueRef::Integer(n) => Arg::Int(n),
+                        ValueRef::Real(_) => Arg::Real,
+                        ValueRef::Text(b) => Arg::Text(b),
+                        ValueRef::Blob(_) => Arg::Blob,
                     })
                     .collect();
                 check(&args, changes).map(|()| None::<i64>).map_err(fail)
