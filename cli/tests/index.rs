@@ -88,6 +88,30 @@ fn story(target: &[String], dir: &Path) -> Vec<Json> {
     assert_eq!(again["written"]["bytes"], 0, "{again}");
     answers.push(figures(&again));
 
+    // Written back the same, as a checkout does: read once to find it unchanged, its new
+    // stat recorded, and not read at the next run.
+    let db_py = dir.join("src/db.py");
+    std::fs::write(&db_py, std::fs::read(&db_py).unwrap()).unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&db_py)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let touched = index(target, dir);
+    assert_eq!(
+        (
+            touched["indexed"].as_u64(),
+            touched["written"]["bytes"].as_u64()
+        ),
+        (Some(0), Some(28)),
+        "{touched}"
+    );
+    answers.push(figures(&touched));
+    let settled = index(target, dir);
+    assert_eq!(settled["written"]["bytes"], 0, "{settled}");
+
     // The definition is renamed: app.py's call no longer resolves, its edge goes.
     std::fs::write(dir.join("src/db.py"), b"def open_db():\n    return 1\n").unwrap();
     let renamed = index(target, dir);

@@ -20,6 +20,7 @@ use super::refs::{self, RefRow};
 use crate::code::chunks::chunks as cut;
 use crate::code::language::Lang;
 use crate::code::outline::{outline, Outline, RefKind, Symbol};
+use crate::cluster::route;
 use crate::code::paths;
 use crate::json_opts::Opts;
 use crate::text::hex;
@@ -29,8 +30,9 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// `graph_index_file(resource_id, path, source [, options])` → JSON `{file_id, changed,
-/// language, symbols, edges, chunks, unresolved, relinked, errors}`: `changed` false (and
-/// nothing written) when the file's content hash is the one its node carries; `edges` counts
+/// language, symbols, edges, chunks, unresolved, relinked, errors}`: `changed` false when the
+/// file's content hash is the one its node carries (nothing is written then but the
+/// `metadata` given, where it differs from the node's: see [`refresh`]); `edges` counts
 /// the file's edges by type; `unresolved` counts the references that resolve to nothing
 /// (`mem_graph_refs` rows without `to_id`); `relinked` counts the other files whose
 /// references changed. Options: `language` (else from the path's extension; unknown: the
@@ -122,7 +124,8 @@ struct FileIn {
     path: String,
     source: String,
     lang: Option<Lang>,
-    metadata: serde_json::Map<String, Json>,
+    /// The call's `metadata`, when it gave one.
+    metadata: Option<serde_json::Map<String, Json>>,
 }
 
 impl FileIn {
@@ -133,8 +136,8 @@ impl FileIn {
         }
         let lang = language(path, o.opt_str("language")?)?;
         let metadata = match o.opt_object("metadata")? {
-            Some(m) => serde_json::from_str(&m).map_err(|e| Error::invalid("options.metadata", e.to_string()))?,
-            None => Default::default(),
+            Some(m) => Some(serde_json::from_str(&m).map_err(|e| Error::invalid("options.metadata", e.to_string()))?),
+            None => None,
         };
         Ok(FileIn { path: path.to_owned(), source: source.to_owned(), lang, metadata })
     }
@@ -164,16 +167,26 @@ struct Written {
 /// Writes a file's nodes and cuts its chunks; `None` (nothing written) when its content hash
 /// is the one its node carries.
 fn write(conn: &mut dyn Conn, resource: &str, f: FileIn) -> Result<Option<Written>> {
-    let FileIn { path, source, lang, mut metadata } = f;
+    let FileIn { path, source, lang, metadata } = f;
     let hash = hex(&Sha256::digest(source.as_bytes()));
     let file_id = node_id(resource, &path, "");
-    let held_hash = conn.query_value(
-        "SELECT content_hash FROM mem_graph_nodes WHERE id = ?1 AND resource_id = ?2",
-        &[file_id.as_str().into(), resource.into()],
-    )?;
-    if held_hash.as_ref().and_then(Value::as_str) == Some(hash.as_str()) {
-        return Ok(None);
+    let held = conn
+        .query(
+            "SELECT content_hash, CAST(metadata AS TEXT) FROM mem_graph_nodes \
+             WHERE id = ?1 AND resource_id = ?2",
+            &[file_id.as_str().into(), resource.into()],
+        )?
+        .into_iter()
+        .next();
+    if let Some([held_hash, held_metadata]) = held.as_deref() {
+        if held_hash.as_str() == Some(hash.as_str()) {
+            if let Some(given) = metadata {
+                refresh(conn, &file_id, held_metadata.as_str(), given)?;
+            }
+            return Ok(None);
+        }
     }
+    let mut metadata = metadata.unwrap_or_default();
     let out = match lang {
         Some(l) => outline(l, &source),
         None if gopkg::is_go_mod(&path) => go_mod(&source),
@@ -227,6 +240,30 @@ fn write(conn: &mut dyn Conn, resource: &str, f: FileIn) -> Result<Option<Writte
         gone,
         new: old.is_empty(),
     }))
+}
+
+/// Gives the node `file_id` of a file whose content is unchanged the `given` metadata,
+/// keeping the parse's `errors`, when that differs from the `held` one. An indexer records
+/// the file's stat there to skip reading it next time: a file touched, or written back the
+/// same (a checkout, a stash popped), would otherwise be read and hashed again at every pass.
+fn refresh(
+    conn: &mut dyn Conn,
+    file_id: &str,
+    held: Option<&str>,
+    mut given: serde_json::Map<String, Json>,
+) -> Result<()> {
+    let held: serde_json::Map<String, Json> = held.and_then(|h| serde_json::from_str(h).ok()).unwrap_or_default();
+    given.insert("errors".into(), held.get("errors").cloned().unwrap_or_else(|| json!([])));
+    if given == held {
+        return Ok(());
+    }
+    let now = conn.now_ms()?;
+    route::execute(
+        conn,
+        "UPDATE mem_graph_nodes SET metadata = CAST(?2 AS @JSON), updated_at = ?3 WHERE id = ?1{home}",
+        &[file_id.into(), Json::Object(given).to_string().into(), Value::Int(now)],
+    )?;
+    Ok(())
 }
 
 /// Resolves the written files' references against the graph that now holds all their
