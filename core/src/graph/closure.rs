@@ -27,7 +27,7 @@ use crate::db::batch;
 use crate::db::row::Fields;
 use crate::{Conn, Dialect, Result, Value};
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// Keys per delete statement, rows per insert statement (powers of two: see
 /// [`batch::shaped`]; lookups are cut by [`batch::query_in`]).
@@ -110,27 +110,28 @@ const RANGE_ROWS_PER_KEY: usize = 8;
 /// The stored paths of the (ancestor, descendant) `pairs` of node keys, within `max_depth`
 /// hops, keyed by their ends.
 ///
-/// SQLite runs a statement per ancestor, the descendants bound as an `IN` list (binding is
-/// cheaper there than unpacking a JSON list: measured, 10% slower edge adds). An add's pairs
-/// almost never have a stored row, so what a lookup costs is the search for nothing: probing
-/// every depth of every pair is a seek per depth and pair, reading the ancestor's range and
-/// testing each row against the list a step per row. The range is read when a bounded count
-/// finds it short (see [`RANGE_ROWS_PER_KEY`]); an ancestor that reaches half the graph is
-/// probed.
+/// An add's pairs almost never have a stored row, so what a lookup costs is the search for
+/// nothing, and the key names the depth: probing a pair is a seek per depth.
 ///
-/// Postgres gets all pairs in one JSON parameter, since each statement costs it a trip
-/// through SPI, and one depth per statement: given several depths, its planner intersects
-/// bitmaps of all the ancestor's rows and all the descendant's instead of seeking the whole
-/// key.
+/// SQLite runs a statement per ancestor, the descendants bound as an `IN` list (binding is
+/// cheaper there than unpacking a JSON list: measured, 10% slower edge adds). Probing every
+/// depth of every pair is a seek per depth and pair, reading the ancestor's range and testing
+/// each row against the list a step per row. The range is read when a bounded count finds it
+/// short (see [`RANGE_ROWS_PER_KEY`]); an ancestor that reaches half the graph is probed.
+///
+/// Postgres, where each statement is a trip through SPI, reads the keys of all the ancestors'
+/// ranges in one statement from the index alone ([`stored_keys`]), and then the paths of the
+/// pairs it found by their full keys; when the ranges hold more rows than the probes would
+/// seek, it probes the pairs instead, one statement per depth ([`probe_pairs`]).
 fn stored_pairs(
     conn: &mut dyn Conn,
     pairs: &[(i64, i64)],
     max_depth: usize,
 ) -> Result<BTreeMap<(i64, i64), Stored>> {
-    let select = "SELECT c.ancestor, c.descendant, c.depth, c.hops FROM mem_graph_closure AS c";
     let mut rows = Vec::new();
     match conn.dialect() {
         Dialect::Sqlite => {
+            let select = format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure AS c");
             let depths: Vec<String> = (1..=max_depth).map(|d| d.to_string()).collect();
             let probe = format!(
                 "{select} WHERE c.ancestor = ?1 AND c.depth IN ({}) \
@@ -156,20 +157,19 @@ fn stored_pairs(
             }
         }
         Dialect::Postgres => {
-            let keys_json = pairs
-                .chunks(PAIRS_PER_LOOKUP)
-                .map(serde_json::to_string)
-                .collect::<std::result::Result<Vec<String>, _>>()
-                .map_err(|e| crate::Error::internal(format!("closure pair keys: {e}")))?;
-            for depth in 1..=max_depth {
-                let sql = format!(
-                    "{select} CROSS JOIN jsonb_array_elements(CAST(?1 AS jsonb)) AS j(pair) \
-                     WHERE c.ancestor = CAST(j.pair ->> 0 AS BIGINT) AND c.depth = {depth} \
-                     AND c.descendant = CAST(j.pair ->> 1 AS BIGINT){{home:c}}"
-                );
-                for k in &keys_json {
-                    rows.extend(route::query(conn, &sql, &[k.as_str().into()])?);
+            let mut ancestors: Vec<i64> = pairs.iter().map(|p| p.0).collect();
+            ancestors.sort_unstable();
+            ancestors.dedup();
+            match stored_keys(conn, &ancestors, max_depth, pairs.len() * max_depth)? {
+                Some(keys) => {
+                    let wanted: HashSet<(i64, i64)> = pairs.iter().copied().collect();
+                    let found: Vec<[i64; 3]> = keys
+                        .into_iter()
+                        .filter(|[a, _, d]| wanted.contains(&(*a, *d)))
+                        .collect();
+                    rows = rows_at(conn, &found)?;
                 }
+                None => rows = probe_pairs(conn, pairs, max_depth)?,
             }
         }
     }
@@ -177,6 +177,86 @@ fn stored_pairs(
         .into_iter()
         .map(|s| ((s.first(), s.last()), s))
         .collect())
+}
+
+/// The keys `[ancestor, depth, descendant]` of the stored rows of `ancestors` within
+/// `max_depth` hops, read from the primary key's index alone (a closure row's path is not in
+/// it, and a fetch of each row from the heap cost more than the probes it saved); `None` when
+/// they are more than `rows`, the count past which probing the pairs seeks less.
+fn stored_keys(
+    conn: &mut dyn Conn,
+    ancestors: &[i64],
+    max_depth: usize,
+    rows: usize,
+) -> Result<Option<Vec<[i64; 3]>>> {
+    let list: Vec<String> = ancestors.iter().map(i64::to_string).collect();
+    let found = route::query(
+        conn,
+        "SELECT c.ancestor, c.depth, c.descendant FROM mem_graph_closure AS c \
+         WHERE c.ancestor = ANY(CAST(?1 AS BIGINT[])) AND c.depth <= ?2{home:c} LIMIT ?3",
+        &[
+            Value::Text(format!("{{{}}}", list.join(","))),
+            Value::Int(max_depth as i64),
+            Value::Int(rows as i64 + 1),
+        ],
+    )?;
+    if found.len() > rows {
+        return Ok(None);
+    }
+    Ok(Some(
+        found
+            .into_iter()
+            .filter_map(|r| {
+                let mut f = Fields::new(r);
+                Some([f.int()?, f.int()?, f.int()?])
+            })
+            .collect(),
+    ))
+}
+
+/// The stored rows of the full keys `[ancestor, depth, descendant]`, all in one JSON
+/// parameter per statement.
+fn rows_at(conn: &mut dyn Conn, keys: &[[i64; 3]]) -> Result<Vec<crate::Row>> {
+    let mut rows = Vec::new();
+    for chunk in keys.chunks(PAIRS_PER_LOOKUP) {
+        let json = serde_json::to_string(chunk)
+            .map_err(|e| crate::Error::internal(format!("closure keys: {e}")))?;
+        rows.extend(route::query(
+            conn,
+            &format!(
+                "SELECT {ROW_COLUMNS} FROM mem_graph_closure AS c \
+                 CROSS JOIN jsonb_array_elements(CAST(?1 AS jsonb)) AS j(k) \
+                 WHERE c.ancestor = CAST(j.k ->> 0 AS BIGINT) AND c.depth = CAST(j.k ->> 1 AS INTEGER) \
+                 AND c.descendant = CAST(j.k ->> 2 AS BIGINT){{home:c}}"
+            ),
+            &[json.as_str().into()],
+        )?);
+    }
+    Ok(rows)
+}
+
+/// The stored rows of `pairs`, probed: one statement per depth, all pairs in one JSON
+/// parameter (given several depths, Postgres' planner intersects bitmaps of all the
+/// ancestor's rows and all the descendant's instead of seeking the whole key).
+fn probe_pairs(conn: &mut dyn Conn, pairs: &[(i64, i64)], max_depth: usize) -> Result<Vec<crate::Row>> {
+    let keys_json = pairs
+        .chunks(PAIRS_PER_LOOKUP)
+        .map(serde_json::to_string)
+        .collect::<std::result::Result<Vec<String>, _>>()
+        .map_err(|e| crate::Error::internal(format!("closure pair keys: {e}")))?;
+    let mut rows = Vec::new();
+    for depth in 1..=max_depth {
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM mem_graph_closure AS c \
+             CROSS JOIN jsonb_array_elements(CAST(?1 AS jsonb)) AS j(pair) \
+             WHERE c.ancestor = CAST(j.pair ->> 0 AS BIGINT) AND c.depth = {depth} \
+             AND c.descendant = CAST(j.pair ->> 1 AS BIGINT){{home:c}}"
+        );
+        for k in &keys_json {
+            rows.extend(route::query(conn, &sql, &[k.as_str().into()])?);
+        }
+    }
+    Ok(rows)
 }
 
 /// Whether `ancestor` has fewer than `rows` stored paths within `max_depth` hops (counted up

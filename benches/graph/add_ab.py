@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Edge adds on Postgres' dense bench graph, builds of the extension alternated: the graph of
+graph_bench.py is loaded once into a template database, and each run copies it, reads the
+closure and node tables into shared buffers (pg_prewarm), and times `graph_edge_add` on the
+bench's sampled pairs, each its own transaction. Between runs the next build's library is
+copied over the installed one (a new connection loads it); the installed library is put back
+at the end. For a server of your own, with `pg_prewarm` available (PostgreSQL's contrib).
+
+    add_ab.py --pg "host=… user=postgres" --build before=PATH/agentmem.so \\
+              --build after=PATH/agentmem.so [--rounds 3] [--adds 200]
+
+The builds must share the schema version (the template is loaded by the first)."""
+import argparse, json, os, shutil, statistics, subprocess, sys, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(ROOT, "benches"), HERE]
+import graph_bench  # noqa: E402
+import psycopg  # noqa: E402
+
+TEMPLATE, RUN = "agentmem_add_template", "agentmem_add_run"
+PREWARM = ["agentmem_private.mem_graph_closure", "agentmem_private.mem_graph_closure_pkey",
+           "agentmem_private.mem_graph_closure_reverse", "mem_graph_nodes", "mem_graph_edges"]
+
+
+def connect(dsn, db):
+    return psycopg.connect(psycopg.conninfo.make_conninfo(dsn, dbname=db), autocommit=True)
+
+
+def load_template(admin, dsn, graph_text):
+    admin.execute(f"DROP DATABASE IF EXISTS {TEMPLATE}")
+    admin.execute(f"CREATE DATABASE {TEMPLATE}")
+    with connect(dsn, TEMPLATE) as c:
+        c.execute("CREATE EXTENSION agentmem")
+        c.execute("SELECT graph_load('bench', %s)", (graph_text,))
+        c.execute("VACUUM ANALYZE")
+
+
+def run(admin, dsn, pairs):
+    """The add times (ms) of `pairs` on a fresh copy of the template."""
+    admin.execute(f"DROP DATABASE IF EXISTS {RUN}")
+    admin.execute(f"CREATE DATABASE {RUN} TEMPLATE {TEMPLATE}")
+    try:
+        with connect(dsn, RUN) as c:
+            c.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+            names = PREWARM + [r[0] for r in c.execute(
+                "SELECT indexrelid::regclass::text FROM pg_index "
+                "WHERE indrelid IN ('mem_graph_nodes'::regclass, 'mem_graph_edges'::regclass)")]
+            for n in names:
+                c.execute("SELECT pg_prewarm(%s::regclass)", (n,))
+            return graph_bench.timed(
+                lambda p: c.execute("SELECT graph_edge_add(%s, %s, 'imports')", p).fetchall(),
+                pairs)
+    finally:
+        admin.execute(f"DROP DATABASE IF EXISTS {RUN}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pg", required=True)
+    ap.add_argument("--build", action="append", required=True, help="NAME=PATH of agentmem.so")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--adds", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=42)
+    args = ap.parse_args()
+    builds = [b.split("=", 1) for b in args.build]
+    libdir = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    installed = os.path.join(libdir, "agentmem.so")
+    kept = installed + ".add_ab"
+    shutil.copyfile(installed, kept)
+    gpath = os.path.join(ROOT, "target", "bench-graph", "graph-all.json")
+    if not os.path.exists(gpath):
+        subprocess.run([sys.executable, os.path.join(HERE, "build_code_graph.py"), "--items",
+                        "--out", gpath], check=True)
+    graph_text = open(gpath).read()
+    pairs = graph_bench.sample(json.loads(graph_text), args.adds, args.seed)[2]
+    admin = connect(args.pg, "postgres")
+    results = {name: [] for name, _ in builds}
+    try:
+        shutil.copyfile(builds[0][1], installed)
+        load_template(admin, args.pg, graph_text)
+        for r in range(args.rounds):
+            # Each round swaps the order, so neither build always runs first.
+            for name, path in (builds if r % 2 == 0 else builds[::-1]):
+                shutil.copyfile(path, installed)
+                t = run(admin, args.pg, pairs)
+                results[name].append(t)
+                print(f"round {r + 1} {name}: p50 {statistics.median(t):.3f} ms, "
+                      f"mean {statistics.mean(t):.3f} ms", file=sys.stderr)
+    finally:
+        shutil.copyfile(kept, installed)
+        os.remove(kept)
+        admin.execute(f"DROP DATABASE IF EXISTS {TEMPLATE}")
+    print(f"# Edge adds on Postgres, builds alternated ({time.strftime('%Y-%m-%d')})\n")
+    print(f"`{' '.join(sys.argv)}`: {len(pairs)} adds per run, each its own transaction, "
+          "on a fresh copy of the loaded bench graph with its tables in shared buffers.\n")
+    print("| build | p50 of each run, ms | median of the runs' p50 | median of the runs' mean |")
+    print("|---|---|---:|---:|")
+    for name, runs in results.items():
+        p50s = [statistics.median(t) for t in runs]
+        means = [statistics.mean(t) for t in runs]
+        print(f"| {name} | {', '.join(f'{p:.3f}' for p in p50s)} | "
+              f"{statistics.median(p50s):.3f} | {statistics.median(means):.3f} |")
+
+
+if __name__ == "__main__":
+    main()
