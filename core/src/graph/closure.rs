@@ -128,6 +128,9 @@ fn stored_pairs(
     pairs: &[(i64, i64)],
     max_depth: usize,
 ) -> Result<BTreeMap<(i64, i64), Stored>> {
+    if pairs.is_empty() {
+        return Ok(BTreeMap::new());
+    }
     let mut rows = Vec::new();
     match conn.dialect() {
         Dialect::Sqlite => {
