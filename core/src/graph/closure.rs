@@ -99,9 +99,9 @@ pub(crate) fn stored(
         .collect()
 }
 
-/// Pairs per Postgres lookup statement (the pairs go in one JSON parameter, so the statement
+/// Keys per Postgres lookup statement (the keys go in one JSON parameter, so the statement
 /// has one shape whatever their number; this only bounds the parameter's size).
-const PAIRS_PER_LOOKUP: usize = 4096;
+const KEYS_PER_LOOKUP: usize = 4096;
 
 /// A stored range read whole costs less than probing for its pairs while it holds fewer than
 /// this many rows per descendant asked (a probe per depth each, a seek from the root).
@@ -122,7 +122,7 @@ const RANGE_ROWS_PER_KEY: usize = 8;
 /// Postgres, where each statement is a trip through SPI, reads the keys of all the ancestors'
 /// ranges in one statement from the index alone ([`stored_keys`]), and then the paths of the
 /// pairs it found by their full keys; when the ranges hold more rows than the probes would
-/// seek, it probes the pairs instead, one statement per depth ([`probe_pairs`]).
+/// seek, it probes every depth of every pair by its full key instead ([`probe_pairs`]).
 fn stored_pairs(
     conn: &mut dyn Conn,
     pairs: &[(i64, i64)],
@@ -206,22 +206,21 @@ fn stored_keys(
     if found.len() > rows {
         return Ok(None);
     }
-    Ok(Some(
-        found
-            .into_iter()
-            .filter_map(|r| {
-                let mut f = Fields::new(r);
-                Some([f.int()?, f.int()?, f.int()?])
-            })
-            .collect(),
-    ))
+    let keys = found.into_iter().map(|r| {
+        let mut f = Fields::new(r);
+        match (f.int(), f.int(), f.int()) {
+            (Some(a), Some(depth), Some(d)) => Ok([a, depth, d]),
+            _ => Err(crate::Error::internal("mem_graph_closure holds a malformed key")),
+        }
+    });
+    keys.collect::<Result<_>>().map(Some)
 }
 
 /// The stored rows of the full keys `[ancestor, depth, descendant]`, all in one JSON
 /// parameter per statement.
 fn rows_at(conn: &mut dyn Conn, keys: &[[i64; 3]]) -> Result<Vec<crate::Row>> {
     let mut rows = Vec::new();
-    for chunk in keys.chunks(PAIRS_PER_LOOKUP) {
+    for chunk in keys.chunks(KEYS_PER_LOOKUP) {
         let json = serde_json::to_string(chunk)
             .map_err(|e| crate::Error::internal(format!("closure keys: {e}")))?;
         rows.extend(route::query(
@@ -238,28 +237,12 @@ fn rows_at(conn: &mut dyn Conn, keys: &[[i64; 3]]) -> Result<Vec<crate::Row>> {
     Ok(rows)
 }
 
-/// The stored rows of `pairs`, probed: one statement per depth, all pairs in one JSON
-/// parameter (given several depths, Postgres' planner intersects bitmaps of all the
-/// ancestor's rows and all the descendant's instead of seeking the whole key).
+/// The stored rows of `pairs`, probed: each pair's full key at every depth ([`rows_at`]).
 fn probe_pairs(conn: &mut dyn Conn, pairs: &[(i64, i64)], max_depth: usize) -> Result<Vec<crate::Row>> {
-    let keys_json = pairs
-        .chunks(PAIRS_PER_LOOKUP)
-        .map(serde_json::to_string)
-        .collect::<std::result::Result<Vec<String>, _>>()
-        .map_err(|e| crate::Error::internal(format!("closure pair keys: {e}")))?;
-    let mut rows = Vec::new();
-    for depth in 1..=max_depth {
-        let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM mem_graph_closure AS c \
-             CROSS JOIN jsonb_array_elements(CAST(?1 AS jsonb)) AS j(pair) \
-             WHERE c.ancestor = CAST(j.pair ->> 0 AS BIGINT) AND c.depth = {depth} \
-             AND c.descendant = CAST(j.pair ->> 1 AS BIGINT){{home:c}}"
-        );
-        for k in &keys_json {
-            rows.extend(route::query(conn, &sql, &[k.as_str().into()])?);
-        }
-    }
-    Ok(rows)
+    let keys: Vec<[i64; 3]> = (1..=max_depth as i64)
+        .flat_map(|depth| pairs.iter().map(move |&(a, d)| [a, depth, d]))
+        .collect();
+    rows_at(conn, &keys)
 }
 
 /// Whether `ancestor` has fewer than `rows` stored paths within `max_depth` hops (counted up
