@@ -168,7 +168,6 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
             let answer = db::scalar(db, "mem_tool", &[Some(&a.name), Some(&a.input), Some(&ctx)])?;
             Ok(output::json(style, &answer))
         }
-        Command::Index(a) => crate::index::run(db, style, show, a),
         Command::Observe(a) => {
             let mut payload = String::new();
             std::io::stdin()
@@ -188,6 +187,7 @@ pub fn run(db: &mut dyn Db, style: Style, show: bool, command: Command) -> Resul
         }
         Command::Mcp(_) => unreachable!("the MCP server is started by main"),
         Command::Ui(_) => unreachable!("the panel is started by main"),
+        Command::Index(_) => unreachable!("an index is begun by main"),
     }
 }
 

@@ -21,6 +21,14 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let g = cli.global;
+    // An index's walk starts before the database opens.
+    let begun = match &cli.command {
+        Command::Index(a) => match index::begin(a) {
+            Ok(b) => Some(b),
+            Err(e) => return fail(&e),
+        },
+        _ => None,
+    };
     let mut db = match db::open(g.db.as_deref(), g.pg.as_deref()) {
         Ok(db) => db,
         Err(e) => return fail(&e),
@@ -42,7 +50,11 @@ fn main() -> ExitCode {
         width: g.width,
     };
     let show = !g.quiet && (g.progress || std::io::stderr().is_terminal());
-    match commands::run(db.as_mut(), style, show, cli.command) {
+    let done = match (cli.command, begun) {
+        (Command::Index(a), Some(begun)) => index::run(db.as_mut(), style, show, a, begun),
+        (command, _) => commands::run(db.as_mut(), style, show, command),
+    };
+    match done {
         Ok(text) => {
             output::print(&text);
             ExitCode::SUCCESS
