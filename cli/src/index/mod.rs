@@ -92,16 +92,11 @@ pub fn run(
         resource,
         walk,
     } = begun;
+    let mut one_pass = |scope: Scope<'_>, known: &mut HashSet<String>, show: bool| {
+        pass(db, show, &a, &root, &resource, scope, known)
+    };
     if let Some(walk) = walk {
-        let answer = pass(
-            db,
-            show,
-            &a,
-            &root,
-            &resource,
-            Scope::Tree(walk),
-            &mut HashSet::new(),
-        )?;
+        let answer = one_pass(Scope::Tree(walk), &mut HashSet::new(), show)?;
         return Ok(output::json(style, &answer));
     }
     // Watching starts before the first pass, so no change made during it is missed; one line
@@ -115,15 +110,7 @@ pub fn run(
         .map_err(|e| format!("watching {}: {e}", a.dir))?;
     let mut known = HashSet::new();
     let walk = Walk::start(root.clone(), a.all);
-    let first = pass(
-        db,
-        show,
-        &a,
-        &root,
-        &resource,
-        Scope::Tree(walk),
-        &mut known,
-    )?;
+    let first = one_pass(Scope::Tree(walk), &mut known, show)?;
     output::print(&output::json(
         Style {
             json: true,
@@ -167,7 +154,7 @@ pub fn run(
             Some(files) => Scope::Files(files),
             None => Scope::Tree(Walk::start(root.clone(), a.all)),
         };
-        let answer = pass(db, false, &a, &root, &resource, scope, &mut known)?;
+        let answer = one_pass(scope, &mut known, false)?;
         if answer["indexed"] != 0 || answer["removed"] != 0 {
             output::print(&output::json(
                 Style {
