@@ -1,6 +1,6 @@
 //! Files sent to the core together.
 
-use super::Tally;
+use super::tally::Tally;
 use crate::db::{self, Db, Result};
 use foldhash::HashSet;
 use serde_json::{json, Value as Json};

@@ -8,6 +8,8 @@
 //! reported and the others are written.
 
 mod batch;
+mod held;
+mod tally;
 mod walk;
 
 use crate::args;
@@ -15,38 +17,17 @@ use crate::db::{self, Db, Result};
 use crate::output::{self, Style};
 use crate::progress::Progress;
 use batch::Batch;
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use foldhash::{HashSet, HashSetExt};
+use held::{held_at, Held, Stat};
 use serde_json::{json, Value as Json};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+use tally::Tally;
 use walk::{Found, Walk};
 
 /// Bytes read to tell a binary file (a NUL among them), as git does.
 const SNIFF: usize = 8000;
-
-/// What a run did.
-#[derive(Default)]
-struct Tally {
-    files: u64,
-    indexed: u64,
-    unchanged: u64,
-    removed: u64,
-    skipped: BTreeMap<&'static str, u64>,
-    failed: Vec<Json>,
-    symbols: u64,
-    chunks: u64,
-    edges: BTreeMap<String, u64>,
-    bytes: u64,
-}
-
-/// A file's size and modification time, as its node records them.
-type Stat = (u64, i64);
-
-/// The files of a resource the graph holds, with the stat each was indexed at (`None` when
-/// its node records none: indexed by another client).
-type Held = HashMap<String, Option<Stat>>;
 
 /// A run of `agentmem index`, begun before the database is open: the tree is known to be a
 /// folder, and unless the run watches, its walk is under way.
@@ -80,6 +61,8 @@ pub fn begin(a: &args::Index) -> Result<Begun> {
     })
 }
 
+/// Runs `a`, begun by [`begin`]: its answer, or with `--watch` one line per pass until the
+/// watch ends.
 pub fn run(
     db: &mut dyn Db,
     style: Style,
@@ -232,7 +215,7 @@ fn pass(
     let (held, found) = match scope {
         Scope::Tree(walk) => {
             // The walk goes on while the graph's files are read.
-            let held = Arc::new(held(db, resource)?);
+            let held = Arc::new(held::read(db, resource)?);
             walk.know(&held);
             // A tree the graph already holds: the files that changed are indexed as the walk
             // finds them, while it goes on, so one changed file in a large tree is written
@@ -377,61 +360,4 @@ impl Run {
     fn flush(&mut self, db: &mut dyn Db, resource: &str) -> Result<()> {
         self.batch.flush(db, resource, &mut self.t, &mut self.seen)
     }
-}
-
-impl Tally {
-    /// Counts the answer of `graph_index_files` for `n` files of `bytes` bytes.
-    fn add(&mut self, answer: &Json, n: usize, bytes: usize) {
-        let count = |k: &str| answer.get(k).and_then(Json::as_u64).unwrap_or(0);
-        self.indexed += count("changed");
-        self.unchanged += n as u64 - count("changed");
-        self.bytes += bytes as u64;
-        self.symbols += count("symbols");
-        self.chunks += count("chunks");
-        if let Some(Json::Object(by_type)) = answer.get("edges") {
-            for (ty, c) in by_type {
-                *self.edges.entry(ty.clone()).or_default() += c.as_u64().unwrap_or(0);
-            }
-        }
-    }
-}
-
-/// The files of `resource` the graph holds.
-fn held(db: &mut dyn Db, resource: &str) -> Result<Held> {
-    let mut out = HashMap::new();
-    let sql = format!(
-        "SELECT file_path, metadata FROM mem_graph_nodes WHERE resource_id = {} \
-         AND type = 'file' AND source = 'ast'",
-        db.placeholder(1, db::Type::Text)
-    );
-    db.each(&sql, &[Some(resource)], &mut |row| {
-        let mut cells = row.into_iter();
-        let path = cells.next().and_then(|v| v.as_str().map(str::to_owned));
-        // SQLite gives the metadata as text, Postgres as a value.
-        let recorded = match cells.next() {
-            Some(Json::String(s)) => serde_json::from_str::<Recorded>(&s).ok(),
-            Some(v) => serde_json::from_value::<Recorded>(v).ok(),
-            None => None,
-        };
-        let stat = recorded.and_then(|r| r.size.zip(r.mtime));
-        if let Some(p) = path {
-            out.insert(p, stat);
-        }
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-/// The stat a file node's metadata records. Its other keys (the parse's error ranges, a
-/// client's own) are skipped, not built into a tree of values: every pass reads the metadata
-/// of every file the graph holds.
-#[derive(serde::Deserialize)]
-struct Recorded {
-    size: Option<u64>,
-    mtime: Option<i64>,
-}
-
-/// Whether the graph holds the file `rel` as indexed at `stat` (then it is not read again).
-fn held_at(held: &Held, rel: &str, stat: Stat) -> bool {
-    held.get(rel) == Some(&Some(stat))
 }

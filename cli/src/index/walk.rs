@@ -5,7 +5,7 @@
 //! files respected, symbolic links not followed (so a link loop is never entered). It runs
 //! on every core: on a warm cache it waits on the kernel's path lookups, not on the disk.
 
-use super::{held_at, Held, Stat};
+use super::held::{held_at, Held, Stat};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::UNIX_EPOCH;
