@@ -15,7 +15,7 @@ use common::{Rng, Sq};
 use graph_oracle::Edge;
 use std::collections::BTreeMap;
 
-fn edges(c: &mut Sq) -> Vec<Edge> {
+fn edges(c: &mut dyn Conn) -> Vec<Edge> {
     c.query(
         "SELECT from_id, to_id, type, weight, CASE WHEN stale_at IS NULL AND invalid_at IS NULL \
          THEN 1 ELSE 0 END FROM mem_graph_edges",
@@ -64,6 +64,8 @@ fn check(c: &mut Sq, step: &str) {
 }
 
 const NODES: usize = 7;
+/// Nodes of the graphs whose bulk writes touch a small part of them.
+const MANY: usize = 40;
 const TYPES: [&str; 2] = ["calls", "imports"];
 const WEIGHTS: [f64; 3] = [0.5, 1.0, 2.0];
 
@@ -71,7 +73,7 @@ fn node(i: usize) -> String {
     format!("n{i}")
 }
 
-fn upsert(c: &mut Sq, i: usize) {
+fn upsert(c: &mut dyn Conn, i: usize) {
     let json = format!(
         r#"{{"id":"{}","type":"file","label":"f{i}","file_path":"src/f{i}.rs"}}"#,
         node(i)
@@ -79,7 +81,7 @@ fn upsert(c: &mut Sq, i: usize) {
     nodes::upsert(c, "r", &json).unwrap();
 }
 
-fn random_edge(c: &mut Sq, rng: &mut Rng) -> Option<(String, String, String)> {
+fn random_edge(c: &mut dyn Conn, rng: &mut Rng) -> Option<(String, String, String)> {
     let all = edges(c);
     (!all.is_empty()).then(|| {
         let e = &all[rng.below(all.len())];
@@ -87,8 +89,9 @@ fn random_edge(c: &mut Sq, rng: &mut Rng) -> Option<(String, String, String)> {
     })
 }
 
-fn step(c: &mut Sq, rng: &mut Rng, weights: &[f64]) -> String {
-    let (a, b) = (rng.below(NODES), rng.below(NODES));
+/// A random change among `n` nodes: through the core's functions, plain SQL, or the settings.
+fn step(c: &mut dyn Conn, rng: &mut Rng, weights: &[f64], n: usize) -> String {
+    let (a, b) = (rng.below(n), rng.below(n));
     let ty = TYPES[rng.below(2)];
     let w = weights[rng.below(weights.len())];
     match rng.below(11) {
@@ -209,8 +212,55 @@ fn closure_equals_naive_paths_under_random_changes() {
             &[1.0][..]
         };
         for n in 0..120 {
-            let what = step(&mut c, &mut rng, weights);
+            let what = step(&mut c, &mut rng, weights, NODES);
             check(&mut c, &format!("seed {seed} step {n}: {what}"));
+        }
+    }
+}
+
+/// Bulk writes (as `graph_load` and a large batch of files make them) rebuild the closure only
+/// around what they touched: random changes made inside one, on graphs large enough that
+/// most of the closure is kept, leave it equal to the oracle's.
+#[test]
+fn a_bulk_write_rebuilds_what_it_touched() {
+    for seed in 1..=12u64 {
+        let mut c = common::open_with_triggers();
+        for i in 0..MANY {
+            upsert(&mut c, i * 7 % MANY);
+        }
+        let mut rng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        let o = format!(
+            r#"{{"max_depth":{},"hub_in_degree":{}}}"#,
+            2 + seed % 3,
+            2 + seed % 4
+        );
+        configure::configure(&mut c, "r", Some(&o)).unwrap();
+        let weights = if seed % 2 == 0 {
+            &WEIGHTS[..]
+        } else {
+            &[1.0][..]
+        };
+        for _ in 0..60 {
+            let (a, b) = (rng.below(MANY), rng.below(MANY));
+            if a != b {
+                edges::edge_add(&mut c, &node(a), &node(b), TYPES[rng.below(2)], None).unwrap();
+            }
+        }
+        check(&mut c, &format!("seed {seed}: the graph before"));
+        for n in 0..25 {
+            let mut done = Vec::new();
+            let count = 1 + rng.below(10);
+            load::bulk(&mut c, "r", |c| {
+                for _ in 0..count {
+                    done.push(step(c, &mut rng, weights, MANY));
+                }
+                Ok(())
+            })
+            .unwrap();
+            check(
+                &mut c,
+                &format!("seed {seed} bulk write {n}: {}", done.join("; ")),
+            );
         }
     }
 }

@@ -20,9 +20,8 @@ use super::bound::{self, Bound};
 use super::keys::Keys;
 use super::path::Path;
 use super::stored::Stored;
-use super::walk::{walk, walk_over, Direction, EdgeFilter, Present};
+use super::walk::{walk, Direction, EdgeFilter};
 use crate::cluster::route;
-use crate::db::access::{self, Act};
 use crate::db::batch;
 use crate::db::row::Fields;
 use crate::{Conn, Dialect, Result, Value};
@@ -32,7 +31,7 @@ use std::collections::{BTreeMap, HashSet};
 /// Keys per delete statement, rows per insert statement (powers of two: see
 /// [`batch::shaped`]; lookups are cut by [`batch::query_in`]).
 const KEYS_PER_DELETE: usize = 256;
-const ROWS_PER_INSERT: usize = 64;
+pub(super) const ROWS_PER_INSERT: usize = 64;
 
 /// The columns a closure row is read from: its key and its hops.
 const ROW_COLUMNS: &str = "ancestor, descendant, depth, hops";
@@ -422,6 +421,19 @@ pub(crate) fn remove(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()
     remove_through(conn, keys, hop, &heads, bound)
 }
 
+/// The key of the node `id` and the keys of the nodes whose stored paths reach it: the
+/// nodes whose rows its removal can change.
+pub(crate) fn reaching_node(conn: &mut dyn Conn, id: &str) -> Result<Vec<i64>> {
+    let keys = &mut Keys::default();
+    keys.load_ids(conn, [id])?;
+    let seq = keys.seq(id)?;
+    let mut out: Vec<i64> = stored_rows(conn, seq, Direction::In, bound::MAX_DEPTH)?
+        .into_keys()
+        .collect();
+    out.push(seq);
+    Ok(out)
+}
+
 /// Drops the stored paths that end at the node `id`, a node that is going and that no edge
 /// leaves any more (so that no stored path passes through it).
 pub(crate) fn drop_paths_to(conn: &mut dyn Conn, id: &str) -> Result<()> {
@@ -484,7 +496,7 @@ fn remove_through(
 }
 
 /// [`put_all`] for paths of ids.
-fn put_paths(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, paths: &[Path]) -> Result<()> {
+pub(super) fn put_paths(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, paths: &[Path]) -> Result<()> {
     keys.load_ids(conn, paths.iter().flat_map(|p| p.nodes.iter().map(String::as_str)))?;
     let stored = paths.iter().map(|p| keys.stored(p)).collect::<Result<Vec<_>>>()?;
     put_all(conn, resource, &stored)
@@ -534,53 +546,6 @@ pub(crate) fn recheck_hub(conn: &mut dyn Conn, resource: &str, node: &str, b: &m
         b.hubs.remove(node);
         for hop in out_hops(conn, resource, node)? {
             add(conn, &hop, b)?;
-        }
-    }
-    Ok(())
-}
-
-/// Rebuilds the closure of a resource from its edges and settings: the hubs are recounted,
-/// the present edges read once, then one bounded walk (in memory) per node with an outgoing
-/// edge, its rows written many per statement. The bulk path (`graph_load`), a change of
-/// settings and repairs use it. Memory: the resource's present edges. A caller that may not
-/// write the resource ([`access::may`]) rebuilds nothing: its view of the resource is empty,
-/// and the closure built from it would replace the one its owner sees.
-pub(crate) fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<i64> {
-    if !access::may(conn, Act::Write, super::TABLES, resource)? {
-        return Ok(0);
-    }
-    let (_, hub_in_degree) = bound::settings(conn, resource)?;
-    bound::recount(conn, resource, hub_in_degree)?;
-    let b = Bound::of(conn, resource)?;
-    conn.execute(
-        "DELETE FROM mem_graph_closure WHERE resource_id = ?1",
-        &[resource.into()],
-    )?;
-    let keys = &mut Keys::default();
-    keys.load_resource(conn, resource)?;
-    let mut edges = Present::load(conn, resource)?;
-    let mut rows = 0;
-    let mut batch: Vec<Path> = Vec::new();
-    for s in edges.sources() {
-        conn.check_interrupt()?;
-        let found = walk_over(&mut edges, &s, Direction::Out, b.depth, &b)?;
-        rows += found.len() as i64;
-        batch.extend(found.into_values());
-        if batch.len() >= ROWS_PER_INSERT * 10 {
-            put_paths(conn, keys, resource, &batch)?;
-            batch.clear();
-        }
-    }
-    put_paths(conn, keys, resource, &batch)?;
-    Ok(rows)
-}
-
-/// Rebuilds the closure of every resource with edges (a new closure layout).
-pub(crate) fn rebuild_all(conn: &mut dyn Conn) -> Result<()> {
-    let resources = conn.query("SELECT DISTINCT resource_id FROM mem_graph_edges", &[])?;
-    for r in resources {
-        if let Some(resource) = Fields::new(r).text() {
-            rebuild(conn, &resource)?;
         }
     }
     Ok(())

@@ -316,7 +316,7 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
         refs::relink_others(conn, resource, &own, &paths, &names, &gone)
     };
     if bulk {
-        Ok(load::bulk(conn, resource, write)?.0)
+        load::bulk(conn, resource, write)
     } else {
         write(conn)
     }

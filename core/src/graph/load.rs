@@ -1,32 +1,34 @@
 //! `graph_load`: many nodes and edges at once, for indexers. Maintaining the closure edge by
 //! edge costs, per edge, its source's ancestors times its target's descendants; a load
 //! instead checks every node and edge first, writes them many rows per statement with that
-//! maintenance switched off, and then builds the resource's closure once (one bounded walk
-//! per node with an outgoing edge, over the edges read once), all in the call's one
-//! transaction.
+//! maintenance switched off, and then builds the closure once, for the nodes whose walks the
+//! load can have changed (see [`rebuild`]), all in the call's one transaction.
 
-use super::closure;
 use super::edges::{self, EdgeIn};
 use super::nodes::{self, NodeIn};
+use super::rebuild::{self, Touched};
+use crate::db::access::{self, Act};
 use crate::db::session::Part;
 use crate::{Conn, Error, Result};
 use serde_json::{json, Value as Json};
 
-/// Set while a load writes its rows, in the connection's session: the edge triggers (which
-/// run on the loading connection, in SQLite and in Postgres alike) leave the closure to the
-/// load. A load that fails part-way rolls back, and the flag with it.
+/// Set while a bulk write runs on this connection, in its session: the edge triggers (which
+/// run on the writing connection, in SQLite and in Postgres alike) leave the closure to the
+/// write's end and note what they saw, so that it is rebuilt only where it can have changed.
+/// A write that fails part-way rolls back, and this with it.
 #[derive(Default)]
-struct Bulk(bool);
+struct Bulk(Option<Touched>);
 
 impl Part for Bulk {
     fn rollback(&mut self) {
-        self.0 = false;
+        self.0 = None;
     }
 }
 
-/// Whether a load is writing rows on this connection.
-pub(crate) fn in_bulk(conn: &mut dyn Conn) -> bool {
-    conn.session().part::<Bulk>().0
+/// What the bulk write under way on this connection did so far, or `None` when no bulk write
+/// is under way.
+pub(crate) fn in_bulk(conn: &mut dyn Conn) -> Option<&mut Touched> {
+    conn.session().part::<Bulk>().0.as_mut()
 }
 
 fn text_of(v: &Json) -> Option<String> {
@@ -84,25 +86,38 @@ pub(crate) fn load(conn: &mut dyn Conn, resource: &str, graph: &str) -> Result<S
             .map_err(at)?,
         );
     }
-    let ((nodes, edges), rows) = bulk(conn, resource, |conn| {
+    let (nodes, edges) = bulk(conn, resource, |conn| {
         let nodes = nodes::upsert_many(conn, resource, parsed_nodes)?;
         Ok((nodes, edges::edge_add_many(conn, parsed_edges)?))
     })?;
+    // Counted only where the caller may write: what it may not, it did not build.
+    let rows = match access::may(conn, Act::Write, super::TABLES, resource)? {
+        true => conn
+            .query_value(
+                "SELECT count(*) FROM mem_graph_closure WHERE resource_id = ?1",
+                &[resource.into()],
+            )?
+            .and_then(|v| v.as_i64())
+            .unwrap_or(0),
+        false => 0,
+    };
     Ok(json!({"nodes": nodes, "edges": edges, "closureRows": rows}).to_string())
 }
 
-/// Runs `write` with the edge triggers' closure upkeep switched off, then builds the
-/// resource's closure once; returns what `write` did and the closure's row count. For
-/// writes of many edges (a load, a large batch of files): `write` must check the edges it
-/// adds as `graph_edge_add` does, which the triggers then do not.
+/// Runs `write` with the edge triggers' closure upkeep switched off, then rebuilds the
+/// resource's closure once, around what the write changed ([`rebuild::around`]); returns
+/// what `write` did. For writes of many edges (a load, a large batch of files): `write` must
+/// check the edges it adds as `graph_edge_add` does, which the triggers then do not.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn bulk<T>(
     conn: &mut dyn Conn,
     resource: &str,
     write: impl FnOnce(&mut dyn Conn) -> Result<T>,
-) -> Result<(T, i64)> {
-    conn.session().part::<Bulk>().0 = true;
+) -> Result<T> {
+    conn.session().part::<Bulk>().0 = Some(Touched::default());
     let written = write(conn);
-    conn.session().part::<Bulk>().0 = false;
+    let touched = conn.session().part::<Bulk>().0.take().unwrap_or_default();
     let written = written?;
-    Ok((written, closure::rebuild(conn, resource)?))
+    rebuild::around(conn, resource, touched)?;
+    Ok(written)
 }

@@ -19,6 +19,7 @@ internal!(load);
 internal!(nodes);
 internal!(outline);
 pub(crate) mod path;
+internal!(rebuild);
 pub(crate) mod refs;
 pub(crate) mod query;
 internal!(settings);

@@ -3,7 +3,7 @@
 
 use super::bound::Bound;
 use super::closure::{self, Hop};
-use super::{edges, load, nodes};
+use super::{edges, load, nodes, rebuild};
 use crate::cluster::route;
 use crate::db::row::Fields;
 use crate::{Conn, Error, Result, Value};
@@ -65,7 +65,8 @@ fn stop_counting(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
 
 /// After an edge row is inserted.
 pub(crate) fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
-    if load::in_bulk(conn) {
+    if let Some(t) = load::in_bulk(conn) {
+        t.edges.push(seq);
         return Ok(());
     }
     let e = edge_row(conn, seq)?;
@@ -100,7 +101,9 @@ impl OldEdge {
 /// After an edge row changed in a way the closure sees (ends, type, weight, staleness,
 /// validity): the old hop stops counting, the new one starts.
 pub(crate) fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()> {
-    if load::in_bulk(conn) {
+    if let Some(t) = load::in_bulk(conn) {
+        t.sources.insert(old.from.clone());
+        t.edges.push(seq);
         return Ok(());
     }
     let e = edge_row(conn, seq)?;
@@ -116,7 +119,8 @@ pub(crate) fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Re
 
 /// After an edge row is gone.
 pub(crate) fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge) -> Result<()> {
-    if load::in_bulk(conn) {
+    if let Some(t) = load::in_bulk(conn) {
+        t.sources.insert(old.from.clone());
         return Ok(());
     }
     if old.active {
@@ -131,6 +135,13 @@ pub(crate) fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge)
 /// its edges in find nothing left to recompute. (Going all at once, each edge in had a walk
 /// from every ancestor of its start looking for another way to the node.)
 pub(crate) fn on_node_delete(conn: &mut dyn Conn, id: &str) -> Result<()> {
+    if load::in_bulk(conn).is_some() {
+        // Its rows, and those of the nodes whose walks passed it, while they are stored.
+        let stale = closure::reaching_node(conn, id)?;
+        if let Some(t) = load::in_bulk(conn) {
+            t.removed.extend(stale);
+        }
+    }
     route::execute(
         conn,
         "DELETE FROM mem_graph_edges WHERE from_id = ?1{home}",
@@ -148,5 +159,5 @@ pub(crate) fn on_node_delete(conn: &mut dyn Conn, id: &str) -> Result<()> {
 /// After a resource's settings row is written or gone: its closure is rebuilt to the new
 /// bounds.
 pub(crate) fn on_settings_change(conn: &mut dyn Conn, resource: &str) -> Result<()> {
-    closure::rebuild(conn, resource).map(|_| ())
+    rebuild::rebuild(conn, resource)
 }

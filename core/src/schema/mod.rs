@@ -304,7 +304,7 @@ fn backfill(conn: &mut dyn Conn, version: i64) -> Result<()> {
             crate::tasks::query::reindex(conn)?;
             crate::om::search::reindex(conn).map(|_| ())
         }
-        23 => crate::graph::closure::rebuild_all(conn),
+        23 => crate::graph::rebuild::rebuild_all(conn),
         31 => in_lists::expand_tables(conn, MIGRATIONS.iter().map(|m| m.script)),
         _ => Ok(()),
     }
