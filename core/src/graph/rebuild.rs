@@ -14,7 +14,7 @@ use super::bound::{self, Bound};
 use super::closure::{put_paths, ROWS_PER_INSERT};
 use super::keys::Keys;
 use super::path::Path;
-use super::walk::{walk_over, Direction, Present};
+use super::walk::{walk, walk_over, Direction, EdgeFilter, Present};
 use crate::db::access::{self, Act};
 use crate::db::batch;
 use crate::db::row::Fields;
@@ -31,28 +31,26 @@ pub(crate) fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<()> {
     if !access::may(conn, Act::Write, super::TABLES, resource)? {
         return Ok(());
     }
-    let b = recount(conn, resource)?;
-    let mut edges = Present::load(conn, resource)?;
-    let keys = &mut Keys::default();
-    keys.load_resource(conn, resource)?;
-    whole(conn, keys, resource, &mut edges, &b)
-}
-
-/// The hubs of `resource` counted again from its edges; its bound with them.
-fn recount(conn: &mut dyn Conn, resource: &str) -> Result<Bound> {
     let (_, hub_in_degree) = bound::settings(conn, resource)?;
     bound::recount(conn, resource, hub_in_degree)?;
-    Bound::of(conn, resource)
-}
-
-/// [`rebuild`] once the hubs are counted and the edges and keys read.
-fn whole(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, edges: &mut Present, b: &Bound) -> Result<()> {
+    let b = Bound::of(conn, resource)?;
     conn.execute(
         "DELETE FROM mem_graph_closure WHERE resource_id = ?1",
         &[resource.into()],
     )?;
-    let sources = edges.sources();
-    walk_from(conn, keys, resource, edges, &sources, b)
+    let mut edges = Present::load(conn, resource)?;
+    let keys = &mut Keys::default();
+    keys.load_resource(conn, resource)?;
+    let mut pending: Vec<Path> = Vec::new();
+    for s in edges.sources() {
+        conn.check_interrupt()?;
+        pending.extend(walk_over(&mut edges, &s, Direction::Out, b.depth, &b)?.into_values());
+        if pending.len() >= ROWS_PER_INSERT * 10 {
+            put_paths(conn, keys, resource, &pending)?;
+            pending.clear();
+        }
+    }
+    put_paths(conn, keys, resource, &pending)
 }
 
 /// Rebuilds the closure of every resource with edges (a new closure layout).
@@ -71,7 +69,9 @@ pub(crate) fn rebuild_all(conn: &mut dyn Conn) -> Result<()> {
 pub(crate) struct Touched {
     /// Nodes whose outgoing edges changed, by id.
     pub sources: HashSet<String>,
-    /// Edges written (inserted or updated), by key: their sources are read at the end.
+    /// Nodes an edge that changed or went led to, by id: their in-degree may have moved.
+    pub targets: HashSet<String>,
+    /// Edges written (inserted or updated), by key: their ends are read at the end.
     pub edges: Vec<i64>,
     /// Keys of nodes removed during the write, and of the nodes that reached them before:
     /// found while the stored closure still held their rows.
@@ -79,81 +79,87 @@ pub(crate) struct Touched {
 }
 
 /// The whole closure is rebuilt when at least one in this many of the nodes with an edge out
-/// must be walked again: a node walked again costs about three times a node of a whole
-/// rebuild (its rows deleted by key, not with the resource's; the nodes that reach many
-/// others are the ones a change reaches).
+/// must be walked again, or the write holds one in this many of the resource's edges: a node
+/// walked again costs about three times a node of a whole rebuild (its rows deleted by key,
+/// not with the resource's, and its edges read by statement, not all at once).
 const WHOLE: usize = 3;
 
 /// Rebuilds the rows of the nodes whose walk the write in `t` can have changed (see the
-/// module's doc), or the whole closure when they are many (see [`WHOLE`]).
+/// module's doc), or the whole closure when they are many (see [`WHOLE`]). What is read is
+/// what the write touched: the edges and keys of the rest of the resource are not loaded.
 pub(crate) fn around(conn: &mut dyn Conn, resource: &str, t: Touched) -> Result<()> {
     if !access::may(conn, Act::Write, super::TABLES, resource)? {
         return Ok(());
     }
     let Touched {
         mut sources,
+        mut targets,
         edges,
         removed,
     } = t;
     if sources.is_empty() && edges.is_empty() && removed.is_empty() {
         return Ok(());
     }
-    // A write of many of the resource's edges is rebuilt whole without reading what it
-    // touched (a tree indexed from nothing, a load).
-    let held = conn
-        .query_value(
-            "SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1",
-            &[resource.into()],
-        )?
-        .and_then(|v| v.as_i64())
-        .unwrap_or(0);
-    if (edges.len() + sources.len()) * WHOLE >= held as usize {
+    let count = |conn: &mut dyn Conn, sql: &str| -> Result<usize> {
+        let n = conn.query_value(sql, &[resource.into()])?;
+        Ok(n.and_then(|v| v.as_i64()).unwrap_or(0) as usize)
+    };
+    let held = count(conn, "SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1")?;
+    if (edges.len() + sources.len()) * WHOLE >= held {
         return rebuild(conn, resource);
     }
     let written = batch::query_in(
         conn,
-        "SELECT DISTINCT from_id FROM mem_graph_edges WHERE seq IN ({keys}) AND resource_id = ?1",
+        "SELECT from_id, to_id FROM mem_graph_edges WHERE seq IN ({keys}) AND resource_id = ?1",
         &[resource.into()],
         &edges.into_iter().map(Value::Int).collect::<Vec<_>>(),
     )?;
-    sources.extend(written.into_iter().filter_map(|r| Fields::new(r).text()));
-    // A node that became a hub, or stopped being one, changes the walks through it.
-    let before = bound::hubs(conn, resource)?;
-    let b = recount(conn, resource)?;
-    sources.extend(before.symmetric_difference(&b.hubs).cloned());
-    let mut edges = Present::load(conn, resource)?;
-    let keys = &mut Keys::default();
-    keys.load_resource(conn, resource)?;
-    // The sources that are still nodes; a removed one's key is in `removed`.
-    let present: Vec<&String> = sources.iter().filter(|s| keys.seq(s).is_ok()).collect();
-    if present.len() * WHOLE >= edges.source_count() {
-        return whole(conn, keys, resource, &mut edges, &b);
+    for r in written {
+        let mut f = Fields::new(r);
+        if let (Some(from), Some(to)) = (f.text(), f.text()) {
+            sources.insert(from);
+            targets.insert(to);
+        }
     }
-    let mut redo: BTreeSet<String> = present.iter().map(|s| (*s).clone()).collect();
+    // A node that became a hub, or stopped being one, changes the walks through it; only
+    // the ends of changed edges can have.
+    let mut b = Bound::of(conn, resource)?;
+    for node in &targets {
+        let (was, is) = (!b.passes(node), bound::above(conn, node, b.hub_in_degree)?);
+        if was != is {
+            bound::set_hub(conn, resource, node, is)?;
+            sources.insert(node.clone());
+            match is {
+                true => b.hubs.insert(node.clone()),
+                false => b.hubs.remove(node),
+            };
+        }
+    }
+    let keys = &mut Keys::default();
+    keys.load_ids(conn, sources.iter().map(String::as_str))?;
+    // The sources that are still nodes; a removed one's key is in `removed`.
     let mut stale: BTreeSet<i64> = removed;
-    let seqs: Vec<Value> = present
-        .iter()
-        .map(|s| keys.seq(s).map(Value::Int))
-        .collect::<Result<_>>()?;
+    let seqs: Vec<i64> = sources.iter().filter_map(|s| keys.seq(s).ok()).collect();
+    stale.extend(&seqs);
     for r in batch::query_in(
         conn,
         "SELECT DISTINCT ancestor FROM mem_graph_closure \
          WHERE descendant IN ({keys}) AND depth <= ?2 AND resource_id = ?1",
         &[resource.into(), Value::Int(b.depth as i64 - 1)],
-        &seqs,
+        &seqs.into_iter().map(Value::Int).collect::<Vec<_>>(),
     )? {
         if let Some(a) = Fields::new(r).int() {
             stale.insert(a);
         }
     }
-    for a in &stale {
-        if let Ok(id) = keys.id(*a) {
-            redo.insert(id.to_owned());
-        }
-    }
-    stale.extend(redo.iter().map(|id| keys.seq(id)).collect::<Result<Vec<_>>>()?);
-    if redo.len() * WHOLE >= edges.source_count() {
-        return whole(conn, keys, resource, &mut edges, &b);
+    keys.load_seqs(conn, stale.iter().copied())?;
+    let redo: Vec<String> = stale
+        .iter()
+        .filter_map(|a| keys.id(*a).ok().map(str::to_owned))
+        .collect();
+    let from = "SELECT count(DISTINCT from_id) FROM mem_graph_edges WHERE resource_id = ?1";
+    if redo.len() * WHOLE >= count(conn, from)? {
+        return rebuild(conn, resource);
     }
     let stale: Vec<Value> = stale.into_iter().map(Value::Int).collect();
     for chunk in batch::shaped(&stale, 256) {
@@ -167,23 +173,10 @@ pub(crate) fn around(conn: &mut dyn Conn, resource: &str, t: Touched) -> Result<
             &params,
         )?;
     }
-    let redo: Vec<String> = redo.into_iter().collect();
-    walk_from(conn, keys, resource, &mut edges, &redo, &b)
-}
-
-/// Writes the rows of one bounded walk from each of `starts` over `edges`, many per statement.
-fn walk_from(
-    conn: &mut dyn Conn,
-    keys: &mut Keys,
-    resource: &str,
-    edges: &mut Present,
-    starts: &[String],
-    b: &Bound,
-) -> Result<()> {
     let mut pending: Vec<Path> = Vec::new();
-    for s in starts {
+    for s in &redo {
         conn.check_interrupt()?;
-        pending.extend(walk_over(edges, s, Direction::Out, b.depth, b)?.into_values());
+        pending.extend(walk(conn, s, Direction::Out, b.depth, &EdgeFilter::present(), &b)?.into_values());
         if pending.len() >= ROWS_PER_INSERT * 10 {
             put_paths(conn, keys, resource, &pending)?;
             pending.clear();

@@ -103,6 +103,7 @@ impl OldEdge {
 pub(crate) fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Result<()> {
     if let Some(t) = load::in_bulk(conn) {
         t.sources.insert(old.from.clone());
+        t.targets.insert(old.to.clone());
         t.edges.push(seq);
         return Ok(());
     }
@@ -121,6 +122,7 @@ pub(crate) fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Re
 pub(crate) fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge) -> Result<()> {
     if let Some(t) = load::in_bulk(conn) {
         t.sources.insert(old.from.clone());
+        t.targets.insert(old.to.clone());
         return Ok(());
     }
     if old.active {

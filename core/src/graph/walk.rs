@@ -120,11 +120,6 @@ impl Present {
         s.sort();
         s
     }
-
-    /// How many nodes have an outgoing edge.
-    pub(crate) fn source_count(&self) -> usize {
-        self.out.len()
-    }
 }
 
 impl Edges for Present {
