@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, HashSet};
 
 /// Keys per delete statement, rows per insert statement (powers of two: see
 /// [`batch::shaped`]; lookups are cut by [`batch::query_in`]).
-const KEYS_PER_DELETE: usize = 256;
+pub(super) const KEYS_PER_DELETE: usize = 256;
 pub(super) const ROWS_PER_INSERT: usize = 64;
 
 /// The columns a closure row is read from: its key and its hops.

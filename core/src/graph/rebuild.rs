@@ -11,7 +11,7 @@
 //! `depth - 1`, read before any of it is rewritten. Every other row stays.
 
 use super::bound::{self, Bound};
-use super::closure::{put_paths, ROWS_PER_INSERT};
+use super::closure::{put_paths, KEYS_PER_DELETE, ROWS_PER_INSERT};
 use super::keys::Keys;
 use super::path::Path;
 use super::walk::{walk, walk_over, Direction, EdgeFilter, Present};
@@ -19,7 +19,7 @@ use crate::db::access::{self, Act};
 use crate::db::batch;
 use crate::db::row::Fields;
 use crate::{Conn, Result, Value};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// Rebuilds the closure of a resource from its edges and settings: the hubs are recounted,
 /// the present edges read once, then one bounded walk (in memory) per node with an outgoing
@@ -41,10 +41,24 @@ pub(crate) fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<()> {
     let mut edges = Present::load(conn, resource)?;
     let keys = &mut Keys::default();
     keys.load_resource(conn, resource)?;
+    let sources = edges.sources();
+    put_walks(conn, keys, resource, &sources, |_, s| {
+        walk_over(&mut edges, s, Direction::Out, b.depth, &b)
+    })
+}
+
+/// Writes the rows `walk` finds from each of `starts`, many per statement.
+fn put_walks(
+    conn: &mut dyn Conn,
+    keys: &mut Keys,
+    resource: &str,
+    starts: &[String],
+    mut walk: impl FnMut(&mut dyn Conn, &str) -> Result<BTreeMap<String, Path>>,
+) -> Result<()> {
     let mut pending: Vec<Path> = Vec::new();
-    for s in edges.sources() {
+    for s in starts {
         conn.check_interrupt()?;
-        pending.extend(walk_over(&mut edges, &s, Direction::Out, b.depth, &b)?.into_values());
+        pending.extend(walk(conn, s)?.into_values());
         if pending.len() >= ROWS_PER_INSERT * 10 {
             put_paths(conn, keys, resource, &pending)?;
             pending.clear();
@@ -162,7 +176,7 @@ pub(crate) fn around(conn: &mut dyn Conn, resource: &str, t: Touched) -> Result<
         return rebuild(conn, resource);
     }
     let stale: Vec<Value> = stale.into_iter().map(Value::Int).collect();
-    for chunk in batch::shaped(&stale, 256) {
+    for chunk in batch::shaped(&stale, KEYS_PER_DELETE) {
         let mut params = vec![Value::from(resource)];
         params.extend_from_slice(chunk);
         conn.execute(
@@ -173,14 +187,7 @@ pub(crate) fn around(conn: &mut dyn Conn, resource: &str, t: Touched) -> Result<
             &params,
         )?;
     }
-    let mut pending: Vec<Path> = Vec::new();
-    for s in &redo {
-        conn.check_interrupt()?;
-        pending.extend(walk(conn, s, Direction::Out, b.depth, &EdgeFilter::present(), &b)?.into_values());
-        if pending.len() >= ROWS_PER_INSERT * 10 {
-            put_paths(conn, keys, resource, &pending)?;
-            pending.clear();
-        }
-    }
-    put_paths(conn, keys, resource, &pending)
+    put_walks(conn, keys, resource, &redo, |conn, s| {
+        walk(conn, s, Direction::Out, b.depth, &EdgeFilter::present(), &b)
+    })
 }
