@@ -301,16 +301,14 @@ fn bad_input_is_named_and_writes_nothing() {
     assert_eq!(count(&mut c, "mem_graph_closure"), Some(0));
 }
 
-#[test]
-fn a_bulk_load_builds_the_same_closure() {
-    let mut rng = Rng(7);
-    let mut c = common::open_with_triggers();
-    let nodes_json: Vec<String> = (0..NODES)
+/// The JSON of a load of `nodes` nodes and up to `edges` random edges between them.
+fn random_load(rng: &mut Rng, nodes: usize, edges: usize) -> String {
+    let nodes_json: Vec<String> = (0..nodes)
         .map(|i| format!(r#"{{"id":"{}","type":"file","label":"f{i}"}}"#, node(i)))
         .collect();
     let mut edges_json = Vec::new();
-    for _ in 0..30 {
-        let (a, b) = (rng.below(NODES), rng.below(NODES));
+    for _ in 0..edges {
+        let (a, b) = (rng.below(nodes), rng.below(nodes));
         if a != b {
             edges_json.push(format!(
                 r#"{{"from":"{}","to":"{}","type":"{}","weight":{}}}"#,
@@ -321,13 +319,28 @@ fn a_bulk_load_builds_the_same_closure() {
             ));
         }
     }
-    let graph = format!(
+    format!(
         r#"{{"nodes":[{}],"edges":[{}]}}"#,
         nodes_json.join(","),
         edges_json.join(",")
-    );
+    )
+}
+
+/// A small load keeps the closure edge by edge; one of a thousand edges or more into an
+/// empty resource goes in bulk. Both leave the oracle's closure.
+#[test]
+fn a_load_builds_the_same_closure() {
+    let mut rng = Rng(7);
+    let mut c = common::open_with_triggers();
+    let graph = random_load(&mut rng, NODES, 30);
     let out = load::load(&mut c, "r", &graph).unwrap();
     assert!(out.contains(r#""nodes":7"#), "{out}");
+    check(&mut c, "graph_load");
+    let mut big = common::open_with_triggers();
+    let graph = random_load(&mut rng, MANY, 1200);
+    assert!(load::goes_in_bulk(&mut big, "r", 1200).unwrap());
+    load::load(&mut big, "r", &graph).unwrap();
+    check(&mut big, "graph_load in bulk");
     check(&mut c, "graph_load");
     let bad = r#"{"edges":[{"from":"n0","to":"n0","type":"calls"}]}"#;
     let e = load::load(&mut c, "r", bad).unwrap_err().to_string();

@@ -270,9 +270,8 @@ fn refresh(
 /// symbols, writes their edges, then resolves again the other files' references that may
 /// point elsewhere now. Returns how many other files changed.
 ///
-/// A batch whose edges are at least half as many as the resource held writes them with the
-/// closure's upkeep off and builds the closure once after (see [`load::bulk`]): kept edge by
-/// edge, the closure of a tree indexed from nothing costs many times its rebuild.
+/// A large batch, at least half as large as the resource, writes its edges with the
+/// closure's upkeep off and builds the closure once after ([`load::goes_in_bulk`]).
 fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<usize> {
     let mut wanted = Vec::with_capacity(written.len());
     let go = &mut gopkg::View::default();
@@ -289,15 +288,7 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
         wanted.push(edges);
     }
     let adding: usize = wanted.iter().map(Vec::len).sum();
-    // Counted only as far as the answer needs: a small batch never goes in bulk.
-    let bulk = adding >= BULK_EDGES
-        && conn
-            .query_value(
-                "SELECT count(*) FROM (SELECT 1 FROM mem_graph_edges WHERE resource_id = ?1 LIMIT ?2) x",
-                &[resource.into(), (2 * adding as i64 + 1).into()],
-            )?
-            .and_then(|v| v.as_i64())
-            .is_some_and(|held| 2 * adding as i64 >= held);
+    let bulk = load::goes_in_bulk(conn, resource, adding)?;
     let write = |conn: &mut dyn Conn| -> Result<usize> {
         let mut types = refs::REF_TYPES.to_vec();
         types.push("defines");
@@ -331,10 +322,6 @@ fn write_chunks(conn: &mut dyn Conn, resource: &str, written: &[Written]) -> Res
     }
     Ok(())
 }
-
-/// Edges a batch writes at least before its closure is built once rather than kept edge by
-/// edge (below, the two cost about the same).
-const BULK_EDGES: usize = 1000;
 
 /// The names whose count differs between two sorted (name, count) lists.
 fn symmetric_difference(a: &[(String, usize)], b: &[(String, usize)]) -> Vec<String> {

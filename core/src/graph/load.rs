@@ -86,10 +86,15 @@ pub(crate) fn load(conn: &mut dyn Conn, resource: &str, graph: &str) -> Result<S
             .map_err(at)?,
         );
     }
-    let (nodes, edges) = bulk(conn, resource, |conn| {
+    let in_bulk = goes_in_bulk(conn, resource, parsed_edges.len())?;
+    let write = |conn: &mut dyn Conn| -> Result<(usize, usize)> {
         let nodes = nodes::upsert_many(conn, resource, parsed_nodes)?;
         Ok((nodes, edges::edge_add_many(conn, parsed_edges)?))
-    })?;
+    };
+    let (nodes, edges) = match in_bulk {
+        true => bulk(conn, resource, write)?,
+        false => write(conn)?,
+    };
     // Counted only where the caller may write: what it may not, it did not build.
     let rows = match access::may(conn, Act::Write, super::TABLES, resource)? {
         true => conn
@@ -102,6 +107,21 @@ pub(crate) fn load(conn: &mut dyn Conn, resource: &str, graph: &str) -> Result<S
         false => 0,
     };
     Ok(json!({"nodes": nodes, "edges": edges, "closureRows": rows}).to_string())
+}
+
+/// Edges a write adds at least before its closure is built once rather than kept edge by
+/// edge (below, the two cost about the same).
+const BULK_EDGES: usize = 1000;
+
+/// Whether a write adding `adding` edges to `resource` goes in [`bulk`]: when they are many,
+/// and at least half as many as the resource holds. Edge by edge, a closure built from
+/// nothing costs many times its rebuild; but a rebuild around a small write into a large
+/// graph walks again from every ancestor of the nodes it touched, where the edge triggers
+/// add only the new paths. The resource's edges are counted only as far as the answer needs.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn goes_in_bulk(conn: &mut dyn Conn, resource: &str, adding: usize) -> Result<bool> {
+    let held = "SELECT 1 FROM mem_graph_edges WHERE resource_id = ?1";
+    Ok(adding >= BULK_EDGES && !rebuild::more_than(conn, held, resource, 2 * adding)?)
 }
 
 /// Runs `write` with the edge triggers' closure upkeep switched off, then rebuilds the

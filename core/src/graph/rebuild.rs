@@ -98,6 +98,16 @@ pub(crate) struct Touched {
 /// not with the resource's, and its edges read by statement, not all at once).
 const WHOLE: usize = 3;
 
+/// Whether `rows` (a query of the resource `?1`) returns more than `n` rows. It reads at most
+/// `n + 1` of them: the rules that choose how to build the closure compare a small write with
+/// a large resource, whose rows a count would read every one of.
+pub(crate) fn more_than(conn: &mut dyn Conn, rows: &str, resource: &str, n: usize) -> Result<bool> {
+    let limit = i64::try_from(n).unwrap_or(i64::MAX - 1) + 1;
+    let sql = format!("SELECT count(*) FROM ({rows} LIMIT ?2)");
+    let found = conn.query_value(&sql, &[resource.into(), Value::Int(limit)])?;
+    Ok(found.and_then(|v| v.as_i64()).unwrap_or(0) == limit)
+}
+
 /// Rebuilds the rows of the nodes whose walk the write in `t` can have changed (see the
 /// module's doc), or the whole closure when they are many (see [`WHOLE`]). What is read is
 /// what the write touched: the edges and keys of the rest of the resource are not loaded.
@@ -114,12 +124,8 @@ pub(crate) fn around(conn: &mut dyn Conn, resource: &str, t: Touched) -> Result<
     if sources.is_empty() && edges.is_empty() && removed.is_empty() {
         return Ok(());
     }
-    let count = |conn: &mut dyn Conn, sql: &str| -> Result<usize> {
-        let n = conn.query_value(sql, &[resource.into()])?;
-        Ok(n.and_then(|v| v.as_i64()).unwrap_or(0) as usize)
-    };
-    let held = count(conn, "SELECT count(*) FROM mem_graph_edges WHERE resource_id = ?1")?;
-    if (edges.len() + sources.len()) * WHOLE >= held {
+    let held = "SELECT 1 FROM mem_graph_edges WHERE resource_id = ?1";
+    if !more_than(conn, held, resource, (edges.len() + sources.len()) * WHOLE)? {
         return rebuild(conn, resource);
     }
     let written = batch::query_in(
@@ -171,8 +177,8 @@ pub(crate) fn around(conn: &mut dyn Conn, resource: &str, t: Touched) -> Result<
         .iter()
         .filter_map(|a| keys.id(*a).ok().map(str::to_owned))
         .collect();
-    let from = "SELECT count(DISTINCT from_id) FROM mem_graph_edges WHERE resource_id = ?1";
-    if redo.len() * WHOLE >= count(conn, from)? {
+    let from = "SELECT DISTINCT from_id FROM mem_graph_edges WHERE resource_id = ?1";
+    if !more_than(conn, from, resource, redo.len() * WHOLE)? {
         return rebuild(conn, resource);
     }
     let stale: Vec<Value> = stale.into_iter().map(Value::Int).collect();
