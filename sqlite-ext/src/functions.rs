@@ -27,7 +27,8 @@ pub fn sql_error(e: &Error) -> sqlite_loadable::Error {
 }
 
 /// Registers every scalar function on `db`, with the connection's `state`: the public ones,
-/// the functions of the row triggers (`core::triggers`), `mem__internal()` and `mem__seen`.
+/// the functions of the row triggers (`core::triggers`), `mem__internal()`,
+/// `mem__adding_booked` and `mem__seen`.
 pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> {
     for f in api::functions() {
         let Returns::Scalar(_, run) = f.returns else {
@@ -80,6 +81,27 @@ pub fn register(db: *mut sqlite3, state: Shared) -> sqlite_loadable::Result<()> 
             // SAFETY: the connection of this call is open; the depth is read and let go.
             let depth = unsafe { state.get() }.depth;
             sqlite_api::result_int64(ctx, i64::from(depth > 0));
+            Ok(())
+        },
+        FunctionFlags::UTF8,
+        state,
+    )?;
+    // Whether mem_message_add is inserting a row it booked (core `triggers::adding_booked`):
+    // read from the session, no statement runs.
+    sqlite_loadable::define_scalar_function_with_aux(
+        db,
+        triggers::ADDING_BOOKED,
+        1,
+        |ctx, values, state: &Shared| {
+            let booked = values.first().is_some_and(|v| {
+                // SAFETY: the connection of this call is open; the session is read and let go.
+                let session = &mut unsafe { state.get() }.session;
+                args::with_text(*v, |id| {
+                    std::str::from_utf8(id).is_ok_and(|id| triggers::adding_booked(session, id))
+                })
+                .unwrap_or(false)
+            });
+            sqlite_api::result_int64(ctx, i64::from(booked));
             Ok(())
         },
         FunctionFlags::UTF8,

@@ -243,6 +243,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "check_calls",
         script: include_str!("../../../sql/migrations/0033_check_calls.sql"),
     },
+    Migration {
+        version: 34,
+        name: "add_skips_conflicts",
+        script: include_str!("../../../sql/migrations/0034_add_skips_conflicts.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -21,7 +21,7 @@ use crate::cluster::route;
 use crate::db::dialect::RowLock;
 use crate::db::row::{Cells, Fields};
 use crate::db::{seen, sql_text};
-use crate::db::session::Part;
+use crate::db::session::{Part, Session};
 use crate::search::{self, partition, NS_MESSAGES};
 use crate::tokens::{self, Encoding};
 use crate::{ids, json_opts::Opts, threads::lifecycle, Conn, Error, Result, Value};
@@ -337,6 +337,15 @@ const BOOK_REST: &str = "message_count = message_count + 1, \
 /// insert trigger then has nothing to do (Postgres' `mem__adding(id)`).
 pub(crate) fn adding(conn: &mut dyn Conn, id: &str) -> bool {
     conn.session().part::<Adding>().whole.as_deref() == Some(id)
+}
+
+/// Whether `mem_message_add` is inserting the message `id` completed and booked already
+/// (prepared or whole). Such a row replaces none: its plain `INSERT` fails on a conflict. So
+/// SQLite's look for the rows an `INSERT OR REPLACE` would remove passes over it
+/// (`mem__adding_booked(id)`, in that trigger's condition).
+pub(crate) fn adding_booked(session: &mut Session, id: &str) -> bool {
+    let adding = session.part::<Adding>();
+    adding.prepared.as_ref().is_some_and(|d| d.id == id) || adding.whole.as_deref() == Some(id)
 }
 
 /// What `mem_message_add` is inserting, a part of the connection's session: the row it

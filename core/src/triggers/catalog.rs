@@ -110,10 +110,12 @@ pub const TRIGGERS: &[Trigger] = &[
             message_insert,
         )
     },
-    // SQLite: the rows an `INSERT OR REPLACE` may remove, seen before the insert.
+    // SQLite: the rows an `INSERT OR REPLACE` may remove, seen before the insert; not looked
+    // for under a row `mem_message_add` booked, whose plain insert replaces none.
     Trigger {
         when: Some(
-            "EXISTS (SELECT 1 FROM mem_messages WHERE seq = NEW.seq OR id = NEW.id \
+            "NOT mem__adding_booked(NEW.id) AND EXISTS (SELECT 1 FROM mem_messages \
+             WHERE seq = NEW.seq OR id = NEW.id \
              OR (thread_id = NEW.thread_id AND message_index = NEW.message_index))",
         ),
         new: &["seq", "id", "thread_id", "message_index"],

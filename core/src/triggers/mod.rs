@@ -19,6 +19,7 @@ pub(crate) use sqlite::refuse_nul_in;
 pub use sqlite::{fire_sqlite, may_hold_nul, sqlite_functions, MAY_HOLD_NUL};
 pub use trigger::{Event, Fired, Hosts, Rows, Timing, Trigger};
 
+use crate::db::session::Session;
 use crate::Conn;
 
 /// Whether `mem_message_add` is inserting the message `id` itself, booked and to be indexed
@@ -26,4 +27,13 @@ use crate::Conn;
 /// condition), which costs less than calling it.
 pub fn adding(conn: &mut dyn Conn, id: &str) -> bool {
     crate::threads::messages::adding(conn, id)
+}
+
+/// The SQL name of [`adding_booked`], which SQLite registers.
+pub const ADDING_BOOKED: &str = "mem__adding_booked";
+
+/// Whether `mem_message_add` is inserting the message `id`, booked already: SQLite's look for
+/// the rows an `INSERT OR REPLACE` would remove passes over it (`mem__adding_booked(id)`).
+pub fn adding_booked(session: &mut Session, id: &str) -> bool {
+    crate::threads::messages::adding_booked(session, id)
 }
