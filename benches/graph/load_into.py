@@ -29,17 +29,24 @@ def graph(db_path, seed, n_nodes=50, n_edges=200):
     return json.dumps({"nodes": nodes, "edges": edges})
 
 
-def load(db_path, ext, g):
+def timed(db_path, ext, write):
+    """Runs `write(db)` with the build `ext` loaded, in a transaction rolled back after it:
+    (seconds, what `write` returned)."""
     db = sqlite3.connect(db_path, isolation_level=None)
     db.enable_load_extension(True)
     db.load_extension(ext)
     db.execute("BEGIN")
     t = time.perf_counter()
-    out = json.loads(db.execute("SELECT graph_load('bench', ?)", (g,)).fetchone()[0])
+    out = write(db)
     secs = time.perf_counter() - t
     db.execute("ROLLBACK")
     db.close()
     return secs, out
+
+
+def load(db_path, ext, g):
+    return timed(db_path, ext, lambda db: json.loads(
+        db.execute("SELECT graph_load('bench', ?)", (g,)).fetchone()[0]))
 
 
 def main():

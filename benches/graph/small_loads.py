@@ -8,22 +8,9 @@ transaction rolled back after it; the builds alternate round by round. Usage:
 The database is one `agentmem index` wrote (make bench-graph's tree bench writes
 target/bench-code/bench.db, resource `bench`). Debian's Python is the one whose sqlite3 loads
 extensions."""
-import argparse, json, sqlite3, statistics, time
+import argparse, json, statistics
 
-from load_into import graph
-
-
-def timed(db_path, ext, write):
-    db = sqlite3.connect(db_path, isolation_level=None)
-    db.enable_load_extension(True)
-    db.load_extension(ext)
-    db.execute("BEGIN")
-    t = time.perf_counter()
-    write(db)
-    secs = time.perf_counter() - t
-    db.execute("ROLLBACK")
-    db.close()
-    return secs
+from load_into import graph, timed
 
 
 def one_call_each(g):
@@ -55,8 +42,8 @@ def main():
             text = json.dumps(g)
             for name, path in (builds if r % 2 == 0 else builds[::-1]):
                 times[name].append(timed(a.db, path, lambda db: db.execute(
-                    "SELECT graph_load('bench', ?)", (text,)).fetchone()))
-            calls.append(timed(a.db, builds[-1][1], one_call_each(g)))
+                    "SELECT graph_load('bench', ?)", (text,)).fetchone())[0])
+            calls.append(timed(a.db, builds[-1][1], one_call_each(g))[0])
         cells = [f"{1000 * statistics.median(times[n]):.1f}" for n, _ in builds]
         lines.append(f"| {n_nodes} × {n_edges} | " + " | ".join(cells)
                      + f" | {1000 * statistics.median(calls):.1f} |")
