@@ -49,6 +49,29 @@ impl<N: Clone + PartialEq> Path<N> {
         Some(p)
     }
 
+    /// This path and one hop of type `ty` to `node` after its end (`last`) or before its
+    /// start (`!last`): [`Path::join`] with a one-node path, without building it; `None` when
+    /// the path holds `node` already.
+    pub(crate) fn hop(&self, ty: &str, weight: f64, node: N, last: bool) -> Option<Path<N>> {
+        if self.nodes.contains(&node) {
+            return None;
+        }
+        let n = self.nodes.len() + 1;
+        let mut p = Path {
+            nodes: Vec::with_capacity(n),
+            types: Vec::with_capacity(n - 1),
+            weights: Vec::with_capacity(n - 1),
+        };
+        p.nodes.extend(self.nodes.iter().cloned());
+        p.types.extend(self.types.iter().cloned());
+        p.weights.extend(self.weights.iter().copied());
+        let (at, hop_at) = if last { (n - 1, n - 2) } else { (0, 0) };
+        p.nodes.insert(at, node);
+        p.types.insert(hop_at, ty.to_string());
+        p.weights.insert(hop_at, weight);
+        Some(p)
+    }
+
     /// Whether the hop `from → to` of type `ty` is one of this path's.
     pub(crate) fn uses(&self, from: &N, to: &N, ty: &str) -> bool {
         (0..self.depth())
@@ -128,5 +151,17 @@ mod tests {
         assert_eq!(j.total_weight(), 6.0);
         let (b, c) = ("b".to_string(), "c".to_string());
         assert!(j.uses(&b, &c, "calls") && !j.uses(&b, &c, "imports"));
+    }
+
+    #[test]
+    fn a_hop_is_a_join_with_one_node() {
+        let head = p(&["a", "b"], &[1.0]);
+        let one = |n: &str| p(&[n], &[]);
+        for n in ["c", "a", "b"] {
+            let node = n.to_string();
+            let after = head.hop("calls", 2.0, node.clone(), true);
+            assert_eq!(after, head.join("calls", 2.0, &one(n)));
+            assert_eq!(head.hop("calls", 2.0, node, false), one(n).join("calls", 2.0, &head));
+        }
     }
 }

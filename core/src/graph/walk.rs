@@ -35,13 +35,13 @@ impl EdgeFilter {
     }
 }
 
-/// A hop a walk may take: (at, other end, type, weight).
-type Step = (String, String, String, f64);
-
 /// Where a walk reads the edges of its frontier.
 pub(crate) trait Edges {
-    /// Every hop out of (or, walking in, into) `nodes`.
-    fn hops(&mut self, nodes: &[String]) -> Result<Vec<Step>>;
+    /// Hands `visit` every hop out of (or, walking in, into) `nodes`: the node it leaves
+    /// from, the other end, the type and the weight. Lent, not copied: a walk keeps the few
+    /// that reach a node it has not seen.
+    fn each_hop(&mut self, nodes: &[&str], visit: &mut dyn FnMut(&str, &str, &str, f64))
+        -> Result<()>;
 }
 
 /// The edges table, in one direction, filtered.
@@ -52,7 +52,11 @@ struct Table<'a> {
 }
 
 impl Edges for Table<'_> {
-    fn hops(&mut self, nodes: &[String]) -> Result<Vec<Step>> {
+    fn each_hop(
+        &mut self,
+        nodes: &[&str],
+        visit: &mut dyn FnMut(&str, &str, &str, f64),
+    ) -> Result<()> {
         self.conn.check_interrupt()?;
         let (at, other) = match self.dir {
             Direction::Out => ("from_id", "to_id"),
@@ -75,19 +79,18 @@ impl Edges for Table<'_> {
              WHERE {at} IN ({{keys}}) AND {time}{stale}{{home}}"
         );
         let fixed: Vec<Value> = filter.as_of.map(Value::Int).into_iter().collect();
-        let keys: Vec<Value> = nodes.iter().map(|n| Value::from(n.as_str())).collect();
-        let mut out = Vec::new();
+        let keys: Vec<Value> = nodes.iter().map(|n| Value::from(*n)).collect();
         for r in crate::db::batch::query_in(self.conn, &sql, &fixed, &keys)? {
             let mut f = crate::db::row::Fields::new(r);
             let (a, b, ty) = (f.text(), f.text(), f.text());
             let w = f.value().as_f64();
             if let (Some(a), Some(b), Some(ty), Some(w)) = (a, b, ty, w) {
                 if filter.types.as_ref().is_none_or(|t| t.contains(&ty)) {
-                    out.push((a, b, ty, w));
+                    visit(&a, &b, &ty, w);
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -123,14 +126,17 @@ impl Present {
 }
 
 impl Edges for Present {
-    fn hops(&mut self, nodes: &[String]) -> Result<Vec<Step>> {
-        let mut out = Vec::new();
+    fn each_hop(
+        &mut self,
+        nodes: &[&str],
+        visit: &mut dyn FnMut(&str, &str, &str, f64),
+    ) -> Result<()> {
         for n in nodes {
-            for (to, ty, w) in self.out.get(n).into_iter().flatten() {
-                out.push((n.clone(), to.clone(), ty.clone(), *w));
+            for (to, ty, w) in self.out.get(*n).into_iter().flatten() {
+                visit(n, to, ty, *w);
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -166,27 +172,25 @@ pub(crate) fn walk_over(
         if frontier.is_empty() {
             break;
         }
-        let at: Vec<String> = frontier.keys().cloned().collect();
+        let at: Vec<&str> = frontier.keys().map(String::as_str).collect();
         let mut next: BTreeMap<String, Path> = BTreeMap::new();
-        for (from, to, ty, w) in edges.hops(&at)? {
-            if seen.contains(&to) {
-                continue;
+        edges.each_hop(&at, &mut |from, to, ty, w| {
+            if seen.contains(to) {
+                return;
             }
-            let Some(head) = frontier.get(&from) else {
-                continue;
+            let Some(head) = frontier.get(from) else {
+                return;
             };
-            let cand = match dir {
-                Direction::Out => head.join(&ty, w, &Path::at(&to)),
-                Direction::In => Path::at(&to).join(&ty, w, head),
+            let Some(cand) = head.hop(ty, w, to.to_string(), dir == Direction::Out) else {
+                return;
             };
-            let Some(cand) = cand else { continue };
-            match next.get(&to) {
+            match next.get(to) {
                 Some(cur) if !cand.better_than(cur) => {}
                 _ => {
-                    next.insert(to, cand);
+                    next.insert(to.to_string(), cand);
                 }
             }
-        }
+        })?;
         seen.extend(next.keys().cloned());
         best.extend(next.iter().map(|(k, v)| (k.clone(), v.clone())));
         next.retain(|k, _| bound.passes(k));
