@@ -32,6 +32,7 @@ fn sqlite_registers_the_catalog() {
     expected.extend(agentmem_core::triggers::sqlite_functions().map(|n| n.to_string()));
     expected.insert("mem__internal".into());
     expected.insert(agentmem_core::triggers::MAY_HOLD_NUL.into());
+    expected.insert(agentmem_core::triggers::ADDING_BOOKED.into());
     expected.insert(agentmem_core::schema::types::CHECK_TYPES.into());
     expected.insert(agentmem_core::schema::types::CHECK_CHANGES.into());
     expected.insert(agentmem_core::db::seen::FUNCTION.into());
