@@ -490,15 +490,15 @@ fn remove_through(
                 found.push(path);
             }
         }
-        put_paths(conn, keys, &hop.resource, &found)?;
+        put_paths(conn, keys, &hop.resource, found)?;
     }
     Ok(())
 }
 
 /// [`put_all`] for paths of ids.
-pub(super) fn put_paths(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, paths: &[Path]) -> Result<()> {
+pub(super) fn put_paths(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, paths: Vec<Path>) -> Result<()> {
     keys.load_ids(conn, paths.iter().flat_map(|p| p.nodes.iter().map(String::as_str)))?;
-    let stored = paths.iter().map(|p| keys.stored(p)).collect::<Result<Vec<_>>>()?;
+    let stored = paths.into_iter().map(|p| keys.stored(p)).collect::<Result<Vec<_>>>()?;
     put_all(conn, resource, &stored)
 }
 

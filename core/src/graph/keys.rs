@@ -130,15 +130,15 @@ impl Keys {
     }
 
     /// `p` with its nodes' keys.
-    pub(crate) fn stored(&self, p: &Path) -> Result<Stored> {
+    pub(crate) fn stored(&self, p: Path) -> Result<Stored> {
         Ok(Stored {
             nodes: p
                 .nodes
                 .iter()
                 .map(|n| self.seq(n))
                 .collect::<Result<_>>()?,
-            types: p.types.clone(),
-            weights: p.weights.clone(),
+            types: p.types,
+            weights: p.weights,
         })
     }
 }

@@ -60,11 +60,10 @@ fn put_walks(
         conn.check_interrupt()?;
         pending.extend(walk(conn, s)?.into_values());
         if pending.len() >= ROWS_PER_INSERT * 10 {
-            put_paths(conn, keys, resource, &pending)?;
-            pending.clear();
+            put_paths(conn, keys, resource, std::mem::take(&mut pending))?;
         }
     }
-    put_paths(conn, keys, resource, &pending)
+    put_paths(conn, keys, resource, pending)
 }
 
 /// Rebuilds the closure of every resource with edges (a new closure layout).

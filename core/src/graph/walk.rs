@@ -6,7 +6,7 @@
 use super::bound::Bound;
 use super::path::Path;
 use crate::{Conn, Result, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 /// Which way a walk follows the edges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,22 +164,27 @@ pub(crate) fn walk_over(
     max_depth: usize,
     bound: &Bound,
 ) -> Result<BTreeMap<String, Path>> {
+    let from_start = Path::at(start);
     let mut best: BTreeMap<String, Path> = BTreeMap::new();
-    let mut frontier: BTreeMap<String, Path> = BTreeMap::new();
-    frontier.insert(start.to_string(), Path::at(start));
-    let mut seen: HashSet<String> = HashSet::from([start.to_string()]);
+    // The nodes the next hop leaves from: those the last hop reached (the start first), hubs
+    // left out. A node reached, and the start, keep the path that reached them first.
+    let mut frontier: Vec<String> = vec![start.to_string()];
     for _ in 0..max_depth {
         if frontier.is_empty() {
             break;
         }
-        let at: Vec<&str> = frontier.keys().map(String::as_str).collect();
+        let at: Vec<&str> = frontier.iter().map(String::as_str).collect();
         let mut next: BTreeMap<String, Path> = BTreeMap::new();
         edges.each_hop(&at, &mut |from, to, ty, w| {
-            if seen.contains(to) {
+            if to == start || best.contains_key(to) {
                 return;
             }
-            let Some(head) = frontier.get(from) else {
-                return;
+            let head = match from == start {
+                true => &from_start,
+                false => match best.get(from) {
+                    Some(head) => head,
+                    None => return,
+                },
             };
             let Some(cand) = head.hop(ty, w, to.to_string(), dir == Direction::Out) else {
                 return;
@@ -191,10 +196,8 @@ pub(crate) fn walk_over(
                 }
             }
         })?;
-        seen.extend(next.keys().cloned());
-        best.extend(next.iter().map(|(k, v)| (k.clone(), v.clone())));
-        next.retain(|k, _| bound.passes(k));
-        frontier = next;
+        frontier = next.keys().filter(|k| bound.passes(k)).cloned().collect();
+        best.extend(next);
     }
     Ok(best)
 }
