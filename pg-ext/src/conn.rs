@@ -3,6 +3,10 @@
 //! Statement errors raised by Postgres unwind through the core as pgrx error reports and
 //! abort the statement like any other SQL error; the core never catches them.
 
+#[cfg(feature = "pg15")]
+use agentmem_core::db::conn::Change;
+#[cfg(feature = "pg15")]
+use agentmem_core::db::direct::Vouch;
 use agentmem_core::db::privilege::Privilege;
 use agentmem_core::db::session::Session;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
@@ -30,7 +34,7 @@ fn param(v: &Value) -> DatumWithOid<'_> {
 /// # Safety
 ///
 /// `datum` is a value of type `oid` (or NULL) that lives until the call returns.
-unsafe fn column(datum: pg_sys::Datum, null: bool, oid: pg_sys::Oid) -> Result<Value> {
+pub(crate) unsafe fn column(datum: pg_sys::Datum, null: bool, oid: pg_sys::Oid) -> Result<Value> {
     if null {
         return Ok(Value::Null);
     }
@@ -197,6 +201,11 @@ thread_local! {
     static READING: Cell<bool> = const { Cell::new(false) };
 }
 
+/// Whether a reader's call is running (see [`reading`]).
+pub(crate) fn in_reader() -> bool {
+    READING.with(Cell::get)
+}
+
 /// Marks the statements run until the guard drops as a reader's (a `STABLE` function's): they
 /// run read-only. The previous state comes back on drop, on an error too.
 pub fn reading(reader: bool) -> impl Drop {
@@ -353,6 +362,33 @@ impl Conn for SpiConn {
     fn reuse_freed_pages(&mut self) -> Result<()> {
         crate::page_space::reuse();
         Ok(())
+    }
+
+    /// See [`crate::direct`].
+    #[cfg(feature = "pg15")]
+    fn writes_directly(&mut self, vouches: &[&Vouch]) -> Result<bool> {
+        crate::direct::usable(vouches)
+    }
+
+    #[cfg(feature = "pg15")]
+    fn insert_directly(
+        &mut self,
+        v: &Vouch,
+        values: &[(&str, Value)],
+        returning: &[&str],
+    ) -> Result<Vec<Value>> {
+        crate::direct::insert(v, values, returning)
+    }
+
+    #[cfg(feature = "pg15")]
+    fn update_directly(
+        &mut self,
+        v: &Vouch,
+        key: &Value,
+        read: &[&str],
+        change: &mut Change<'_>,
+    ) -> Result<bool> {
+        crate::direct::update(v, key, read, change)
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {

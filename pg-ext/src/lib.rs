@@ -13,6 +13,8 @@ use pgrx::prelude::*;
 
 mod catalog;
 mod conn;
+#[cfg(feature = "pg15")]
+mod direct;
 mod entry;
 mod error;
 mod functions;

@@ -5,12 +5,17 @@
 //! transaction (the SQL function's own statement), so a rollback undoes everything the core did.
 
 use super::dialect::Dialect;
+use super::direct::Vouch;
 use super::session::Session;
 use super::value::ValueRef;
 use crate::{Result, Row, Value};
 
 /// Work a connection runs on the core's behalf ([`Conn::attempt`], [`Conn::in_context`]).
 pub type Work<'a> = dyn FnMut(&mut dyn Conn) -> Result<()> + 'a;
+
+/// What [`Conn::update_directly`] asks about the locked row: given its columns, the new values
+/// of the columns to change, or `None` to leave it.
+pub type Change<'a> = dyn FnMut(&[Value]) -> Option<Vec<(&'static str, Value)>> + 'a;
 
 /// A connection inside the current transaction.
 pub trait Conn {
@@ -168,6 +173,46 @@ pub trait Conn {
     /// The default does nothing.
     fn reuse_freed_pages(&mut self) -> Result<()> {
         Ok(())
+    }
+
+    /// Whether the host can write these tables without statements, each as its [`Vouch`]
+    /// says (see [`crate::db::direct`]). The default, `false`, suits SQLite, whose statements
+    /// cost little more than their writes.
+    fn writes_directly(&mut self, _vouches: &[&Vouch]) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Inserts a row of `v.table` without a statement: the named columns take these values,
+    /// the others their defaults; returns the `returning` columns of the row written. Only
+    /// after [`Conn::writes_directly`] said yes for `v` in this call.
+    fn insert_directly(
+        &mut self,
+        v: &Vouch,
+        _values: &[(&str, Value)],
+        _returning: &[&str],
+    ) -> Result<Vec<Value>> {
+        Err(crate::Error::internal(format!(
+            "{} cannot be written directly",
+            v.table
+        )))
+    }
+
+    /// Locks the row of `v.table` whose primary key (one column) is `key`, as an `UPDATE`
+    /// would, shows its `read` columns to `change`, and writes the new values it returns.
+    /// `false` when there is no such row, or `change` returned `None` (the row stays locked
+    /// until the transaction ends, as a row an `UPDATE` passed over after locking it). Only
+    /// after [`Conn::writes_directly`] said yes for `v` in this call.
+    fn update_directly(
+        &mut self,
+        v: &Vouch,
+        _key: &Value,
+        _read: &[&str],
+        _change: &mut Change<'_>,
+    ) -> Result<bool> {
+        Err(crate::Error::internal(format!(
+            "{} cannot be written directly",
+            v.table
+        )))
     }
 
     /// The database's clock in Unix epoch milliseconds: leases and defaults use it so that

@@ -144,6 +144,35 @@ pub(crate) fn index_new(
     }
 }
 
+/// Indexes a new document whose row was written without a statement (see
+/// [`crate::db::direct`]), so that nothing writes held documents for it at the commit. In a
+/// transaction of several statements its delta row is written the same way once the key is
+/// known to be unused (after the transaction's first look, [`store::may_be_indexed`] answers
+/// from memory); else as [`index_new`] writes it.
+pub(crate) fn index_fresh(
+    conn: &mut dyn Conn,
+    ns: &str,
+    doc: i64,
+    text: &str,
+    created_at: i64,
+) -> Result<bool> {
+    check_ns(ns)?;
+    if conn.statement_is_transaction() || store::may_be_indexed(conn, ns, doc)? {
+        return index_new(conn, ns, doc, text, created_at, false);
+    }
+    let row = DeltaRow {
+        doc,
+        ver: store::random_id(),
+        new: Some(new_version(text, created_at)),
+        old: None,
+    };
+    if !store::insert_delta_directly(conn, ns, &row)? {
+        return index_new(conn, ns, doc, text, created_at, false);
+    }
+    maybe_flush(conn, ns, row.payload_bytes())?;
+    Ok(true)
+}
+
 /// Whether holding a new document can pay. Not for the first one of a transaction that is a
 /// single statement (an autocommit call that adds one message): holding first looks whether
 /// the key is stored already, which costs more than writing its delta row straight away (and

@@ -16,6 +16,7 @@ use super::pages::{page_id, Page, PageSource};
 use super::names::split;
 use super::segment::{Dead, Header, Segment};
 use crate::db::dialect::RowLock;
+use crate::db::direct::{Vouch, Write};
 use crate::db::row::Fields;
 use crate::db::session::Part;
 use crate::db::value::ValueRef;
@@ -348,6 +349,44 @@ pub(crate) fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) ->
     note_stored(conn, ns, d.doc);
     Ok(!written.is_empty())
 }
+
+/// Writes a fresh document's delta row without a statement, where the host can (see
+/// [`crate::db::direct`]); `false`, with nothing written, where it cannot. Only for a key
+/// [`may_be_indexed`] found unused: no row can conflict, as none can for the held documents
+/// [`put_new_versions`] writes.
+pub(crate) fn insert_delta_directly(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
+    if d.old.is_some() || !conn.writes_directly(&[&DELTA_ROW])? {
+        return Ok(false);
+    }
+    let Some(new) = &d.new else {
+        return Ok(false);
+    };
+    let [ns_name, resource] = key(ns);
+    conn.insert_directly(
+        &DELTA_ROW,
+        &[
+            ("ns", ns_name),
+            ("resource_id", resource),
+            ("doc", Value::Int(d.doc)),
+            ("ver", Value::Int(d.ver)),
+            ("len", Value::Int(i64::from(new.len))),
+            ("created", Value::Int(new.created)),
+            ("terms", Value::Blob(new.terms.clone())),
+        ],
+        &[],
+    )?;
+    note_stored(conn, ns, d.doc);
+    Ok(true)
+}
+
+/// A delta row: the table has no checks and no triggers.
+const DELTA_ROW: Vouch = Vouch {
+    table: "mem_idx_delta",
+    write: Write::Insert,
+    checks: &[],
+    triggers: &[],
+    foreign_keys: &[],
+};
 
 /// Per namespace, within the current transaction: no delta row and no segment holds a key
 /// above this. A message's new `seq` is above it, so the look below is needed once per

@@ -22,6 +22,14 @@ pub(crate) fn links_nothing(dialect: Dialect) -> String {
     )
 }
 
+/// [`links_nothing`] judged on a thread's `metadata` as read (JSON text): a key that is
+/// missing or JSON `null` reads as SQL `NULL` there. `None` when the text is not JSON.
+pub(crate) fn metadata_links_nothing(metadata: &str) -> Option<bool> {
+    let m: serde_json::Value = serde_json::from_str(metadata).ok()?;
+    let unset = |key: &str| m.get(key).is_none_or(serde_json::Value::is_null);
+    Some(unset("active_task_id") || unset("session_id"))
+}
+
 /// Called for every new message without a `task_id`, with the thread's active task and
 /// session (read by the same statement that books the message); returns the task the message
 /// now belongs to. One indexed lookup when the thread has an active task, none otherwise.
@@ -59,4 +67,24 @@ pub(crate) fn implicit(
         ],
     )?;
     Ok(Some(task))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::metadata_links_nothing;
+
+    /// As `metadata ->> key IS NULL` reads it: a missing key and JSON `null` are both unset.
+    #[test]
+    fn metadata_links_only_with_a_task_and_a_session() {
+        for (metadata, nothing) in [
+            ("{}", Some(true)),
+            (r#"{"active_task_id":"t1"}"#, Some(true)),
+            (r#"{"active_task_id":"t1","session_id":null}"#, Some(true)),
+            (r#"{"active_task_id":"t1","session_id":"s1"}"#, Some(false)),
+            (r#"{"active_task_id":1,"session_id":"s1"}"#, Some(false)),
+            ("not json", None),
+        ] {
+            assert_eq!(metadata_links_nothing(metadata), nothing, "{metadata}");
+        }
+    }
 }

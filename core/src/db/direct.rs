@@ -1,0 +1,36 @@
+//! Row writes without a statement, for the calls an agent makes once per message.
+//!
+//! A one-row `INSERT` or `UPDATE` has a fixed cost on Postgres that is larger than the write:
+//! the executor starts, every `CHECK` expression and trigger condition of the table is read
+//! back from its stored text and planned again, the triggers are called, the foreign key is
+//! checked by a statement of its own. Where the core has already done what those checks and
+//! triggers would do, it says so in a [`Vouch`], and a host that can (Postgres) writes the
+//! tuple and its index entries directly. The host writes only when the vouch covers
+//! everything the statement would have run, so anything a user added to the table — a
+//! trigger, a check, a policy — sends the write back to its statement.
+
+/// What a direct write of `table` stands in for: the statement's checks and triggers whose
+/// work the caller has done, by name. A host writes directly only when every `CHECK` of the
+/// table, every trigger that fires on the write and every foreign key whose trigger fires is
+/// named here.
+#[derive(Debug)]
+pub struct Vouch {
+    /// The table written, as the core's statements name it.
+    pub table: &'static str,
+    /// The statement replaced: a new row, or new values for an existing one.
+    pub write: Write,
+    /// `CHECK` constraints the written values satisfy.
+    pub checks: &'static [&'static str],
+    /// Triggers whose work is done or not needed.
+    pub triggers: &'static [&'static str],
+    /// Foreign keys that hold without their check: the referenced row is locked by the same
+    /// call, or the key columns do not change.
+    pub foreign_keys: &'static [&'static str],
+}
+
+/// The statement a direct write replaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write {
+    Insert,
+    Update,
+}

@@ -1,0 +1,239 @@
+//! Postgres `mem_message_add` writes its rows without statements when nothing else is owed
+//! (core/src/db/direct.rs): these tests show that it does in the plain case, and that
+//! whatever a user adds to the tables — a trigger, a check — or a transaction that asks more
+//! (`REPEATABLE READ`) puts the statement back, with the same rows and counters either way.
+
+use agentmem_tests::backend::{pg_message, Backend, Postgres};
+use agentmem_tests::invariants::check;
+
+/// A database of the test's own on the test server, with the extension, and its URL.
+fn postgres(name: &str) -> Option<(Postgres, String, String)> {
+    let server = agentmem_tests::pg_url()?;
+    let url = agentmem_tests::pg_database(&server, name);
+    let mut db = Postgres::connect(&url);
+    db.reset().unwrap();
+    Some((db, server, url))
+}
+
+/// Adds one message in a transaction that counts function calls, and returns how often the
+/// insert statement's own trigger ran: 0 when the row was written directly, 1 when by the
+/// statement.
+fn statement_triggers_in_add(db: &mut Postgres, thread: &str, content: &str) -> i64 {
+    let mut tx = db.client.transaction().unwrap();
+    tx.batch_execute("SET LOCAL track_functions = 'all'")
+        .unwrap();
+    // The backend's counts not yet reported (they outlive a transaction): before and after.
+    let calls = |tx: &mut postgres::Transaction<'_>| -> i64 {
+        tx.query_one(
+            "SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_xact_user_functions \
+             WHERE funcname = 'mem__messages_booked'",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let before = calls(&mut tx);
+    tx.execute(
+        "SELECT mem_message_add($1, 'user', $2)",
+        &[&thread, &content],
+    )
+    .unwrap();
+    let after = calls(&mut tx);
+    tx.commit().unwrap();
+    after - before
+}
+
+fn count(db: &mut Postgres, sql: &str) -> i64 {
+    db.client.query_one(sql, &[]).unwrap().get(0)
+}
+
+#[test]
+fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
+    let name = "agentmem_direct_writes";
+    let Some((mut db, server, _)) = postgres(name) else {
+        return;
+    };
+    let thread: String = db
+        .client
+        .query_one("SELECT mem_thread_create('direct')", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        statement_triggers_in_add(&mut db, &thread, "written directly"),
+        0
+    );
+
+    // A trigger of the user's own on the messages: it fires for every added message.
+    db.client
+        .batch_execute(
+            "CREATE TABLE audit (message_id text);
+             CREATE FUNCTION audit_message() RETURNS trigger LANGUAGE plpgsql AS
+               $$ BEGIN INSERT INTO audit VALUES (NEW.id); RETURN NEW; END $$;
+             CREATE TRIGGER audit_messages AFTER INSERT ON mem_messages
+               FOR EACH ROW EXECUTE FUNCTION audit_message();",
+        )
+        .unwrap();
+    assert_eq!(statement_triggers_in_add(&mut db, &thread, "audited"), 1);
+    assert_eq!(
+        count(
+            &mut db,
+            "SELECT count(*) FROM audit a JOIN mem_messages m ON m.id = a.message_id"
+        ),
+        1
+    );
+    db.client
+        .batch_execute("DROP TRIGGER audit_messages ON mem_messages")
+        .unwrap();
+    assert_eq!(
+        statement_triggers_in_add(&mut db, &thread, "direct again"),
+        0
+    );
+
+    // A check of the user's own: enforced on added messages, with nothing written.
+    db.client
+        .batch_execute(
+            "ALTER TABLE mem_messages ADD CONSTRAINT short_messages CHECK (length(raw_content) < 20)",
+        )
+        .unwrap();
+    let before = count(&mut db, "SELECT count(*) FROM mem_messages");
+    let refused = db
+        .client
+        .execute(
+            "SELECT mem_message_add($1, 'user', 'a message longer than twenty characters')",
+            &[&thread],
+        )
+        .unwrap_err();
+    assert!(pg_message(&refused).contains("short_messages"), "{refused}");
+    assert_eq!(count(&mut db, "SELECT count(*) FROM mem_messages"), before);
+    db.client
+        .batch_execute("ALTER TABLE mem_messages DROP CONSTRAINT short_messages")
+        .unwrap();
+
+    // A trigger on the threads, which the booking updates.
+    db.client
+        .batch_execute(
+            "CREATE TABLE bookings (thread_id text, n bigint);
+             CREATE FUNCTION note_booking() RETURNS trigger LANGUAGE plpgsql AS
+               $$ BEGIN INSERT INTO bookings VALUES (NEW.id, NEW.message_count); RETURN NEW; END $$;
+             CREATE TRIGGER note_bookings AFTER UPDATE ON mem_threads
+               FOR EACH ROW EXECUTE FUNCTION note_booking();",
+        )
+        .unwrap();
+    assert_eq!(
+        statement_triggers_in_add(&mut db, &thread, "booking noted"),
+        1
+    );
+    assert_eq!(count(&mut db, "SELECT max(n) FROM bookings"), 4);
+    db.client
+        .batch_execute("DROP TRIGGER note_bookings ON mem_threads")
+        .unwrap();
+
+    // REPEATABLE READ: the statement, which refuses a thread changed since the snapshot.
+    let mut tx = db
+        .client
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .start()
+        .unwrap();
+    tx.execute(
+        "SELECT mem_message_add($1, 'user', 'repeatable')",
+        &[&thread],
+    )
+    .unwrap();
+    tx.commit().unwrap();
+
+    assert_eq!(
+        count(&mut db, "SELECT count(*) FROM mem_messages"),
+        5,
+        "every add but the refused one"
+    );
+    let indexes: Vec<i64> = db
+        .client
+        .query(
+            "SELECT message_index FROM mem_messages WHERE thread_id = $1 ORDER BY message_index",
+            &[&thread],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(indexes, (0..5).collect::<Vec<i64>>());
+    let found = count(
+        &mut db,
+        "SELECT count(*) FROM mem_search('written', '{\"limit\":10}')",
+    );
+    assert_eq!(found, 1, "a message written directly is found");
+    check(&mut db, "after direct and statement writes");
+    drop(db);
+    agentmem_tests::pg_drop_database(&server, name);
+}
+
+/// Many connections adding to one thread at once, autocommit and in transactions, without
+/// statements: the booking's row lock gives each message its own place, and the counters and
+/// the index stay exact.
+#[test]
+fn concurrent_direct_adds_share_one_thread() {
+    let name = "agentmem_direct_race";
+    let Some((mut db, server, url)) = postgres(name) else {
+        return;
+    };
+    let thread: String = db
+        .client
+        .query_one("SELECT mem_thread_create('race')", &[])
+        .unwrap()
+        .get(0);
+    const WRITERS: usize = 6;
+    const PER_WRITER: usize = 60;
+    let handles: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (url, thread) = (url.clone(), thread.clone());
+            std::thread::spawn(move || {
+                let mut c = Postgres::connect(&url).client;
+                for i in 0..PER_WRITER {
+                    let content = format!("writer {w} message {i} racing");
+                    if w % 2 == 0 {
+                        c.execute(
+                            "SELECT mem_message_add($1, 'user', $2)",
+                            &[&thread, &content],
+                        )
+                        .unwrap();
+                        continue;
+                    }
+                    let mut tx = c.transaction().unwrap();
+                    tx.execute(
+                        "SELECT mem_message_add($1, 'user', $2)",
+                        &[&thread, &content],
+                    )
+                    .unwrap();
+                    tx.execute(
+                        "SELECT mem_message_add($1, 'assistant', 'reply racing')",
+                        &[&thread],
+                    )
+                    .unwrap();
+                    if i % 7 == 3 {
+                        tx.rollback().unwrap();
+                    } else {
+                        tx.commit().unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let n = count(&mut db, "SELECT count(*) FROM mem_messages");
+    let rolled_back = (0..PER_WRITER).filter(|i| i % 7 == 3).count();
+    let writers_in_tx = WRITERS / 2;
+    let expected =
+        (WRITERS - writers_in_tx) * PER_WRITER + writers_in_tx * 2 * (PER_WRITER - rolled_back);
+    assert_eq!(n, expected as i64);
+    let distinct = count(
+        &mut db,
+        "SELECT count(DISTINCT message_index) FROM mem_messages",
+    );
+    assert_eq!(distinct, n, "each message has its own place");
+    check(&mut db, "after racing direct adds");
+    drop(db);
+    agentmem_tests::pg_drop_database(&server, name);
+}
