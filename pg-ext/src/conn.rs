@@ -6,7 +6,7 @@
 #[cfg(feature = "pg15")]
 use agentmem_core::db::conn::Change;
 #[cfg(feature = "pg15")]
-use agentmem_core::db::direct::Vouch;
+use agentmem_core::db::direct::{Scan, Vouch};
 use agentmem_core::db::privilege::Privilege;
 use agentmem_core::db::session::Session;
 use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
@@ -368,6 +368,15 @@ impl Conn for SpiConn {
     #[cfg(feature = "pg15")]
     fn writes_directly(&mut self, vouches: &[&Vouch]) -> Result<bool> {
         crate::direct::usable(vouches)
+    }
+
+    #[cfg(feature = "pg15")]
+    fn scan_directly(
+        &mut self,
+        scan: &Scan<'_>,
+        f: &mut dyn FnMut(&[Value]) -> bool,
+    ) -> Result<bool> {
+        crate::direct::scan(scan, f)
     }
 
     #[cfg(feature = "pg15")]

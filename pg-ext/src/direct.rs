@@ -1,6 +1,6 @@
-//! Row writes without a statement (see [`agentmem_core::db::direct`]): a tuple and its index
-//! entries written through the table-access and index calls that logical replication's apply
-//! uses, for the core's hottest write.
+//! Rows written and read without a statement (see [`agentmem_core::db::direct`]): a tuple and
+//! its index entries written through the table-access and index calls that logical
+//! replication's apply uses, and index reads, for the core's hottest call.
 //!
 //! A table is written so only when its statement would have run nothing more: it is a plain
 //! table; every `CHECK`, every trigger that fires on the write and every foreign key whose
@@ -8,17 +8,20 @@
 //! statement needs and no row-level security policy applies to them; the transaction reads
 //! committed data and may write, and the call is not a reader's. Anything else — a trigger or
 //! policy a user added, column privileges, `REPEATABLE READ` — leaves the write to the
-//! statement, which does all of that itself.
+//! statement, which does all of that itself. A read needs `SELECT` and no policy. Neither
+//! happens where Citus is installed: a table here may be the shell of shards elsewhere.
 //!
 //! The code follows Postgres 15's executor interfaces; other versions use the statements.
 
 use agentmem_core::db::conn::Change;
-use agentmem_core::db::direct::{Vouch, Write};
+use agentmem_core::db::direct::{Scan, Vouch, Write};
 use agentmem_core::db::privilege::DERIVED;
 use agentmem_core::db::value::check_params;
 use agentmem_core::{Error, Result, Value};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::ptr::null_mut;
 
@@ -28,7 +31,7 @@ pub fn usable(vouches: &[&Vouch]) -> Result<bool> {
         return Ok(false);
     }
     for v in vouches {
-        let allowed = with_rights(v, || {
+        let allowed = with_rights(v.table, || {
             let Some(table) = Table::open(v.table)? else {
                 return Ok(false);
             };
@@ -45,15 +48,16 @@ pub fn usable(vouches: &[&Vouch]) -> Result<bool> {
 
 /// Runs `f` with the rights the statement writing `v.table` would have: the extension
 /// owner's for derived data, the caller's for every other table (see [`crate::owner`]).
-fn with_rights<T>(v: &Vouch, f: impl FnOnce() -> T) -> T {
-    if DERIVED.contains(&v.table) {
+fn with_rights<T>(table: &str, f: impl FnOnce() -> T) -> T {
+    if DERIVED.contains(&table) {
         crate::owner::as_owner(f)
     } else {
         f()
     }
 }
 
-/// A read-committed, read-write transaction outside parallel mode, in a writer's call: what a
+/// A read-committed, read-write transaction outside parallel mode, in a writer's call, on a
+/// database without Citus (whose tables here may be shells of shards elsewhere): what a
 /// direct write behaves the same in as its statement. Under `REPEATABLE READ` the statement
 /// would refuse a row changed since the transaction's snapshot, and `SERIALIZABLE` tracks
 /// what a statement reads; a direct write does neither.
@@ -64,13 +68,132 @@ fn transaction_allows() -> bool {
             && !pg_sys::XactReadOnly
             && !pg_sys::IsInParallelMode()
     };
-    settings && !crate::conn::in_reader()
+    settings && !crate::conn::in_reader() && !crate::route::citus_installed()
+}
+
+/// Reads the rows `s` names with the active snapshot of a statement run now (see
+/// [`agentmem_core::db::direct::Scan`]); `false`, having read nothing, when the caller may not
+/// read the table directly (no `SELECT` on it, or a row-level security policy applies), or
+/// Citus is installed (the table may be the shell of shards elsewhere).
+pub fn scan(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> {
+    if crate::route::citus_installed() {
+        return Ok(false);
+    }
+    with_rights(s.table, || {
+        let Some(table) = Table::open_locked(s.table, pg_sys::AccessShareLock)? else {
+            return Ok(false);
+        };
+        // SAFETY: the index is opened, scanned and closed here; the snapshot is registered
+        // for the scan and released after it; the scan keys outlive the scan.
+        let read = unsafe { scan_table(&table, s, f) };
+        table.close();
+        read
+    })
+}
+
+/// [`scan`] on the open table.
+///
+/// # Safety
+///
+/// `table` is open.
+unsafe fn scan_table(
+    table: &Table,
+    s: &Scan<'_>,
+    f: &mut dyn FnMut(&[Value]) -> bool,
+) -> Result<bool> {
+    let rel = table.rel;
+    let relid = (*rel).rd_id;
+    if pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_SELECT.into())
+        != pg_sys::AclResult::ACLCHECK_OK
+        || pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, false)
+            == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+    {
+        return Ok(false);
+    }
+    let name = CString::new(s.index).map_err(|_| Error::internal("an index name holds NUL"))?;
+    let index_id = pg_sys::get_relname_relid(name.as_ptr(), (*(*rel).rd_rel).relnamespace);
+    if index_id == pg_sys::InvalidOid {
+        return Ok(false);
+    }
+    let index = pg_sys::index_open(index_id, pg_sys::AccessShareLock as i32);
+    let form = (*index).rd_index;
+    let keys = s.equal.len() + usize::from(s.from.is_some());
+    if (*form).indrelid != relid || keys > (*form).indnkeyatts as usize {
+        pg_sys::index_close(index, pg_sys::NoLock as i32);
+        return Ok(false);
+    }
+    let mut scan_keys: Vec<pg_sys::ScanKeyData> = vec![std::mem::zeroed(); keys];
+    for (i, key) in scan_keys.iter_mut().enumerate() {
+        let (value, strategy) = match s.equal.get(i) {
+            Some(v) => (v, pg_sys::BTEqualStrategyNumber),
+            None => (
+                s.from.as_ref().unwrap_or(&Value::Null),
+                pg_sys::BTGreaterEqualStrategyNumber,
+            ),
+        };
+        let column = (*form).indkey.values.as_ptr().add(i).read();
+        if column <= 0 {
+            pg_sys::index_close(index, pg_sys::NoLock as i32);
+            return Ok(false);
+        }
+        let att = table.attribute(column as usize - 1);
+        let (datum, null) = to_datum(value, att.atttypid, attribute_name(att))?;
+        let family = *(*index).rd_opfamily.add(i);
+        let input = *(*index).rd_opcintype.add(i);
+        let operator = pg_sys::get_opfamily_member(family, input, input, strategy as i16);
+        if null || operator == pg_sys::InvalidOid {
+            pg_sys::index_close(index, pg_sys::NoLock as i32);
+            return Ok(false);
+        }
+        pg_sys::ScanKeyInit(
+            key,
+            i as i16 + 1,
+            strategy as u16,
+            pg_sys::get_opcode(operator),
+            datum,
+        );
+        key.sk_collation = *(*index).rd_indcollation.add(i);
+    }
+    // A writer's statement sees what the call wrote before it, on a snapshot taken now (read
+    // committed); a reader's, the call's own snapshot.
+    let snapshot = if crate::conn::in_reader() {
+        pg_sys::GetActiveSnapshot()
+    } else {
+        pg_sys::CommandCounterIncrement();
+        pg_sys::GetTransactionSnapshot()
+    };
+    let snapshot = pg_sys::RegisterSnapshot(snapshot);
+    let scan = pg_sys::index_beginscan(rel, index, snapshot, keys as i32, 0);
+    pg_sys::index_rescan(scan, scan_keys.as_mut_ptr(), keys as i32, null_mut(), 0);
+    let slot = pg_sys::table_slot_create(rel, null_mut());
+    let mut outcome = Ok(true);
+    while pg_sys::index_getnext_slot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+        pg_sys::slot_getallattrs(slot);
+        match s
+            .columns
+            .iter()
+            .map(|c| table.read(slot, c))
+            .collect::<Result<Vec<_>>>()
+        {
+            Ok(row) if f(&row) => {}
+            Ok(_) => break,
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        }
+    }
+    pg_sys::ExecDropSingleTupleTableSlot(slot);
+    pg_sys::index_endscan(scan);
+    pg_sys::UnregisterSnapshot(snapshot);
+    pg_sys::index_close(index, pg_sys::NoLock as i32);
+    outcome
 }
 
 /// Inserts a row into `v.table`: `values` by column name, the other columns their defaults
 /// (an identity column its next number), or NULL. Returns the `returning` columns.
 pub fn insert(v: &Vouch, values: &[(&str, Value)], returning: &[&str]) -> Result<Vec<Value>> {
-    with_rights(v, || insert_row(v, values, returning))
+    with_rights(v.table, || insert_row(v, values, returning))
 }
 
 fn insert_row(v: &Vouch, values: &[(&str, Value)], returning: &[&str]) -> Result<Vec<Value>> {
@@ -137,7 +260,7 @@ fn insert_row(v: &Vouch, values: &[(&str, Value)], returning: &[&str]) -> Result
 /// `change` makes of its `read` columns. `false` when there is no such row or `change`
 /// declines.
 pub fn update(v: &Vouch, key: &Value, read: &[&str], change: &mut Change<'_>) -> Result<bool> {
-    with_rights(v, || update_row(v, key, read, change))
+    with_rights(v.table, || update_row(v, key, read, change))
 }
 
 fn update_row(v: &Vouch, key: &Value, read: &[&str], change: &mut Change<'_>) -> Result<bool> {
@@ -230,9 +353,15 @@ struct Table {
 }
 
 impl Table {
-    /// The table `name` as the core's statements find it (by the search path); `None` when
-    /// there is none or it is not a plain table (a view, a partitioned or foreign table).
+    /// The table `name` as the core's statements find it (by the search path), locked as a
+    /// write locks it; `None` when there is none or it is not a plain table (a view, a
+    /// partitioned or foreign table).
     fn open(name: &str) -> Result<Option<Table>> {
+        Table::open_locked(name, pg_sys::RowExclusiveLock)
+    }
+
+    /// [`Table::open`] with the lock `lock` (a read's, or a write's).
+    fn open_locked(name: &str, lock: u32) -> Result<Option<Table>> {
         let c = CString::new(name).map_err(|_| Error::internal("a table name holds NUL"))?;
         // SAFETY: a NUL-terminated name; the relation is opened only when it exists.
         unsafe {
@@ -241,7 +370,7 @@ impl Table {
                 return Ok(None);
             }
             let table = Table {
-                rel: pg_sys::table_open(relid, pg_sys::RowExclusiveLock as i32),
+                rel: pg_sys::table_open(relid, lock as i32),
             };
             if (*(*table.rel).rd_rel).relkind != pg_sys::RELKIND_RELATION as std::ffi::c_char {
                 table.close();
@@ -398,7 +527,17 @@ unsafe fn column_default(
     estate: *mut pg_sys::EState,
     i: usize,
 ) -> (pg_sys::Datum, bool) {
-    let expr = pg_sys::build_column_default(rel, i as i32 + 1);
+    let att = &*(*(*rel).rd_att).attrs.as_ptr().add(i);
+    let expr = if att.attidentity != 0 {
+        let next = pg_sys::palloc0(std::mem::size_of::<pg_sys::NextValueExpr>())
+            .cast::<pg_sys::NextValueExpr>();
+        (*next).xpr.type_ = pg_sys::NodeTag::T_NextValueExpr;
+        (*next).seqid = identity_sequence((*rel).rd_id, i as i16 + 1);
+        (*next).typeId = att.atttypid;
+        next.cast::<pg_sys::Node>()
+    } else {
+        pg_sys::build_column_default(rel, i as i32 + 1)
+    };
     if expr.is_null() {
         return (pg_sys::Datum::from(0usize), true);
     }
@@ -410,6 +549,42 @@ unsafe fn column_default(
     let mut null = false;
     let datum = pg_sys::ExecEvalExpr(state, context, &mut null);
     (datum, null)
+}
+
+thread_local! {
+    /// The sequences of identity columns, by table and column: Postgres finds one by scanning
+    /// the catalog of dependencies, at every insert. Forgotten when the table's cached
+    /// definition is invalidated (an `ALTER TABLE` that drops or adds the identity does).
+    static SEQUENCES: RefCell<HashMap<(pg_sys::Oid, i16), pg_sys::Oid>> =
+        RefCell::new(HashMap::new());
+    static WATCHING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The sequence of identity column `attnum` of table `relid`.
+///
+/// # Safety
+///
+/// The column is an identity column of an open table.
+unsafe fn identity_sequence(relid: pg_sys::Oid, attnum: i16) -> pg_sys::Oid {
+    if !WATCHING.with(|w| w.replace(true)) {
+        pg_sys::CacheRegisterRelcacheCallback(Some(forget_sequences), pg_sys::Datum::from(0usize));
+    }
+    if let Some(seq) = SEQUENCES.with(|m| m.borrow().get(&(relid, attnum)).copied()) {
+        return seq;
+    }
+    let seq = pg_sys::getIdentitySequence(relid, attnum, false);
+    SEQUENCES.with(|m| m.borrow_mut().insert((relid, attnum), seq));
+    seq
+}
+
+/// Drops the identity sequences known for `relid` (every table's when it is invalid).
+#[pg_guard]
+unsafe extern "C-unwind" fn forget_sequences(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    // Never borrowed across a call into Postgres, so free whenever an invalidation arrives.
+    SEQUENCES.with(|m| {
+        m.borrow_mut()
+            .retain(|&(r, _), _| relid != pg_sys::InvalidOid && r != relid)
+    });
 }
 
 /// Writes the index entries of the tuple just stored from `slot`, as the executor does after

@@ -15,7 +15,7 @@ use pgrx::prelude::*;
 /// Whether Citus is installed in this database. Citus runs only from
 /// `shared_preload_libraries`, which a backend reads once: a server without it pays nothing
 /// per call, one with it a catalog lookup.
-fn citus_installed() -> bool {
+pub(crate) fn citus_installed() -> bool {
     thread_local! {
         static PRELOADED: bool = {
             // SAFETY: reads a GUC's value (not missing_ok: the setting always exists); the

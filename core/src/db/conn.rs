@@ -5,7 +5,7 @@
 //! transaction (the SQL function's own statement), so a rollback undoes everything the core did.
 
 use super::dialect::Dialect;
-use super::direct::Vouch;
+use super::direct::{Scan, Vouch};
 use super::session::Session;
 use super::value::ValueRef;
 use crate::{Result, Row, Value};
@@ -173,6 +173,18 @@ pub trait Conn {
     /// The default does nothing.
     fn reuse_freed_pages(&mut self) -> Result<()> {
         Ok(())
+    }
+
+    /// Reads the rows `scan` names without a statement, where the host can (see
+    /// [`crate::db::direct`]): each row's columns are shown to `f` until it returns `false`.
+    /// They are the rows the statement would read, with its rights and snapshot. `false` when
+    /// the host cannot (the default): the caller then runs its statement.
+    fn scan_directly(
+        &mut self,
+        _scan: &Scan<'_>,
+        _f: &mut dyn FnMut(&[Value]) -> bool,
+    ) -> Result<bool> {
+        Ok(false)
     }
 
     /// Whether the host can write these tables without statements, each as its [`Vouch`]

@@ -34,3 +34,16 @@ pub enum Write {
     Insert,
     Update,
 }
+
+/// A read of one index's rows without a statement ([`crate::Conn::scan_directly`]): the rows
+/// of `table` whose leading `index` columns equal `equal`, and whose next column is at least
+/// `from` when it is given, in the index's order.
+#[derive(Debug)]
+pub struct Scan<'a> {
+    pub table: &'static str,
+    pub index: &'static str,
+    pub equal: &'a [crate::Value],
+    pub from: Option<crate::Value>,
+    /// The columns shown for each row.
+    pub columns: &'static [&'static str],
+}

@@ -2,6 +2,7 @@
 //! namespace, or one per namespace and resource, and whether `mem_distribute()` spread them
 //! over a Citus cluster. Read once per transaction; [`super::partition`] picks indexes by it.
 
+use crate::db::direct::Scan;
 use crate::db::session::Part;
 use crate::{Conn, Result, Value};
 
@@ -32,19 +33,34 @@ impl Part for Layout {
     }
 }
 
-/// The layout, read once per transaction.
+/// The layout, read once per transaction (without a statement where the host can: every
+/// call that writes or searches reads it).
 pub(super) fn read(conn: &mut dyn Conn) -> Result<Read> {
     if let Some(l) = conn.session().part::<Layout>().0 {
         return Ok(l);
     }
-    let row = conn
-        .query(
-            "SELECT by_resource, distributed FROM mem_idx_layout WHERE one = 1",
-            &[],
-        )?
-        .into_iter()
-        .next()
-        .unwrap_or_default();
+    let mut row = Vec::new();
+    let scan = Scan {
+        table: "mem_idx_layout",
+        index: "mem_idx_layout_pkey",
+        equal: &[Value::Int(1)],
+        from: None,
+        columns: &["by_resource", "distributed"],
+    };
+    let read = conn.scan_directly(&scan, &mut |r| {
+        row = r.to_vec();
+        false
+    })?;
+    if !read {
+        row = conn
+            .query(
+                "SELECT by_resource, distributed FROM mem_idx_layout WHERE one = 1",
+                &[],
+            )?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+    }
     let flag = |i: usize| row.get(i).and_then(Value::as_i64) == Some(1);
     let l = Read {
         by_resource: flag(0),

@@ -145,10 +145,11 @@ pub(crate) fn index_new(
 }
 
 /// Indexes a new document whose row was written without a statement (see
-/// [`crate::db::direct`]), so that nothing writes held documents for it at the commit. In a
-/// transaction of several statements its delta row is written the same way once the key is
-/// known to be unused (after the transaction's first look, [`store::may_be_indexed`] answers
-/// from memory); else as [`index_new`] writes it.
+/// [`crate::db::direct`]), so that nothing writes held documents for it at the commit. Its
+/// delta row is written the same way once the key is known to be unused: in a transaction of
+/// several statements by the transaction's first look, which then answers from memory
+/// ([`store::may_be_indexed`]); alone, by index reads ([`store::unused_directly`]). Else as
+/// [`index_new`] writes it.
 pub(crate) fn index_fresh(
     conn: &mut dyn Conn,
     ns: &str,
@@ -157,20 +158,24 @@ pub(crate) fn index_fresh(
     created_at: i64,
 ) -> Result<bool> {
     check_ns(ns)?;
-    if conn.statement_is_transaction() || store::may_be_indexed(conn, ns, doc)? {
-        return index_new(conn, ns, doc, text, created_at, false);
-    }
-    let row = DeltaRow {
-        doc,
-        ver: store::random_id(),
-        new: Some(new_version(text, created_at)),
-        old: None,
+    let unused = if conn.statement_is_transaction() {
+        store::unused_directly(conn, ns, doc)?.unwrap_or(false)
+    } else {
+        !store::may_be_indexed(conn, ns, doc)?
     };
-    if !store::insert_delta_directly(conn, ns, &row)? {
-        return index_new(conn, ns, doc, text, created_at, false);
+    if unused {
+        let row = DeltaRow {
+            doc,
+            ver: store::random_id(),
+            new: Some(new_version(text, created_at)),
+            old: None,
+        };
+        if store::insert_delta_directly(conn, ns, &row)? {
+            maybe_flush(conn, ns, row.payload_bytes())?;
+            return Ok(true);
+        }
     }
-    maybe_flush(conn, ns, row.payload_bytes())?;
-    Ok(true)
+    index_new(conn, ns, doc, text, created_at, false)
 }
 
 /// Whether holding a new document can pay. Not for the first one of a transaction that is a

@@ -16,7 +16,7 @@ use super::pages::{page_id, Page, PageSource};
 use super::names::split;
 use super::segment::{Dead, Header, Segment};
 use crate::db::dialect::RowLock;
-use crate::db::direct::{Vouch, Write};
+use crate::db::direct::{Scan, Vouch, Write};
 use crate::db::row::Fields;
 use crate::db::session::Part;
 use crate::db::value::ValueRef;
@@ -350,10 +350,59 @@ pub(crate) fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) ->
     Ok(!written.is_empty())
 }
 
+/// Whether `doc` is certainly not indexed, as [`insert_delta_fresh`] judges it (the index has
+/// its meta row, no delta row holds the key, no segment's key range does), found by index
+/// reads without statements; `None` where the host cannot read so.
+pub(crate) fn unused_directly(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result<Option<bool>> {
+    let [ns_name, resource] = key(ns);
+    let index = [ns_name, resource, Value::Int(doc)];
+    let mut found = false;
+    let meta = Scan {
+        table: "mem_idx_meta",
+        index: "mem_idx_meta_pkey",
+        equal: &index[..2],
+        from: None,
+        columns: &[],
+    };
+    if !conn.scan_directly(&meta, &mut |_| {
+        found = true;
+        false
+    })? {
+        return Ok(None);
+    }
+    if !found {
+        return Ok(Some(false));
+    }
+    let mut held = false;
+    let delta = Scan {
+        table: "mem_idx_delta",
+        index: "mem_idx_delta_pkey",
+        equal: &index,
+        from: None,
+        columns: &[],
+    };
+    let mut covered = false;
+    let segments = Scan {
+        table: "mem_idx_segments",
+        index: "mem_idx_segments_ns",
+        equal: &index[..2],
+        from: Some(Value::Int(doc)),
+        columns: &["min_key"],
+    };
+    let read = conn.scan_directly(&delta, &mut |_| {
+        held = true;
+        false
+    })? && conn.scan_directly(&segments, &mut |r| {
+        covered = r.first().and_then(Value::as_i64).is_some_and(|min| min <= doc);
+        !covered
+    })?;
+    Ok(read.then_some(!held && !covered))
+}
+
 /// Writes a fresh document's delta row without a statement, where the host can (see
 /// [`crate::db::direct`]); `false`, with nothing written, where it cannot. Only for a key
-/// [`may_be_indexed`] found unused: no row can conflict, as none can for the held documents
-/// [`put_new_versions`] writes.
+/// found unused ([`may_be_indexed`], [`unused_directly`]): no row can conflict, as none can
+/// for the held documents [`put_new_versions`] writes.
 pub(crate) fn insert_delta_directly(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) -> Result<bool> {
     if d.old.is_some() || !conn.writes_directly(&[&DELTA_ROW])? {
         return Ok(false);
@@ -534,29 +583,37 @@ pub(crate) fn delta_size(conn: &mut dyn Conn, ns: &str) -> Result<(i64, i64)> {
 }
 
 /// Removes the delta rows a flush consumed, each only if its version is still the one read
-/// (a concurrent writer's newer version stays for the next flush).
+/// (a concurrent writer's newer version stays for the next flush). Versions are random, so a
+/// version read names its row. Each statement takes a run of neighbouring keys: its key range
+/// bounds the rows it visits, and each visited row is matched against a short list — Postgres
+/// builds a list of parameters anew for every row it tests, and a flush may consume thousands.
 pub(crate) fn consume_delta(conn: &mut dyn Conn, ns: &str, rows: &[DeltaRow]) -> Result<()> {
-    for chunk in rows.chunks(256) {
-        let n = chunk.len();
-        let list = |from: usize| {
-            (from..from + n)
-                .map(|i| format!("?{i}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+    let mut keys: Vec<(i64, i64)> = rows.iter().map(|r| (r.doc, r.ver)).collect();
+    keys.sort_unstable();
+    for chunk in keys.chunks(CONSUMED_PER_STATEMENT) {
+        let (Some(first), Some(last)) = (chunk.first(), chunk.last()) else {
+            continue;
         };
+        let list = (5..5 + chunk.len())
+            .map(|i| format!("?{i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
         let sql = format!(
-            "DELETE FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2 AND ver IN ({}) AND doc IN ({})",
-            list(3),
-            list(3 + n)
+            "DELETE FROM mem_idx_delta WHERE ns = ?1 AND resource_id = ?2 AND doc >= ?3 AND doc <= ?4 \
+             AND ver IN ({list})"
         );
-        let mut params: Vec<Value> = Vec::with_capacity(2 * n + 2);
+        let mut params: Vec<Value> = Vec::with_capacity(chunk.len() + 4);
         params.extend(key(ns));
-        params.extend(chunk.iter().map(|r| Value::Int(r.ver)));
-        params.extend(chunk.iter().map(|r| Value::Int(r.doc)));
+        params.extend([Value::Int(first.0), Value::Int(last.0)]);
+        params.extend(chunk.iter().map(|&(_, ver)| Value::Int(ver)));
         conn.execute(&sql, &params)?;
     }
     Ok(())
 }
+
+/// Delta rows one statement of [`consume_delta`] removes: a row visited costs a test against
+/// each, a statement its fixed cost.
+const CONSUMED_PER_STATEMENT: usize = 64;
 
 /// How a write holds its namespace (Postgres; SQLite has one writer at a time anyway).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
