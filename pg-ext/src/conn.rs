@@ -380,6 +380,11 @@ impl Conn for SpiConn {
     }
 
     #[cfg(feature = "pg15")]
+    fn table_changed(&mut self, table: &str) -> Result<()> {
+        crate::direct::table_changed(table)
+    }
+
+    #[cfg(feature = "pg15")]
     fn insert_directly(
         &mut self,
         v: &Vouch,

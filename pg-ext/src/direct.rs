@@ -80,6 +80,9 @@ pub fn scan(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> {
         return Ok(false);
     }
     with_rights(s.table, || {
+        if s.kept {
+            return scan_kept(s, f);
+        }
         let Some(table) = Table::open_locked(s.table, pg_sys::AccessShareLock)? else {
             return Ok(false);
         };
@@ -89,6 +92,79 @@ pub fn scan(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> {
         table.close();
         read
     })
+}
+
+/// [`scan`] of a table whose rows the backend keeps (see [`Scan::kept`]) until the table's
+/// cached definition is invalidated: its writers invalidate it ([`table_changed`]), and the
+/// table's lock, taken here as the statement would take it, brings the invalidations of
+/// transactions that committed since in before the rows are looked up.
+fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> {
+    let name = CString::new(s.table).map_err(|_| Error::internal("a table name holds NUL"))?;
+    // SAFETY: a NUL-terminated name; the lock is the one a read of the table takes, held to
+    // the transaction's end.
+    let relid = unsafe { pg_sys::RelnameGetRelid(name.as_ptr()) };
+    if relid == pg_sys::InvalidOid {
+        return Ok(false);
+    }
+    unsafe { pg_sys::LockRelationOid(relid, pg_sys::AccessShareLock as i32) };
+    watch_tables();
+    let key = format!("{}:{:?}:{:?}", s.index, s.equal, s.from);
+    let rows = match KEPT.with(|k| k.borrow().get(&(relid, key.clone())).cloned()) {
+        Some(rows) => rows,
+        None => {
+            let Some(table) = Table::open_locked(s.table, pg_sys::AccessShareLock)? else {
+                return Ok(false);
+            };
+            let mut rows = Vec::new();
+            // SAFETY: as in `scan`.
+            let read = unsafe {
+                scan_table(&table, s, &mut |r| {
+                    rows.push(r.to_vec());
+                    true
+                })
+            };
+            table.close();
+            if !read? {
+                return Ok(false);
+            }
+            KEPT.with(|k| k.borrow_mut().insert((relid, key), rows.clone()));
+            rows
+        }
+    };
+    // The rights a read of the table needs, asked each time: they are not the table's to
+    // invalidate (a role's membership, its BYPASSRLS).
+    // SAFETY: catalog lookups for an existing relation.
+    let readable = unsafe {
+        pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_SELECT.into())
+            == pg_sys::AclResult::ACLCHECK_OK
+            && pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, false)
+                != pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+    };
+    if !readable {
+        return Ok(false);
+    }
+    for row in &rows {
+        if !f(row) {
+            break;
+        }
+    }
+    Ok(true)
+}
+
+/// After this transaction wrote `table`, whose rows backends keep: their copies, this
+/// backend's at once, everyone's when the transaction commits (an invalidation of the
+/// table's cached definition, which Postgres sends to every backend then).
+pub fn table_changed(table: &str) -> Result<()> {
+    let name = CString::new(table).map_err(|_| Error::internal("a table name holds NUL"))?;
+    // SAFETY: a NUL-terminated name; the invalidation is queued in this transaction.
+    unsafe {
+        let relid = pg_sys::RelnameGetRelid(name.as_ptr());
+        if relid != pg_sys::InvalidOid {
+            pg_sys::CacheInvalidateRelcacheByRelid(relid);
+            forget_table(pg_sys::Datum::from(0usize), relid);
+        }
+    }
+    Ok(())
 }
 
 /// [`scan`] on the open table.
@@ -557,7 +633,20 @@ thread_local! {
     /// definition is invalidated (an `ALTER TABLE` that drops or adds the identity does).
     static SEQUENCES: RefCell<HashMap<(pg_sys::Oid, i16), pg_sys::Oid>> =
         RefCell::new(HashMap::new());
+    /// The rows of kept scans ([`scan_kept`]), by table and scan; forgotten likewise.
+    static KEPT: RefCell<HashMap<(pg_sys::Oid, String), Vec<Vec<Value>>>> =
+        RefCell::new(HashMap::new());
     static WATCHING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes sure [`forget_table`] hears of every invalidated table.
+fn watch_tables() {
+    if !WATCHING.with(|w| w.replace(true)) {
+        // SAFETY: registers a callback with a static lifetime, once per backend.
+        unsafe {
+            pg_sys::CacheRegisterRelcacheCallback(Some(forget_table), pg_sys::Datum::from(0usize))
+        };
+    }
 }
 
 /// The sequence of identity column `attnum` of table `relid`.
@@ -566,9 +655,7 @@ thread_local! {
 ///
 /// The column is an identity column of an open table.
 unsafe fn identity_sequence(relid: pg_sys::Oid, attnum: i16) -> pg_sys::Oid {
-    if !WATCHING.with(|w| w.replace(true)) {
-        pg_sys::CacheRegisterRelcacheCallback(Some(forget_sequences), pg_sys::Datum::from(0usize));
-    }
+    watch_tables();
     if let Some(seq) = SEQUENCES.with(|m| m.borrow().get(&(relid, attnum)).copied()) {
         return seq;
     }
@@ -577,14 +664,14 @@ unsafe fn identity_sequence(relid: pg_sys::Oid, attnum: i16) -> pg_sys::Oid {
     seq
 }
 
-/// Drops the identity sequences known for `relid` (every table's when it is invalid).
+/// Drops what is known of table `relid` (of every table when it is invalid): its identity
+/// sequences and kept rows.
 #[pg_guard]
-unsafe extern "C-unwind" fn forget_sequences(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+unsafe extern "C-unwind" fn forget_table(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    let stays = |r: pg_sys::Oid| relid != pg_sys::InvalidOid && r != relid;
     // Never borrowed across a call into Postgres, so free whenever an invalidation arrives.
-    SEQUENCES.with(|m| {
-        m.borrow_mut()
-            .retain(|&(r, _), _| relid != pg_sys::InvalidOid && r != relid)
-    });
+    SEQUENCES.with(|m| m.borrow_mut().retain(|&(r, _), _| stays(r)));
+    KEPT.with(|m| m.borrow_mut().retain(|(r, _), _| stays(*r)));
 }
 
 /// Writes the index entries of the tuple just stored from `slot`, as the executor does after

@@ -237,3 +237,60 @@ fn concurrent_direct_adds_share_one_thread() {
     drop(db);
     agentmem_tests::pg_drop_database(&server, name);
 }
+
+/// The index layout is read without a statement and kept by each connection until a change
+/// to it commits: a connection that added messages before another repartitioned the index
+/// writes its next messages into the new layout's index.
+#[test]
+fn a_kept_layout_follows_a_change_made_elsewhere() {
+    let name = "agentmem_direct_layout";
+    let Some((mut db, server, url)) = postgres(name) else {
+        return;
+    };
+    let thread: String = db
+        .client
+        .query_one("SELECT mem_thread_create('kept')", &[])
+        .unwrap()
+        .get(0);
+    let mut writer = Postgres::connect(&url);
+    for content in ["before the change", "still before"] {
+        writer
+            .client
+            .execute(
+                "SELECT mem_message_add($1, 'user', $2)",
+                &[&thread, &content],
+            )
+            .unwrap();
+    }
+    let by: String = db
+        .client
+        .query_one("SELECT mem_index_partition('resource') ->> 'by'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(by, "resource");
+    for content in ["after the change", "and again after"] {
+        writer
+            .client
+            .execute(
+                "SELECT mem_message_add($1, 'user', $2)",
+                &[&thread, &content],
+            )
+            .unwrap();
+    }
+    let in_shared = count(
+        &mut db,
+        "SELECT count(*) FROM mem_idx_delta WHERE ns = 'messages' AND resource_id = ''",
+    );
+    assert_eq!(
+        in_shared, 0,
+        "nothing written to the shared index after the change"
+    );
+    let found = count(
+        &mut db,
+        "SELECT count(*) FROM mem_search('after', '{\"limit\":10}')",
+    );
+    assert_eq!(found, 2);
+    check(&mut db, "after a layout change seen by another connection");
+    drop((db, writer));
+    agentmem_tests::pg_drop_database(&server, name);
+}

@@ -187,6 +187,13 @@ pub trait Conn {
         Ok(false)
     }
 
+    /// Told that `table`, whose rows [`Scan::kept`] lets the host keep, was written in this
+    /// transaction: the rows kept are stale for everyone once it commits. The default keeps
+    /// nothing.
+    fn table_changed(&mut self, _table: &str) -> Result<()> {
+        Ok(())
+    }
+
     /// Whether the host can write these tables without statements, each as its [`Vouch`]
     /// says (see [`crate::db::direct`]). The default, `false`, suits SQLite, whose statements
     /// cost little more than their writes.

@@ -46,4 +46,7 @@ pub struct Scan<'a> {
     pub from: Option<crate::Value>,
     /// The columns shown for each row.
     pub columns: &'static [&'static str],
+    /// The table is written only where the core then says so ([`crate::Conn::table_changed`]):
+    /// the host may keep the rows it read until then.
+    pub kept: bool,
 }

@@ -46,6 +46,7 @@ pub(super) fn read(conn: &mut dyn Conn) -> Result<Read> {
         equal: &[Value::Int(1)],
         from: None,
         columns: &["by_resource", "distributed"],
+        kept: true,
     };
     let read = conn.scan_directly(&scan, &mut |r| {
         row = r.to_vec();
@@ -94,8 +95,14 @@ pub(crate) fn distributed(conn: &mut dyn Conn) -> Result<bool> {
 /// Marks the database distributed (see [`distributed`]); its index is partitioned already.
 pub(crate) fn set_distributed(conn: &mut dyn Conn) -> Result<()> {
     conn.execute("UPDATE mem_idx_layout SET distributed = 1 WHERE one = 1", &[])?;
+    changed(conn)
+}
+
+/// After this transaction wrote the layout (the only writers are [`set_distributed`] and
+/// `partition::set`): forgotten here, and by every connection that kept it once this commits.
+pub(super) fn changed(conn: &mut dyn Conn) -> Result<()> {
     forget(conn);
-    Ok(())
+    conn.table_changed("mem_idx_layout")
 }
 
 /// Drops what this transaction read of the layout, before it changes it.

@@ -222,7 +222,7 @@ pub(crate) fn set(conn: &mut dyn Conn, by_resource: bool) -> Result<bool> {
          ON CONFLICT (one) DO UPDATE SET by_resource = excluded.by_resource",
         &[Value::Int(i64::from(by_resource))],
     )?;
-    layout::forget(conn);
+    layout::changed(conn)?;
     store::forget_fresh(conn);
     Ok(true)
 }

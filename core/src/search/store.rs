@@ -363,6 +363,7 @@ pub(crate) fn unused_directly(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result
         equal: &index[..2],
         from: None,
         columns: &[],
+        kept: false,
     };
     if !conn.scan_directly(&meta, &mut |_| {
         found = true;
@@ -380,6 +381,7 @@ pub(crate) fn unused_directly(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result
         equal: &index,
         from: None,
         columns: &[],
+        kept: false,
     };
     let mut covered = false;
     let segments = Scan {
@@ -388,6 +390,7 @@ pub(crate) fn unused_directly(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result
         equal: &index[..2],
         from: Some(Value::Int(doc)),
         columns: &["min_key"],
+        kept: false,
     };
     let read = conn.scan_directly(&delta, &mut |_| {
         held = true;
