@@ -481,7 +481,8 @@ impl Table {
         })
     }
 
-    /// Column `name` of the row in `slot`, whose values are all in place.
+    /// Column `name` of the row in `slot`, whose values are all in place; JSON as Postgres
+    /// prints it.
     ///
     /// # Safety
     ///
@@ -490,11 +491,17 @@ impl Table {
         let i = self
             .column(name)
             .ok_or_else(|| Error::internal(format!("no column {name}")))?;
-        crate::conn::column(
-            *(*slot).tts_values.add(i),
-            *(*slot).tts_isnull.add(i),
-            self.attribute(i).atttypid,
-        )
+        let (datum, null) = (*(*slot).tts_values.add(i), *(*slot).tts_isnull.add(i));
+        let oid = self.attribute(i).atttypid;
+        if oid != pg_sys::JSONBOID || null {
+            return crate::conn::column(datum, null, oid);
+        }
+        // JSON as Postgres prints it: what the core reads here it parses, so the compact form
+        // a statement's reading makes (through serde) would cost a parse and a print more.
+        let text = pgrx::direct_function_call_as_datum(pg_sys::jsonb_out, &[Some(datum)])
+            .ok_or_else(|| Error::internal("jsonb_out returned NULL"))?;
+        let text = CStr::from_ptr(text.cast_mut_ptr::<std::ffi::c_char>());
+        Ok(Value::Text(text.to_string_lossy().into_owned()))
     }
 
     /// The primary key's index and its one column's attribute index.

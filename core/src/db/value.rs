@@ -144,8 +144,12 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 /// the text there (Postgres) instead of storing what it was given.
 pub fn check_params(params: &[Value]) -> crate::Result<()> {
     for (i, p) in params.iter().enumerate() {
-        if let Value::Text(s) = p {
-            crate::args::no_nul(&format!("statement parameter {}", i + 1), s)?;
+        match p {
+            // The argument's name is made only for the error: this runs for every statement.
+            Value::Text(s) if s.contains('\0') => {
+                crate::args::no_nul(&format!("statement parameter {}", i + 1), s)?;
+            }
+            _ => {}
         }
     }
     Ok(())
