@@ -13,7 +13,6 @@ use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
 use pgrx::datum::DatumWithOid;
 use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
 use pgrx::prelude::*;
-use std::cell::Cell;
 
 pub struct SpiConn;
 
@@ -27,36 +26,6 @@ fn param(v: &Value) -> DatumWithOid<'_> {
         Value::Text(s) => s.as_str().into(),
         Value::Blob(b) => b.as_slice().into(),
     }
-}
-
-/// A result column as a core value, by its Postgres type.
-///
-/// # Safety
-///
-/// `datum` is a value of type `oid` (or NULL) that lives until the call returns.
-pub(crate) unsafe fn column(datum: pg_sys::Datum, null: bool, oid: pg_sys::Oid) -> Result<Value> {
-    if null {
-        return Ok(Value::Null);
-    }
-    let v = match oid {
-        pg_sys::INT8OID => i64::from_datum(datum, false).map(Value::Int),
-        pg_sys::INT4OID => i32::from_datum(datum, false).map(|v| Value::Int(v.into())),
-        pg_sys::INT2OID => i16::from_datum(datum, false).map(|v| Value::Int(v.into())),
-        pg_sys::BOOLOID => bool::from_datum(datum, false).map(|v| Value::Int(v.into())),
-        pg_sys::FLOAT8OID => f64::from_datum(datum, false).map(Value::Real),
-        pg_sys::FLOAT4OID => f32::from_datum(datum, false).map(|v| Value::Real(v.into())),
-        pg_sys::BYTEAOID => <&[u8]>::from_datum(datum, false).map(|b| Value::Blob(b.to_vec())),
-        pg_sys::JSONBOID => {
-            pgrx::JsonB::from_datum(datum, false).map(|j| Value::Text(j.0.to_string()))
-        }
-        pg_sys::TEXTOID | pg_sys::VARCHAROID => {
-            <&str>::from_datum(datum, false).map(|t| Value::Text(t.to_owned()))
-        }
-        _ => String::try_from_datum(datum, false, oid)
-            .map_err(spi_err)?
-            .map(Value::Text),
-    };
-    Ok(v.unwrap_or(Value::Null))
 }
 
 /// Every row of the statement SPI just ran, each tuple deformed once (reading its columns
@@ -87,7 +56,7 @@ fn rows(table: &pgrx::spi::SpiTupleTable<'_>) -> Result<Vec<Row>> {
                     nulls.as_mut_ptr(),
                 );
                 (0..oids.len())
-                    .map(|i| column(datums[i], nulls[i], oids[i]))
+                    .map(|i| crate::datum::column(datums[i], nulls[i], oids[i]))
                     .collect()
             })
             .collect()
@@ -157,9 +126,10 @@ mod plans {
 
 /// Runs `sql` through its kept plan, with the rights its privilege names: the owner's for a
 /// statement on derived data only, the caller's for every other (see [`crate::owner`]).
-/// Within a reader's call (see [`reading`]) it runs read-only, as Postgres runs a `STABLE`
-/// function's statements: on the call's snapshot, with no transaction id taken — which a
-/// statement that may write takes, and a transaction that has one must commit to the WAL.
+/// Within a reader's call (see [`crate::reader`]) it runs read-only, as Postgres runs a
+/// `STABLE` function's statements: on the call's snapshot, with no transaction id taken —
+/// which a statement that may write takes, and a transaction that has one must commit to the
+/// WAL.
 fn with_plan<T>(
     sql: &str,
     params: &[Value],
@@ -182,7 +152,7 @@ fn with_plan<T>(
                 })
                 .map_err(spi_err)?,
             };
-            let table = if READING.with(Cell::get) {
+            let table = if crate::reader::in_reader() {
                 client.select(&kept.plan, None, &args)
             } else {
                 client.update(&kept.plan, None, &args)
@@ -194,28 +164,6 @@ fn with_plan<T>(
         Privilege::Owner => crate::owner::as_owner(run),
         Privilege::Caller => run(),
     }
-}
-
-thread_local! {
-    /// Set while a reader's call runs (see [`reading`]).
-    static READING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether a reader's call is running (see [`reading`]).
-pub(crate) fn in_reader() -> bool {
-    READING.with(Cell::get)
-}
-
-/// Marks the statements run until the guard drops as a reader's (a `STABLE` function's): they
-/// run read-only. The previous state comes back on drop, on an error too.
-pub fn reading(reader: bool) -> impl Drop {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            READING.with(|r| r.set(self.0));
-        }
-    }
-    Restore(READING.with(|r| r.replace(reader)))
 }
 
 fn run(sql: &str, params: &[Value]) -> Result<Vec<Row>> {

@@ -68,7 +68,7 @@ fn transaction_allows() -> bool {
             && !pg_sys::XactReadOnly
             && !pg_sys::IsInParallelMode()
     };
-    settings && !crate::conn::in_reader() && !crate::route::citus_installed()
+    settings && !crate::reader::in_reader() && !crate::citus::installed()
 }
 
 /// Reads the rows `s` names with the active snapshot of a statement run now (see
@@ -76,7 +76,7 @@ fn transaction_allows() -> bool {
 /// read the table directly (no `SELECT` on it, or a row-level security policy applies), or
 /// Citus is installed (the table may be the shell of shards elsewhere).
 pub fn scan(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> {
-    if crate::route::citus_installed() {
+    if crate::citus::installed() {
         return Ok(false);
     }
     with_rights(s.table, || {
@@ -232,7 +232,7 @@ unsafe fn scan_table(
     }
     // A writer's statement sees what the call wrote before it, on a snapshot taken now (read
     // committed); a reader's, the call's own snapshot.
-    let snapshot = if crate::conn::in_reader() {
+    let snapshot = if crate::reader::in_reader() {
         pg_sys::GetActiveSnapshot()
     } else {
         pg_sys::CommandCounterIncrement();
@@ -494,7 +494,7 @@ impl Table {
         let (datum, null) = (*(*slot).tts_values.add(i), *(*slot).tts_isnull.add(i));
         let oid = self.attribute(i).atttypid;
         if oid != pg_sys::JSONBOID || null {
-            return crate::conn::column(datum, null, oid);
+            return crate::datum::column(datum, null, oid);
         }
         // JSON as Postgres prints it: what the core reads here it parses, so the compact form
         // a statement's reading makes (through serde) would cost a parse and a print more.

@@ -12,7 +12,9 @@
 use pgrx::prelude::*;
 
 mod catalog;
+mod citus;
 mod conn;
+mod datum;
 #[cfg(feature = "pg15")]
 mod direct;
 mod entry;
@@ -23,6 +25,7 @@ mod jsonb;
 mod local;
 mod owner;
 mod page_space;
+mod reader;
 mod route;
 mod session;
 mod transition;

@@ -12,7 +12,7 @@ pub fn run(f: &Function, values: Vec<Value>) -> Vec<agentmem_core::Row> {
     // A writer's own statements may write the derived columns the schema guards (as the
     // SQLite adapter marks every call).
     let _inside = (f.nature == Nature::Writer).then(crate::triggers::internal::Guard::new);
-    let _reading = crate::conn::reading(f.nature == Nature::Reader);
+    let _reading = crate::reader::reading(f.nature == Nature::Reader);
     match f.returns {
         Returns::Scalar(_, run) => vec![vec![ok(run(&mut SpiConn, &call))]],
         Returns::Table(_, run) => ok(run(&mut SpiConn, &call)),

@@ -12,36 +12,10 @@ use agentmem_core::cluster::{route, wire};
 use agentmem_core::{Conn, Error, Row, Value};
 use pgrx::prelude::*;
 
-/// Whether Citus is installed in this database. Citus runs only from
-/// `shared_preload_libraries`, which a backend reads once: a server without it pays nothing
-/// per call, one with it a catalog lookup.
-pub(crate) fn citus_installed() -> bool {
-    thread_local! {
-        static PRELOADED: bool = {
-            // SAFETY: reads a GUC's value (not missing_ok: the setting always exists); the
-            // string is copied before any other GUC call.
-            let libs = unsafe {
-                std::ffi::CStr::from_ptr(pg_sys::GetConfigOption(
-                    c"shared_preload_libraries".as_ptr(),
-                    false,
-                    false,
-                ))
-            };
-            libs.to_string_lossy().contains("citus")
-        };
-    }
-    if !PRELOADED.with(|p| *p) {
-        return false;
-    }
-    // SAFETY: a catalog lookup by name inside a transaction; missing_ok.
-    let oid = unsafe { pg_sys::get_extension_oid(c"citus".as_ptr(), true) };
-    oid != pg_sys::InvalidOid
-}
-
 /// The resource whose node must run this call of `f`: on a distributed database, for a
 /// function routed by resource, unless this backend is running a handed-over call already.
 pub fn destination(f: &Function, values: &[Value]) -> Option<String> {
-    if f.route == Route::Here || !citus_installed() || route::home(&mut SpiConn).is_some() {
+    if f.route == Route::Here || !crate::citus::installed() || route::home(&mut SpiConn).is_some() {
         return None;
     }
     if !ok(route::distributed(&mut SpiConn)) {

@@ -6,13 +6,41 @@
 use agentmem_tests::backend::{pg_message, Backend, Postgres};
 use agentmem_tests::invariants::check;
 
-/// A database of the test's own on the test server, with the extension, and its URL.
-fn postgres(name: &str) -> Option<(Postgres, String, String)> {
-    let server = agentmem_tests::pg_url()?;
-    let url = agentmem_tests::pg_database(&server, name);
-    let mut db = Postgres::connect(&url);
-    db.reset().unwrap();
-    Some((db, server, url))
+/// A database of the test's own on the test server, with the extension and a thread.
+struct Scene {
+    db: Postgres,
+    server: String,
+    name: &'static str,
+    url: String,
+    thread: String,
+}
+
+impl Scene {
+    fn new(name: &'static str) -> Option<Scene> {
+        let server = agentmem_tests::pg_url()?;
+        let url = agentmem_tests::pg_database(&server, name);
+        let mut db = Postgres::connect(&url);
+        db.reset().unwrap();
+        let thread = db
+            .client
+            .query_one("SELECT mem_thread_create($1)", &[&name])
+            .unwrap()
+            .get(0);
+        Some(Scene {
+            db,
+            server,
+            name,
+            url,
+            thread,
+        })
+    }
+
+    /// Checks the index and the counters against the rows, then drops the database.
+    fn finish(mut self, context: &str) {
+        check(&mut self.db, context);
+        drop(self.db);
+        agentmem_tests::pg_drop_database(&self.server, self.name);
+    }
 }
 
 /// Adds one message in a transaction that counts function calls, and returns how often the
@@ -49,17 +77,12 @@ fn count(db: &mut Postgres, sql: &str) -> i64 {
 
 #[test]
 fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
-    let name = "agentmem_direct_writes";
-    let Some((mut db, server, _)) = postgres(name) else {
+    let Some(mut scene) = Scene::new("agentmem_direct_writes") else {
         return;
     };
-    let thread: String = db
-        .client
-        .query_one("SELECT mem_thread_create('direct')", &[])
-        .unwrap()
-        .get(0);
+    let (db, thread) = (&mut scene.db, scene.thread.clone());
     assert_eq!(
-        statement_triggers_in_add(&mut db, &thread, "written directly"),
+        statement_triggers_in_add(db, &thread, "written directly"),
         0
     );
 
@@ -73,10 +96,10 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
                FOR EACH ROW EXECUTE FUNCTION audit_message();",
         )
         .unwrap();
-    assert_eq!(statement_triggers_in_add(&mut db, &thread, "audited"), 1);
+    assert_eq!(statement_triggers_in_add(db, &thread, "audited"), 1);
     assert_eq!(
         count(
-            &mut db,
+            db,
             "SELECT count(*) FROM audit a JOIN mem_messages m ON m.id = a.message_id"
         ),
         1
@@ -84,10 +107,7 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
     db.client
         .batch_execute("DROP TRIGGER audit_messages ON mem_messages")
         .unwrap();
-    assert_eq!(
-        statement_triggers_in_add(&mut db, &thread, "direct again"),
-        0
-    );
+    assert_eq!(statement_triggers_in_add(db, &thread, "direct again"), 0);
 
     // A check of the user's own: enforced on added messages, with nothing written.
     db.client
@@ -95,7 +115,7 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
             "ALTER TABLE mem_messages ADD CONSTRAINT short_messages CHECK (length(raw_content) < 20)",
         )
         .unwrap();
-    let before = count(&mut db, "SELECT count(*) FROM mem_messages");
+    let before = count(db, "SELECT count(*) FROM mem_messages");
     let refused = db
         .client
         .execute(
@@ -104,7 +124,7 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
         )
         .unwrap_err();
     assert!(pg_message(&refused).contains("short_messages"), "{refused}");
-    assert_eq!(count(&mut db, "SELECT count(*) FROM mem_messages"), before);
+    assert_eq!(count(db, "SELECT count(*) FROM mem_messages"), before);
     db.client
         .batch_execute("ALTER TABLE mem_messages DROP CONSTRAINT short_messages")
         .unwrap();
@@ -119,11 +139,8 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
                FOR EACH ROW EXECUTE FUNCTION note_booking();",
         )
         .unwrap();
-    assert_eq!(
-        statement_triggers_in_add(&mut db, &thread, "booking noted"),
-        1
-    );
-    assert_eq!(count(&mut db, "SELECT max(n) FROM bookings"), 4);
+    assert_eq!(statement_triggers_in_add(db, &thread, "booking noted"), 1);
+    assert_eq!(count(db, "SELECT max(n) FROM bookings"), 4);
     db.client
         .batch_execute("DROP TRIGGER note_bookings ON mem_threads")
         .unwrap();
@@ -143,7 +160,7 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
     tx.commit().unwrap();
 
     assert_eq!(
-        count(&mut db, "SELECT count(*) FROM mem_messages"),
+        count(db, "SELECT count(*) FROM mem_messages"),
         5,
         "every add but the refused one"
     );
@@ -159,13 +176,11 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
         .collect();
     assert_eq!(indexes, (0..5).collect::<Vec<i64>>());
     let found = count(
-        &mut db,
+        db,
         "SELECT count(*) FROM mem_search('written', '{\"limit\":10}')",
     );
     assert_eq!(found, 1, "a message written directly is found");
-    check(&mut db, "after direct and statement writes");
-    drop(db);
-    agentmem_tests::pg_drop_database(&server, name);
+    scene.finish("after direct and statement writes");
 }
 
 /// Many connections adding to one thread at once, autocommit and in transactions, without
@@ -173,20 +188,14 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
 /// the index stay exact.
 #[test]
 fn concurrent_direct_adds_share_one_thread() {
-    let name = "agentmem_direct_race";
-    let Some((mut db, server, url)) = postgres(name) else {
+    let Some(mut scene) = Scene::new("agentmem_direct_race") else {
         return;
     };
-    let thread: String = db
-        .client
-        .query_one("SELECT mem_thread_create('race')", &[])
-        .unwrap()
-        .get(0);
     const WRITERS: usize = 6;
     const PER_WRITER: usize = 60;
     let handles: Vec<_> = (0..WRITERS)
         .map(|w| {
-            let (url, thread) = (url.clone(), thread.clone());
+            let (url, thread) = (scene.url.clone(), scene.thread.clone());
             std::thread::spawn(move || {
                 let mut c = Postgres::connect(&url).client;
                 for i in 0..PER_WRITER {
@@ -222,20 +231,18 @@ fn concurrent_direct_adds_share_one_thread() {
     for h in handles {
         h.join().unwrap();
     }
-    let n = count(&mut db, "SELECT count(*) FROM mem_messages");
+    let n = count(&mut scene.db, "SELECT count(*) FROM mem_messages");
     let rolled_back = (0..PER_WRITER).filter(|i| i % 7 == 3).count();
     let writers_in_tx = WRITERS / 2;
     let expected =
         (WRITERS - writers_in_tx) * PER_WRITER + writers_in_tx * 2 * (PER_WRITER - rolled_back);
     assert_eq!(n, expected as i64);
     let distinct = count(
-        &mut db,
+        &mut scene.db,
         "SELECT count(DISTINCT message_index) FROM mem_messages",
     );
     assert_eq!(distinct, n, "each message has its own place");
-    check(&mut db, "after racing direct adds");
-    drop(db);
-    agentmem_tests::pg_drop_database(&server, name);
+    scene.finish("after racing direct adds");
 }
 
 /// The index layout is read without a statement and kept by each connection until a change
@@ -243,16 +250,11 @@ fn concurrent_direct_adds_share_one_thread() {
 /// writes its next messages into the new layout's index.
 #[test]
 fn a_kept_layout_follows_a_change_made_elsewhere() {
-    let name = "agentmem_direct_layout";
-    let Some((mut db, server, url)) = postgres(name) else {
+    let Some(mut scene) = Scene::new("agentmem_direct_layout") else {
         return;
     };
-    let thread: String = db
-        .client
-        .query_one("SELECT mem_thread_create('kept')", &[])
-        .unwrap()
-        .get(0);
-    let mut writer = Postgres::connect(&url);
+    let mut writer = Postgres::connect(&scene.url);
+    let (db, thread) = (&mut scene.db, scene.thread.clone());
     for content in ["before the change", "still before"] {
         writer
             .client
@@ -278,7 +280,7 @@ fn a_kept_layout_follows_a_change_made_elsewhere() {
             .unwrap();
     }
     let in_shared = count(
-        &mut db,
+        db,
         "SELECT count(*) FROM mem_idx_delta WHERE ns = 'messages' AND resource_id = ''",
     );
     assert_eq!(
@@ -286,11 +288,10 @@ fn a_kept_layout_follows_a_change_made_elsewhere() {
         "nothing written to the shared index after the change"
     );
     let found = count(
-        &mut db,
+        db,
         "SELECT count(*) FROM mem_search('after', '{\"limit\":10}')",
     );
     assert_eq!(found, 2);
-    check(&mut db, "after a layout change seen by another connection");
-    drop((db, writer));
-    agentmem_tests::pg_drop_database(&server, name);
+    drop(writer);
+    scene.finish("after a layout change seen by another connection");
 }
