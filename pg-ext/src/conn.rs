@@ -328,6 +328,11 @@ impl Conn for SpiConn {
     }
 
     #[cfg(feature = "pg15")]
+    fn rewrites(&mut self, table: &str) -> Result<bool> {
+        crate::direct::rewrites(table)
+    }
+
+    #[cfg(feature = "pg15")]
     fn table_changed(&mut self, table: &str) -> Result<()> {
         crate::direct::table_changed(table)
     }

@@ -133,12 +133,13 @@ fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> 
     };
     // The rights a read of the table needs, asked each time: they are not the table's to
     // invalidate (a role's membership, its BYPASSRLS).
-    // SAFETY: catalog lookups for an existing relation.
+    // SAFETY: catalog lookups for a table that exists (it is locked).
     let readable = unsafe {
-        pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_SELECT.into())
-            == pg_sys::AclResult::ACLCHECK_OK
-            && pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, false)
-                != pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
+        caller_may_in(
+            relid,
+            pg_sys::get_rel_namespace(relid),
+            &[pg_sys::ACL_SELECT],
+        )
     };
     if !readable {
         return Ok(false);
@@ -179,11 +180,7 @@ unsafe fn scan_table(
 ) -> Result<bool> {
     let rel = table.rel;
     let relid = (*rel).rd_id;
-    if pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_SELECT.into())
-        != pg_sys::AclResult::ACLCHECK_OK
-        || pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, false)
-            == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
-    {
+    if !caller_may(rel, &[pg_sys::ACL_SELECT]) {
         return Ok(false);
     }
     let name = CString::new(s.index).map_err(|_| Error::internal("an index name holds NUL"))?;
@@ -264,6 +261,17 @@ unsafe fn scan_table(
     pg_sys::UnregisterSnapshot(snapshot);
     pg_sys::index_close(index, pg_sys::NoLock as i32);
     outcome
+}
+
+/// Whether rules rewrite statements on `table` (see [`agentmem_core::Conn::rewrites`]).
+pub fn rewrites(table: &str) -> Result<bool> {
+    let Some(table) = Table::open_locked(table, pg_sys::AccessShareLock)? else {
+        return Ok(false);
+    };
+    // SAFETY: the table is open.
+    let rules = unsafe { has_rules(table.rel) };
+    table.close();
+    Ok(rules)
 }
 
 /// Inserts a row into `v.table`: `values` by column name, the other columns their defaults
@@ -528,21 +536,12 @@ impl Table {
         // SAFETY: reads the open relation's cached descriptor, constraints and triggers.
         unsafe {
             let rel = self.rel;
-            let relid = (*rel).rd_id;
-            let user = pg_sys::GetUserId();
             let modes = match v.write {
                 Write::Insert => [pg_sys::ACL_INSERT, pg_sys::ACL_SELECT],
                 Write::Update => [pg_sys::ACL_UPDATE, pg_sys::ACL_SELECT],
             };
-            // One mode at a time: a check of several passes when any of them is granted.
-            if modes.iter().any(|&m| {
-                pg_sys::pg_class_aclcheck(relid, user, m.into()) != pg_sys::AclResult::ACLCHECK_OK
-            }) {
-                return false;
-            }
-            if pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, false)
-                == pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
-            {
+            // A rule rewrites the statement into others.
+            if !caller_may(rel, &modes) || has_rules(rel) {
                 return false;
             }
             let constr = (*(*rel).rd_att).constr;
@@ -580,6 +579,44 @@ impl Table {
             })
         }
     }
+}
+
+/// Whether rules are defined on `rel` now (`relhasrules` stays set after the last is
+/// dropped).
+///
+/// # Safety
+///
+/// `rel` is open.
+unsafe fn has_rules(rel: pg_sys::Relation) -> bool {
+    let rules = (*rel).rd_rules;
+    !rules.is_null() && (*rules).numLocks > 0
+}
+
+/// Whether the current user may do to `rel` what the statement would, checked as the
+/// executor checks it: each of the table privileges `modes` (not a column's), `USAGE` on its
+/// schema, and no row-level security policy applying to them.
+///
+/// # Safety
+///
+/// `rel` is open.
+unsafe fn caller_may(rel: pg_sys::Relation, modes: &[u32]) -> bool {
+    caller_may_in((*rel).rd_id, (*(*rel).rd_rel).relnamespace, modes)
+}
+
+/// [`caller_may`] for the table `relid` of schema `namespace`.
+///
+/// # Safety
+///
+/// `relid` names an existing table.
+unsafe fn caller_may_in(relid: pg_sys::Oid, namespace: pg_sys::Oid, modes: &[u32]) -> bool {
+    let user = pg_sys::GetUserId();
+    // One mode at a time: a check of several passes when any of them is granted.
+    modes.iter().all(|&m| {
+        pg_sys::pg_class_aclcheck(relid, user, m.into()) == pg_sys::AclResult::ACLCHECK_OK
+    }) && pg_sys::pg_namespace_aclcheck(namespace, user, pg_sys::ACL_USAGE.into())
+        == pg_sys::AclResult::ACLCHECK_OK
+        && pg_sys::check_enable_rls(relid, pg_sys::InvalidOid, false)
+            != pg_sys::CheckEnableRlsResult::RLS_ENABLED as i32
 }
 
 /// Whether the C string `name` is one of `names`.

@@ -105,7 +105,17 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
         1
     );
     db.client
-        .batch_execute("DROP TRIGGER audit_messages ON mem_messages")
+        .batch_execute(
+            "DROP TRIGGER audit_messages ON mem_messages;
+             CREATE RULE audit_rule AS ON INSERT TO mem_messages
+               DO ALSO INSERT INTO audit VALUES (NEW.id);",
+        )
+        .unwrap();
+    // A rule of the user's own: the statement it rewrites runs.
+    assert_eq!(statement_triggers_in_add(db, &thread, "ruled"), 1);
+    assert_eq!(count(db, "SELECT count(*) FROM audit"), 2);
+    db.client
+        .batch_execute("DROP RULE audit_rule ON mem_messages")
         .unwrap();
     assert_eq!(statement_triggers_in_add(db, &thread, "direct again"), 0);
 
@@ -140,7 +150,7 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
         )
         .unwrap();
     assert_eq!(statement_triggers_in_add(db, &thread, "booking noted"), 1);
-    assert_eq!(count(db, "SELECT max(n) FROM bookings"), 4);
+    assert_eq!(count(db, "SELECT max(n) FROM bookings"), 5);
     db.client
         .batch_execute("DROP TRIGGER note_bookings ON mem_threads")
         .unwrap();
@@ -161,7 +171,7 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
 
     assert_eq!(
         count(db, "SELECT count(*) FROM mem_messages"),
-        5,
+        6,
         "every add but the refused one"
     );
     let indexes: Vec<i64> = db
@@ -174,7 +184,7 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(indexes, (0..5).collect::<Vec<i64>>());
+    assert_eq!(indexes, (0..6).collect::<Vec<i64>>());
     let found = count(
         db,
         "SELECT count(*) FROM mem_search('written', '{\"limit\":10}')",

@@ -194,6 +194,13 @@ pub trait Conn {
         Ok(())
     }
 
+    /// Whether rules rewrite a statement on `table` into several (Postgres' `CREATE RULE …
+    /// DO ALSO`), which refuses to run inside a data-modifying `WITH`. The default, `false`,
+    /// suits SQLite, which has no rules.
+    fn rewrites(&mut self, _table: &str) -> Result<bool> {
+        Ok(false)
+    }
+
     /// Whether the host can write these tables without statements, each as its [`Vouch`]
     /// says (see [`crate::db::direct`]). The default, `false`, suits SQLite, whose statements
     /// cost little more than their writes.

@@ -267,7 +267,7 @@ pub(crate) fn add(
 /// trigger's call) larger than the one-row writes it does. `false`, with nothing written and
 /// `d` as it was, when the row needs what only the general path does: the thread is missing,
 /// not active, not of the resource named, or has a session's active task the message may link
-/// to.
+/// to, or rules rewrite the insert (a data-modifying `WITH` refuses them).
 fn insert_whole(conn: &mut dyn Conn, d: &mut Draft) -> Result<bool> {
     let dialect = conn.dialect();
     if !dialect.writes_in_with() || route::distributed(conn)? {
@@ -281,6 +281,9 @@ fn insert_whole(conn: &mut dyn Conn, d: &mut Draft) -> Result<bool> {
             search::index_fresh(conn, &index, d.seq, d.indexed_text(), d.created_at)?;
         }
         return Ok(took);
+    }
+    if conn.rewrites("mem_messages")? {
+        return Ok(false);
     }
     // ?1–?4 as NEXT_INDEX and BOOK_REST read them.
     let mut params = vec![
