@@ -71,6 +71,18 @@ fn statement_triggers_in_add(db: &mut Postgres, thread: &str, content: &str) -> 
     after - before
 }
 
+/// Adds each of `contents` to the thread, one autocommit call each.
+fn add_all(db: &mut Postgres, thread: &str, contents: &[&str]) {
+    for content in contents {
+        db.client
+            .execute(
+                "SELECT mem_message_add($1, 'user', $2)",
+                &[&thread, content],
+            )
+            .unwrap();
+    }
+}
+
 fn count(db: &mut Postgres, sql: &str) -> i64 {
     db.client.query_one(sql, &[]).unwrap().get(0)
 }
@@ -265,30 +277,18 @@ fn a_kept_layout_follows_a_change_made_elsewhere() {
     };
     let mut writer = Postgres::connect(&scene.url);
     let (db, thread) = (&mut scene.db, scene.thread.clone());
-    for content in ["before the change", "still before"] {
-        writer
-            .client
-            .execute(
-                "SELECT mem_message_add($1, 'user', $2)",
-                &[&thread, &content],
-            )
-            .unwrap();
-    }
+    add_all(&mut writer, &thread, &["before the change", "still before"]);
     let by: String = db
         .client
         .query_one("SELECT mem_index_partition('resource') ->> 'by'", &[])
         .unwrap()
         .get(0);
     assert_eq!(by, "resource");
-    for content in ["after the change", "and again after"] {
-        writer
-            .client
-            .execute(
-                "SELECT mem_message_add($1, 'user', $2)",
-                &[&thread, &content],
-            )
-            .unwrap();
-    }
+    add_all(
+        &mut writer,
+        &thread,
+        &["after the change", "and again after"],
+    );
     let in_shared = count(
         db,
         "SELECT count(*) FROM mem_idx_delta WHERE ns = 'messages' AND resource_id = ''",
