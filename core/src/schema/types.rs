@@ -310,7 +310,15 @@ mod tests {
             prop_assert_eq!(outcome(&c, "old", &insert("old")), outcome(&c, "new", &insert("new")));
             let sets: Vec<String> = set.iter().map(|&(col, v)| format!("{} = {}", names[col], VALUES[v])).collect();
             let update = |t: &str| format!("UPDATE {t} SET {} WHERE id = 1", sets.join(", "));
-            prop_assert_eq!(outcome(&c, "old", &update("old")), outcome(&c, "new", &update("new")));
+            let (old, new) = (outcome(&c, "old", &update("old")), outcome(&c, "new", &update("new")));
+            // The spelled-out CASE stopped at the first changed JSON that might hold U+0000;
+            // when that was an escaped backslash (`\\u0000`), a later column's NUL passed.
+            let masked = set.iter().any(|&(_, v)| VALUES[v].contains("\\\\u0000"))
+                && matches!(&new, Err(m) if m.contains("U+0000"));
+            if masked && old.is_ok() {
+                return Ok(());
+            }
+            prop_assert_eq!(old, new);
             let rows = |t: &str| -> Vec<String> {
                 c.prepare(&format!("SELECT quote(i), quote(r), quote(t), quote(b), quote(o), quote(a), quote(n), quote(j) FROM {t} ORDER BY id"))
                     .unwrap()
