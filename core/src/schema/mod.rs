@@ -248,6 +248,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "add_skips_conflicts",
         script: include_str!("../../../sql/migrations/0034_add_skips_conflicts.sql"),
     },
+    Migration {
+        version: 35,
+        name: "add_skips_checks",
+        script: include_str!("../../../sql/migrations/0035_add_skips_checks.sql"),
+    },
 ];
 
 /// The schema version this build creates.
@@ -424,6 +429,14 @@ mod tests {
              mem__check_types('t', 'a b m', 'iTo', NEW.a, NEW.b, NEW.m, CASE WHEN \
              json_valid(NEW.m) THEN json_type(NEW.m) = 'object' ELSE 0 END); END;"
         ));
+        let t = render("@types t unless:ok(NEW.a) a:int b:text", Dialect::Sqlite);
+        assert!(t.contains(
+            "CREATE TRIGGER t_types_insert BEFORE INSERT ON t FOR EACH ROW WHEN NOT ok(NEW.a) \
+             BEGIN SELECT mem__check_types('t', 'a b', 'it', NEW.a, NEW.b); END;"
+        ));
+        assert!(
+            t.contains("CREATE TRIGGER t_types_update BEFORE UPDATE OF b ON t FOR EACH ROW BEGIN")
+        );
         let t = render("@types t a:int b:text?~ c:text n:int~", Dialect::Sqlite);
         assert!(t.contains("CREATE TRIGGER t_types_update BEFORE UPDATE OF c ON t"));
         assert!(t.contains("CREATE TRIGGER t_numbers_update BEFORE UPDATE OF a ON t"));

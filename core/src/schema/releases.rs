@@ -54,7 +54,7 @@ pub const RELEASES: &[Release] = &[
     },
     Release {
         version: "0.6.0",
-        schema: 34,
+        schema: 35,
         private_derived_data: true,
         trigger_catalog: true,
     },

@@ -322,8 +322,15 @@ fn json_fits(col: &str, kind: types::Kind) -> String {
 /// SQLite, from [`COMPACT_CHECKS`]: the trigger `{table}_{name}` that checks `checks` before
 /// `event` in one call (see [`types`]), with the errors of [`types_trigger`]'s. An update
 /// passes, before each column, whether it changed the column, and SQLite's verdict on JSON
-/// only for a column it changed.
-fn compact_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> String {
+/// only for a column it changed. With `unless`, a row for which that condition holds is not
+/// checked (the trigger's `WHEN`).
+fn compact_trigger(
+    table: &str,
+    name: &str,
+    event: &str,
+    checks: &[&Check],
+    unless: Option<&str>,
+) -> String {
     let update = event.starts_with("UPDATE");
     let names: Vec<&str> = checks.iter().map(|c| c.col).collect();
     let kinds: String = checks.iter().map(|c| c.kind.letter(c.nullable)).collect();
@@ -348,10 +355,11 @@ fn compact_trigger(table: &str, name: &str, event: &str, checks: &[&Check]) -> S
     } else {
         types::CHECK_TYPES
     };
+    let when = unless.map_or(String::new(), |u| format!("WHEN NOT {u} "));
     format!(
         "DROP TRIGGER IF EXISTS {table}_{name}; \
          CREATE TRIGGER {table}_{name} BEFORE {event} ON {table} FOR EACH ROW \
-         BEGIN SELECT {function}('{table}', '{}', '{kinds}', {}); END;",
+         {when}BEGIN SELECT {function}('{table}', '{}', '{kinds}', {}); END;",
         names.join(" "),
         args.join(", ")
     )
@@ -363,7 +371,18 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
     let mut parts = spec.split_whitespace();
     let table = parts.next().expect("@types needs a table");
     let mut checks: Vec<Check> = Vec::new();
+    // `unless:COND` (no spaces): inserts for which COND holds are not checked, rows agentmem
+    // built from values it checked itself.
+    let mut unless = None;
     for p in parts {
+        if let Some(cond) = p.strip_prefix("unless:") {
+            assert!(
+                compact,
+                "@types unless: is known from schema {COMPACT_CHECKS}"
+            );
+            unless = Some(cond);
+            continue;
+        }
         let (col, kind) = p
             .split_once(':')
             .unwrap_or_else(|| panic!("@types column without a kind: {p}"));
@@ -418,14 +437,14 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
             let filled = group(&|c| c.filled);
             let all: Vec<&Check> = checks.iter().collect();
             let nul = if current { Nul::MayHold } else { Nul::Instr };
-            let trigger = |name: &str, event: &str, cols: &[&Check]| {
+            let trigger = |name: &str, event: &str, cols: &[&Check], unless: Option<&str>| {
                 if compact {
-                    compact_trigger(table, name, event, cols)
+                    compact_trigger(table, name, event, cols, unless)
                 } else {
                     types_trigger(table, name, event, cols, nul)
                 }
             };
-            let mut out = vec![trigger("types_insert", "INSERT", &all)];
+            let mut out = vec![trigger("types_insert", "INSERT", &all, unless)];
             let groups = [
                 ("types_update", &texts),
                 ("numbers_update", &numbers),
@@ -436,7 +455,7 @@ fn render_types(spec: &str, dialect: Dialect, version: i64) -> String {
                 if !cols.is_empty() {
                     let of: Vec<&str> = cols.iter().map(|c| c.col).collect();
                     let event = format!("UPDATE OF {}", of.join(", "));
-                    out.push(trigger(name, &event, cols));
+                    out.push(trigger(name, &event, cols, None));
                 }
             }
             out.join("\n")
