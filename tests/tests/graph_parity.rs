@@ -253,3 +253,60 @@ fn writing_an_edge_again_as_it_was_leaves_the_closure_alone() {
         agentmem_tests::pg_drop_database(url, DB);
     }
 }
+
+/// A load of `edges` into resource `r`, with the nodes they name.
+fn load(db: &mut dyn Backend, nodes: std::ops::Range<usize>, edges: &[(usize, usize)]) {
+    let nodes: Vec<String> = nodes
+        .map(|i| format!(r#"{{"id":"b{i}","type":"file","label":"b{i}"}}"#))
+        .collect();
+    let edges: Vec<String> = edges
+        .iter()
+        .map(|(a, b)| format!(r#"{{"from":"b{a}","to":"b{b}","type":"imports"}}"#))
+        .collect();
+    let graph = format!(
+        r#"{{"nodes":[{}],"edges":[{}]}}"#,
+        nodes.join(","),
+        edges.join(",")
+    );
+    db.query("SELECT graph_load('r', $1)", &[Param::Text(graph)])
+        .unwrap_or_else(|e| panic!("{}: graph_load of {} edges: {e}", db.name(), edges.len()));
+}
+
+/// Loads large enough for the bulk rules (a thousand edges and more, into an empty resource
+/// and into one that holds a closure already), then single edges out of a node that reaches
+/// hundreds: the same closure on both backends.
+#[test]
+fn bulk_loads_give_the_same_closure_on_both_backends() {
+    const DB: &str = "agentmem_graph_bulk";
+    let Some(url) = agentmem_tests::pg_url() else {
+        return;
+    };
+    let mut pg = Postgres::connect(&agentmem_tests::pg_database(&url, DB));
+    pg.reset().unwrap();
+    let mut dbs: Vec<Box<dyn Backend>> = vec![Box::new(Sqlite::open(":memory:")), Box::new(pg)];
+    // A tree of fan-out 4, then edges across its levels.
+    let tree: Vec<(usize, usize)> = (1..1200).map(|i| ((i - 1) / 4, i)).collect();
+    let across: Vec<(usize, usize)> = (0..1100).map(|i| (i, 1200 + i % 300)).collect();
+    let mut closures = Vec::new();
+    for db in &mut dbs {
+        let db = db.as_mut();
+        load(db, 0..1200, &tree);
+        load(db, 1200..1500, &across);
+        for to in [1300, 1450, 5] {
+            db.query(
+                "SELECT graph_edge_add('b0', $1, 'calls')",
+                &[Param::Text(format!("b{to}"))],
+            )
+            .unwrap();
+        }
+        closures.push(closure(db));
+    }
+    assert!(
+        closures[0].len() > 5_000,
+        "{} closure rows",
+        closures[0].len()
+    );
+    assert_eq!(closures[0], closures[1]);
+    drop(dbs);
+    agentmem_tests::pg_drop_database(&url, DB);
+}

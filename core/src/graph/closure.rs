@@ -253,7 +253,7 @@ fn short_range(conn: &mut dyn Conn, ancestor: i64, max_depth: usize, rows: usize
     let counted = route::query(
         conn,
         "SELECT count(*) FROM (SELECT 1 FROM mem_graph_closure \
-         WHERE ancestor = ?1 AND depth <= ?2{home} LIMIT ?3)",
+         WHERE ancestor = ?1 AND depth <= ?2{home} LIMIT ?3) AS t",
         &[Value::Int(ancestor), Value::Int(max_depth as i64), Value::Int(rows as i64)],
     )?
     .into_iter()

@@ -102,7 +102,7 @@ const WHOLE: usize = 3;
 /// a large resource, whose rows a count would read every one of.
 pub(crate) fn more_than(conn: &mut dyn Conn, rows: &str, resource: &str, n: usize) -> Result<bool> {
     let limit = i64::try_from(n).unwrap_or(i64::MAX - 1) + 1;
-    let sql = format!("SELECT count(*) FROM ({rows} LIMIT ?2)");
+    let sql = format!("SELECT count(*) FROM ({rows} LIMIT ?2) AS t");
     let found = conn.query_value(&sql, &[resource.into(), Value::Int(limit)])?;
     Ok(found.and_then(|v| v.as_i64()).unwrap_or(0) == limit)
 }
