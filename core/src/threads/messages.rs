@@ -452,8 +452,9 @@ pub(crate) fn adding(conn: &mut dyn Conn, id: &str) -> bool {
 
 /// Whether `mem_message_add` is inserting the message `id` completed and booked already
 /// (prepared or whole). Such a row replaces none: its plain `INSERT` fails on a conflict. So
-/// SQLite's look for the rows an `INSERT OR REPLACE` would remove passes over it
-/// (`mem__adding_booked(id)`, in that trigger's condition).
+/// SQLite's look for the rows an `INSERT OR REPLACE` would remove passes over it, and so does
+/// the type check of a new message, the row's values being ones the core checked
+/// (`mem__adding_booked(id)`, in those triggers' conditions).
 pub(crate) fn adding_booked(session: &mut Session, id: &str) -> bool {
     let adding = session.part::<Adding>();
     adding.prepared.as_ref().is_some_and(|d| d.id == id) || adding.whole.as_deref() == Some(id)

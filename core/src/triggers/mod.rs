@@ -33,7 +33,8 @@ pub fn adding(conn: &mut dyn Conn, id: &str) -> bool {
 pub const ADDING_BOOKED: &str = "mem__adding_booked";
 
 /// Whether `mem_message_add` is inserting the message `id`, booked already: SQLite's look for
-/// the rows an `INSERT OR REPLACE` would remove passes over it (`mem__adding_booked(id)`).
+/// the rows an `INSERT OR REPLACE` would remove, and its type check of a new message, pass over
+/// it (`mem__adding_booked(id)`).
 pub fn adding_booked(session: &mut Session, id: &str) -> bool {
     crate::threads::messages::adding_booked(session, id)
 }
