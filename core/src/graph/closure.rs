@@ -22,7 +22,7 @@ use super::path::Path;
 use super::stored::Stored;
 use super::walk::{walk, Direction, EdgeFilter};
 use crate::cluster::route;
-use crate::db::batch;
+use crate::db::{batch, sql_text};
 use crate::db::row::Fields;
 use crate::{Conn, Dialect, Result, Value};
 use std::cmp::Ordering;
@@ -267,11 +267,14 @@ fn short_range(conn: &mut dyn Conn, ancestor: i64, max_depth: usize, rows: usize
 /// (see [`delete_rows`]).
 fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Stored]) -> Result<()> {
     for chunk in batch::shaped(paths, ROWS_PER_INSERT) {
-        let values = batch::values("(#, #, #, ?1, #, #)", chunk.len(), 2);
-        let sql = format!(
-            "INSERT INTO mem_graph_closure \
-               (ancestor, depth, descendant, resource_id, total_weight, hops) VALUES {values}"
-        );
+        let form = chunk.len() as u64;
+        let sql = sql_text::cached("put_paths", "mem_graph_closure", conn.dialect(), form, || {
+            let values = batch::values("(#, #, #, ?1, #, #)", chunk.len(), 2);
+            format!(
+                "INSERT INTO mem_graph_closure \
+                   (ancestor, depth, descendant, resource_id, total_weight, hops) VALUES {values}"
+            )
+        });
         let mut params = Vec::with_capacity(chunk.len() * 5 + 1);
         params.push(Value::from(resource));
         for s in chunk {
