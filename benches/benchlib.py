@@ -26,19 +26,26 @@ def sqlite_file(name):
     return os.path.join("/tmp", name, "bench.db")
 
 
-def fresh_sqlite(name, ext, vec=False):
-    """A new database file under /tmp/<name> in WAL mode with statement journals in memory (the
-    pragmas docs/install.md recommends, as the Rust benches set them), agentmem loaded (and
-    sqlite-vec when `vec`) and its schema created."""
-    d = os.path.join("/tmp", name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    c = sqlite3.connect(sqlite_file(name), isolation_level=None)
+def open_sqlite(path, ext):
+    """The database file `path` as a client that follows docs/install.md opens it (WAL, commits
+    synced at checkpoints, statement journals in memory, as the Rust benches set them), with
+    the extension `ext` loaded."""
+    c = sqlite3.connect(path, isolation_level=None)
     c.execute("PRAGMA journal_mode=WAL")
     c.execute("PRAGMA synchronous=NORMAL")
     c.execute("PRAGMA temp_store=MEMORY")
     c.enable_load_extension(True)
     c.load_extension(ext)
+    return c
+
+
+def fresh_sqlite(name, ext, vec=False):
+    """A new database file under /tmp/<name> ([`open_sqlite`]), agentmem loaded (and
+    sqlite-vec when `vec`) and its schema created."""
+    d = os.path.join("/tmp", name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    c = open_sqlite(sqlite_file(name), ext)
     if vec:
         import sqlite_vec
         sqlite_vec.load(c)

@@ -10,7 +10,7 @@ holds them (files over 1 MiB left out), copied to target/bench-code/tree.
 Needs the release CLI (`cargo build --release -p agentmem-cli`) and, for the core-only
 figure, the release library (`make sqlite-release`), loaded by a Python whose sqlite3 loads
 extensions (Debian's)."""
-import argparse, glob, json, os, shutil, sqlite3, statistics, subprocess, sys, time
+import argparse, glob, json, os, shutil, statistics, subprocess, sys, time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLI = os.path.join(REPO, "target/release/agentmem")
@@ -19,6 +19,7 @@ WORK = os.path.join(REPO, "target/bench-code")
 TREE = os.path.join(WORK, "tree")
 RUNS = 7
 sys.path[:0] = [os.path.join(REPO, "benches"), os.path.join(REPO, "benches", "graph")]
+import benchlib  # noqa: E402
 import graph_bench  # noqa: E402
 
 
@@ -120,14 +121,8 @@ def watched(target, path, original):
 
 
 def connect(db_path):
-    """The database as a client that follows docs/install.md opens it (WAL, commits synced at
-    checkpoints, statement journals in memory), the extension loaded."""
-    db = sqlite3.connect(db_path, isolation_level=None)
-    for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "temp_store = MEMORY"):
-        db.execute("PRAGMA " + pragma)
-    db.enable_load_extension(True)
-    db.load_extension(LIB)
-    return db
+    """The database as a client that follows docs/install.md opens it, the extension loaded."""
+    return benchlib.open_sqlite(db_path, LIB)
 
 
 def core_only(db_path, rel, original):

@@ -23,20 +23,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import graph_bench  # noqa: E402
-from benchlib import report  # noqa: E402
+from benchlib import open_sqlite, report  # noqa: E402
 
 WORK = "/tmp/agentmem-edge-count"
 DB = os.path.join(WORK, "dense.db")
 PASSES = 2
-
-
-def connect(ext):
-    c = sqlite3.connect(DB, isolation_level=None)
-    for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "temp_store = MEMORY"):
-        c.execute("PRAGMA " + pragma)
-    c.enable_load_extension(True)
-    c.load_extension(ext)
-    return c
 
 
 def prepare(ext, adds):
@@ -48,7 +39,7 @@ def prepare(ext, adds):
                         "--out", gpath], check=True)
     graph = json.load(open(gpath))
     if not os.path.exists(DB):
-        c = connect(ext)
+        c = open_sqlite(DB, ext)
         c.execute("SELECT mem_init()")
         c.execute("SELECT graph_load('bench', ?)", (json.dumps(graph),))
         c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -66,7 +57,7 @@ def prepare(ext, adds):
 
 def run(ext, pairs):
     """The adds (or none, with `pairs` empty) in this process: what callgrind counts."""
-    c = connect(ext)
+    c = open_sqlite(DB, ext)
     for _ in range(PASSES):
         for a, b in pairs:
             c.execute("BEGIN")
