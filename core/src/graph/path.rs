@@ -1,6 +1,36 @@
 //! A path of the graph and the order that picks the one the closure keeps.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
+
+/// The edge types indexers write, which a stored hop names by its place in this list
+/// ([`super::stored`]): the list is part of the stored format and only ever grows at its end.
+pub(super) const KNOWN_TYPES: &[&str] = &[
+    "calls",
+    "contains",
+    "declares",
+    "defines",
+    "depends",
+    "extends",
+    "implements",
+    "imports",
+    "references",
+    "uses",
+];
+
+/// A hop's edge type: borrowed when it is one the stored format names by number (nearly every
+/// hop), so that copying and joining paths, which an edge add does for every pair it joins,
+/// allocates nothing for it.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) type EdgeType = Cow<'static, str>;
+
+/// `ty` as an [`EdgeType`]: the known type's static text, or a copy of any other.
+pub(crate) fn edge_type(ty: &str) -> EdgeType {
+    match KNOWN_TYPES.iter().find(|k| **k == ty) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(ty.to_owned()),
+    }
+}
 
 /// A walk from its first node to its last, with the type and weight of each hop. Its nodes are
 /// ids (`N = String`) where the rules speak of ids, or the closure's integer keys (`i64`,
@@ -9,7 +39,7 @@ use std::cmp::Ordering;
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) struct Path<N = String> {
     pub nodes: Vec<N>,
-    pub types: Vec<String>,
+    pub types: Vec<EdgeType>,
     pub weights: Vec<f64>,
 }
 
@@ -42,7 +72,7 @@ impl<N: Clone + PartialEq> Path<N> {
         }
         let mut p = self.clone();
         p.nodes.extend(tail.nodes.iter().cloned());
-        p.types.push(ty.to_string());
+        p.types.push(edge_type(ty));
         p.types.extend(tail.types.iter().cloned());
         p.weights.push(weight);
         p.weights.extend(tail.weights.iter().copied());
@@ -67,7 +97,7 @@ impl<N: Clone + PartialEq> Path<N> {
         p.weights.extend(self.weights.iter().copied());
         let (at, hop_at) = if last { (n - 1, n - 2) } else { (0, 0) };
         p.nodes.insert(at, node);
-        p.types.insert(hop_at, ty.to_string());
+        p.types.insert(hop_at, edge_type(ty));
         p.weights.insert(hop_at, weight);
         Some(p)
     }
@@ -129,7 +159,7 @@ mod tests {
     fn p(nodes: &[&str], w: &[f64]) -> Path {
         Path {
             nodes: nodes.iter().map(|s| s.to_string()).collect(),
-            types: w.iter().map(|_| "imports".to_string()).collect(),
+            types: w.iter().map(|_| "imports".into()).collect(),
             weights: w.to_vec(),
         }
     }

@@ -4,7 +4,7 @@
 use super::bound::{self, Bound};
 use super::closure;
 use super::keys::{self, Keys};
-use super::path::{json_list, Path};
+use super::path::{json_list, EdgeType, Path};
 use super::walk::{walk, Direction, EdgeFilter};
 use crate::cluster::route;
 use crate::args::check_one_of;
@@ -47,7 +47,7 @@ pub(crate) struct Reached {
     pub total_weight: f64,
     /// The path's node ids (a JSON array) and the type of each hop.
     pub path: String,
-    pub edge_types: Vec<String>,
+    pub edge_types: Vec<EdgeType>,
     pub ty: String,
     pub label: String,
     pub file_path: Option<String>,
@@ -390,7 +390,7 @@ struct Dependent<'a> {
     id: &'a str,
     label: &'a str,
     r#type: &'a str,
-    via: &'a [String],
+    via: &'a [EdgeType],
 }
 
 /// `graph_stats(resource_id)` → JSON counts: nodes (and stale ones), edges (stale, no longer

@@ -11,23 +11,9 @@
 //! varint). A hop of a common type and weight 1 is one byte. Both databases store the same
 //! bytes.
 
-use super::path::Path;
+use super::path::{Path, KNOWN_TYPES};
+use std::borrow::Cow;
 use crate::{Error, Result};
-
-/// The edge types a hop names by number: the ones indexers write. The list is part of the
-/// stored format: it only ever grows at its end.
-const KNOWN_TYPES: &[&str] = &[
-    "calls",
-    "contains",
-    "declares",
-    "defines",
-    "depends",
-    "extends",
-    "implements",
-    "imports",
-    "references",
-    "uses",
-];
 
 /// The high bit of a hop's byte: a weight other than 1 follows.
 const WEIGHTED: u8 = 0x80;
@@ -52,7 +38,7 @@ impl Stored {
             if i > 0 {
                 varint(&mut out, zigzag(self.nodes[i]));
             }
-            let known = KNOWN_TYPES.iter().position(|k| k == ty).map_or(0, |k| k as u8 + 1);
+            let known = KNOWN_TYPES.iter().position(|k| *k == ty).map_or(0, |k| k as u8 + 1);
             let weighted = if *w == 1.0 { 0 } else { WEIGHTED };
             out.push(known | weighted);
             if known == 0 {
@@ -82,9 +68,9 @@ impl Stored {
                 0 => {
                     let len = usize::try_from(r.varint().ok_or_else(bad)?).map_err(|_| bad())?;
                     let ty = r.take(len).ok_or_else(bad)?;
-                    std::str::from_utf8(ty).map_err(|_| bad())?.to_string()
+                    Cow::Owned(std::str::from_utf8(ty).map_err(|_| bad())?.to_owned())
                 }
-                k => KNOWN_TYPES.get(k - 1).ok_or_else(bad)?.to_string(),
+                k => Cow::Borrowed(*KNOWN_TYPES.get(k - 1).ok_or_else(bad)?),
             };
             s.types.push(ty);
             s.weights.push(if hop & WEIGHTED == 0 {
@@ -161,7 +147,7 @@ mod tests {
             },
             Stored {
                 nodes: vec![1, -5, i64::MAX, i64::MIN, 300],
-                types: vec!["calls".into(), "é".into(), "x".repeat(300), "uses".into()],
+                types: vec!["calls".into(), "é".into(), "x".repeat(300).into(), "uses".into()],
                 weights: vec![2.5, 1.0, 1e-9, 1e9],
             },
         ] {

@@ -310,7 +310,7 @@ pub fn closure(c: &mut Sq) -> std::collections::BTreeMap<(String, String), Closu
             (
                 depth as usize,
                 nodes,
-                s.types,
+                s.types.iter().map(|t| t.to_string()).collect(),
                 s.weights,
                 r[4].as_f64().unwrap(),
             ),
