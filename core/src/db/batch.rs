@@ -1,11 +1,7 @@
 //! Multi-row statements: many rows per `INSERT`, many keys per `IN (…)` — the statement
 //! counts that bulk paths save.
 
-use crate::memo::FastState;
 use crate::{Conn, Result, Row, Value};
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::Rc;
 
 /// Keys per `IN (…)` list: far below every backend's parameter limit.
 const KEYS_PER_STATEMENT: usize = 512;
@@ -44,7 +40,12 @@ pub(crate) fn query_in(
     let mut out = Vec::new();
     for chunk in keys.chunks(KEYS_PER_STATEMENT) {
         let shape = chunk.len().next_power_of_two();
-        let text = listed(&sql, shape, fixed.len() + 1);
+        let first = fixed.len() + 1;
+        // Writing a list of hundreds of marks cost an edge add more than reading the few
+        // rows it asked for: each list is written once per template and length.
+        let text = super::sql_text::templated(&sql, (shape, first), || {
+            sql.replace("{keys}", &values("#", shape, first))
+        });
         let mut params = Vec::with_capacity(fixed.len() + shape);
         params.extend_from_slice(&fixed);
         params.extend_from_slice(chunk);
@@ -52,43 +53,6 @@ pub(crate) fn query_in(
         out.extend(conn.query(&text, &params)?);
     }
     Ok(out)
-}
-
-/// Statement texts [`query_in`] wrote, by template, at most this many templates per thread
-/// (then forgotten all at once): the templates are the program's, a few dozen.
-const LISTED_TEMPLATES: usize = 256;
-
-/// A template's texts by list length and first mark.
-type Listed = Vec<(usize, usize, Rc<str>)>;
-
-thread_local! {
-    static LISTED: RefCell<HashMap<String, Listed, FastState>> = RefCell::default();
-}
-
-/// `sql` with its `{keys}` written as `shape` marks numbered from `?first`. Writing a list of
-/// hundreds of marks cost an edge add more than reading the few rows it asked for.
-fn listed(sql: &str, shape: usize, first: usize) -> Rc<str> {
-    let found = LISTED.with(|t| {
-        t.borrow().get(sql).and_then(|texts| {
-            texts
-                .iter()
-                .find(|(s, f, _)| (*s, *f) == (shape, first))
-                .map(|(_, _, text)| text.clone())
-        })
-    });
-    if let Some(text) = found {
-        return text;
-    }
-    let text: Rc<str> = sql.replace("{keys}", &values("#", shape, first)).into();
-    LISTED.with(|t| {
-        let mut t = t.borrow_mut();
-        if t.len() >= LISTED_TEMPLATES && !t.contains_key(sql) {
-            t.clear();
-        }
-        let texts = t.entry(sql.to_owned()).or_default();
-        texts.push((shape, first, text.clone()));
-    });
-    text
 }
 
 /// The `VALUES` list of a multi-row insert: `rows` copies of `template`, in which each `#`
@@ -126,20 +90,6 @@ mod tests {
                 .iter()
                 .all(|c| c.len().is_power_of_two() && c.len() <= 64));
             assert_eq!(chunks.concat(), items);
-        }
-    }
-
-    #[test]
-    fn listed_texts_are_the_lists_written_out() {
-        // Twice over, the second time from the memo, and past its bound.
-        for _ in 0..2 {
-            for t in 0..(super::LISTED_TEMPLATES + 8) {
-                let sql = format!("SELECT {t} FROM x WHERE a = ?1 AND b IN ({{keys}})");
-                for (shape, first) in [(1, 2), (4, 2), (4, 3), (64, 2)] {
-                    let want = sql.replace("{keys}", &super::values("#", shape, first));
-                    assert_eq!(&*super::listed(&sql, shape, first), want.as_str());
-                }
-            }
         }
     }
 
