@@ -64,8 +64,14 @@ fn at_home<T>(
     params: &[Value],
     run: impl FnOnce(&mut dyn Conn, &str, &[Value]) -> Result<T>,
 ) -> Result<T> {
+    if !sql.contains("{home") {
+        return run(conn, sql, params);
+    }
     if home(conn).is_none() {
-        return run(conn, &fill_home(sql, &HomeParam(None)), params);
+        // The marks erased, kept by their text: the calls an agent makes once per message
+        // run the same few statements.
+        let text = super::sql_text::templated(sql, (0, 0), || fill_home(sql, &HomeParam(None)));
+        return run(conn, &text, params);
     }
     let mut params = params.to_vec();
     let sql = homed(conn, sql, &mut params);
