@@ -7,7 +7,7 @@
 
 use super::path::Path;
 use super::stored::Stored;
-use crate::db::batch::query_in;
+use crate::db::batch::{query_lookup, Lookup};
 use crate::db::row::Fields;
 use crate::{Conn, Error, Result, Value};
 use std::collections::HashMap;
@@ -55,10 +55,13 @@ impl Keys {
             .collect();
         missing.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
         missing.dedup();
-        let rows = query_in(
+        let rows = query_lookup(
             conn,
-            "SELECT id, seq FROM mem_graph_nodes WHERE id IN ({keys}){home}",
-            &[],
+            &Lookup {
+                sqlite: "SELECT n.id, n.seq FROM json_each(?1) AS k \
+                         JOIN mem_graph_nodes AS n ON n.id = k.value{home:n}",
+                postgres: "SELECT id, seq FROM mem_graph_nodes WHERE id IN ({keys}){home}",
+            },
             &missing,
         )?;
         self.learn(rows);
@@ -78,10 +81,13 @@ impl Keys {
         missing.sort_unstable();
         missing.dedup();
         let keys: Vec<Value> = missing.into_iter().map(Value::Int).collect();
-        let rows = query_in(
+        let rows = query_lookup(
             conn,
-            "SELECT id, seq FROM mem_graph_nodes WHERE seq IN ({keys}){home}",
-            &[],
+            &Lookup {
+                sqlite: "SELECT n.id, n.seq FROM json_each(?1) AS k \
+                         JOIN mem_graph_nodes AS n ON n.seq = k.value{home:n}",
+                postgres: "SELECT id, seq FROM mem_graph_nodes WHERE seq IN ({keys}){home}",
+            },
             &keys,
         )?;
         self.learn(rows);

@@ -10,6 +10,7 @@ use crate::cluster::route;
 use crate::args::check_one_of;
 use crate::columns::{row, JsonText};
 use crate::db::access::{self, Act};
+use crate::db::batch::{query_lookup, Lookup};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::{Conn, Error, Result, Value};
@@ -45,7 +46,8 @@ pub(crate) struct Reached {
     pub id: String,
     pub depth: usize,
     pub total_weight: f64,
-    /// The path's node ids (a JSON array) and the type of each hop.
+    /// The path's node ids (a JSON array; empty when the query asked for no paths) and the
+    /// type of each hop.
     pub path: String,
     pub edge_types: Vec<EdgeType>,
     pub ty: String,
@@ -60,6 +62,8 @@ struct Ask {
     filter: EdgeFilter,
     node_types: Option<Vec<String>>,
     limit: usize,
+    /// Whether the answer shows each path's node ids (`graph_impact` shows only its hops).
+    paths: bool,
 }
 
 /// The start of a query: its node's key and resource, and that resource's closure depth.
@@ -99,6 +103,7 @@ fn ask(o: &Opts, default_depth: Option<usize>, s: &Start, dirs: Vec<Direction>) 
         },
         node_types: o.opt_strings("node_types")?,
         limit: o.int("limit", 100, 0, 10_000)? as usize,
+        paths: true,
     })
 }
 
@@ -129,7 +134,7 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
     }
     let ids: Vec<Value> = best.keys().map(|id| id.as_str().into()).collect();
     let mut out = Vec::new();
-    for n in node_rows(conn, "id", &ids)? {
+    for n in node_rows(conn, By::Id, &ids)? {
         if n.stale && !f.include_stale {
             continue;
         }
@@ -140,7 +145,11 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
             out.push(Reached {
                 depth: p.depth(),
                 total_weight: p.total_weight(),
-                path: json_list(&p.nodes)?,
+                path: if a.paths {
+                    json_list(&p.nodes)?
+                } else {
+                    String::new()
+                },
                 edge_types: p.types,
                 id: n.id,
                 ty: n.ty,
@@ -165,10 +174,12 @@ fn from_closure(conn: &mut dyn Conn, start: i64, dir: Direction, a: &Ask) -> Res
         Direction::Out => "ancestor",
         Direction::In => "descendant",
     };
-    let sql = format!(
-        "SELECT ancestor, descendant, depth, hops, total_weight FROM mem_graph_closure \
-         WHERE {at} = ?1 AND depth <= ?2{{home}} ORDER BY depth LIMIT ?3"
-    );
+    let sql = crate::db::sql_text::cached("from_closure", at, conn.dialect(), 0, || {
+        format!(
+            "SELECT ancestor, descendant, depth, hops, total_weight FROM mem_graph_closure \
+             WHERE {at} = ?1 AND depth <= ?2{{home}} ORDER BY depth LIMIT ?3"
+        )
+    });
     let mut range = a.limit.saturating_mul(2).saturating_add(16);
     loop {
         let params = [
@@ -191,35 +202,44 @@ fn from_closure(conn: &mut dyn Conn, start: i64, dir: Direction, a: &Ask) -> Res
                 .count(),
             _ => paths.len(),
         };
-        let mut seqs: Vec<i64> = paths.iter().flat_map(|p| p.nodes.iter().copied()).collect();
+        let end_of = |p: &Path<i64>| match dir {
+            Direction::Out => p.nodes[p.nodes.len() - 1],
+            Direction::In => p.nodes[0],
+        };
+        let mut seqs: Vec<i64> = if a.paths {
+            paths.iter().flat_map(|p| p.nodes.iter().copied()).collect()
+        } else {
+            paths.iter().map(end_of).collect()
+        };
         seqs.sort_unstable();
         seqs.dedup();
         let seqs: Vec<Value> = seqs.into_iter().map(Value::Int).collect();
-        let nodes: std::collections::HashMap<i64, NodeRow> = node_rows(conn, "seq", &seqs)?
+        let nodes: std::collections::HashMap<i64, NodeRow> = node_rows(conn, By::Seq, &seqs)?
             .into_iter()
             .map(|n| (n.seq, n))
             .collect();
         let node_of = |seq: i64| nodes.get(&seq).ok_or_else(|| keys::missing(seq));
         let mut out = Vec::new();
         for (s, w) in paths.iter().zip(&weights).take(counted) {
-            let other = match dir {
-                Direction::Out => s.nodes[s.nodes.len() - 1],
-                Direction::In => s.nodes[0],
-            };
-            let n = node_of(other)?;
+            let n = node_of(end_of(s))?;
             if n.stale {
                 continue;
             }
-            let ids = s
-                .nodes
-                .iter()
-                .map(|k| node_of(*k).map(|r| r.id.as_str()))
-                .collect::<Result<Vec<&str>>>()?;
+            let path = if a.paths {
+                let ids = s
+                    .nodes
+                    .iter()
+                    .map(|k| node_of(*k).map(|r| r.id.as_str()))
+                    .collect::<Result<Vec<&str>>>()?;
+                json_list(&ids)?
+            } else {
+                String::new()
+            };
             out.push(Reached {
                 id: n.id.clone(),
                 depth: s.types.len(),
                 total_weight: *w,
-                path: json_list(&ids)?,
+                path,
                 edge_types: s.types.clone(),
                 ty: n.ty.clone(),
                 label: n.label.clone(),
@@ -245,6 +265,13 @@ fn sort_reached(out: &mut [Reached]) {
     });
 }
 
+/// The column [`node_rows`] finds nodes by.
+#[derive(Clone, Copy)]
+enum By {
+    Id,
+    Seq,
+}
+
 /// A node as an answer shows it.
 struct NodeRow {
     seq: i64,
@@ -255,13 +282,23 @@ struct NodeRow {
     stale: bool,
 }
 
-/// The nodes whose `by` column (`id` or `seq`) is one of `keys`.
-fn node_rows(conn: &mut dyn Conn, by: &str, keys: &[Value]) -> Result<Vec<NodeRow>> {
-    let sql = format!(
-        "SELECT seq, id, type, label, file_path, stale_at FROM mem_graph_nodes \
-         WHERE {by} IN ({{keys}}){{home}}"
-    );
-    let rows = crate::db::batch::query_in(conn, &sql, &[], keys)?;
+/// The nodes whose `by` column (`id` or `seq`) is one of `keys` (no key twice).
+fn node_rows(conn: &mut dyn Conn, by: By, keys: &[Value]) -> Result<Vec<NodeRow>> {
+    let lookup = match by {
+        By::Id => &Lookup {
+            sqlite: "SELECT n.seq, n.id, n.type, n.label, n.file_path, n.stale_at \
+                     FROM json_each(?1) AS k JOIN mem_graph_nodes AS n ON n.id = k.value{home:n}",
+            postgres: "SELECT seq, id, type, label, file_path, stale_at FROM mem_graph_nodes \
+                       WHERE id IN ({keys}){home}",
+        },
+        By::Seq => &Lookup {
+            sqlite: "SELECT n.seq, n.id, n.type, n.label, n.file_path, n.stale_at \
+                     FROM json_each(?1) AS k JOIN mem_graph_nodes AS n ON n.seq = k.value{home:n}",
+            postgres: "SELECT seq, id, type, label, file_path, stale_at FROM mem_graph_nodes \
+                       WHERE seq IN ({keys}){home}",
+        },
+    };
+    let rows = query_lookup(conn, lookup, keys)?;
     Ok(rows
         .into_iter()
         .filter_map(|r| {
@@ -328,7 +365,10 @@ const IMPACT_OPTIONS: &[&str] = NEIGHBOR_OPTIONS.split_at(1).1;
 pub(crate) fn impact(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<String> {
     let o = Opts::parse("options", options, IMPACT_OPTIONS)?;
     let s = start(conn, node)?;
-    let a = ask(&o, None, &s, vec![Direction::In])?;
+    let a = Ask {
+        paths: false,
+        ..ask(&o, None, &s, vec![Direction::In])?
+    };
     let reached = reach(conn, node, &s, &a)?;
     let hubs = bound::hubs(conn, &s.resource)?;
     let mut by_depth: BTreeMap<usize, Vec<Dependent>> = BTreeMap::new();
