@@ -102,6 +102,30 @@ pub(crate) fn stored(
 /// one shape whatever their number; this only bounds the parameters' size).
 const KEYS_PER_LOOKUP: usize = 4096;
 
+/// Ancestors per SQLite lookup statement (their descendants are the statement's `IN` list).
+const ANCESTORS_PER_LOOKUP: usize = 64;
+
+/// The text of a SQLite lookup of the stored rows from `ancestors` ancestors (`?1…`) to the
+/// descendants of an `IN` list, within `max_depth` hops: probed at every depth, or, when
+/// `range`, read along each ancestor's range and tested against the list (`+` keeps the list
+/// from being used as a key).
+fn lookup_text(ancestors: usize, max_depth: usize, range: bool) -> std::rc::Rc<str> {
+    let form = ((ancestors as u64) << 8) | ((max_depth as u64) << 1) | u64::from(range);
+    sql_text::cached("pair_lookup", "mem_graph_closure", Dialect::Sqlite, form, || {
+        let heads = batch::values("#", ancestors, 1);
+        let tests = if range {
+            format!("c.depth <= {max_depth} AND +c.descendant IN ({{keys}})")
+        } else {
+            let depths: Vec<String> = (1..=max_depth).map(|d| d.to_string()).collect();
+            format!("c.depth IN ({}) AND c.descendant IN ({{keys}})", depths.join(", "))
+        };
+        format!(
+            "SELECT {ROW_COLUMNS} FROM mem_graph_closure AS c \
+             WHERE c.ancestor IN ({heads}) AND {tests}{{home:c}}"
+        )
+    })
+}
+
 /// A stored range read whole costs less than probing for its pairs while it holds fewer than
 /// this many rows per descendant asked (a probe per depth each, a seek from the root).
 const RANGE_ROWS_PER_KEY: usize = 8;
@@ -112,11 +136,13 @@ const RANGE_ROWS_PER_KEY: usize = 8;
 /// An add's pairs almost never have a stored row, so what a lookup costs is the search for
 /// nothing, and the key names the depth: probing a pair is a seek per depth.
 ///
-/// SQLite runs a statement per ancestor, the descendants bound as an `IN` list (binding is
-/// cheaper there than unpacking a JSON list: measured, 10% slower edge adds). Probing every
-/// depth of every pair is a seek per depth and pair, reading the ancestor's range and testing
-/// each row against the list a step per row. The range is read when a bounded count finds it
-/// short (see [`RANGE_ROWS_PER_KEY`]); an ancestor that reaches half the graph is probed.
+/// SQLite binds the descendants as an `IN` list (binding is cheaper there than unpacking a
+/// JSON list: measured, 10% slower edge adds), in one statement for all the ancestors that
+/// ask for the same ones — the ancestors at one depth above the edge join the same tails, and
+/// each statement copies its lists into temporary B-trees first. Probing every depth of every
+/// pair is a seek per depth and pair, reading an ancestor's range and testing each row
+/// against the list a step per row. The range is read when a bounded count finds it short
+/// (see [`RANGE_ROWS_PER_KEY`]); an ancestor that reaches half the graph is probed.
 ///
 /// Postgres, where each statement is a trip through SPI, reads the keys of all the ancestors'
 /// ranges in one statement from the index alone ([`stored_keys`]), and then the paths of the
@@ -133,29 +159,25 @@ fn stored_pairs(
     let mut rows = Vec::new();
     match conn.dialect() {
         Dialect::Sqlite => {
-            let select = format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure AS c");
-            let depths: Vec<String> = (1..=max_depth).map(|d| d.to_string()).collect();
-            let probe = format!(
-                "{select} WHERE c.ancestor = ?1 AND c.depth IN ({}) \
-                 AND c.descendant IN ({{keys}}){{home:c}}",
-                depths.join(", ")
-            );
-            // `+` keeps the list from being used as a key: the range is read in order.
-            let range = format!(
-                "{select} WHERE c.ancestor = ?1 AND c.depth <= {max_depth} \
-                 AND +c.descendant IN ({{keys}}){{home:c}}"
-            );
-            let mut by_ancestor: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
+            let mut by_ancestor: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
             for &(a, d) in pairs {
-                by_ancestor.entry(a).or_default().push(Value::Int(d));
+                by_ancestor.entry(a).or_default().push(d);
             }
-            for (a, ds) in by_ancestor {
-                let sql = if short_range(conn, a, max_depth, ds.len() * RANGE_ROWS_PER_KEY)? {
-                    &range
-                } else {
-                    &probe
-                };
-                rows.extend(batch::query_in(conn, sql, &[Value::Int(a)], &ds)?);
+            // Ancestors that ask for the same descendants, the same way, share statements.
+            let mut groups: BTreeMap<(bool, Vec<i64>), Vec<i64>> = BTreeMap::new();
+            for (a, mut ds) in by_ancestor {
+                ds.sort_unstable();
+                ds.dedup();
+                let range = short_range(conn, a, max_depth, ds.len() * RANGE_ROWS_PER_KEY)?;
+                groups.entry((range, ds)).or_default().push(a);
+            }
+            for ((range, ds), ancestors) in groups {
+                let ds: Vec<Value> = ds.into_iter().map(Value::Int).collect();
+                for chunk in batch::shaped(&ancestors, ANCESTORS_PER_LOOKUP) {
+                    let sql = lookup_text(chunk.len(), max_depth, range);
+                    let fixed: Vec<Value> = chunk.iter().map(|&a| Value::Int(a)).collect();
+                    rows.extend(batch::query_in(conn, &sql, &fixed, &ds)?);
+                }
             }
         }
         Dialect::Postgres => {
