@@ -90,6 +90,16 @@ fn random_edge(c: &mut dyn Conn, rng: &mut Rng) -> Option<(String, String, Strin
 }
 
 /// A random change among `n` nodes: through the core's functions, plain SQL, or the settings.
+fn edge_id(c: &mut dyn Conn, from: &str, to: &str, ty: &str) -> String {
+    c.query_value(
+        "SELECT id FROM mem_graph_edges WHERE from_id = ?1 AND to_id = ?2 AND type = ?3",
+        &[from.into(), to.into(), ty.into()],
+    )
+    .unwrap()
+    .and_then(Value::into_string)
+    .unwrap()
+}
+
 fn step(c: &mut dyn Conn, rng: &mut Rng, weights: &[f64], n: usize) -> String {
     let (a, b) = (rng.below(n), rng.below(n));
     let ty = TYPES[rng.below(2)];
@@ -111,13 +121,18 @@ fn step(c: &mut dyn Conn, rng: &mut Rng, weights: &[f64], n: usize) -> String {
             format!("plain INSERT {a}->{b} {ty} {w}")
         }
         4 => match random_edge(c, rng) {
-            Some((f, t, ty)) => {
+            Some((f, t, ty)) if rng.below(2) == 0 => {
                 c.execute(
                     "DELETE FROM mem_graph_edges WHERE from_id = ?1 AND to_id = ?2 AND type = ?3",
                     &[f.as_str().into(), t.as_str().into(), ty.as_str().into()],
                 )
                 .unwrap();
                 format!("plain DELETE {f}->{t} {ty}")
+            }
+            Some((f, t, ty)) => {
+                let id = edge_id(c, &f, &t, &ty);
+                assert_eq!(edges::edge_remove(c, &id).unwrap(), 1);
+                format!("graph_edge_remove {f}->{t} {ty}")
             }
             None => "nothing".into(),
         },
@@ -146,14 +161,8 @@ fn step(c: &mut dyn Conn, rng: &mut Rng, weights: &[f64], n: usize) -> String {
         },
         7 => match random_edge(c, rng) {
             Some((f, t, ty)) => {
-                let id = c
-                    .query_value(
-                        "SELECT id FROM mem_graph_edges WHERE from_id = ?1 AND to_id = ?2 AND type = ?3",
-                        &[f.as_str().into(), t.as_str().into(), ty.as_str().into()],
-                    )
-                    .unwrap()
-                    .and_then(Value::into_string);
-                edges::edge_invalidate(c, &id.unwrap(), Some(5)).unwrap();
+                let id = edge_id(c, &f, &t, &ty);
+                edges::edge_invalidate(c, &id, Some(5)).unwrap();
                 format!("graph_edge_invalidate {f}->{t} {ty}")
             }
             None => "nothing".into(),

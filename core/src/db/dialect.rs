@@ -93,6 +93,19 @@ impl Dialect {
         }
     }
 
+    /// The words that begin an insert of derived rows whose keys must be new. SQLite's
+    /// default conflict action (`ABORT`) undoes the failing statement alone, so any statement
+    /// that may fail after its first row copies every page it changes into a statement
+    /// journal first; `OR FAIL` still refuses a key that exists but keeps the rows written
+    /// before it, which the call around the statement undoes anyway. Postgres keeps no such
+    /// journal.
+    pub(crate) fn insert_new(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "INSERT OR FAIL INTO",
+            Dialect::Postgres => "INSERT INTO",
+        }
+    }
+
     /// The statement that says whether row-level security applies to the table `?1` for the
     /// current user; `None` where there is none.
     pub(crate) fn row_security_sql(self) -> Option<&'static str> {

@@ -303,11 +303,13 @@ fn short_range(conn: &mut dyn Conn, ancestor: i64, max_depth: usize, rows: usize
 fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Stored]) -> Result<()> {
     for chunk in batch::shaped(paths, ROWS_PER_INSERT) {
         let form = chunk.len() as u64;
-        let sql = sql_text::cached("put_paths", "mem_graph_closure", conn.dialect(), form, || {
+        let dialect = conn.dialect();
+        let sql = sql_text::cached("put_paths", "mem_graph_closure", dialect, form, || {
             let values = batch::values("(#, #, #, ?1, #, #)", chunk.len(), 2);
             format!(
-                "INSERT INTO mem_graph_closure \
-                   (ancestor, depth, descendant, resource_id, total_weight, hops) VALUES {values}"
+                "{} mem_graph_closure \
+                   (ancestor, depth, descendant, resource_id, total_weight, hops) VALUES {values}",
+                dialect.insert_new()
             )
         });
         let mut params = Vec::with_capacity(chunk.len() * 5 + 1);

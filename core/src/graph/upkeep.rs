@@ -6,6 +6,7 @@ use super::closure::{self, Hop};
 use super::{edges, load, nodes, rebuild};
 use crate::cluster::route;
 use crate::db::row::Fields;
+use crate::db::session::Part;
 use crate::{Conn, Error, Result, Value};
 
 /// An edge row as the triggers read it.
@@ -63,10 +64,68 @@ fn stop_counting(conn: &mut dyn Conn, hop: &Hop) -> Result<()> {
     closure::recheck_hub(conn, &hop.resource, &hop.to, &mut b)
 }
 
+/// An edge row's change, noted by its trigger for [`after_statement`] to apply.
+enum Change {
+    Insert(i64),
+    Update(i64, OldEdge),
+    Delete(String, OldEdge),
+}
+
+/// Set while [`after_statement`] runs its write: the edge triggers note what changed
+/// instead of applying it.
+#[derive(Default)]
+struct Later(Option<Vec<Change>>);
+
+impl Part for Later {
+    fn rollback(&mut self) {
+        self.0 = None;
+    }
+}
+
+/// The changes noted so far when [`after_statement`] is under way on this connection.
+fn later(conn: &mut dyn Conn) -> Option<&mut Vec<Change>> {
+    conn.session().part::<Later>().0.as_mut()
+}
+
+/// Runs `write`, one statement that writes, updates or deletes one edge row, with the closure's upkeep of that
+/// row applied once the statement is over rather than inside it by the row's trigger.
+///
+/// What a trigger writes is part of the statement that fired it, so on SQLite every page the
+/// closure's rows touch was first copied into that statement's journal, to undo the statement
+/// alone should it fail, and again into the journal of each statement the upkeep ran itself.
+/// After the statement, the upkeep's writes are undone with the call that made them (a
+/// transaction or savepoint of its own, see the hosts' call wrappers). For one row the closure
+/// sees the same edges either way; a statement of many rows keeps its triggers, so each row's
+/// upkeep sees the edges as they were when that row was written.
+pub(crate) fn after_statement<T>(
+    conn: &mut dyn Conn,
+    write: impl FnOnce(&mut dyn Conn) -> Result<T>,
+) -> Result<T> {
+    if load::in_bulk(conn).is_some() || later(conn).is_some() {
+        return write(conn);
+    }
+    conn.session().part::<Later>().0 = Some(Vec::new());
+    let written = write(conn);
+    let changes = conn.session().part::<Later>().0.take().unwrap_or_default();
+    let written = written?;
+    for change in changes {
+        match change {
+            Change::Insert(seq) => on_edge_insert(conn, seq)?,
+            Change::Update(seq, old) => on_edge_update(conn, seq, &old)?,
+            Change::Delete(resource, old) => on_edge_delete(conn, &resource, &old)?,
+        }
+    }
+    Ok(written)
+}
+
 /// After an edge row is inserted.
 pub(crate) fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
     if let Some(t) = load::in_bulk(conn) {
         t.edges.push(seq);
+        return Ok(());
+    }
+    if let Some(l) = later(conn) {
+        l.push(Change::Insert(seq));
         return Ok(());
     }
     let e = edge_row(conn, seq)?;
@@ -78,6 +137,7 @@ pub(crate) fn on_edge_insert(conn: &mut dyn Conn, seq: i64) -> Result<()> {
 }
 
 /// The counting state of an edge before a change.
+#[derive(Clone)]
 pub(crate) struct OldEdge {
     pub from: String,
     pub to: String,
@@ -107,6 +167,10 @@ pub(crate) fn on_edge_update(conn: &mut dyn Conn, seq: i64, old: &OldEdge) -> Re
         t.edges.push(seq);
         return Ok(());
     }
+    if let Some(l) = later(conn) {
+        l.push(Change::Update(seq, old.clone()));
+        return Ok(());
+    }
     let e = edge_row(conn, seq)?;
     check_edge(conn, &e.hop)?;
     if old.active {
@@ -123,6 +187,10 @@ pub(crate) fn on_edge_delete(conn: &mut dyn Conn, resource: &str, old: &OldEdge)
     if let Some(t) = load::in_bulk(conn) {
         t.sources.insert(old.from.clone());
         t.targets.insert(old.to.clone());
+        return Ok(());
+    }
+    if let Some(l) = later(conn) {
+        l.push(Change::Delete(resource.to_string(), old.clone()));
         return Ok(());
     }
     if old.active {
