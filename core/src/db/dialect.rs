@@ -93,16 +93,16 @@ impl Dialect {
         }
     }
 
-    /// The words that begin an insert of derived rows whose keys must be new. SQLite's
-    /// default conflict action (`ABORT`) undoes the failing statement alone, so any statement
-    /// that may fail after its first row copies every page it changes into a statement
-    /// journal first; `OR FAIL` still refuses a key that exists but keeps the rows written
-    /// before it, which the call around the statement undoes anyway. Postgres keeps no such
-    /// journal.
-    pub(crate) fn insert_new(self) -> &'static str {
+    /// The conflict clause, after `INSERT`, of a statement of many derived rows the core runs
+    /// inside a call or a trigger, whose failure the call or the firing statement undoes whole.
+    /// SQLite's default (`ABORT`) undoes the failing statement alone, so a statement that may
+    /// fail after its first row first copies every page it changes into a journal of its own;
+    /// `OR FAIL` still refuses a key that exists but keeps the rows written before it, with no
+    /// journal. Postgres keeps no such journal.
+    pub(crate) fn or_fail(self) -> &'static str {
         match self {
-            Dialect::Sqlite => "INSERT OR FAIL INTO",
-            Dialect::Postgres => "INSERT INTO",
+            Dialect::Sqlite => " OR FAIL",
+            Dialect::Postgres => "",
         }
     }
 

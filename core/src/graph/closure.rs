@@ -307,9 +307,9 @@ fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Stored]) -> Result<()> 
         let sql = sql_text::cached("put_paths", "mem_graph_closure", dialect, form, || {
             let values = batch::values("(#, #, #, ?1, #, #)", chunk.len(), 2);
             format!(
-                "{} mem_graph_closure \
+                "INSERT{} INTO mem_graph_closure \
                    (ancestor, depth, descendant, resource_id, total_weight, hops) VALUES {values}",
-                dialect.insert_new()
+                dialect.or_fail()
             )
         });
         let mut params = Vec::with_capacity(chunk.len() * 5 + 1);
