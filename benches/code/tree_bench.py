@@ -233,7 +233,8 @@ def main():
         "",
         f"benches/graph/graph_bench.py's queries on the graph the index wrote ({n_nodes:,} nodes, "
         f"{n_edges:,} present edges), beside the recursive CTEs over the same edges table; "
-        "p50 in ms over 200 sampled nodes, all rows fetched; ratios are CTE p50 / agentmem p50. "
+        "p50 in ms over 200 sampled nodes, all rows and columns fetched, JSON and arrays as "
+        "text (graph_bench.raw_cursor); ratios are CTE p50 / agentmem p50. "
         "Goals: ≥ 2× the same-answer CTE at depth 3, ≥ 1× at depth 1, edge add ≤ 1 ms.",
         "",
         *graph_lines,

@@ -137,8 +137,9 @@ def sample_edges(nodes, edges, n, seed, into=("imports", "depends", "calls")):
             rng.sample(leaves, min(n, len(leaves))))
 
 
-def measure(run, p, s):
-    """The timings of one backend. `run(sql, params)` fetches all rows; `p` holds the backend's
+def measure(run, p, s, check=None):
+    """The timings of one backend. `run(sql, params)` fetches all rows (`check`, when given,
+    fetches them for comparing answers, decoded as the driver decodes them); `p` holds the backend's
     SQL: `neighbors` and `impact` (agentmem, the start node and the depth as parameters), `same`
     (the same-answer CTE, a direction and then the node and depth), `bare` (the ids-only CTE,
     by direction), `add` (timed once new, then again as it was), `remove` and `stats`."""
@@ -153,7 +154,9 @@ def measure(run, p, s):
     same_answer, bare, equal = {}, {}, {}
     for q, (nodes, depth, way) in walks.items():
         cte = lambda n: run(p["same"](way), p["args"](n, depth, way))
-        equal[q] = check_same(lambda n: run(p["neighbors"], p["args"](n, depth, way)), cte, nodes, q)
+        fetch = check or run
+        equal[q] = check_same(lambda n: fetch(p["neighbors"], p["args"](n, depth, way)),
+                              lambda n: fetch(p["same"](way), p["args"](n, depth, way)), nodes, q)
         same_answer[q] = timed(cte, nodes)
         bare[q] = timed(lambda n: run(p["bare"](way), p["args"](n, depth, way)), nodes)
     # The per-call overhead: an answer of no rows (a node with no edge out), beside the
@@ -175,7 +178,7 @@ def measure(run, p, s):
 
 
 def closure_rows(stats):
-    """closureRows of a graph_stats answer (text on SQLite, parsed JSON on Postgres)."""
+    """closureRows of a graph_stats answer (JSON text, or JSON the driver parsed)."""
     return (json.loads(stats) if isinstance(stats, str) else stats)["closureRows"]
 
 
@@ -230,10 +233,27 @@ def write_floor(c, pairs, sql, params=lambda p: p):
     return times, (after - before) / max(len(pairs), 1)
 
 
+# What graph_neighbors answers, every column, as the same-answer CTE returns them all.
+NEIGHBOR_COLUMNS = "node_id, depth, path, total_weight, edge_types, type, label, file_path"
+
+
+def raw_cursor(c):
+    """A psycopg cursor on `c` that hands JSON and text arrays over as the server's text, as
+    SQLite's driver does for both answers: psycopg parses a `jsonb` value in Python (about
+    3.5 µs a path) and a text array in C, which timed the drivers, not the databases."""
+    from psycopg.postgres import types
+    from psycopg.types.string import TextLoader
+    cur = c.cursor()
+    for name in ("json", "jsonb"):
+        cur.adapters.register_loader(types.get(name).oid, TextLoader)
+    cur.adapters.register_loader(types.get("text").array_oid, TextLoader)
+    return cur
+
+
 def measure_sqlite(c, s):
     """[`measure`] on a SQLite connection that holds the graph as resource `bench`."""
     sql = {
-        "neighbors": "SELECT node_id, depth, path FROM graph_neighbors(:n, "
+        "neighbors": f"SELECT {NEIGHBOR_COLUMNS} FROM graph_neighbors(:n, "
                      "json_object('max_depth', :d, 'direction', :way, 'limit', 10000))",
         "impact": "SELECT graph_impact(:n, json_object('max_depth', :d, 'limit', 10000))",
         "same": lambda way: same(SAME_SQLITE, "sqlite", way),
@@ -250,7 +270,7 @@ def measure_postgres(c, s):
     """[`measure`] on a psycopg connection to a database that holds the graph as `bench`."""
     node = "(%(n)s::text COLLATE \"C\")"
     sql = {
-        "neighbors": "SELECT node_id, depth, path FROM graph_neighbors(%(n)s, json_build_object("
+        "neighbors": f"SELECT {NEIGHBOR_COLUMNS} FROM graph_neighbors(%(n)s, json_build_object("
                      "'max_depth', %(d)s::int, 'direction', %(way)s::text, 'limit', 10000)::text)",
         "impact": "SELECT graph_impact(%(n)s, json_build_object('max_depth', %(d)s::int, "
                   "'limit', 10000)::text)",
@@ -261,7 +281,9 @@ def measure_postgres(c, s):
         "stats": "SELECT graph_stats('bench')",
         "args": lambda n, d, way: {"n": n, "d": d, "way": way},
     }
-    return measure(lambda q, a: c.execute(q, a).fetchall(), sql, s)
+    raw = raw_cursor(c)
+    return measure(lambda q, a: raw.execute(q, a).fetchall(), sql, s,
+                   check=lambda q, a: c.execute(q, a).fetchall())
 
 
 def bench_sqlite(graph_text, s, args):
@@ -396,7 +418,9 @@ def main():
         f"`{' '.join(sys.argv)}` — the module, `use` and item graph of {len(graph['nodes'])} nodes "
         f"and {len(graph['edges'])} edges built from the Rust crates in the local cargo registry "
         f"(benches/graph/build_code_graph.py); {len(s[0])} sampled start nodes per query. "
-        "Latencies in ms, p50 over the same nodes for every engine, all rows fetched; ratios are "
+        "Latencies in ms, p50 over the same nodes for every engine, all rows and columns "
+        "fetched, JSON and arrays as the server's text on both backends (graph_bench.raw_cursor); "
+        "ratios are "
         "peer p50 / agentmem p50 (above 1: agentmem faster). Two CTEs over the same edges table: "
         "one returns what graph_neighbors returns (each node's best path, weight, edge types, "
         "type, label and file, hubs not passed through, in the same order; checked row for row), "
