@@ -2,12 +2,13 @@
 """Edge adds on Postgres' dense bench graph, builds of the extension alternated: the graph of
 graph_bench.py is loaded once into a template database, and each run copies it, reads the
 closure and node tables into shared buffers (pg_prewarm), and times `graph_edge_add` on the
-bench's sampled pairs, each its own transaction. Between runs the next build's library is
+bench's sampled pairs, each its own transaction (with `--impact`, `graph_impact` at depth 3 of
+the bench's sampled impact nodes instead, read as text as the bench reads it). Between runs the next build's library is
 copied over the installed one (a new connection loads it); the installed library is put back
 at the end. For a server of your own, with `pg_prewarm` available (PostgreSQL's contrib).
 
     add_ab.py --pg "host=… user=postgres" --build before=PATH/agentmem.so \\
-              --build after=PATH/agentmem.so [--rounds 3] [--adds 200]
+              --build after=PATH/agentmem.so [--rounds 3] [--adds 200] [--impact]
 
 The builds must share the schema version (the template is loaded by the first)."""
 import argparse, json, os, shutil, statistics, subprocess, sys, time
@@ -36,8 +37,16 @@ def load_template(admin, dsn, graph_text):
         c.execute("VACUUM ANALYZE")
 
 
-def run(admin, dsn, pairs):
-    """The add times (ms) of `pairs` on a fresh copy of the template."""
+def install(path, installed):
+    """Puts the library at `path` in place as a new file: a backend that still maps the old
+    one keeps it (writing over a mapped library kills such a backend with SIGBUS)."""
+    shutil.copyfile(path, installed + ".new")
+    os.replace(installed + ".new", installed)
+
+
+def run(admin, dsn, pairs, impact):
+    """The times (ms) of the adds of `pairs`, or of `graph_impact` of the nodes `impact`, on a
+    fresh copy of the template."""
     admin.execute(f"DROP DATABASE IF EXISTS {RUN}")
     admin.execute(f"CREATE DATABASE {RUN} TEMPLATE {TEMPLATE}")
     try:
@@ -48,6 +57,10 @@ def run(admin, dsn, pairs):
                 "WHERE indrelid IN ('mem_graph_nodes'::regclass, 'mem_graph_edges'::regclass)")]
             for n in names:
                 c.execute("SELECT pg_prewarm(%s::regclass)", (n,))
+            if impact:
+                raw = graph_bench.raw_cursor(c)
+                sql = "SELECT graph_impact(%s, '{\"max_depth\":3,\"limit\":10000}')"
+                return graph_bench.timed(lambda n: raw.execute(sql, (n,)).fetchall(), impact)
             return graph_bench.timed(
                 lambda p: c.execute("SELECT graph_edge_add(%s, %s, 'imports')", p).fetchall(),
                 pairs)
@@ -62,6 +75,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--adds", type=int, default=200)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--impact", action="store_true")
     args = ap.parse_args()
     builds = [b.split("=", 1) for b in args.build]
     libdir = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
@@ -74,27 +88,31 @@ def main():
         subprocess.run([sys.executable, os.path.join(HERE, "build_code_graph.py"), "--items",
                         "--out", gpath], check=True)
     graph_text = open(gpath).read()
-    pairs = graph_bench.sample(json.loads(graph_text), args.adds, args.seed)[2]
+    sample = graph_bench.sample(json.loads(graph_text), args.adds, args.seed)
+    pairs, impact = sample[2], sample[1] if args.impact else None
     admin = connect(args.pg, "postgres")
     results = {name: [] for name, _ in builds}
     try:
-        shutil.copyfile(builds[0][1], installed)
+        install(builds[0][1], installed)
         load_template(admin, args.pg, graph_text)
         for r in range(args.rounds):
             # Each round swaps the order, so neither build always runs first.
             for name, path in (builds if r % 2 == 0 else builds[::-1]):
-                shutil.copyfile(path, installed)
-                t = run(admin, args.pg, pairs)
+                install(path, installed)
+                t = run(admin, args.pg, pairs, impact)
                 results[name].append(t)
                 print(f"round {r + 1} {name}: p50 {statistics.median(t):.3f} ms, "
                       f"mean {statistics.mean(t):.3f} ms", file=sys.stderr)
     finally:
-        shutil.copyfile(kept, installed)
+        install(kept, installed)
         os.remove(kept)
         admin.execute(f"DROP DATABASE IF EXISTS {TEMPLATE}")
-    print(f"# Edge adds on Postgres, builds alternated ({time.strftime('%Y-%m-%d')})\n")
-    print(f"`{' '.join(sys.argv)}`: {len(pairs)} adds per run, each its own transaction, "
-          "on a fresh copy of the loaded bench graph with its tables in shared buffers.\n")
+    what = "`graph_impact` calls" if impact else "edge adds"
+    title = "`graph_impact` calls" if impact else "Edge adds"
+    print(f"# {title} on Postgres, builds alternated ({time.strftime('%Y-%m-%d')})\n")
+    print(f"`{' '.join(sys.argv)}`: {len(impact or pairs)} {what} per run, each its own "
+          "transaction, on a fresh copy of the loaded bench graph with its tables in shared "
+          "buffers.\n")
     print("| build | p50 of each run, ms | median of the runs' p50 | median of the runs' mean |")
     print("|---|---|---:|---:|")
     for name, runs in results.items():

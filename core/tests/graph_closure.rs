@@ -9,7 +9,7 @@ mod common;
 #[path = "../../tests/src/graph_oracle.rs"]
 mod graph_oracle;
 
-use agentmem_core::graph::{bound, edges, load, nodes, settings as configure};
+use agentmem_core::graph::{bound, load, nodes, settings as configure, upkeep};
 use agentmem_core::{Conn, Value};
 use common::{Rng, Sq};
 use graph_oracle::Edge;
@@ -107,7 +107,7 @@ fn step(c: &mut dyn Conn, rng: &mut Rng, weights: &[f64], n: usize) -> String {
     match rng.below(11) {
         0..=2 if a != b => {
             let opts = format!(r#"{{"weight":{w}}}"#);
-            edges::edge_add(c, &node(a), &node(b), ty, Some(&opts)).unwrap();
+            upkeep::edge_add(c, &node(a), &node(b), ty, Some(&opts)).unwrap();
             format!("graph_edge_add {a}->{b} {ty} {w}")
         }
         3 if a != b => {
@@ -131,7 +131,7 @@ fn step(c: &mut dyn Conn, rng: &mut Rng, weights: &[f64], n: usize) -> String {
             }
             Some((f, t, ty)) => {
                 let id = edge_id(c, &f, &t, &ty);
-                assert_eq!(edges::edge_remove(c, &id).unwrap(), 1);
+                assert_eq!(upkeep::edge_remove(c, &id).unwrap(), 1);
                 format!("graph_edge_remove {f}->{t} {ty}")
             }
             None => "nothing".into(),
@@ -162,7 +162,7 @@ fn step(c: &mut dyn Conn, rng: &mut Rng, weights: &[f64], n: usize) -> String {
         7 => match random_edge(c, rng) {
             Some((f, t, ty)) => {
                 let id = edge_id(c, &f, &t, &ty);
-                edges::edge_invalidate(c, &id, Some(5)).unwrap();
+                upkeep::edge_invalidate(c, &id, Some(5)).unwrap();
                 format!("graph_edge_invalidate {f}->{t} {ty}")
             }
             None => "nothing".into(),
@@ -252,7 +252,7 @@ fn a_bulk_write_rebuilds_what_it_touched() {
         for _ in 0..60 {
             let (a, b) = (rng.below(MANY), rng.below(MANY));
             if a != b {
-                edges::edge_add(&mut c, &node(a), &node(b), TYPES[rng.below(2)], None).unwrap();
+                upkeep::edge_add(&mut c, &node(a), &node(b), TYPES[rng.below(2)], None).unwrap();
             }
         }
         check(&mut c, &format!("seed {seed}: the graph before"));
@@ -282,11 +282,11 @@ fn bad_input_is_named_and_writes_nothing() {
     let e = |r: agentmem_core::Result<String>| r.unwrap_err().to_string();
     let (a, b) = (node(0), node(1));
     assert_eq!(
-        e(edges::edge_add(&mut c, &a, &a, "calls", None)),
+        e(upkeep::edge_add(&mut c, &a, &a, "calls", None)),
         "to_id: must differ from from_id (no self-edges)"
     );
-    assert!(e(edges::edge_add(&mut c, &a, "nope", "calls", None)).starts_with("to_id: no node"));
-    assert!(e(edges::edge_add(
+    assert!(e(upkeep::edge_add(&mut c, &a, "nope", "calls", None)).starts_with("to_id: no node"));
+    assert!(e(upkeep::edge_add(
         &mut c,
         &a,
         &b,
@@ -299,7 +299,7 @@ fn bad_input_is_named_and_writes_nothing() {
     );
     let other = r#"{"id":"x","type":"file","label":"x"}"#;
     nodes::upsert(&mut c, "other", other).unwrap();
-    assert!(e(edges::edge_add(&mut c, &a, "x", "calls", None))
+    assert!(e(upkeep::edge_add(&mut c, &a, "x", "calls", None))
         .starts_with("to_id: node \"x\" belongs to resource \"other\""));
     let count = |c: &mut Sq, t: &str| {
         c.query_value(&format!("SELECT count(*) FROM {t}"), &[])

@@ -4,7 +4,7 @@
 
 mod common;
 
-use agentmem_core::graph::{edges, load, nodes};
+use agentmem_core::graph::{load, nodes, upkeep};
 use agentmem_core::{Conn, Value};
 use common::{Rng, Sq};
 
@@ -89,7 +89,7 @@ fn a_load_leaves_what_one_call_per_row_leaves() {
             nodes::upsert(&mut one, "r", n).unwrap();
         }
         for (a, b, t, o) in &edge_list {
-            edges::edge_add(&mut one, a, b, t, Some(o)).unwrap();
+            upkeep::edge_add(&mut one, a, b, t, Some(o)).unwrap();
         }
         let mut bulk = common::open_with_triggers();
         let edges_json: Vec<String> = edge_list

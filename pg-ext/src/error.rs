@@ -23,11 +23,13 @@ pub fn ok<T>(r: agentmem_core::Result<T>) -> T {
 
 /// JSON made by the core, as `jsonb`: Postgres users get operators (`->>`) and indexing, and
 /// `->>` on the result reads the same as SQLite's `->>` on its text.
-/// An array of plain strings is written straight into `jsonb` ([`crate::jsonb`]); other text
-/// is parsed once, by Postgres' own `jsonb_in` (which raises an ERROR if the core ever
+/// Arrays and objects are written straight into `jsonb` ([`crate::jsonb`]); what that does not
+/// lay out is parsed by Postgres' own `jsonb_in` (which raises an ERROR if the core ever
 /// produced invalid JSON).
 pub fn jsonb(text: String) -> Option<pg_sys::Datum> {
-    if let Some(d) = crate::jsonb::from_plain_array(&text) {
+    if let Some(d) =
+        crate::jsonb::from_plain_array(&text).or_else(|| crate::jsonb::from_json(&text))
+    {
         return Some(d);
     }
     let text = match std::ffi::CString::new(text) {

@@ -87,23 +87,110 @@ mod tests {
         }
     }
 
+    /// What `jsonb_in` makes of `text`.
+    fn jsonb_in(text: &str) -> pg_sys::Datum {
+        let c = std::ffi::CString::new(text).unwrap();
+        // SAFETY: jsonb_in reads a NUL-terminated string that outlives the call.
+        unsafe {
+            pgrx::fcinfo::direct_function_call_as_datum(
+                pg_sys::jsonb_in,
+                &[Some(c.as_ptr().into())],
+            )
+        }
+        .unwrap()
+    }
+
     #[pg_test]
     fn plain_string_arrays_are_what_jsonb_in_makes() {
         let many: Vec<String> = (0..70).map(|i| format!("node-{i}")).collect();
         let many = serde_json::to_string(&many).unwrap();
         for text in ["[]", r#"["a"]"#, r#"["é","b c",""]"#, many.as_str()] {
             let ours = crate::jsonb::from_plain_array(text).unwrap();
-            let c = std::ffi::CString::new(text).unwrap();
-            // SAFETY: jsonb_in reads a NUL-terminated string that outlives the call.
-            let theirs = unsafe {
-                pgrx::fcinfo::direct_function_call_as_datum(
-                    pg_sys::jsonb_in,
-                    &[Some(c.as_ptr().into())],
-                )
-            }
-            .unwrap();
-            assert_eq!(bytes(ours), bytes(theirs), "{text}");
+            assert_eq!(bytes(ours), bytes(jsonb_in(text)), "{text}");
         }
+    }
+
+    /// A JSON value of the kinds the writer lays out, from `seed`: nested arrays and objects
+    /// (some wider than a JEntry stride, keys of equal and unequal lengths), integers at the
+    /// `numeric` digit boundaries, strings with escapes and non-ASCII, booleans and null.
+    fn value(seed: &mut u64, depth: u32) -> serde_json::Value {
+        use serde_json::Value as J;
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let r = (*seed >> 33) as usize;
+        let ints = [
+            0,
+            1,
+            -1,
+            7,
+            9999,
+            10000,
+            -10001,
+            123456789,
+            100000000,
+            i64::MAX,
+            i64::MIN,
+        ];
+        match (r % 8, depth) {
+            (0 | 1, d) if d < 4 => J::Array((0..r % 40).map(|_| value(seed, d + 1)).collect()),
+            (2 | 3, d) if d < 4 => J::Object(
+                (0..r % 40)
+                    .map(|i| {
+                        (
+                            ["k", "id", "ab", "é", "a\"b", "label"][i % 6].repeat(1 + i / 6),
+                            value(seed, d + 1),
+                        )
+                    })
+                    .collect(),
+            ),
+            (4, _) => J::from(ints[r % ints.len()]),
+            (5, _) => J::from(["", "x", "tab\there", "quote\"", "é∑😀", "back\\slash"][r % 6]),
+            (6, _) => J::Bool(r % 2 == 0),
+            _ => J::Null,
+        }
+    }
+
+    #[pg_test]
+    fn arrays_and_objects_are_what_jsonb_in_makes() {
+        let mut seed = 42;
+        let mut laid_out = 0;
+        for _ in 0..300 {
+            let v = value(&mut seed, 0);
+            let text = serde_json::to_string(&v).unwrap();
+            match crate::jsonb::from_json(&text) {
+                Some(ours) => {
+                    assert_eq!(bytes(ours), bytes(jsonb_in(&text)), "{text}");
+                    laid_out += 1;
+                }
+                None => assert!(
+                    !matches!(
+                        v,
+                        serde_json::Value::Array(_) | serde_json::Value::Object(_)
+                    ),
+                    "{text}"
+                ),
+            }
+        }
+        assert!(
+            laid_out > 100,
+            "only {laid_out} of 300 were arrays or objects"
+        );
+        for text in [
+            r#"{"a":1.5}"#,
+            r#"[1e2]"#,
+            r#"["\u0000"]"#,
+            "7",
+            r#""s""#,
+            "[-0]",
+            "[18446744073709551615]",
+        ] {
+            assert!(crate::jsonb::from_json(text).is_none(), "{text}");
+        }
+        assert_eq!(
+            bytes(crate::jsonb::from_json(r#"{"b":2,"a":1,"b":3}"#).unwrap()),
+            bytes(jsonb_in(r#"{"b":2,"a":1,"b":3}"#))
+        );
     }
 
     #[pg_test(error = "thread not found: nope")]

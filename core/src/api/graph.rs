@@ -5,17 +5,17 @@
 
 use super::{functions, Function};
 use crate::graph::query::{self, Neighbor};
-use crate::graph::{edges, files, load, nodes, outline, settings};
+use crate::graph::{files, load, nodes, outline, settings, upkeep};
 
 pub(super) const FUNCTIONS: &[Function] = functions! {
     graph_node_upsert(resource_id: &str, node: &str) -> Text, writer, generic_plans, by_resource
         => nodes::upsert;
     graph_node_remove(id: &str) -> Int, writer, generic_plans, by_node_id => nodes::remove;
     graph_edge_add(from_id: &str, to_id: &str, r#type: &str, options: Option<&str>) -> Text,
-        writer, generic_plans, by_edge_source => edges::edge_add;
-    graph_edge_remove(id: &str) -> Int, writer, generic_plans, by_edge => edges::edge_remove;
+        writer, generic_plans, by_edge_source => upkeep::edge_add;
+    graph_edge_remove(id: &str) -> Int, writer, generic_plans, by_edge => upkeep::edge_remove;
     graph_edge_invalidate(id: &str, at: Option<i64>) -> Int, writer, generic_plans, by_edge
-        => edges::edge_invalidate;
+        => upkeep::edge_invalidate;
     graph_neighbors(node_id: &str, options: Option<&str>) -> Table<Neighbor>, reader,
         generic_plans, by_node => query::neighbors;
     graph_impact(node_id: &str, options: Option<&str>) -> Json, reader, generic_plans, by_node

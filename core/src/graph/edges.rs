@@ -1,7 +1,6 @@
 //! Edges as the client writes them: added (one or many), removed, invalidated.
 
 use super::nodes::{check_type, confidence, owners, source};
-use super::upkeep;
 use crate::cluster::route;
 use crate::args::required;
 use crate::json_opts::Opts;
@@ -200,7 +199,7 @@ pub(crate) fn edge_add(
     let e = EdgeIn::parse(Some(from), Some(to), Some(ty), options)?;
     let owner = owners(conn, &[e.from.as_str(), e.to.as_str()])?;
     let resource = e.checked(&owner)?;
-    let id = upkeep::after_statement(conn, |c| write(c, &[(resource, e)]))?;
+    let id = write(conn, &[(resource, e)])?;
     id.into_iter()
         .next()
         .ok_or_else(|| Error::internal("graph_edge_add: the edge was not written"))
@@ -239,11 +238,8 @@ pub(crate) fn edge_add_many(conn: &mut dyn Conn, edges: Vec<EdgeIn>) -> Result<u
 }
 
 /// `graph_edge_remove(id)` → 1 when removed, 0 when there was no such edge.
-#[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn edge_remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
-    let sql = "DELETE FROM mem_graph_edges WHERE id = ?1{home}";
-    let removed = upkeep::after_statement(conn, |c| route::execute(c, sql, &[id.into()]))?;
-    Ok(removed as i64)
+    Ok(route::execute(conn, "DELETE FROM mem_graph_edges WHERE id = ?1{home}", &[id.into()])? as i64)
 }
 
 /// `graph_edge_invalidate(id [, at])` → 1 when the fact was current and now ends at `at`
@@ -251,8 +247,10 @@ pub(crate) fn edge_remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
 #[cfg_attr(feature = "testing", visibility::make(pub))]
 pub(crate) fn edge_invalidate(conn: &mut dyn Conn, id: &str, at: Option<i64>) -> Result<i64> {
     let at = conn.now_or(at)?;
-    let sql = "UPDATE mem_graph_edges SET invalid_at = ?2, updated_at = ?2 WHERE id = ?1 \
-               AND invalid_at IS NULL{home}";
-    let ended = upkeep::after_statement(conn, |c| route::execute(c, sql, &[id.into(), Value::Int(at)]))?;
-    Ok(ended as i64)
+    Ok(route::execute(
+        conn,
+        "UPDATE mem_graph_edges SET invalid_at = ?2, updated_at = ?2 WHERE id = ?1 \
+         AND invalid_at IS NULL{home}",
+        &[id.into(), Value::Int(at)],
+    )? as i64)
 }

@@ -3,7 +3,8 @@
 //!
 //! Every change of an edge — through these functions or plain SQL — reaches the closure in
 //! the row triggers of `mem_graph_edges` ([`upkeep::on_edge_insert`] and the others), so there is one
-//! way the closure is maintained. A node's removal removes its edges (and so their closure
+//! way the closure is maintained (a call that writes one edge row has its trigger note the
+//! change and applies it right after the statement). A node's removal removes its edges (and so their closure
 //! rows) in the trigger of `mem_graph_nodes`.
 
 internal!(bound);
@@ -24,7 +25,7 @@ pub(crate) mod refs;
 pub(crate) mod query;
 internal!(settings);
 internal!(stored);
-pub(crate) mod upkeep;
+internal!(upkeep);
 pub(crate) mod walk;
 
 /// The documented tables that hold a resource's graph: a caller that reaches none of its rows

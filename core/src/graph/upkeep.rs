@@ -87,8 +87,9 @@ fn later(conn: &mut dyn Conn) -> Option<&mut Vec<Change>> {
     conn.session().part::<Later>().0.as_mut()
 }
 
-/// Runs `write`, one statement that writes, updates or deletes one edge row, with the closure's upkeep of that
-/// row applied once the statement is over rather than inside it by the row's trigger.
+/// Runs `write`, a call whose one write of edges is a statement that inserts, updates or
+/// deletes one edge row, with the closure's upkeep of that row applied once the statement is
+/// over rather than inside it by the row's trigger.
 ///
 /// What a trigger writes is part of the statement that fired it, so on SQLite every page the
 /// closure's rows touch was first copied into that statement's journal, to undo the statement
@@ -97,7 +98,7 @@ fn later(conn: &mut dyn Conn) -> Option<&mut Vec<Change>> {
 /// transaction or savepoint of its own, see the hosts' call wrappers). For one row the closure
 /// sees the same edges either way; a statement of many rows keeps its triggers, so each row's
 /// upkeep sees the edges as they were when that row was written.
-pub(crate) fn after_statement<T>(
+fn after_statement<T>(
     conn: &mut dyn Conn,
     write: impl FnOnce(&mut dyn Conn) -> Result<T>,
 ) -> Result<T> {
@@ -116,6 +117,30 @@ pub(crate) fn after_statement<T>(
         }
     }
     Ok(written)
+}
+
+/// `graph_edge_add`: [`edges::edge_add`], its upkeep applied after its statement.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn edge_add(
+    conn: &mut dyn Conn,
+    from: &str,
+    to: &str,
+    ty: &str,
+    options: Option<&str>,
+) -> Result<String> {
+    after_statement(conn, |c| edges::edge_add(c, from, to, ty, options))
+}
+
+/// `graph_edge_remove`: [`edges::edge_remove`], its upkeep applied after its statement.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn edge_remove(conn: &mut dyn Conn, id: &str) -> Result<i64> {
+    after_statement(conn, |c| edges::edge_remove(c, id))
+}
+
+/// `graph_edge_invalidate`: [`edges::edge_invalidate`], its upkeep applied after its statement.
+#[cfg_attr(feature = "testing", visibility::make(pub))]
+pub(crate) fn edge_invalidate(conn: &mut dyn Conn, id: &str, at: Option<i64>) -> Result<i64> {
+    after_statement(conn, |c| edges::edge_invalidate(c, id, at))
 }
 
 /// After an edge row is inserted.
