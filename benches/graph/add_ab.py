@@ -2,10 +2,10 @@
 """Edge adds on Postgres' dense bench graph, builds of the extension alternated: the graph of
 graph_bench.py is loaded once into a template database, and each run copies it, reads the
 closure and node tables into shared buffers (pg_prewarm), and times `graph_edge_add` on the
-bench's sampled pairs, each its own transaction (with `--impact`, `graph_impact` at depth 3 of
-the bench's sampled impact nodes instead, read as text as the bench reads it). Between runs the next build's library is
-copied over the installed one (a new connection loads it); the installed library is put back
-at the end. For a server of your own, with `pg_prewarm` available (PostgreSQL's contrib).
+bench's sampled pairs, each its own transaction (with `--impact`, `graph_impact` at depth 3
+of the bench's sampled impact nodes instead, read as text as the bench reads it). Between runs
+the next build's library is put in place of the installed one (a new connection loads it); the
+installed library is put back at the end. For a server of your own, with `pg_prewarm` available (PostgreSQL's contrib).
 
     add_ab.py --pg "host=… user=postgres" --build before=PATH/agentmem.so \\
               --build after=PATH/agentmem.so [--rounds 3] [--adds 200] [--impact]
@@ -108,8 +108,7 @@ def main():
         os.remove(kept)
         admin.execute(f"DROP DATABASE IF EXISTS {TEMPLATE}")
     what = "`graph_impact` calls" if impact else "edge adds"
-    title = "`graph_impact` calls" if impact else "Edge adds"
-    print(f"# {title} on Postgres, builds alternated ({time.strftime('%Y-%m-%d')})\n")
+    print(f"# {what[0].upper()}{what[1:]} on Postgres, builds alternated ({time.strftime('%Y-%m-%d')})\n")
     print(f"`{' '.join(sys.argv)}`: {len(impact or pairs)} {what} per run, each its own "
           "transaction, on a fresh copy of the loaded bench graph with its tables in shared "
           "buffers.\n")

@@ -89,7 +89,7 @@ fn random_edge(c: &mut dyn Conn, rng: &mut Rng) -> Option<(String, String, Strin
     })
 }
 
-/// A random change among `n` nodes: through the core's functions, plain SQL, or the settings.
+/// The id of the edge `from → to` of type `ty`.
 fn edge_id(c: &mut dyn Conn, from: &str, to: &str, ty: &str) -> String {
     c.query_value(
         "SELECT id FROM mem_graph_edges WHERE from_id = ?1 AND to_id = ?2 AND type = ?3",
@@ -100,6 +100,7 @@ fn edge_id(c: &mut dyn Conn, from: &str, to: &str, ty: &str) -> String {
     .unwrap()
 }
 
+/// A random change among `n` nodes: through the core's functions, plain SQL, or the settings.
 fn step(c: &mut dyn Conn, rng: &mut Rng, weights: &[f64], n: usize) -> String {
     let (a, b) = (rng.below(n), rng.below(n));
     let ty = TYPES[rng.below(2)];

@@ -54,57 +54,33 @@ fn plain_strings(text: &str) -> Option<Vec<&str>> {
 /// strings (see [`plain_strings`]) small enough for a JEntry's offsets.
 pub fn from_plain_array(text: &str) -> Option<pg_sys::Datum> {
     let items = plain_strings(text)?;
-    let data: usize = items.iter().map(|s| s.len()).sum();
-    if data > JENTRY_OFFLENMASK || items.len() > JENTRY_OFFLENMASK {
-        return None;
-    }
-    let header = pg_sys::VARHDRSZ;
-    let size = header + 4 + 4 * items.len() + data;
-    let mut bytes = Vec::with_capacity(size - header);
-    bytes.extend_from_slice(&(items.len() as u32 | JB_FARRAY).to_ne_bytes());
-    let mut end = 0usize;
-    for (i, s) in items.iter().enumerate() {
-        end += s.len();
-        let entry = if i % JB_OFFSET_STRIDE == 0 {
-            end as u32 | JENTRY_HAS_OFF
-        } else {
-            s.len() as u32
-        };
-        bytes.extend_from_slice(&entry.to_ne_bytes());
-    }
-    for s in &items {
-        bytes.extend_from_slice(s.as_bytes());
-    }
-    // SAFETY: palloc'd memory of `size` bytes, its 4-byte varlena header set, then the payload
-    // copied after it.
-    unsafe {
-        let p = pg_sys::palloc(size) as *mut u8;
-        pgrx::varlena::set_varsize_4b(p as *mut pg_sys::varlena, size as i32);
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(header), bytes.len());
-        Some(pg_sys::Datum::from(p))
-    }
+    let mut buf = vec![0u8; pg_sys::VARHDRSZ];
+    array(&mut buf, &items, |buf, s| string(buf, s))?;
+    Some(datum(&buf))
 }
 
 /// `text` as a `jsonb` datum in the current memory context, when it is an array or an object
 /// this module lays out exactly as `jsonb_in` would (see the module's notes); `None` otherwise.
 pub fn from_json(text: &str) -> Option<pg_sys::Datum> {
-    if has_non_integer(text) {
+    if !text.trim_start().starts_with(['[', '{']) || has_non_integer(text) {
         return None;
     }
     let value: Json = serde_json::from_str(text).ok()?;
-    if !matches!(value, Json::Array(_) | Json::Object(_)) {
-        return None;
-    }
-    // Offsets count from the datum's start: its 4-byte varlena header comes first.
     let mut buf = vec![0u8; pg_sys::VARHDRSZ];
     laid_out(&mut buf, &value)?;
-    // SAFETY: palloc'd memory of the layout's size, its varlena header set, the rest copied
-    // after it.
+    Some(datum(&buf))
+}
+
+/// `buf`, a layout whose first four bytes are room for the varlena header, as a datum
+/// palloc'd in the current memory context. Offsets in a layout count from the datum's start.
+fn datum(buf: &[u8]) -> pg_sys::Datum {
+    // SAFETY: palloc'd memory of the layout's size, the layout copied in, then its 4-byte
+    // varlena header set (layouts are checked against JEntry widths, far below i32::MAX).
     unsafe {
         let p = pg_sys::palloc(buf.len()) as *mut u8;
         std::ptr::copy_nonoverlapping(buf.as_ptr(), p, buf.len());
         pgrx::varlena::set_varsize_4b(p as *mut pg_sys::varlena, buf.len() as i32);
-        Some(pg_sys::Datum::from(p))
+        pg_sys::Datum::from(p)
     }
 }
 
@@ -157,17 +133,24 @@ fn laid_out(buf: &mut Vec<u8>, v: &Json) -> Option<u32> {
             buf.extend_from_slice(&digits);
             entry(JENTRY_ISNUMERIC, padding + digits.len())
         }
-        Json::Array(items) => {
-            let (start, entries) = container(buf, items.len(), 1, JB_FARRAY)?;
-            let mut total = 0;
-            for (i, item) in items.iter().enumerate() {
-                let meta = laid_out(buf, item)?;
-                total = member(buf, entries, i, total, meta)?;
-            }
-            entry(JENTRY_ISCONTAINER, buf.len() - start)
-        }
+        Json::Array(items) => array(buf, items, laid_out),
         Json::Object(map) => object(buf, map),
     }
+}
+
+/// An array of `items`, each laid out by `lay`.
+fn array<T>(
+    buf: &mut Vec<u8>,
+    items: &[T],
+    lay: impl Fn(&mut Vec<u8>, &T) -> Option<u32>,
+) -> Option<u32> {
+    let (start, entries) = container(buf, items.len(), 1, JB_FARRAY)?;
+    let mut total = 0;
+    for (i, item) in items.iter().enumerate() {
+        let meta = lay(buf, item)?;
+        total = member(buf, entries, i, total, meta)?;
+    }
+    entry(JENTRY_ISCONTAINER, buf.len() - start)
 }
 
 /// An object: its keys sorted as `jsonb` sorts them (shorter first, then by bytes), then its

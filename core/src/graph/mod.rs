@@ -2,10 +2,10 @@
 //! tree-sitter or SCIP indexer), and the closure the database keeps exact from them.
 //!
 //! Every change of an edge — through these functions or plain SQL — reaches the closure in
-//! the row triggers of `mem_graph_edges` ([`upkeep::on_edge_insert`] and the others), so there is one
-//! way the closure is maintained (a call that writes one edge row has its trigger note the
-//! change and applies it right after the statement). A node's removal removes its edges (and so their closure
-//! rows) in the trigger of `mem_graph_nodes`.
+//! the row triggers of `mem_graph_edges` ([`upkeep::on_edge_insert`] and the others), so there
+//! is one way the closure is maintained (a call that writes one edge row has its trigger note
+//! the change and applies it right after the statement). A node's removal removes its edges
+//! (and so their closure rows) in the trigger of `mem_graph_nodes`.
 
 internal!(bound);
 pub(crate) mod chunks;
