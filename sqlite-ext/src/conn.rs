@@ -16,8 +16,8 @@ const SQLITE_FLOAT: c_int = 2;
 const SQLITE_TEXT: c_int = 3;
 const SQLITE_BLOB: c_int = 4;
 
-/// SQLITE_TRANSIENT: SQLite copies bound text and blobs before the call returns.
-fn transient() -> Option<unsafe extern "C" fn(*mut c_void)> {
+/// SQLITE_TRANSIENT: SQLite copies bound or returned text and blobs before the call returns.
+pub(crate) fn transient() -> Option<unsafe extern "C" fn(*mut c_void)> {
     // SAFETY: SQLite defines SQLITE_TRANSIENT as the destructor pointer value -1, which it
     // recognises and never calls.
     Some(unsafe { std::mem::transmute::<isize, unsafe extern "C" fn(*mut c_void)>(-1) })
@@ -211,31 +211,37 @@ impl Stmt {
     }
 
     /// Column `i` of the current row, borrowed: valid until the statement steps or resets.
+    ///
+    /// Read through the column's value object: each `sqlite3_column_*` call takes and
+    /// releases the connection's mutex, and the value's accessors do not. This thread holds
+    /// that mutex throughout anyway: the extension runs only inside SQLite's callbacks (a
+    /// function, a virtual table's method), within the statement that called it.
     fn column_ref(&self, i: c_int) -> ValueRef<'_> {
-        let stmt = self.raw;
-        // SAFETY: the statement is positioned on a row and i < column_count; the pointers
-        // SQLite returns stay valid until it steps, which needs `&mut self`.
+        // SAFETY: the statement is positioned on a row and i < column_count; the value and
+        // the pointers SQLite returns from it stay valid until the statement steps, which
+        // needs `&mut self`.
         unsafe {
+            let v = call!(column_value(self.raw, i));
             let bytes = |p: *const u8| {
-                let n = call!(column_bytes(stmt, i)) as usize;
+                let n = call!(value_bytes(v)) as usize;
                 if p.is_null() {
                     &[][..]
                 } else {
                     std::slice::from_raw_parts(p, n)
                 }
             };
-            match call!(column_type(stmt, i)) {
-                SQLITE_INTEGER => ValueRef::Int(call!(column_int64(stmt, i))),
-                SQLITE_FLOAT => ValueRef::Real(call!(column_double(stmt, i))),
+            match call!(value_type(v)) {
+                SQLITE_INTEGER => ValueRef::Int(call!(value_int64(v))),
+                SQLITE_FLOAT => ValueRef::Real(call!(value_double(v))),
                 SQLITE_TEXT => {
-                    let b = bytes(call!(column_text(stmt, i)));
+                    let b = bytes(call!(value_text(v)));
                     // Checked whole first: valid text (nearly all) is borrowed as it is.
                     ValueRef::Text(match std::str::from_utf8(b) {
                         Ok(s) => std::borrow::Cow::Borrowed(s),
                         Err(_) => String::from_utf8_lossy(b),
                     })
                 }
-                SQLITE_BLOB => ValueRef::Blob(bytes(call!(column_blob(stmt, i)) as *const u8)),
+                SQLITE_BLOB => ValueRef::Blob(bytes(call!(value_blob(v)) as *const u8)),
                 _ => ValueRef::Null,
             }
         }

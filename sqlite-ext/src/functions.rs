@@ -1,5 +1,7 @@
 //! The scalar SQL functions: every scalar entry of the core's catalog, registered as it says.
 
+use crate::api::call;
+use crate::conn::transient;
 use crate::state::Shared;
 use crate::{args, conn::SqliteConn};
 use agentmem_core::api::{self, Function, Nature, Returns};
@@ -8,6 +10,7 @@ use sqlite_loadable::{
     api as sqlite_api, ext::sqlite3, ext::sqlite3_context, ext::sqlite3ext_context_db_handle,
     FunctionFlags,
 };
+use std::ffi::{c_char, c_int, c_void, CString};
 
 /// Hands a value to SQLite as the call's result.
 pub fn set_result(ctx: *mut sqlite3_context, v: &Value) -> sqlite_loadable::Result<()> {
@@ -15,10 +18,51 @@ pub fn set_result(ctx: *mut sqlite3_context, v: &Value) -> sqlite_loadable::Resu
         Value::Null => sqlite_api::result_null(ctx),
         Value::Int(i) => sqlite_api::result_int64(ctx, *i),
         Value::Real(f) => sqlite_api::result_double(ctx, *f),
-        Value::Text(s) => sqlite_api::result_text(ctx, s)?,
+        Value::Text(s) => result_text(ctx, s)?,
         Value::Blob(b) => sqlite_api::result_blob(ctx, b),
     }
     Ok(())
+}
+
+/// Hands text to SQLite as the call's result, ending in a NUL that SQLite knows of. Text given
+/// by its length alone is copied again, to put a NUL after it, when a driver reads it as C
+/// text (`sqlite3_column_text`, what Python's and Node's drivers call); text SQLite measured
+/// itself is taken as it is. Text holding a NUL goes by its length and is copied: SQLite's
+/// measure would stop at the first NUL.
+fn result_text(ctx: *mut sqlite3_context, s: &str) -> sqlite_loadable::Result<()> {
+    let n = c_int::try_from(s.len()).map_err(|_| {
+        sqlite_loadable::Error::new_message(format!(
+            "result is {} bytes of text; SQLite's limit is 2 GiB",
+            s.len()
+        ))
+    })?;
+    if s.contains('\0') {
+        // SAFETY: SQLite copies the text before this returns (SQLITE_TRANSIENT).
+        unsafe {
+            call!(result_text(
+                ctx,
+                s.as_ptr().cast::<c_char>(),
+                n,
+                transient()
+            ))
+        };
+        return Ok(());
+    }
+    let mut bytes = Vec::with_capacity(s.len() + 1);
+    bytes.extend_from_slice(s.as_bytes());
+    // SAFETY: the text holds no NUL; the result owns the string until SQLite drops it through
+    // `drop_c_string`, which measures it as SQLite did.
+    unsafe {
+        let text = CString::from_vec_unchecked(bytes).into_raw();
+        call!(result_text(ctx, text, -1, Some(drop_c_string)));
+    }
+    Ok(())
+}
+
+/// Frees a result's text made in [`result_text`].
+unsafe extern "C" fn drop_c_string(p: *mut c_void) {
+    // SAFETY: `p` came from `CString::into_raw` and holds no NUL before its end.
+    drop(unsafe { CString::from_raw(p.cast::<c_char>()) });
 }
 
 /// Turns a core error into the SQLite error message (NULs removed: C strings end at them).

@@ -7,7 +7,9 @@
 //! its [`Route`] and hands the call over ([`super::wire`]); there the resource is the call's
 //! [`home`], which statements name so that each stays on the node's own shards.
 
-pub(crate) use crate::db::home::{and_home, execute, homed, query, query_value, HomeParam};
+pub(crate) use crate::db::home::{
+    and_home, execute, for_each_row, homed, query, query_value, HomeParam,
+};
 pub use crate::db::home::{home, swap_home};
 use crate::{Conn, Result, Value};
 

@@ -2,7 +2,7 @@
 //! counts that bulk paths save.
 
 use crate::db::dialect::Dialect;
-use crate::{Conn, Result, Row, Value};
+use crate::{Conn, Result, Row, Value, ValueRef};
 
 /// Keys per `IN (…)` list: far below every backend's parameter limit.
 const KEYS_PER_STATEMENT: usize = 512;
@@ -82,6 +82,25 @@ pub(crate) fn query_lookup(
     match conn.dialect() {
         Dialect::Sqlite => super::home::query(conn, lookup.sqlite, &[json_keys(keys)]),
         Dialect::Postgres => query_in(conn, lookup.postgres, &[], keys),
+    }
+}
+
+/// [`query_lookup`], each row shown to `f`: borrowed from the statement where the host
+/// allows (SQLite), so that reading a few rows allocates only what `f` keeps.
+pub(crate) fn for_each_lookup(
+    conn: &mut dyn Conn,
+    lookup: &Lookup,
+    keys: &[Value],
+    f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>,
+) -> Result<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    match conn.dialect() {
+        Dialect::Sqlite => super::home::for_each_row(conn, lookup.sqlite, &[json_keys(keys)], f),
+        Dialect::Postgres => query_in(conn, lookup.postgres, &[], keys)?
+            .iter()
+            .try_for_each(|row| f(&row.iter().map(Value::as_ref).collect::<Vec<_>>())),
     }
 }
 

@@ -4,6 +4,7 @@
 //! that each stays on the node's own shards.
 
 use crate::db::session::Part;
+use crate::db::value::ValueRef;
 use crate::{Conn, Result, Row, Value};
 
 /// The resource of the call this connection is running for another node, if any.
@@ -86,6 +87,17 @@ pub(crate) fn execute(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Resul
 /// The rows of `sql` with its marks of the call's resource filled ([`homed`]).
 pub(crate) fn query(conn: &mut dyn Conn, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
     at_home(conn, sql, params, |c, sql, p| c.query(sql, p))
+}
+
+/// Shows each row of `sql`, its marks of the call's resource filled ([`homed`]), to `f`,
+/// borrowed where the host allows ([`Conn::for_each_row`]).
+pub(crate) fn for_each_row(
+    conn: &mut dyn Conn,
+    sql: &str,
+    params: &[Value],
+    f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>,
+) -> Result<()> {
+    at_home(conn, sql, params, |c, sql, p| c.for_each_row(sql, p, f))
 }
 
 /// The first value of `sql` with its marks of the call's resource filled ([`homed`]).

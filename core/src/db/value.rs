@@ -35,6 +35,14 @@ impl ValueRef<'_> {
         }
     }
 
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            ValueRef::Int(v) => Some(*v as f64),
+            ValueRef::Real(v) => Some(*v),
+            _ => None,
+        }
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match self {
             ValueRef::Text(s) => Some(s),

@@ -24,7 +24,7 @@ use super::walk::{walk, Direction, EdgeFilter};
 use crate::cluster::route;
 use crate::db::{batch, sql_text};
 use crate::db::row::Fields;
-use crate::{Conn, Dialect, Result, Value};
+use crate::{Conn, Dialect, Result, Value, ValueRef};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 
@@ -38,16 +38,20 @@ const ROW_COLUMNS: &str = "ancestor, descendant, depth, hops";
 
 /// Rows of [`ROW_COLUMNS`] as stored paths.
 pub(crate) fn decode_rows(rows: Vec<crate::Row>) -> Result<Vec<Stored>> {
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let mut f = Fields::new(r);
-        let (a, d, depth) = (f.int(), f.int(), f.int());
-        let (Some(a), Some(d), Some(depth), Value::Blob(hops)) = (a, d, depth, f.value()) else {
-            return Err(crate::Error::internal("mem_graph_closure holds a malformed row"));
-        };
-        out.push(Stored::decode(a, d, depth as usize, &hops)?);
+    rows.iter()
+        .map(|r| decode_row(&r.iter().map(Value::as_ref).collect::<Vec<_>>()))
+        .collect()
+}
+
+/// A row of [`ROW_COLUMNS`] (other columns may follow) as a stored path.
+pub(crate) fn decode_row(r: &[ValueRef<'_>]) -> Result<Stored> {
+    let int = |i: usize| r.get(i).and_then(ValueRef::as_i64);
+    match (int(0), int(1), int(2), r.get(3)) {
+        (Some(a), Some(d), Some(depth), Some(ValueRef::Blob(hops))) => {
+            Stored::decode(a, d, depth as usize, hops)
+        }
+        _ => Err(crate::Error::internal("mem_graph_closure holds a malformed row")),
     }
-    Ok(out)
 }
 
 /// The stored paths that end at the node keyed `seq` (`Direction::In`) or start at it
@@ -64,14 +68,17 @@ fn stored_rows(
     };
     let sql =
         format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2{{home}}");
-    let rows = route::query(conn, &sql, &[Value::Int(seq), Value::Int(max_depth as i64)])?;
-    Ok(decode_rows(rows)?
-        .into_iter()
-        .map(|s| match dir {
-            Direction::Out => (s.last(), s),
-            Direction::In => (s.first(), s),
-        })
-        .collect())
+    let mut out = BTreeMap::new();
+    route::for_each_row(conn, &sql, &[Value::Int(seq), Value::Int(max_depth as i64)], &mut |r| {
+        let s = decode_row(r)?;
+        let other = match dir {
+            Direction::Out => s.last(),
+            Direction::In => s.first(),
+        };
+        out.insert(other, s);
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// [`stored_rows`] of the node `node`, as paths of ids keyed by the other end's id.

@@ -10,10 +10,10 @@ use crate::cluster::route;
 use crate::args::check_one_of;
 use crate::columns::{row, JsonText};
 use crate::db::access::{self, Act};
-use crate::db::batch::{query_lookup, Lookup};
+use crate::db::batch::{for_each_lookup, Lookup};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
-use crate::{Conn, Error, Result, Value};
+use crate::{Conn, Error, Result, Value, ValueRef};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -112,7 +112,7 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
     let f = &a.filter;
     let closure_answers = !f.include_stale && f.types.is_none() && f.as_of.is_none();
     if let ([dir], true, None) = (a.dirs.as_slice(), closure_answers, &a.node_types) {
-        return from_closure(conn, s.seq, *dir, a);
+        return from_closure(conn, (s.seq, node), *dir, a);
     }
     let b = Bound::of(conn, &s.resource)?;
     let keys = &mut Keys::default();
@@ -168,8 +168,14 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
 /// paths. Two statements, as derived data and the application's rows are always read apart
 /// (db::privilege). The range is twice the limit, which leaves room for stale nodes; the rows
 /// of its last depth may go on past it, so they count only when the range held them all, and
-/// the range is widened while they or stale nodes crowd it.
-fn from_closure(conn: &mut dyn Conn, start: i64, dir: Direction, a: &Ask) -> Result<Vec<Reached>> {
+/// the range is widened while they or stale nodes crowd it. The start (its key and id) is on
+/// every path and is not looked up again.
+fn from_closure(
+    conn: &mut dyn Conn,
+    (start, start_id): (i64, &str),
+    dir: Direction,
+    a: &Ask,
+) -> Result<Vec<Reached>> {
     let at = match dir {
         Direction::Out => "ancestor",
         Direction::In => "descendant",
@@ -187,13 +193,13 @@ fn from_closure(conn: &mut dyn Conn, start: i64, dir: Direction, a: &Ask) -> Res
             Value::Int(a.max_depth as i64),
             Value::Int(range as i64),
         ];
-        let mut rows = route::query(conn, &sql, &params)?;
-        let complete = rows.len() < range;
-        let weights: Vec<f64> = rows
-            .iter_mut()
-            .map(|r| r.pop().and_then(|w| w.as_f64()).unwrap_or(0.0))
-            .collect();
-        let paths = closure::decode_rows(rows)?;
+        let (mut paths, mut weights) = (Vec::new(), Vec::new());
+        route::for_each_row(conn, &sql, &params, &mut |r| {
+            paths.push(closure::decode_row(r)?);
+            weights.push(r.get(4).and_then(ValueRef::as_f64).unwrap_or(0.0));
+            Ok(())
+        })?;
+        let complete = paths.len() < range;
         // The rows of a cut range's last depth wait for a wider one.
         let counted = match (complete, paths.last()) {
             (false, Some(last)) => paths
@@ -213,7 +219,11 @@ fn from_closure(conn: &mut dyn Conn, start: i64, dir: Direction, a: &Ask) -> Res
         };
         seqs.sort_unstable();
         seqs.dedup();
-        let seqs: Vec<Value> = seqs.into_iter().map(Value::Int).collect();
+        let seqs: Vec<Value> = seqs
+            .into_iter()
+            .filter(|&k| k != start)
+            .map(Value::Int)
+            .collect();
         let nodes: std::collections::HashMap<i64, NodeRow> = node_rows(conn, By::Seq, &seqs)?
             .into_iter()
             .map(|n| (n.seq, n))
@@ -229,7 +239,13 @@ fn from_closure(conn: &mut dyn Conn, start: i64, dir: Direction, a: &Ask) -> Res
                 let ids = s
                     .nodes
                     .iter()
-                    .map(|k| node_of(*k).map(|r| r.id.as_str()))
+                    .map(|&k| {
+                        if k == start {
+                            Ok(start_id)
+                        } else {
+                            node_of(k).map(|r| r.id.as_str())
+                        }
+                    })
                     .collect::<Result<Vec<&str>>>()?;
                 json_list(&ids)?
             } else {
@@ -298,23 +314,22 @@ fn node_rows(conn: &mut dyn Conn, by: By, keys: &[Value]) -> Result<Vec<NodeRow>
                        WHERE seq IN ({keys}){home}",
         },
     };
-    let rows = query_lookup(conn, lookup, keys)?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|r| {
-            let mut f = Fields::new(r);
-            let (seq, id) = (f.int()?, f.text()?);
-            let (ty, label, file_path) = (f.text(), f.text(), f.text());
-            Some(NodeRow {
+    let mut out = Vec::with_capacity(keys.len());
+    for_each_lookup(conn, lookup, keys, &mut |r| {
+        let text = |i: usize| r.get(i).and_then(ValueRef::as_str).map(str::to_owned);
+        if let (Some(seq), Some(id)) = (r.first().and_then(ValueRef::as_i64), text(1)) {
+            out.push(NodeRow {
                 seq,
                 id,
-                ty: ty.unwrap_or_default(),
-                label: label.unwrap_or_default(),
-                file_path,
-                stale: f.int().is_some(),
-            })
-        })
-        .collect())
+                ty: text(2).unwrap_or_default(),
+                label: text(3).unwrap_or_default(),
+                file_path: text(4),
+                stale: r.get(5).and_then(ValueRef::as_i64).is_some(),
+            });
+        }
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// `graph_neighbors(node_id [, options])`: the nodes within `max_depth` hops (default 1) of
