@@ -108,7 +108,7 @@ fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> 
     }
     unsafe { pg_sys::LockRelationOid(relid, pg_sys::AccessShareLock as i32) };
     watch_tables();
-    let key = format!("{}:{:?}:{:?}", s.index, s.equal, s.from);
+    let key = format!("{}:{:?}:{:?}:{:?}", s.index, s.equal, s.from, s.each);
     let rows = match KEPT.with(|k| k.borrow().get(&(relid, key.clone())).cloned()) {
         Some(rows) => rows,
         None => {
@@ -188,21 +188,40 @@ unsafe fn scan_table(
     if index_id == pg_sys::InvalidOid {
         return Ok(false);
     }
+    let Some(first) = (match s.each {
+        Some(each) => each.first(),
+        None => Some(s.from.as_ref().unwrap_or(&Value::Null)),
+    }) else {
+        return Ok(true);
+    };
     let index = pg_sys::index_open(index_id, pg_sys::AccessShareLock as i32);
     let form = (*index).rd_index;
-    let keys = s.equal.len() + usize::from(s.from.is_some());
+    let keys = s.equal.len() + usize::from(s.from.is_some() || s.each.is_some());
     if (*form).indrelid != relid || keys > (*form).indnkeyatts as usize {
         pg_sys::index_close(index, pg_sys::NoLock as i32);
         return Ok(false);
     }
+    // The columns found once: by name for every row, it cost more than reading them.
+    let columns = match s
+        .columns
+        .iter()
+        .map(|c| table.live_column(c))
+        .collect::<Result<Vec<_>>>()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            pg_sys::index_close(index, pg_sys::NoLock as i32);
+            return Err(e);
+        }
+    };
+    let width = columns.iter().max().map_or(0, |&i| i + 1);
     let mut scan_keys: Vec<pg_sys::ScanKeyData> = vec![std::mem::zeroed(); keys];
+    let mut last_type = pg_sys::InvalidOid;
     for (i, key) in scan_keys.iter_mut().enumerate() {
-        let (value, strategy) = match s.equal.get(i) {
-            Some(v) => (v, pg_sys::BTEqualStrategyNumber),
-            None => (
-                s.from.as_ref().unwrap_or(&Value::Null),
-                pg_sys::BTGreaterEqualStrategyNumber,
-            ),
+        let (value, strategy) = match (s.equal.get(i), s.each) {
+            (Some(v), _) => (v, pg_sys::BTEqualStrategyNumber),
+            (None, Some(_)) => (first, pg_sys::BTEqualStrategyNumber),
+            (None, None) => (first, pg_sys::BTGreaterEqualStrategyNumber),
         };
         let column = (*form).indkey.values.as_ptr().add(i).read();
         if column <= 0 {
@@ -210,6 +229,7 @@ unsafe fn scan_table(
             return Ok(false);
         }
         let att = table.attribute(column as usize - 1);
+        last_type = att.atttypid;
         let (datum, null) = to_datum(value, att.atttypid, attribute_name(att))?;
         let family = *(*index).rd_opfamily.add(i);
         let input = *(*index).rd_opcintype.add(i);
@@ -237,22 +257,37 @@ unsafe fn scan_table(
     };
     let snapshot = pg_sys::RegisterSnapshot(snapshot);
     let scan = pg_sys::index_beginscan(rel, index, snapshot, keys as i32, 0);
-    pg_sys::index_rescan(scan, scan_keys.as_mut_ptr(), keys as i32, null_mut(), 0);
     let slot = pg_sys::table_slot_create(rel, null_mut());
     let mut outcome = Ok(true);
-    while pg_sys::index_getnext_slot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
-        pg_sys::slot_getallattrs(slot);
-        match s
-            .columns
-            .iter()
-            .map(|c| table.read(slot, c))
-            .collect::<Result<Vec<_>>>()
-        {
-            Ok(row) if f(&row) => {}
-            Ok(_) => break,
-            Err(e) => {
-                outcome = Err(e);
-                break;
+    // One pass of the index per key of `each` (one pass without it), the last key's value
+    // set anew for each.
+    let passes = s.each.unwrap_or(std::slice::from_ref(first));
+    'passes: for (n, value) in passes.iter().enumerate() {
+        if n > 0 {
+            match to_datum(value, last_type, "each") {
+                Ok((_, true)) => continue,
+                Ok((datum, false)) => scan_keys[keys - 1].sk_argument = datum,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        }
+        pg_sys::index_rescan(scan, scan_keys.as_mut_ptr(), keys as i32, null_mut(), 0);
+        while pg_sys::index_getnext_slot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
+            // Only the columns up to the last one read are taken apart.
+            pg_sys::slot_getsomeattrs(slot, width as i32);
+            match columns
+                .iter()
+                .map(|&i| table.read_at(slot, i))
+                .collect::<Result<Vec<_>>>()
+            {
+                Ok(row) if f(&row) => {}
+                Ok(_) => break 'passes,
+                Err(e) => {
+                    outcome = Err(e);
+                    break 'passes;
+                }
             }
         }
     }
@@ -496,9 +531,21 @@ impl Table {
     ///
     /// `slot` is a slot of this table with its values deformed.
     unsafe fn read(&self, slot: *mut pg_sys::TupleTableSlot, name: &str) -> Result<Value> {
-        let i = self
-            .column(name)
-            .ok_or_else(|| Error::internal(format!("no column {name}")))?;
+        self.read_at(slot, self.live_column(name)?)
+    }
+
+    /// [`Table::column`], an error when there is none.
+    fn live_column(&self, name: &str) -> Result<usize> {
+        self.column(name)
+            .ok_or_else(|| Error::internal(format!("no column {name}")))
+    }
+
+    /// [`Table::read`] of the column at index `i`, found by [`Table::live_column`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Table::read`], and `i` is below the table's width.
+    unsafe fn read_at(&self, slot: *mut pg_sys::TupleTableSlot, i: usize) -> Result<Value> {
         let (datum, null) = (*(*slot).tts_values.add(i), *(*slot).tts_isnull.add(i));
         let oid = self.attribute(i).atttypid;
         if oid != pg_sys::JSONBOID || null {

@@ -37,16 +37,52 @@ pub enum Write {
 
 /// A read of one index's rows without a statement ([`crate::Conn::scan_directly`]): the rows
 /// of `table` whose leading `index` columns equal `equal`, and whose next column is at least
-/// `from` when it is given, in the index's order.
+/// `from` when it is given, or equals each of `each` in turn, in the index's order.
 #[derive(Debug)]
 pub struct Scan<'a> {
     pub table: &'static str,
     pub index: &'static str,
     pub equal: &'a [crate::Value],
     pub from: Option<crate::Value>,
+    /// Keys for the column after `equal`, read one after the other in one scan (a lookup of
+    /// several rows by key); `from` is not used with them.
+    pub each: Option<&'a [crate::Value]>,
     /// The columns shown for each row.
     pub columns: &'static [&'static str],
     /// The table is written only where the core then says so ([`crate::Conn::table_changed`]):
     /// the host may keep the rows it read until then.
     pub kept: bool,
+}
+
+/// Shows `f` the rows `scan` names, read without a statement where the host can
+/// ([`crate::Conn::scan_directly`]), else the rows of `sql` — which names the same rows, in
+/// an order the index's is one of, with the same columns — until `f` returns `false`.
+pub(crate) fn scan_or_query(
+    conn: &mut dyn crate::Conn,
+    scan: &Scan<'_>,
+    sql: &str,
+    params: &[crate::Value],
+    f: &mut dyn FnMut(&[crate::ValueRef<'_>]) -> crate::Result<bool>,
+) -> crate::Result<()> {
+    let mut failed = None;
+    let read = conn.scan_directly(scan, &mut |row| {
+        let refs: Vec<crate::ValueRef<'_>> = row.iter().map(crate::Value::as_ref).collect();
+        f(&refs).unwrap_or_else(|e| {
+            failed = Some(e);
+            false
+        })
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if read {
+        return Ok(());
+    }
+    let mut more = true;
+    super::home::for_each_row(conn, sql, params, &mut |row| {
+        if more {
+            more = f(row)?;
+        }
+        Ok(())
+    })
 }

@@ -11,6 +11,7 @@ use crate::args::check_one_of;
 use crate::columns::{row, JsonText};
 use crate::db::access::{self, Act};
 use crate::db::batch::{for_each_lookup, Lookup};
+use crate::db::direct::{scan_or_query, Scan};
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
 use crate::{Conn, Error, Result, Value, ValueRef};
@@ -74,6 +75,9 @@ struct Start {
 }
 
 fn start(conn: &mut dyn Conn, id: &str) -> Result<Start> {
+    if let Some(s) = start_directly(conn, id)? {
+        return Ok(s);
+    }
     let row = route::query(
         conn,
         "SELECT n.seq, n.resource_id, s.max_depth FROM mem_graph_nodes n \
@@ -82,13 +86,62 @@ fn start(conn: &mut dyn Conn, id: &str) -> Result<Start> {
     )?
         .into_iter()
         .next()
-        .ok_or_else(|| Error::invalid("node_id", format!("no node {}", crate::error::echo(id))))?;
+        .ok_or_else(|| no_node(id))?;
     let mut f = Fields::new(row);
     Ok(Start {
         seq: f.int().unwrap_or_default(),
         resource: f.text().unwrap_or_default(),
         depth: f.int().map_or(bound::DEFAULT_DEPTH, |d| d as usize),
     })
+}
+
+/// [`start`] read without statements where the host can: the node by its id, then its
+/// resource's settings (two index reads, where the statement's join cost more to start than
+/// to run). `None` when the host cannot.
+fn start_directly(conn: &mut dyn Conn, id: &str) -> Result<Option<Start>> {
+    let mut node = None;
+    let nodes = Scan {
+        table: "mem_graph_nodes",
+        index: "mem_graph_nodes_id_key",
+        equal: &[id.into()],
+        from: None,
+        each: None,
+        columns: &["seq", "resource_id"],
+        kept: false,
+    };
+    if !conn.scan_directly(&nodes, &mut |r| {
+        node = Some(r.to_vec());
+        false
+    })? {
+        return Ok(None);
+    }
+    let mut f = Fields::new(node.ok_or_else(|| no_node(id))?);
+    let (seq, resource) = (f.int().unwrap_or_default(), f.text().unwrap_or_default());
+    let mut depth = None;
+    let settings = Scan {
+        table: "mem_graph_settings",
+        index: "mem_graph_settings_pkey",
+        equal: &[resource.as_str().into()],
+        from: None,
+        each: None,
+        columns: &["max_depth"],
+        kept: false,
+    };
+    if !conn.scan_directly(&settings, &mut |r| {
+        depth = r.first().and_then(Value::as_i64);
+        false
+    })? {
+        return Ok(None);
+    }
+    Ok(Some(Start {
+        seq,
+        resource,
+        depth: depth.map_or(bound::DEFAULT_DEPTH, |d| d as usize),
+    }))
+}
+
+fn no_node(id: &str) -> Error {
+    Error::invalid("node_id", format!("no node {}", crate::error::echo(id)))
 }
 
 fn ask(o: &Opts, default_depth: Option<usize>, s: &Start, dirs: Vec<Direction>) -> Result<Ask> {
@@ -165,8 +218,8 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
 
 /// [`reach`] in one direction with nothing the closure lacks: one indexed range of the
 /// closure, in the index's order (by depth) and cut in the database, then the nodes on its
-/// paths. Two statements, as derived data and the application's rows are always read apart
-/// (db::privilege). The range is twice the limit, which leaves room for stale nodes; the rows
+/// paths. Two reads, as derived data and the application's rows are always read apart
+/// (db::privilege); the range is read without a statement where the host can. The range is twice the limit, which leaves room for stale nodes; the rows
 /// of its last depth may go on past it, so they count only when the range held them all, and
 /// the range is widened while they or stale nodes crowd it. The start (its key and id) is on
 /// every path and is not looked up again.
@@ -176,9 +229,9 @@ fn from_closure(
     dir: Direction,
     a: &Ask,
 ) -> Result<Vec<Reached>> {
-    let at = match dir {
-        Direction::Out => "ancestor",
-        Direction::In => "descendant",
+    let (at, index) = match dir {
+        Direction::Out => ("ancestor", "mem_graph_closure_pkey"),
+        Direction::In => ("descendant", "mem_graph_closure_reverse"),
     };
     let sql = crate::db::sql_text::cached("from_closure", at, conn.dialect(), 0, || {
         format!(
@@ -193,11 +246,25 @@ fn from_closure(
             Value::Int(a.max_depth as i64),
             Value::Int(range as i64),
         ];
+        let scan = Scan {
+            table: "mem_graph_closure",
+            index,
+            equal: &params[..1],
+            from: None,
+            each: None,
+            columns: &["ancestor", "descendant", "depth", "hops", "total_weight"],
+            kept: false,
+        };
         let (mut paths, mut weights) = (Vec::new(), Vec::new());
-        route::for_each_row(conn, &sql, &params, &mut |r| {
-            paths.push(closure::decode_row(r)?);
+        scan_or_query(conn, &scan, &sql, &params, &mut |r| {
+            let path = closure::decode_row(r)?;
+            // Read directly, the index goes on past the depth and the range.
+            if path.types.len() > a.max_depth {
+                return Ok(false);
+            }
+            paths.push(path);
             weights.push(r.get(4).and_then(ValueRef::as_f64).unwrap_or(0.0));
-            Ok(())
+            Ok(paths.len() < range)
         })?;
         let complete = paths.len() < range;
         // The rows of a cut range's last depth wait for a wider one.
@@ -315,7 +382,7 @@ fn node_rows(conn: &mut dyn Conn, by: By, keys: &[Value]) -> Result<Vec<NodeRow>
         },
     };
     let mut out = Vec::with_capacity(keys.len());
-    for_each_lookup(conn, lookup, keys, &mut |r| {
+    let mut add = |r: &[ValueRef<'_>]| {
         let text = |i: usize| r.get(i).and_then(ValueRef::as_str).map(str::to_owned);
         if let (Some(seq), Some(id)) = (r.first().and_then(ValueRef::as_i64), text(1)) {
             out.push(NodeRow {
@@ -327,6 +394,27 @@ fn node_rows(conn: &mut dyn Conn, by: By, keys: &[Value]) -> Result<Vec<NodeRow>
                 stale: r.get(5).and_then(ValueRef::as_i64).is_some(),
             });
         }
+    };
+    // By key, read without a statement where the host can.
+    let direct = Scan {
+        table: "mem_graph_nodes",
+        index: "mem_graph_nodes_pkey",
+        equal: &[],
+        from: None,
+        each: Some(keys),
+        columns: &["seq", "id", "type", "label", "file_path", "stale_at"],
+        kept: false,
+    };
+    if matches!(by, By::Seq)
+        && conn.scan_directly(&direct, &mut |r| {
+            add(&r.iter().map(Value::as_ref).collect::<Vec<_>>());
+            true
+        })?
+    {
+        return Ok(out);
+    }
+    for_each_lookup(conn, lookup, keys, &mut |r| {
+        add(r);
         Ok(())
     })?;
     Ok(out)

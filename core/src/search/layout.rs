@@ -45,6 +45,7 @@ pub(super) fn read(conn: &mut dyn Conn) -> Result<Read> {
         index: "mem_idx_layout_pkey",
         equal: &[Value::Int(1)],
         from: None,
+        each: None,
         columns: &["by_resource", "distributed"],
         kept: true,
     };

@@ -362,6 +362,7 @@ pub(crate) fn unused_directly(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result
         index: "mem_idx_meta_pkey",
         equal: &index[..2],
         from: None,
+        each: None,
         columns: &[],
         kept: false,
     };
@@ -380,6 +381,7 @@ pub(crate) fn unused_directly(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result
         index: "mem_idx_delta_pkey",
         equal: &index,
         from: None,
+        each: None,
         columns: &[],
         kept: false,
     };
@@ -389,6 +391,7 @@ pub(crate) fn unused_directly(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result
         index: "mem_idx_segments_ns",
         equal: &index[..2],
         from: Some(Value::Int(doc)),
+        each: None,
         columns: &["min_key"],
         kept: false,
     };
