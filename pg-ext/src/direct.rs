@@ -277,10 +277,11 @@ unsafe fn scan_table(
         while pg_sys::index_getnext_slot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
             // Only the columns up to the last one read are taken apart.
             pg_sys::slot_getsomeattrs(slot, width as i32);
+            let mut row = Vec::with_capacity(columns.len());
             match columns
                 .iter()
-                .map(|&i| table.read_at(slot, i))
-                .collect::<Result<Vec<_>>>()
+                .try_for_each(|&i| table.read_at(slot, i).map(|v| row.push(v)))
+                .map(|()| row)
             {
                 Ok(row) if f(&row) => {}
                 Ok(_) => break 'passes,

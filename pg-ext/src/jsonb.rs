@@ -54,7 +54,10 @@ fn plain_strings(text: &str) -> Option<Vec<&str>> {
 /// strings (see [`plain_strings`]) small enough for a JEntry's offsets.
 pub fn from_plain_array(text: &str) -> Option<pg_sys::Datum> {
     let items = plain_strings(text)?;
-    let mut buf = vec![0u8; pg_sys::VARHDRSZ];
+    // Room for the whole layout at once: the headers and padding, a JEntry per string, and
+    // the strings, which are no longer than their JSON text.
+    let mut buf = Vec::with_capacity(pg_sys::VARHDRSZ + 8 + 4 * items.len() + text.len());
+    buf.resize(pg_sys::VARHDRSZ, 0);
     array(&mut buf, &items, |buf, s| string(buf, s))?;
     Some(datum(&buf))
 }

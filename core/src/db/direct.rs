@@ -53,36 +53,3 @@ pub struct Scan<'a> {
     /// the host may keep the rows it read until then.
     pub kept: bool,
 }
-
-/// Shows `f` the rows `scan` names, read without a statement where the host can
-/// ([`crate::Conn::scan_directly`]), else the rows of `sql` — which names the same rows, in
-/// an order the index's is one of, with the same columns — until `f` returns `false`.
-pub(crate) fn scan_or_query(
-    conn: &mut dyn crate::Conn,
-    scan: &Scan<'_>,
-    sql: &str,
-    params: &[crate::Value],
-    f: &mut dyn FnMut(&[crate::ValueRef<'_>]) -> crate::Result<bool>,
-) -> crate::Result<()> {
-    let mut failed = None;
-    let read = conn.scan_directly(scan, &mut |row| {
-        let refs: Vec<crate::ValueRef<'_>> = row.iter().map(crate::Value::as_ref).collect();
-        f(&refs).unwrap_or_else(|e| {
-            failed = Some(e);
-            false
-        })
-    })?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    if read {
-        return Ok(());
-    }
-    let mut more = true;
-    super::home::for_each_row(conn, sql, params, &mut |row| {
-        if more {
-            more = f(row)?;
-        }
-        Ok(())
-    })
-}

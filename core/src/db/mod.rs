@@ -1,7 +1,7 @@
 //! Database access: the connection the adapters implement and the session each keeps, the
 //! values crossing it, typed reading of trigger rows, the row an update changed (SQLite), the
-//! statement texts hot paths reuse, row writes without statements (Postgres), who may act on a
-//! resource, pages newest first, and fault injection for crash tests.
+//! statement texts hot paths reuse, row reads and writes without statements (Postgres), who
+//! may act on a resource, pages newest first, and fault injection for crash tests.
 
 pub(crate) mod access;
 pub(crate) mod batch;
@@ -13,6 +13,7 @@ pub mod home;
 pub(crate) mod newest;
 pub mod privilege;
 pub mod row;
+pub(crate) mod scan;
 pub mod seen;
 pub mod session;
 pub(crate) mod sql_text;

@@ -11,6 +11,7 @@
 //! varint). A hop of a common type and weight 1 is one byte. Both databases store the same
 //! bytes.
 
+use super::bound;
 use super::path::{Path, KNOWN_TYPES};
 use std::borrow::Cow;
 use crate::{Error, Result};
@@ -57,11 +58,14 @@ impl Stored {
     pub(crate) fn decode(first: i64, last: i64, depth: usize, hops: &[u8]) -> Result<Stored> {
         let bad = || Error::internal("mem_graph_closure holds a malformed hops column");
         let mut r = Reader { bytes: hops, at: 0 };
+        // The stored depth sizes the lists (bounded: the row is not trusted yet).
+        let hops_hint = depth.min(bound::MAX_DEPTH);
         let mut s = Stored {
-            nodes: vec![first],
-            types: Vec::new(),
-            weights: Vec::new(),
+            nodes: Vec::with_capacity(hops_hint + 1),
+            types: Vec::with_capacity(hops_hint),
+            weights: Vec::with_capacity(hops_hint),
         };
+        s.nodes.push(first);
         loop {
             let hop = *r.take(1).ok_or_else(bad)?.first().ok_or_else(bad)?;
             let ty = match usize::from(hop & !WEIGHTED) {
