@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Instructions per graph query on Postgres, counted by callgrind in a single-user backend: a
+figure the machine's noise does not move, for comparing builds of the extension where the
+p50s of two runs differ by more than the change.
+
+    target/bench-graph/venv/bin/python benches/graph/pg_query_count.py \\
+        --build before=PATH/agentmem.so --build after=PATH/agentmem.so [--out FILE]
+
+The dense bench graph (graph_bench.py's) is loaded once into a cluster of this tool's own
+(/tmp/agentmem-query-count, a server started for the load and stopped after it). Then for
+each build, put in place of the installed library, a single-user backend (`postgres
+--single`, run as the postgres user) answers `graph_neighbors` at depth 1 and 3 of the bench's
+200 sampled start nodes, `graph_impact` at depth 3 of its impact nodes and `graph_neighbors`
+of its nodes with no edge out, each query file under `valgrind --tool=callgrind`; a file of as
+many trivial statements is counted too and taken off, so the figure is the calls' own, parse
+and plan of their statement included. The installed library is put back at the end. Needs
+valgrind, root (to run as postgres and to swap the library) and the schema version of the
+builds to be the installed one's."""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE)), HERE]
+import graph_bench  # noqa: E402
+from benchlib import report  # noqa: E402
+
+WORK = "/tmp/agentmem-query-count"
+DATA = os.path.join(WORK, "data")
+BIN = "/usr/lib/postgresql/15/bin"
+PORT = "5497"
+
+
+def as_postgres(cmd, **kw):
+    return subprocess.run(["su", "postgres", "-c", cmd], check=True, **kw)
+
+
+def load(graph_text):
+    """A cluster holding the graph in database `bench`, made once."""
+    if os.path.exists(os.path.join(WORK, "loaded")):
+        return
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    shutil.chown(WORK, "postgres")
+    as_postgres(f"{BIN}/initdb -D {DATA} -A trust -U postgres", stdout=subprocess.DEVNULL)
+    as_postgres(f"{BIN}/pg_ctl -D {DATA} -l {WORK}/server.log -w -o \"-p {PORT} -k /tmp -h ''\" "
+                "start", stdout=subprocess.DEVNULL)
+    try:
+        import psycopg
+        dsn = f"host=/tmp port={PORT} user=postgres"
+        with psycopg.connect(dsn + " dbname=postgres", autocommit=True) as c:
+            c.execute("CREATE DATABASE bench")
+        with psycopg.connect(dsn + " dbname=bench", autocommit=True) as c:
+            c.execute("CREATE EXTENSION agentmem")
+            c.execute("SELECT graph_load('bench', %s)", (graph_text,))
+            c.execute("VACUUM ANALYZE")
+    finally:
+        as_postgres(f"{BIN}/pg_ctl -D {DATA} -m fast -w stop", stdout=subprocess.DEVNULL)
+    open(os.path.join(WORK, "loaded"), "w").close()
+
+
+def query_files(sample):
+    """The query files, by name, and the baseline of as many trivial statements."""
+    outs, ins, _, leaves = sample
+    neighbors = "SELECT count(*) FROM graph_neighbors('{}', '{{\"max_depth\":{},\"limit\":10000}}');"
+    impact = "SELECT length(graph_impact('{}', '{{\"max_depth\":3,\"limit\":10000}}')::text);"
+    files = {
+        "no rows": [neighbors.format(n, 1) for n in leaves],
+        "neighbors depth 1": [neighbors.format(n, 1) for n in outs],
+        "neighbors depth 3": [neighbors.format(n, 3) for n in outs],
+        "impact depth 3": [impact.format(n) for n in ins],
+    }
+    base = ["SELECT count(*) FROM (SELECT '{}') x;".format(n) for n in outs]
+    paths = {}
+    for name, lines in [*files.items(), ("baseline", base)]:
+        fd, path = tempfile.mkstemp(suffix=".sql", dir=WORK)
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.chmod(path, 0o644)
+        paths[name] = (path, len(lines))
+    return paths
+
+
+def counted(sql_file):
+    """Instructions callgrind counted for a single-user backend running `sql_file`."""
+    out = subprocess.run(
+        ["su", "postgres", "-c", f"valgrind --tool=callgrind --callgrind-out-file=/dev/null "
+         f"{BIN}/postgres --single -D {DATA} bench < {sql_file} > /dev/null"],
+        capture_output=True, text=True, check=True).stderr
+    return int(re.search(r"refs:\s+([\d,]+)", out).group(1).replace(",", ""))
+
+
+def install(path, lib):
+    """Puts `path` in place of `lib` as a new file (a mapped library is never written over)."""
+    shutil.copy(path, lib + ".new")
+    os.rename(lib + ".new", lib)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", action="append", required=True, help="name=PATH/agentmem.so")
+    ap.add_argument("--out", default=os.path.join(graph_bench.ROOT, "benches", "results",
+                                                  "pg-query-count-latest.md"))
+    a = ap.parse_args()
+    builds = [b.split("=", 1) for b in a.build]
+    lib = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
+                         check=True).stdout.strip() + "/agentmem.so"
+    gpath = os.path.join(graph_bench.ROOT, "target", "bench-graph", "graph-all.json")
+    if not os.path.exists(gpath):
+        subprocess.run([sys.executable, os.path.join(HERE, "build_code_graph.py"), "--items",
+                        "--out", gpath], check=True)
+    graph_text = open(gpath).read()
+    graph = json.loads(graph_text)
+    sample = graph_bench.sample(graph, 200, 42)
+    saved = lib + ".saved"
+    shutil.copy(lib, saved)
+    try:
+        load(graph_text)
+        files = query_files(sample)
+        rows = {}
+        for name, path in builds:
+            install(path, lib)
+            base = counted(files["baseline"][0]) / files["baseline"][1]
+            for q, (f, n) in files.items():
+                if q != "baseline":
+                    rows.setdefault(q, []).append(counted(f) / n - base)
+    finally:
+        install(saved, lib)
+        os.remove(saved)
+    head = " | ".join(name for name, _ in builds)
+    lines = [f"`{' '.join(sys.argv)}`: instructions per call in a single-user backend "
+             "(callgrind, less as many trivial statements), the dense bench graph's 200 "
+             "sampled nodes per query.", "",
+             f"| query | {head} | last / first |", "|---|" + "---:|" * (len(builds) + 1)]
+    for q, counts in rows.items():
+        cells = " | ".join(f"{c:,.0f}" for c in counts)
+        lines.append(f"| {q} | {cells} | {counts[-1] / counts[0]:.3f} |")
+    report(lines, a.out)
+
+
+if __name__ == "__main__":
+    main()
