@@ -9,7 +9,7 @@ use agentmem_core::db::conn::Change;
 use agentmem_core::db::direct::{Scan, Vouch};
 use agentmem_core::db::privilege::Privilege;
 use agentmem_core::db::session::Session;
-use agentmem_core::{Conn, Dialect, Error, Result, Row, Value};
+use agentmem_core::{Conn, Dialect, Error, Result, Row, Value, ValueRef};
 use pgrx::datum::DatumWithOid;
 use pgrx::pg_sys::panic::{CaughtError, ErrorReport};
 use pgrx::prelude::*;
@@ -322,7 +322,7 @@ impl Conn for SpiConn {
     fn scan_directly(
         &mut self,
         scan: &Scan<'_>,
-        f: &mut dyn FnMut(&[Value]) -> bool,
+        f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool,
     ) -> Result<bool> {
         crate::direct::scan(scan, f)
     }

@@ -17,7 +17,7 @@ use agentmem_core::db::conn::Change;
 use agentmem_core::db::direct::{Scan, Vouch, Write};
 use agentmem_core::db::privilege::DERIVED;
 use agentmem_core::db::value::check_params;
-use agentmem_core::{Error, Result, Value};
+use agentmem_core::{Error, Result, Value, ValueRef};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -75,7 +75,7 @@ fn transaction_allows() -> bool {
 /// [`agentmem_core::db::direct::Scan`]); `false`, having read nothing, when the caller may not
 /// read the table directly (no `SELECT` on it, or a row-level security policy applies), or
 /// Citus is installed (the table may be the shell of shards elsewhere).
-pub fn scan(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> {
+pub fn scan(s: &Scan<'_>, f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool) -> Result<bool> {
     if crate::citus::installed() {
         return Ok(false);
     }
@@ -98,7 +98,7 @@ pub fn scan(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> {
 /// cached definition is invalidated: its writers invalidate it ([`table_changed`]), and the
 /// table's lock, taken here as the statement would take it, brings the invalidations of
 /// transactions that committed since in before the rows are looked up.
-fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> {
+fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool) -> Result<bool> {
     let name = CString::new(s.table).map_err(|_| Error::internal("a table name holds NUL"))?;
     // SAFETY: a NUL-terminated name; the lock is the one a read of the table takes, held to
     // the transaction's end.
@@ -119,7 +119,7 @@ fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> 
             // SAFETY: as in `scan`.
             let read = unsafe {
                 scan_table(&table, s, &mut |r| {
-                    rows.push(r.to_vec());
+                    rows.push(r.iter().map(ValueRef::to_owned).collect::<Vec<_>>());
                     true
                 })
             };
@@ -145,7 +145,7 @@ fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[Value]) -> bool) -> Result<bool> 
         return Ok(false);
     }
     for row in &rows {
-        if !f(row) {
+        if !f(&row.iter().map(Value::as_ref).collect::<Vec<_>>()) {
             break;
         }
     }
@@ -176,7 +176,7 @@ pub fn table_changed(table: &str) -> Result<()> {
 unsafe fn scan_table(
     table: &Table,
     s: &Scan<'_>,
-    f: &mut dyn FnMut(&[Value]) -> bool,
+    f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool,
 ) -> Result<bool> {
     let rel = table.rel;
     let relid = (*rel).rd_id;
@@ -277,6 +277,7 @@ unsafe fn scan_table(
         while pg_sys::index_getnext_slot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
             // Only the columns up to the last one read are taken apart.
             pg_sys::slot_getsomeattrs(slot, width as i32);
+            // Text borrowed from the tuple, pinned until the scan moves on.
             let mut row = Vec::with_capacity(columns.len());
             match columns
                 .iter()
@@ -533,6 +534,7 @@ impl Table {
     /// `slot` is a slot of this table with its values deformed.
     unsafe fn read(&self, slot: *mut pg_sys::TupleTableSlot, name: &str) -> Result<Value> {
         self.read_at(slot, self.live_column(name)?)
+            .map(ValueRef::into_owned)
     }
 
     /// [`Table::column`], an error when there is none.
@@ -541,23 +543,29 @@ impl Table {
             .ok_or_else(|| Error::internal(format!("no column {name}")))
     }
 
-    /// [`Table::read`] of the column at index `i`, found by [`Table::live_column`].
+    /// [`Table::read`] of the column at index `i`, found by [`Table::live_column`], text and
+    /// bytes borrowed from the row.
     ///
     /// # Safety
     ///
-    /// As for [`Table::read`], and `i` is below the table's width.
-    unsafe fn read_at(&self, slot: *mut pg_sys::TupleTableSlot, i: usize) -> Result<Value> {
+    /// As for [`Table::read`], and `i` is below the table's width; what is borrowed lives
+    /// while the slot holds the row.
+    unsafe fn read_at<'a>(
+        &self,
+        slot: *mut pg_sys::TupleTableSlot,
+        i: usize,
+    ) -> Result<ValueRef<'a>> {
         let (datum, null) = (*(*slot).tts_values.add(i), *(*slot).tts_isnull.add(i));
         let oid = self.attribute(i).atttypid;
         if oid != pg_sys::JSONBOID || null {
-            return crate::datum::column(datum, null, oid);
+            return crate::datum::column_ref(datum, null, oid);
         }
         // JSON as Postgres prints it: what the core reads here it parses, so the compact form
         // a statement's reading makes (through serde) would cost a parse and a print more.
         let text = pgrx::direct_function_call_as_datum(pg_sys::jsonb_out, &[Some(datum)])
             .ok_or_else(|| Error::internal("jsonb_out returned NULL"))?;
         let text = CStr::from_ptr(text.cast_mut_ptr::<std::ffi::c_char>());
-        Ok(Value::Text(text.to_string_lossy().into_owned()))
+        Ok(ValueRef::Text(text.to_string_lossy().into_owned().into()))
     }
 
     /// The primary key's index and its one column's attribute index.

@@ -176,13 +176,14 @@ pub trait Conn {
     }
 
     /// Reads the rows `scan` names without a statement, where the host can (see
-    /// [`crate::db::direct`]): each row's columns are shown to `f` until it returns `false`.
+    /// [`crate::db::direct`]): each row's columns are shown to `f`, borrowed from the row
+    /// where the host allows, until it returns `false`.
     /// They are the rows the statement would read, with its rights and snapshot. `false` when
     /// the host cannot (the default): the caller then runs its statement.
     fn scan_directly(
         &mut self,
         _scan: &Scan<'_>,
-        _f: &mut dyn FnMut(&[Value]) -> bool,
+        _f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool,
     ) -> Result<bool> {
         Ok(false)
     }

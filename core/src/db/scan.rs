@@ -17,8 +17,7 @@ pub(crate) fn scan_or_query(
 ) -> Result<()> {
     let mut failed = None;
     let read = conn.scan_directly(scan, &mut |row| {
-        let refs: Vec<ValueRef<'_>> = row.iter().map(Value::as_ref).collect();
-        f(&refs).unwrap_or_else(|e| {
+        f(row).unwrap_or_else(|e| {
             failed = Some(e);
             false
         })

@@ -50,6 +50,14 @@ impl ValueRef<'_> {
         }
     }
 
+    /// This value owned, its text moved when it already is.
+    pub fn into_owned(self) -> Value {
+        match self {
+            ValueRef::Text(s) => Value::Text(s.into_owned()),
+            other => other.to_owned(),
+        }
+    }
+
     pub fn to_owned(&self) -> Value {
         match self {
             ValueRef::Null => Value::Null,

@@ -111,7 +111,7 @@ fn start_directly(conn: &mut dyn Conn, id: &str) -> Result<Option<Start>> {
         kept: false,
     };
     if !conn.scan_directly(&nodes, &mut |r| {
-        node = Some(r.to_vec());
+        node = Some(r.iter().map(ValueRef::to_owned).collect());
         false
     })? {
         return Ok(None);
@@ -129,7 +129,7 @@ fn start_directly(conn: &mut dyn Conn, id: &str) -> Result<Option<Start>> {
         kept: false,
     };
     if !conn.scan_directly(&settings, &mut |r| {
-        depth = r.first().and_then(Value::as_i64);
+        depth = r.first().and_then(ValueRef::as_i64);
         false
     })? {
         return Ok(None);
@@ -408,7 +408,7 @@ fn node_rows(conn: &mut dyn Conn, by: By, keys: &[Value]) -> Result<Vec<NodeRow>
     };
     if matches!(by, By::Seq)
         && conn.scan_directly(&direct, &mut |r| {
-            add(&r.iter().map(Value::as_ref).collect::<Vec<_>>());
+            add(r);
             true
         })?
     {

@@ -4,7 +4,7 @@
 
 use crate::db::direct::Scan;
 use crate::db::session::Part;
-use crate::{Conn, Result, Value};
+use crate::{Conn, Result, Value, ValueRef};
 
 /// The database's layout as this transaction read it, once: reading it locks the layout's
 /// table against a change (Postgres holds a table lock to the transaction's end, and a
@@ -50,7 +50,7 @@ pub(super) fn read(conn: &mut dyn Conn) -> Result<Read> {
         kept: true,
     };
     let read = conn.scan_directly(&scan, &mut |r| {
-        row = r.to_vec();
+        row = r.iter().map(ValueRef::to_owned).collect();
         false
     })?;
     if !read {

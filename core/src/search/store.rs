@@ -399,7 +399,7 @@ pub(crate) fn unused_directly(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result
         held = true;
         false
     })? && conn.scan_directly(&segments, &mut |r| {
-        covered = r.first().and_then(Value::as_i64).is_some_and(|min| min <= doc);
+        covered = r.first().and_then(ValueRef::as_i64).is_some_and(|min| min <= doc);
         !covered
     })?;
     Ok(read.then_some(!held && !covered))
