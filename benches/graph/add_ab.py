@@ -5,7 +5,8 @@ closure and node tables into shared buffers (pg_prewarm), and times `graph_edge_
 bench's sampled pairs, each its own transaction (with `--impact`, `graph_impact` at depth 3
 of the bench's sampled impact nodes instead, read as text as the bench reads it). Between runs
 the next build's library is put in place of the installed one (a new connection loads it); the
-installed library is put back at the end. For a server of your own, with `pg_prewarm` available (PostgreSQL's contrib).
+installed library is put back at the end. For a server of your own, with `pg_prewarm`
+available (PostgreSQL's contrib).
 
     add_ab.py --pg "host=… user=postgres" --build before=PATH/agentmem.so \\
               --build after=PATH/agentmem.so [--rounds 3] [--adds 200] [--impact]

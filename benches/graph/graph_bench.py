@@ -140,9 +140,10 @@ def sample_edges(nodes, edges, n, seed, into=("imports", "depends", "calls")):
 def measure(run, p, s, check=None):
     """The timings of one backend. `run(sql, params)` fetches all rows (`check`, when given,
     fetches them for comparing answers, decoded as the driver decodes them); `p` holds the
-    backend's SQL: `neighbors` and `impact` (agentmem, the start node and the depth as parameters), `same`
-    (the same-answer CTE, a direction and then the node and depth), `bare` (the ids-only CTE,
-    by direction), `add` (timed once new, then again as it was), `remove` and `stats`."""
+    backend's SQL: `neighbors` and `impact` (agentmem, the start node and the depth as
+    parameters), `same` (the same-answer CTE, a direction and then the node and depth), `bare`
+    (the ids-only CTE, by direction), `add` (timed once new, then again as it was), `remove`
+    and `stats`."""
     outs, ins, pairs, leaves = s
     ours = {
         "neighbors depth 1": timed(lambda n: run(p["neighbors"], p["args"](n, 1, "out")), outs),

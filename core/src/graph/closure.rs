@@ -39,17 +39,31 @@ const ROW_COLUMNS: &str = "ancestor, descendant, depth, hops";
 /// Rows of [`ROW_COLUMNS`] as stored paths.
 pub(crate) fn decode_rows(rows: Vec<crate::Row>) -> Result<Vec<Stored>> {
     rows.iter()
-        .map(|r| decode_row(&r.iter().map(Value::as_ref).collect::<Vec<_>>()))
+        .map(|r| {
+            let int = |i: usize| r.get(i).and_then(Value::as_i64);
+            let hops = match r.get(3) {
+                Some(Value::Blob(hops)) => Some(hops.as_slice()),
+                _ => None,
+            };
+            decode_parts([int(0), int(1), int(2)], hops)
+        })
         .collect()
 }
 
 /// A row of [`ROW_COLUMNS`] (other columns may follow) as a stored path.
 pub(crate) fn decode_row(r: &[ValueRef<'_>]) -> Result<Stored> {
     let int = |i: usize| r.get(i).and_then(ValueRef::as_i64);
-    match (int(0), int(1), int(2), r.get(3)) {
-        (Some(a), Some(d), Some(depth), Some(ValueRef::Blob(hops))) => {
-            Stored::decode(a, d, depth as usize, hops)
-        }
+    let hops = match r.get(3) {
+        Some(ValueRef::Blob(hops)) => Some(*hops),
+        _ => None,
+    };
+    decode_parts([int(0), int(1), int(2)], hops)
+}
+
+/// A closure row's ancestor, descendant and depth, and its hops, as a stored path.
+fn decode_parts(keys: [Option<i64>; 3], hops: Option<&[u8]>) -> Result<Stored> {
+    match (keys, hops) {
+        ([Some(a), Some(d), Some(depth)], Some(hops)) => Stored::decode(a, d, depth as usize, hops),
         _ => Err(crate::Error::internal("mem_graph_closure holds a malformed row")),
     }
 }

@@ -220,10 +220,10 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
 /// [`reach`] in one direction with nothing the closure lacks: one indexed range of the
 /// closure, in the index's order (by depth) and cut in the database, then the nodes on its
 /// paths. Two reads, as derived data and the application's rows are always read apart
-/// (db::privilege); the range is read without a statement where the host can. The range is twice the limit, which leaves room for stale nodes; the rows
-/// of its last depth may go on past it, so they count only when the range held them all, and
-/// the range is widened while they or stale nodes crowd it. The start (its key and id) is on
-/// every path and is not looked up again.
+/// (db::privilege), each without a statement where the host can. The range is twice the
+/// limit, which leaves room for stale nodes; the rows of its last depth may go on past it, so
+/// they count only when the range held them all, and the range is widened while they or stale
+/// nodes crowd it. The start (its key and id) is on every path and is not looked up again.
 fn from_closure(
     conn: &mut dyn Conn,
     (start, start_id): (i64, &str),
