@@ -348,6 +348,16 @@ impl Conn for SpiConn {
     }
 
     #[cfg(feature = "pg15")]
+    fn insert_rows_directly(
+        &mut self,
+        v: &Vouch,
+        columns: &[&str],
+        values: &[Value],
+    ) -> Result<()> {
+        crate::direct::insert_rows(v, columns, values)
+    }
+
+    #[cfg(feature = "pg15")]
     fn update_directly(
         &mut self,
         v: &Vouch,

@@ -188,15 +188,18 @@ unsafe fn scan_table(
     if index_id == pg_sys::InvalidOid {
         return Ok(false);
     }
-    let Some(first) = (match s.each {
-        Some(each) => each.first(),
-        None => Some(s.from.as_ref().unwrap_or(&Value::Null)),
-    }) else {
-        return Ok(true);
+    // The keys after `equal`: each of `each` in turn (its first now), or `from`.
+    let (key_width, first) = match s.each {
+        Some(each) if each.width == 0 || each.keys.len() % each.width != 0 => {
+            return Err(Error::internal("a scan's keys are not whole"));
+        }
+        Some(each) if each.keys.is_empty() => return Ok(true),
+        Some(each) => (each.width, &each.keys[..each.width]),
+        None => (usize::from(s.from.is_some()), s.from.as_slice()),
     };
     let index = pg_sys::index_open(index_id, pg_sys::AccessShareLock as i32);
     let form = (*index).rd_index;
-    let keys = s.equal.len() + usize::from(s.from.is_some() || s.each.is_some());
+    let keys = s.equal.len() + key_width;
     if (*form).indrelid != relid || keys > (*form).indnkeyatts as usize {
         pg_sys::index_close(index, pg_sys::NoLock as i32);
         return Ok(false);
@@ -216,12 +219,12 @@ unsafe fn scan_table(
     };
     let width = columns.iter().max().map_or(0, |&i| i + 1);
     let mut scan_keys: Vec<pg_sys::ScanKeyData> = vec![std::mem::zeroed(); keys];
-    let mut last_type = pg_sys::InvalidOid;
+    let mut key_types = Vec::with_capacity(key_width);
     for (i, key) in scan_keys.iter_mut().enumerate() {
-        let (value, strategy) = match (s.equal.get(i), s.each) {
-            (Some(v), _) => (v, pg_sys::BTEqualStrategyNumber),
-            (None, Some(_)) => (first, pg_sys::BTEqualStrategyNumber),
-            (None, None) => (first, pg_sys::BTGreaterEqualStrategyNumber),
+        let (value, strategy) = match s.equal.get(i) {
+            Some(v) => (v, pg_sys::BTEqualStrategyNumber),
+            None if s.each.is_some() => (&first[i - s.equal.len()], pg_sys::BTEqualStrategyNumber),
+            None => (&first[0], pg_sys::BTGreaterEqualStrategyNumber),
         };
         let column = (*form).indkey.values.as_ptr().add(i).read();
         if column <= 0 {
@@ -229,7 +232,9 @@ unsafe fn scan_table(
             return Ok(false);
         }
         let att = table.attribute(column as usize - 1);
-        last_type = att.atttypid;
+        if i >= s.equal.len() {
+            key_types.push(att.atttypid);
+        }
         let (datum, null) = to_datum(value, att.atttypid, attribute_name(att))?;
         let family = *(*index).rd_opfamily.add(i);
         let input = *(*index).rd_opcintype.add(i);
@@ -259,17 +264,20 @@ unsafe fn scan_table(
     let scan = pg_sys::index_beginscan(rel, index, snapshot, keys as i32, 0);
     let slot = pg_sys::table_slot_create(rel, null_mut());
     let mut outcome = Ok(true);
-    // One pass of the index per key of `each` (one pass without it), the last key's value
-    // set anew for each.
-    let passes = s.each.unwrap_or(std::slice::from_ref(first));
-    'passes: for (n, value) in passes.iter().enumerate() {
+    // One pass of the index per key of `each` (one pass without it), the last keys' values
+    // set anew for each; a key with a NULL in it matches no row.
+    let rest = s.each.map_or(&[][..], |each| &each.keys[key_width..]);
+    let passes = std::iter::once(first).chain(rest.chunks(key_width.max(1)));
+    'passes: for (n, key) in passes.enumerate() {
         if n > 0 {
-            match to_datum(value, last_type, "each") {
-                Ok((_, true)) => continue,
-                Ok((datum, false)) => scan_keys[keys - 1].sk_argument = datum,
-                Err(e) => {
-                    outcome = Err(e);
-                    break;
+            for (j, value) in key.iter().enumerate() {
+                match to_datum(value, key_types[j], "each") {
+                    Ok((_, true)) => continue 'passes,
+                    Ok((datum, false)) => scan_keys[s.equal.len() + j].sk_argument = datum,
+                    Err(e) => {
+                        outcome = Err(e);
+                        break 'passes;
+                    }
                 }
             }
         }
@@ -314,34 +322,135 @@ pub fn rewrites(table: &str) -> Result<bool> {
 /// Inserts a row into `v.table`: `values` by column name, the other columns their defaults
 /// (an identity column its next number), or NULL. Returns the `returning` columns.
 pub fn insert(v: &Vouch, values: &[(&str, Value)], returning: &[&str]) -> Result<Vec<Value>> {
-    with_rights(v.table, || insert_row(v, values, returning))
+    let columns: Vec<&str> = values.iter().map(|(c, _)| *c).collect();
+    with_rights(v.table, || {
+        // SAFETY: the inserter is opened and closed here, on this call's transaction.
+        unsafe {
+            let mut rows = Inserter::open(v, &columns)?;
+            let out = rows.write(v, |k| &values[k].1, returning);
+            rows.close();
+            out
+        }
+    })
 }
 
-fn insert_row(v: &Vouch, values: &[(&str, Value)], returning: &[&str]) -> Result<Vec<Value>> {
-    for (_, value) in values {
-        check_params(std::slice::from_ref(value))?;
+/// Inserts rows into `v.table`: `values` holds them end to end, each giving `columns` in
+/// order; the other columns take their defaults.
+pub fn insert_rows(v: &Vouch, columns: &[&str], values: &[Value]) -> Result<()> {
+    if columns.is_empty() || values.len() % columns.len() != 0 {
+        return Err(Error::internal("rows to insert are not whole"));
     }
-    let table = Table::open(v.table)?.ok_or_else(|| gone(v))?;
-    // SAFETY: the relation is open and locked for writing; the slot, executor state and
-    // index writer are made for it here and released below; every attribute index is below
-    // the descriptor's `natts`.
-    unsafe {
+    with_rights(v.table, || {
+        // SAFETY: as in `insert`.
+        unsafe {
+            let mut rows = Inserter::open(v, columns)?;
+            let mut outcome = Ok(());
+            for row in values.chunks(columns.len()) {
+                if let Err(e) = rows.write(v, |k| &row[k], &[]) {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+            rows.close();
+            outcome
+        }
+    })
+}
+
+/// Rows written into one table without statements: the table, its indexes, a slot and an
+/// executor state opened once for all of them, each row's values made in memory freed at the
+/// next.
+struct Inserter {
+    table: Table,
+    estate: *mut pg_sys::EState,
+    slot: *mut pg_sys::TupleTableSlot,
+    indexes: *mut pg_sys::ResultRelInfo,
+    /// For each attribute, the place of its value in a row; `None` for its default.
+    given: Vec<Option<usize>>,
+}
+
+impl Inserter {
+    /// Opens `v.table` for rows that give `columns`, in that order.
+    ///
+    /// # Safety
+    ///
+    /// In a transaction that may write; [`Inserter::close`] must follow.
+    unsafe fn open(v: &Vouch, columns: &[&str]) -> Result<Inserter> {
+        let table = Table::open(v.table)?.ok_or_else(|| gone(v))?;
+        let given: Vec<Option<usize>> = (0..table.width())
+            .map(|i| {
+                let att = table.attribute(i);
+                let name = attribute_name(att);
+                (!att.attisdropped)
+                    .then(|| columns.iter().position(|c| *c == name))
+                    .flatten()
+            })
+            .collect();
+        if let Some(c) = columns
+            .iter()
+            .enumerate()
+            .find(|(k, _)| !given.contains(&Some(*k)))
+        {
+            table.close();
+            return Err(Error::internal(format!(
+                "{} has no column {}",
+                v.table, c.1
+            )));
+        }
         let rel = table.rel;
-        let estate = pg_sys::CreateExecutorState();
-        let slot = pg_sys::table_slot_create(rel, null_mut());
-        let mut given = vec![false; values.len()];
-        for i in 0..table.width() {
-            let att = table.attribute(i);
+        Ok(Inserter {
+            estate: pg_sys::CreateExecutorState(),
+            slot: pg_sys::table_slot_create(rel, null_mut()),
+            indexes: open_indexes(rel),
+            table,
+            given,
+        })
+    }
+
+    /// Writes the row whose `k`th column (of those `open` was given) is `value(k)`, and its
+    /// index entries; returns its `returning` columns.
+    ///
+    /// # Safety
+    ///
+    /// The inserter is open.
+    unsafe fn write<'v>(
+        &mut self,
+        v: &Vouch,
+        value: impl Fn(usize) -> &'v Value,
+        returning: &[&str],
+    ) -> Result<Vec<Value>> {
+        let context = pg_sys::MakePerTupleExprContext(self.estate);
+        let memory = (*context).ecxt_per_tuple_memory;
+        pg_sys::MemoryContextReset(memory);
+        let outer = pg_sys::MemoryContextSwitchTo(memory);
+        let out = self.write_in_context(v, value, returning);
+        pg_sys::MemoryContextSwitchTo(outer);
+        out
+    }
+
+    /// [`Inserter::write`], in the memory of the row.
+    unsafe fn write_in_context<'v>(
+        &mut self,
+        v: &Vouch,
+        value: impl Fn(usize) -> &'v Value,
+        returning: &[&str],
+    ) -> Result<Vec<Value>> {
+        let (rel, slot) = (self.table.rel, self.slot);
+        pg_sys::ExecClearTuple(slot);
+        for (i, given) in self.given.iter().enumerate() {
+            let att = self.table.attribute(i);
             *(*slot).tts_isnull.add(i) = true;
             if att.attisdropped {
                 continue;
             }
             let name = attribute_name(att);
-            let (datum, null) = if let Some(k) = values.iter().position(|(c, _)| *c == name) {
-                given[k] = true;
-                to_datum(&values[k].1, att.atttypid, name)?
-            } else {
-                column_default(rel, estate, i)
+            let (datum, null) = match given {
+                Some(k) => {
+                    let value = value(*k);
+                    check_params(std::slice::from_ref(value))?;
+                    to_datum(value, att.atttypid, name)?
+                }
+                None => column_default(rel, self.estate, i),
             };
             if null && att.attnotnull {
                 return Err(Error::invalid(
@@ -355,24 +464,27 @@ fn insert_row(v: &Vouch, values: &[(&str, Value)], returning: &[&str]) -> Result
             *(*slot).tts_values.add(i) = datum;
             *(*slot).tts_isnull.add(i) = null;
         }
-        if let Some(k) = given.iter().position(|g| !g) {
-            return Err(Error::internal(format!(
-                "{} has no column {}",
-                v.table, values[k].0
-            )));
-        }
         let out = returning
             .iter()
-            .map(|c| table.read(slot, c))
+            .map(|c| self.table.read(slot, c))
             .collect::<Result<Vec<_>>>()?;
         pg_sys::ExecStoreVirtualTuple(slot);
         pg_sys::simple_table_tuple_insert(rel, slot);
-        write_index_entries(rel, slot, estate, false);
-        pg_sys::ExecDropSingleTupleTableSlot(slot);
-        pg_sys::FreeExecutorState(estate);
-        table.close();
-        pg_sys::CommandCounterIncrement();
+        insert_index_entries(self.indexes, slot, self.estate, false);
         Ok(out)
+    }
+
+    /// Releases what `open` took; the rows written are seen by the statements that follow.
+    ///
+    /// # Safety
+    ///
+    /// The inserter is open.
+    unsafe fn close(self) {
+        pg_sys::ExecDropSingleTupleTableSlot(self.slot);
+        close_indexes(self.indexes);
+        pg_sys::FreeExecutorState(self.estate);
+        self.table.close();
+        pg_sys::CommandCounterIncrement();
     }
 }
 
@@ -787,16 +899,53 @@ unsafe fn write_index_entries(
     estate: *mut pg_sys::EState,
     update: bool,
 ) {
+    let indexes = open_indexes(rel);
+    insert_index_entries(indexes, slot, estate, update);
+    close_indexes(indexes);
+}
+
+/// The indexes of `rel` opened for writing, or null when it has none.
+///
+/// # Safety
+///
+/// `rel` is open; [`close_indexes`] must follow.
+unsafe fn open_indexes(rel: pg_sys::Relation) -> *mut pg_sys::ResultRelInfo {
     if !(*(*rel).rd_rel).relhasindex {
-        return;
+        return null_mut();
     }
     let info = pg_sys::palloc0(std::mem::size_of::<pg_sys::ResultRelInfo>())
         .cast::<pg_sys::ResultRelInfo>();
     (*info).type_ = pg_sys::NodeTag::T_ResultRelInfo;
     (*info).ri_RelationDesc = rel;
     pg_sys::ExecOpenIndices(info, false);
-    pg_sys::ExecInsertIndexTuples(info, slot, estate, update, false, null_mut(), null_mut());
-    pg_sys::ExecCloseIndices(info);
+    info
+}
+
+/// [`write_index_entries`] into indexes [`open_indexes`] opened (none when null).
+///
+/// # Safety
+///
+/// As for [`write_index_entries`], `indexes` opened for the same table.
+unsafe fn insert_index_entries(
+    indexes: *mut pg_sys::ResultRelInfo,
+    slot: *mut pg_sys::TupleTableSlot,
+    estate: *mut pg_sys::EState,
+    update: bool,
+) {
+    if !indexes.is_null() {
+        pg_sys::ExecInsertIndexTuples(indexes, slot, estate, update, false, null_mut(), null_mut());
+    }
+}
+
+/// Closes what [`open_indexes`] opened.
+///
+/// # Safety
+///
+/// `indexes` came from [`open_indexes`] and is closed once.
+unsafe fn close_indexes(indexes: *mut pg_sys::ResultRelInfo) {
+    if !indexes.is_null() {
+        pg_sys::ExecCloseIndices(indexes);
+    }
 }
 
 /// A core value as a datum of the column's type; a value of another kind is a core bug.

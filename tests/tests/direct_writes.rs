@@ -305,3 +305,77 @@ fn a_kept_layout_follows_a_change_made_elsewhere() {
     drop(writer);
     scene.finish("after a layout change seen by another connection");
 }
+
+/// Builds the same graph in `resource` (node ids prefixed by it): a ring of ten files with
+/// chords, then a chord removed, so rows are joined, beaten, deleted and walked again. Returns
+/// every node's neighbours within four hops, the prefix taken off.
+fn graph_in(db: &mut Postgres, resource: &str) -> Vec<String> {
+    let id = |n: usize| format!("{resource}:n{n}");
+    for n in 0..10 {
+        let node = format!(
+            r#"SELECT graph_node_upsert($1, '{{"id":"{}","type":"file","label":"n{n}"}}')"#,
+            id(n)
+        );
+        db.client.execute(&node, &[&resource]).unwrap();
+    }
+    let mut edges: Vec<(usize, usize, u32)> = (0..10).map(|n| (n, (n + 1) % 10, 1)).collect();
+    edges.extend([(0, 5, 2), (2, 7, 1), (3, 1, 3), (8, 4, 1), (6, 2, 2)]);
+    for (a, b, w) in edges {
+        let add = format!("SELECT graph_edge_add($1, $2, 'imports', '{{\"weight\":{w}}}')");
+        db.client.execute(&add, &[&id(a), &id(b)]).unwrap();
+    }
+    db.client
+        .execute(
+            "DELETE FROM mem_graph_edges WHERE from_id = $1 AND to_id = $2",
+            &[&id(2), &id(7)],
+        )
+        .unwrap();
+    let mut out = Vec::new();
+    for n in 0..10 {
+        for row in db
+            .client
+            .query(
+                "SELECT concat_ws(' ', node_id, depth, path, total_weight, edge_types) \
+                 FROM graph_neighbors($1, '{\"max_depth\":4,\"limit\":100}')",
+                &[&id(n)],
+            )
+            .unwrap()
+        {
+            let text = format!("n{n} -> {}", row.get::<_, String>(0));
+            out.push(text.replace(&format!("{resource}:"), ""));
+        }
+    }
+    out
+}
+
+/// The closure's rows are written, and its pairs looked up, without statements on a plain
+/// table; a trigger of the user's own on the closure puts the statements back, and both ways
+/// keep the same closure.
+#[test]
+fn closure_rows_are_the_same_written_directly_or_by_statements() {
+    let Some(mut scene) = Scene::new("agentmem_direct_closure") else {
+        return;
+    };
+    let db = &mut scene.db;
+    let direct = graph_in(db, "direct");
+    db.client
+        .batch_execute(
+            "CREATE TABLE closure_statements (n int);
+             CREATE FUNCTION count_closure_statement() RETURNS trigger LANGUAGE plpgsql AS
+               $$ BEGIN INSERT INTO public.closure_statements VALUES (1); RETURN NULL; END $$;
+             CREATE TRIGGER count_closure AFTER INSERT ON agentmem_private.mem_graph_closure
+               FOR EACH STATEMENT EXECUTE FUNCTION count_closure_statement();",
+        )
+        .unwrap();
+    let by_statements = graph_in(db, "statements");
+    assert!(
+        count(db, "SELECT count(*) FROM closure_statements") > 0,
+        "the user's trigger fired"
+    );
+    assert!(!direct.is_empty());
+    assert_eq!(direct, by_statements);
+    db.client
+        .batch_execute("DROP TRIGGER count_closure ON agentmem_private.mem_graph_closure")
+        .unwrap();
+    scene.finish("after closure writes both ways");
+}

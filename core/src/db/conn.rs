@@ -224,6 +224,21 @@ pub trait Conn {
         )))
     }
 
+    /// Inserts rows of `v.table` without a statement: `values` holds them end to end, each
+    /// giving `columns` their values in order, the other columns their defaults. Only after
+    /// [`Conn::writes_directly`] said yes for `v` in this call.
+    fn insert_rows_directly(
+        &mut self,
+        v: &Vouch,
+        _columns: &[&str],
+        _values: &[Value],
+    ) -> Result<()> {
+        Err(crate::Error::internal(format!(
+            "{} cannot be written directly",
+            v.table
+        )))
+    }
+
     /// Locks the row of `v.table` whose primary key (one column) is `key`, as an `UPDATE`
     /// would, shows its `read` columns to `change`, and writes the new values it returns.
     /// `false` when there is no such row, or `change` returned `None` (the row stays locked

@@ -37,19 +37,35 @@ pub enum Write {
 
 /// A read of one index's rows without a statement ([`crate::Conn::scan_directly`]): the rows
 /// of `table` whose leading `index` columns equal `equal`, and whose next column is at least
-/// `from` when it is given, or equals each of `each` in turn, in the index's order.
+/// `from` when it is given, or whose next columns equal each key of `each` in turn, in the
+/// index's order.
 #[derive(Debug)]
 pub struct Scan<'a> {
     pub table: &'static str,
     pub index: &'static str,
     pub equal: &'a [crate::Value],
     pub from: Option<crate::Value>,
-    /// Keys for the column after `equal`, read one after the other in one scan (a lookup of
+    /// Keys for the columns after `equal`, read one after the other in one scan (a lookup of
     /// several rows by key); `from` is not used with them.
-    pub each: Option<&'a [crate::Value]>,
+    pub each: Option<Each<'a>>,
     /// The columns shown for each row.
     pub columns: &'static [&'static str],
     /// The table is written only where the core then says so ([`crate::Conn::table_changed`]):
     /// the host may keep the rows it read until then.
     pub kept: bool,
+}
+
+/// The keys of a [`Scan`] that looks rows up one key after the other: `width` values each,
+/// for the index's columns after the scan's `equal` ones, laid end to end.
+#[derive(Clone, Copy, Debug)]
+pub struct Each<'a> {
+    pub width: usize,
+    pub keys: &'a [crate::Value],
+}
+
+impl<'a> Each<'a> {
+    /// Keys of one column each.
+    pub fn single(keys: &'a [crate::Value]) -> Each<'a> {
+        Each { width: 1, keys }
+    }
 }

@@ -22,8 +22,10 @@ use super::path::Path;
 use super::stored::Stored;
 use super::walk::{walk, Direction, EdgeFilter};
 use crate::cluster::route;
-use crate::db::{batch, sql_text};
+use crate::db::direct::{Each, Scan, Vouch, Write};
 use crate::db::row::Fields;
+use crate::db::scan::{scan_or_else, scan_or_query};
+use crate::db::{batch, sql_text};
 use crate::{Conn, Dialect, Result, Value, ValueRef};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
@@ -35,6 +37,7 @@ pub(super) const ROWS_PER_INSERT: usize = 64;
 
 /// The columns a closure row is read from: its key and its hops.
 const ROW_COLUMNS: &str = "ancestor, descendant, depth, hops";
+const ROW_NAMES: [&str; 4] = ["ancestor", "descendant", "depth", "hops"];
 
 /// Rows of [`ROW_COLUMNS`] as stored paths.
 pub(crate) fn decode_rows(rows: Vec<crate::Row>) -> Result<Vec<Stored>> {
@@ -68,29 +71,56 @@ fn decode_parts(keys: [Option<i64>; 3], hops: Option<&[u8]>) -> Result<Stored> {
     }
 }
 
+/// The read of a node's range of paths in `dir` (`Out`: the paths from it) by the index that
+/// `key` (the node's key) leads, showing `columns`; and the column that key is in.
+pub(crate) fn range_scan<'a>(
+    dir: Direction,
+    key: &'a [Value],
+    columns: &'static [&'static str],
+) -> (&'static str, Scan<'a>) {
+    let (at, index) = match dir {
+        Direction::Out => ("ancestor", "mem_graph_closure_pkey"),
+        Direction::In => ("descendant", "mem_graph_closure_reverse"),
+    };
+    let scan = Scan {
+        table: "mem_graph_closure",
+        index,
+        equal: key,
+        from: None,
+        each: None,
+        columns,
+        kept: false,
+    };
+    (at, scan)
+}
+
 /// The stored paths that end at the node keyed `seq` (`Direction::In`) or start at it
-/// (`Out`), within `max_depth` hops, keyed by the other end's key.
+/// (`Out`), within `max_depth` hops, keyed by the other end's key; read without a statement
+/// where the host can.
 fn stored_rows(
     conn: &mut dyn Conn,
     seq: i64,
     dir: Direction,
     max_depth: usize,
 ) -> Result<BTreeMap<i64, Stored>> {
-    let at = match dir {
-        Direction::Out => "ancestor",
-        Direction::In => "descendant",
-    };
-    let sql =
-        format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2{{home}}");
+    let params = [Value::Int(seq), Value::Int(max_depth as i64)];
+    let (at, scan) = range_scan(dir, &params[..1], &ROW_NAMES);
+    let sql = sql_text::cached("stored_rows", at, conn.dialect(), 0, || {
+        format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2{{home}}")
+    });
     let mut out = BTreeMap::new();
-    route::for_each_row(conn, &sql, &[Value::Int(seq), Value::Int(max_depth as i64)], &mut |r| {
+    scan_or_query(conn, &scan, &sql, &params, &mut |r| {
         let s = decode_row(r)?;
+        // Read directly, the range goes on past the depth, in its order.
+        if s.depth() > max_depth {
+            return Ok(false);
+        }
         let other = match dir {
             Direction::Out => s.last(),
             Direction::In => s.first(),
         };
         out.insert(other, s);
-        Ok(())
+        Ok(true)
     })?;
     Ok(out)
 }
@@ -197,7 +227,7 @@ fn stored_pairs(
                 for chunk in batch::shaped(&ancestors, ANCESTORS_PER_LOOKUP) {
                     let sql = lookup_text(chunk.len(), max_depth, range);
                     let fixed: Vec<Value> = chunk.iter().map(|&a| Value::Int(a)).collect();
-                    rows.extend(batch::query_in(conn, &sql, &fixed, &ds)?);
+                    rows.extend(decode_rows(batch::query_in(conn, &sql, &fixed, &ds)?)?);
                 }
             }
         }
@@ -218,10 +248,7 @@ fn stored_pairs(
             }
         }
     }
-    Ok(decode_rows(rows)?
-        .into_iter()
-        .map(|s| ((s.first(), s.last()), s))
-        .collect())
+    Ok(rows.into_iter().map(|s| ((s.first(), s.last()), s)).collect())
 }
 
 /// The keys `[ancestor, depth, descendant]` of the stored rows of `ancestors` within
@@ -234,47 +261,90 @@ fn stored_keys(
     max_depth: usize,
     rows: usize,
 ) -> Result<Option<Vec<[i64; 3]>>> {
-    let found = route::query(
+    let heads: Vec<Value> = ancestors.iter().map(|&a| Value::Int(a)).collect();
+    let scan = Scan {
+        table: "mem_graph_closure",
+        index: "mem_graph_closure_pkey",
+        equal: &[],
+        from: None,
+        each: Some(Each::single(&heads)),
+        columns: &["ancestor", "depth", "descendant"],
+        kept: false,
+    };
+    let mut found = Vec::new();
+    scan_or_else(
         conn,
-        "SELECT c.ancestor, c.depth, c.descendant FROM mem_graph_closure AS c \
-         WHERE c.ancestor = ANY(CAST(?1 AS BIGINT[])) AND c.depth <= ?2{home:c} LIMIT ?3",
-        &[
-            int_array(ancestors.iter().copied()),
-            Value::Int(max_depth as i64),
-            Value::Int(rows as i64 + 1),
-        ],
+        &scan,
+        &mut |r| {
+            let int = |i: usize| r.get(i).and_then(ValueRef::as_i64);
+            match (int(0), int(1), int(2)) {
+                (Some(a), Some(depth), Some(d)) => {
+                    if depth as usize <= max_depth {
+                        found.push([a, depth, d]);
+                    }
+                    Ok(found.len() <= rows)
+                }
+                _ => Err(crate::Error::internal("mem_graph_closure holds a malformed key")),
+            }
+        },
+        |conn, f| {
+            route::for_each_row(
+                conn,
+                "SELECT c.ancestor, c.depth, c.descendant FROM mem_graph_closure AS c \
+                 WHERE c.ancestor = ANY(CAST(?1 AS BIGINT[])) AND c.depth <= ?2{home:c} LIMIT ?3",
+                &[
+                    int_array(ancestors.iter().copied()),
+                    Value::Int(max_depth as i64),
+                    Value::Int(rows as i64 + 1),
+                ],
+                &mut |r| f(r).map(drop),
+            )
+        },
     )?;
-    if found.len() > rows {
-        return Ok(None);
-    }
-    let keys = found.into_iter().map(|r| {
-        let mut f = Fields::new(r);
-        match (f.int(), f.int(), f.int()) {
-            (Some(a), Some(depth), Some(d)) => Ok([a, depth, d]),
-            _ => Err(crate::Error::internal("mem_graph_closure holds a malformed key")),
-        }
-    });
-    keys.collect::<Result<_>>().map(Some)
+    Ok((found.len() <= rows).then_some(found))
 }
 
-/// The stored rows of the full keys `[ancestor, depth, descendant]`, each part of the keys
-/// in one array parameter per statement. Arrays, not one JSON list: Postgres reads a JSON
-/// number as `numeric` and casting it back cost a tenth of an edge add.
-fn rows_at(conn: &mut dyn Conn, keys: &[[i64; 3]]) -> Result<Vec<crate::Row>> {
+/// The stored paths of the full keys `[ancestor, depth, descendant]`: looked up one after
+/// the other in one index scan where the host can, else by a statement that takes each part
+/// of the keys in an array parameter. Arrays, not one JSON list: Postgres reads a JSON number
+/// as `numeric` and casting it back cost a tenth of an edge add.
+fn rows_at(conn: &mut dyn Conn, keys: &[[i64; 3]]) -> Result<Vec<Stored>> {
+    let flat: Vec<Value> = keys.iter().flatten().map(|&k| Value::Int(k)).collect();
+    let scan = Scan {
+        table: "mem_graph_closure",
+        index: "mem_graph_closure_pkey",
+        equal: &[],
+        from: None,
+        each: Some(Each { width: 3, keys: &flat }),
+        columns: &ROW_NAMES,
+        kept: false,
+    };
     let mut rows = Vec::new();
-    for chunk in keys.chunks(KEYS_PER_LOOKUP) {
-        let part = |i: usize| int_array(chunk.iter().map(|k| k[i]));
-        rows.extend(route::query(
-            conn,
-            &format!(
-                "SELECT {ROW_COLUMNS} FROM mem_graph_closure AS c \
-                 CROSS JOIN unnest(CAST(?1 AS BIGINT[]), CAST(?2 AS INTEGER[]), \
-                                   CAST(?3 AS BIGINT[])) AS k(a, dp, d) \
-                 WHERE c.ancestor = k.a AND c.depth = k.dp AND c.descendant = k.d{{home:c}}"
-            ),
-            &[part(0), part(1), part(2)],
-        )?);
-    }
+    scan_or_else(
+        conn,
+        &scan,
+        &mut |r| {
+            rows.push(decode_row(r)?);
+            Ok(true)
+        },
+        |conn, f| {
+            let sql = sql_text::cached("rows_at", "mem_graph_closure", conn.dialect(), 0, || {
+                format!(
+                    "SELECT {ROW_COLUMNS} FROM mem_graph_closure AS c \
+                     CROSS JOIN unnest(CAST(?1 AS BIGINT[]), CAST(?2 AS INTEGER[]), \
+                                       CAST(?3 AS BIGINT[])) AS k(a, dp, d) \
+                     WHERE c.ancestor = k.a AND c.depth = k.dp AND c.descendant = k.d{{home:c}}"
+                )
+            });
+            for chunk in keys.chunks(KEYS_PER_LOOKUP) {
+                let part = |i: usize| int_array(chunk.iter().map(|k| k[i]));
+                route::for_each_row(conn, &sql, &[part(0), part(1), part(2)], &mut |r| {
+                    f(r).map(drop)
+                })?;
+            }
+            Ok(())
+        },
+    )?;
     Ok(rows)
 }
 
@@ -292,11 +362,13 @@ fn int_array(ints: impl Iterator<Item = i64>) -> Value {
     Value::Text(text)
 }
 
-/// The stored rows of `pairs`, probed: each pair's full key at every depth ([`rows_at`]).
-fn probe_pairs(conn: &mut dyn Conn, pairs: &[(i64, i64)], max_depth: usize) -> Result<Vec<crate::Row>> {
-    let keys: Vec<[i64; 3]> = (1..=max_depth as i64)
+/// The stored paths of `pairs`, probed: each pair's full key at every depth ([`rows_at`]).
+fn probe_pairs(conn: &mut dyn Conn, pairs: &[(i64, i64)], max_depth: usize) -> Result<Vec<Stored>> {
+    let mut keys: Vec<[i64; 3]> = (1..=max_depth as i64)
         .flat_map(|depth| pairs.iter().map(move |&(a, d)| [a, depth, d]))
         .collect();
+    // In the index's order, each probe finds the pages of the one before it in the caches.
+    keys.sort_unstable();
     rows_at(conn, &keys)
 }
 
@@ -319,30 +391,60 @@ fn short_range(conn: &mut dyn Conn, ancestor: i64, max_depth: usize, rows: usize
     Ok((counted as usize) < rows)
 }
 
-/// Writes each path as its pair's row, many rows per statement. The pairs must have no row
-/// (see [`delete_rows`]).
+/// A closure row written without a statement: its only check is that a path has a hop, and
+/// no trigger fires on it.
+const CLOSURE_ROW: Vouch = Vouch {
+    table: "mem_graph_closure",
+    write: Write::Insert,
+    checks: &["mem_graph_closure_depth_check"],
+    triggers: &[],
+    foreign_keys: &[],
+};
+
+/// The columns a closure row is written with, in [`put_all`]'s order.
+const PUT_COLUMNS: [&str; 6] = ["ancestor", "depth", "descendant", "resource_id", "total_weight", "hops"];
+
+/// Writes each path as its pair's row: without statements where the host can, else many
+/// rows per statement. The pairs must have no row (see [`delete_rows`]).
 fn put_all(conn: &mut dyn Conn, resource: &str, paths: &[Stored]) -> Result<()> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    if paths.iter().any(|s| s.depth() == 0) {
+        return Err(crate::Error::internal("a closure path without a hop"));
+    }
+    let row = |s: &Stored| {
+        [
+            Value::Int(s.first()),
+            Value::Int(s.depth() as i64),
+            Value::Int(s.last()),
+            Value::Real(s.total_weight()),
+            Value::Blob(s.encode()),
+        ]
+    };
+    if conn.writes_directly(&[&CLOSURE_ROW])? {
+        let mut values = Vec::with_capacity(paths.len() * PUT_COLUMNS.len());
+        for s in paths {
+            let [a, depth, d, weight, hops] = row(s);
+            values.extend([a, depth, d, Value::from(resource), weight, hops]);
+        }
+        return conn.insert_rows_directly(&CLOSURE_ROW, &PUT_COLUMNS, &values);
+    }
     for chunk in batch::shaped(paths, ROWS_PER_INSERT) {
         let form = chunk.len() as u64;
         let dialect = conn.dialect();
         let sql = sql_text::cached("put_paths", "mem_graph_closure", dialect, form, || {
             let values = batch::values("(#, #, #, ?1, #, #)", chunk.len(), 2);
             format!(
-                "INSERT{} INTO mem_graph_closure \
-                   (ancestor, depth, descendant, resource_id, total_weight, hops) VALUES {values}",
-                dialect.or_fail()
+                "INSERT{} INTO mem_graph_closure ({}) VALUES {values}",
+                dialect.or_fail(),
+                PUT_COLUMNS.join(", ")
             )
         });
         let mut params = Vec::with_capacity(chunk.len() * 5 + 1);
         params.push(Value::from(resource));
         for s in chunk {
-            params.extend([
-                Value::Int(s.first()),
-                Value::Int(s.depth() as i64),
-                Value::Int(s.last()),
-                Value::Real(s.total_weight()),
-                Value::Blob(s.encode()),
-            ]);
+            params.extend(row(s));
         }
         conn.execute(&sql, &params)?;
     }
@@ -468,6 +570,8 @@ pub(crate) fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
         }
     }
     delete_rows(conn, &beaten)?;
+    // Written in the primary key's order, neighbouring rows land on pages just written.
+    better_paths.sort_unstable_by_key(|s| (s.first(), s.depth(), s.last()));
     put_all(conn, &hop.resource, &better_paths)
 }
 

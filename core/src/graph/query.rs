@@ -11,7 +11,7 @@ use crate::args::check_one_of;
 use crate::columns::{row, JsonText};
 use crate::db::access::{self, Act};
 use crate::db::batch::{for_each_lookup, Lookup};
-use crate::db::direct::Scan;
+use crate::db::direct::{Each, Scan};
 use crate::db::scan::scan_or_query;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
@@ -230,16 +230,6 @@ fn from_closure(
     dir: Direction,
     a: &Ask,
 ) -> Result<Vec<Reached>> {
-    let (at, index) = match dir {
-        Direction::Out => ("ancestor", "mem_graph_closure_pkey"),
-        Direction::In => ("descendant", "mem_graph_closure_reverse"),
-    };
-    let sql = crate::db::sql_text::cached("from_closure", at, conn.dialect(), 0, || {
-        format!(
-            "SELECT ancestor, descendant, depth, hops, total_weight FROM mem_graph_closure \
-             WHERE {at} = ?1 AND depth <= ?2{{home}} ORDER BY depth LIMIT ?3"
-        )
-    });
     let mut range = a.limit.saturating_mul(2).saturating_add(16);
     loop {
         let params = [
@@ -247,15 +237,15 @@ fn from_closure(
             Value::Int(a.max_depth as i64),
             Value::Int(range as i64),
         ];
-        let scan = Scan {
-            table: "mem_graph_closure",
-            index,
-            equal: &params[..1],
-            from: None,
-            each: None,
-            columns: &["ancestor", "descendant", "depth", "hops", "total_weight"],
-            kept: false,
-        };
+        let columns = &["ancestor", "descendant", "depth", "hops", "total_weight"];
+        let (at, scan) = closure::range_scan(dir, &params[..1], columns);
+        let sql = crate::db::sql_text::cached("from_closure", at, conn.dialect(), 0, || {
+            format!(
+                "SELECT {} FROM mem_graph_closure \
+                 WHERE {at} = ?1 AND depth <= ?2{{home}} ORDER BY depth LIMIT ?3",
+                columns.join(", ")
+            )
+        });
         let (mut paths, mut weights) = (Vec::new(), Vec::new());
         scan_or_query(conn, &scan, &sql, &params, &mut |r| {
             let path = closure::decode_row(r)?;
@@ -402,7 +392,7 @@ fn node_rows(conn: &mut dyn Conn, by: By, keys: &[Value]) -> Result<Vec<NodeRow>
         index: "mem_graph_nodes_pkey",
         equal: &[],
         from: None,
-        each: Some(keys),
+        each: Some(Each::single(keys)),
         columns: &["seq", "id", "type", "label", "file_path", "stale_at"],
         kept: false,
     };
