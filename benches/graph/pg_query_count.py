@@ -11,9 +11,11 @@ The dense bench graph (graph_bench.py's) is loaded once into a cluster of this t
 each build, put in place of the installed library, a single-user backend (`postgres
 --single`, run as the postgres user) answers `graph_neighbors` at depth 1 and 3 of the bench's
 200 sampled start nodes, `graph_impact` at depth 3 of its impact nodes and `graph_neighbors`
-of its nodes with no edge out, each query file under `valgrind --tool=callgrind`; a file of as
-many trivial statements is counted too and taken off, so the figure is the calls' own, parse
-and plan of their statement included. The installed library is put back at the end. Needs
+of its nodes with no edge out, and `graph_edge_add` of the adds nearest the median size
+(edge_add_count.py picks them from its SQLite copy of the graph, with `--sqlite-ext`; each add
+rolled back), each query file under `valgrind --tool=callgrind`; a file of as many trivial
+statements is counted too and taken off, so the figure is the calls' own, parse and plan of
+their statement included. The installed library is put back at the end. Needs
 valgrind, root (to run as postgres and to swap the library) and the schema version of the
 builds to be the installed one's."""
 
@@ -28,6 +30,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE)), HERE]
+import edge_add_count  # noqa: E402
 import graph_bench  # noqa: E402
 from benchlib import report  # noqa: E402
 
@@ -65,25 +68,34 @@ def load(graph_text):
     open(os.path.join(WORK, "loaded"), "w").close()
 
 
-def query_files(sample):
-    """The query files, by name, and the baseline of as many trivial statements."""
+def query_files(sample, adds):
+    """The query files, by name, each with its calls' count and the file of as many trivial
+    calls (the baseline taken off)."""
     outs, ins, _, leaves = sample
     neighbors = "SELECT count(*) FROM graph_neighbors('{}', '{{\"max_depth\":{},\"limit\":10000}}');"
     impact = "SELECT length(graph_impact('{}', '{{\"max_depth\":3,\"limit\":10000}}')::text);"
+    trivial = "SELECT count(*) FROM (SELECT '{}') x;"
+    # Each add rolled back, so that every add meets the graph as loaded; run twice, so that
+    # the first call's catalog reads count for half as much.
+    add = "BEGIN;\nSELECT graph_edge_add('{}', '{}', 'imports');\nROLLBACK;"
+    base_add = "BEGIN;\n" + trivial + "\nROLLBACK;"
     files = {
         "no rows": [neighbors.format(n, 1) for n in leaves],
         "neighbors depth 1": [neighbors.format(n, 1) for n in outs],
         "neighbors depth 3": [neighbors.format(n, 3) for n in outs],
         "impact depth 3": [impact.format(n) for n in ins],
+        "edge add (median size)": [add.format(a, b) for a, b in adds * 2],
+        "baseline": [trivial.format(n) for n in outs],
+        "add baseline": [base_add.format(a) for a, _ in adds * 2],
     }
-    base = ["SELECT count(*) FROM (SELECT '{}') x;".format(n) for n in outs]
     paths = {}
-    for name, lines in [*files.items(), ("baseline", base)]:
+    for name, lines in files.items():
         fd, path = tempfile.mkstemp(suffix=".sql", dir=WORK)
         with os.fdopen(fd, "w") as f:
             f.write("\n".join(lines) + "\n")
         os.chmod(path, 0o644)
-        paths[name] = (path, len(lines))
+        base = "add baseline" if name.startswith("edge add") else "baseline"
+        paths[name] = (path, len(lines), base)
     return paths
 
 
@@ -107,6 +119,10 @@ def main():
     ap.add_argument("--build", action="append", required=True, help="name=PATH/agentmem.so")
     ap.add_argument("--out", default=os.path.join(graph_bench.ROOT, "benches", "results",
                                                   "pg-query-count-latest.md"))
+    ap.add_argument("--adds", type=int, default=40)
+    ap.add_argument("--sqlite-ext", default=os.path.join(graph_bench.ROOT, "target", "release",
+                                                         "libagentmem0"),
+                    help="the SQLite extension edge_add_count.py picks the adds with")
     a = ap.parse_args()
     builds = [b.split("=", 1) for b in a.build]
     lib = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
@@ -118,25 +134,29 @@ def main():
     graph_text = open(gpath).read()
     graph = json.loads(graph_text)
     sample = graph_bench.sample(graph, 200, 42)
-    saved = lib + ".saved"
+    saved, files = lib + ".saved", None
     shutil.copy(lib, saved)
     try:
         load(graph_text)
-        files = query_files(sample)
+        edge_pairs = edge_add_count.prepare(a.sqlite_ext, a.adds)
+        files = query_files(sample, edge_pairs)
         rows = {}
         for name, path in builds:
             install(path, lib)
-            base = counted(files["baseline"][0]) / files["baseline"][1]
-            for q, (f, n) in files.items():
-                if q != "baseline":
-                    rows.setdefault(q, []).append(counted(f) / n - base)
+            per_call = {q: counted(f) / n for q, (f, n, _) in files.items()}
+            for q, (_, _, base) in files.items():
+                if not q.endswith("baseline"):
+                    rows.setdefault(q, []).append(per_call[q] - per_call[base])
     finally:
         install(saved, lib)
         os.remove(saved)
+        for path, _, _ in (files or {}).values():
+            os.remove(path)
     head = " | ".join(name for name, _ in builds)
     lines = [f"`{' '.join(sys.argv)}`: instructions per call in a single-user backend "
              "(callgrind, less as many trivial statements), the dense bench graph's 200 "
-             "sampled nodes per query.", "",
+             f"sampled nodes per query; the {len(edge_pairs)} edge adds nearest the median size "
+             "(edge_add_count.py's), twice each, each rolled back.", "",
              f"| query | {head} | last / first |", "|---|" + "---:|" * (len(builds) + 1)]
     for q, counts in rows.items():
         cells = " | ".join(f"{c:,.0f}" for c in counts)
