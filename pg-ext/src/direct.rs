@@ -264,6 +264,7 @@ unsafe fn scan_table(
     let scan = pg_sys::index_beginscan(rel, index, snapshot, keys as i32, 0);
     let slot = pg_sys::table_slot_create(rel, null_mut());
     let mut outcome = Ok(true);
+    let mut row = Vec::with_capacity(columns.len());
     // One pass of the index per key of `each` (one pass without it), the last keys' values
     // set anew for each; a key with a NULL in it matches no row.
     let rest = s.each.map_or(&[][..], |each| &each.keys[key_width..]);
@@ -286,14 +287,13 @@ unsafe fn scan_table(
             // Only the columns up to the last one read are taken apart.
             pg_sys::slot_getsomeattrs(slot, width as i32);
             // Text borrowed from the tuple, pinned until the scan moves on.
-            let mut row = Vec::with_capacity(columns.len());
+            row.clear();
             match columns
                 .iter()
                 .try_for_each(|&i| table.read_at(slot, i).map(|v| row.push(v)))
-                .map(|()| row)
             {
-                Ok(row) if f(&row) => {}
-                Ok(_) => break 'passes,
+                Ok(()) if f(&row) => {}
+                Ok(()) => break 'passes,
                 Err(e) => {
                     outcome = Err(e);
                     break 'passes;

@@ -282,42 +282,45 @@ fn from_closure(
             .filter(|&k| k != start)
             .map(Value::Int)
             .collect();
-        let nodes: std::collections::HashMap<i64, NodeRow> = node_rows(conn, By::Seq, &seqs)?
+        let mut nodes: std::collections::HashMap<i64, NodeRow> = node_rows(conn, By::Seq, &seqs)?
             .into_iter()
             .map(|n| (n.seq, n))
             .collect();
-        let node_of = |seq: i64| nodes.get(&seq).ok_or_else(|| keys::missing(seq));
-        let mut out = Vec::new();
-        for (s, w) in paths.iter().zip(&weights).take(counted) {
-            let n = node_of(end_of(s))?;
-            if n.stale {
-                continue;
-            }
-            let path = if a.paths {
+        let rows: Vec<(Path<i64>, f64)> = paths.into_iter().zip(weights).take(counted).collect();
+        // The paths as ids first, while every node is there to be read; then each reached
+        // node's fields move into its row (a node ends one row of a range at most).
+        let mut ids_of = Vec::with_capacity(if a.paths { rows.len() } else { 0 });
+        if a.paths {
+            for (s, _) in &rows {
                 let ids = s
                     .nodes
                     .iter()
-                    .map(|&k| {
-                        if k == start {
-                            Ok(start_id)
-                        } else {
-                            node_of(k).map(|r| r.id.as_str())
-                        }
+                    .map(|&k| match k == start {
+                        true => Ok(start_id),
+                        false => nodes.get(&k).map(|r| r.id.as_str()).ok_or_else(|| keys::missing(k)),
                     })
                     .collect::<Result<Vec<&str>>>()?;
-                json_list(&ids)?
-            } else {
-                String::new()
-            };
+                ids_of.push(json_list(&ids)?);
+            }
+        }
+        let mut ids_of = ids_of.into_iter();
+        let mut out = Vec::with_capacity(rows.len());
+        for (s, w) in rows {
+            let end = end_of(&s);
+            let path = ids_of.next().unwrap_or_default();
+            let n = nodes.remove(&end).ok_or_else(|| keys::missing(end))?;
+            if n.stale {
+                continue;
+            }
             out.push(Reached {
-                id: n.id.clone(),
+                id: n.id,
                 depth: s.types.len(),
-                total_weight: *w,
+                total_weight: w,
                 path,
-                edge_types: s.types.clone(),
-                ty: n.ty.clone(),
-                label: n.label.clone(),
-                file_path: n.file_path.clone(),
+                edge_types: s.types,
+                ty: n.ty,
+                label: n.label,
+                file_path: n.file_path,
             });
         }
         if complete || out.len() >= a.limit {
