@@ -570,8 +570,6 @@ pub(crate) fn add(conn: &mut dyn Conn, hop: &Hop, bound: &Bound) -> Result<()> {
         }
     }
     delete_rows(conn, &beaten)?;
-    // Written in the primary key's order, neighbouring rows land on pages just written.
-    better_paths.sort_unstable_by_key(|s| (s.first(), s.depth(), s.last()));
     put_all(conn, &hop.resource, &better_paths)
 }
 
