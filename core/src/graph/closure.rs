@@ -196,9 +196,10 @@ const RANGE_ROWS_PER_KEY: usize = 8;
 /// (see [`RANGE_ROWS_PER_KEY`]); an ancestor that reaches half the graph is probed.
 ///
 /// Postgres, where each statement is a trip through SPI, reads the keys of all the ancestors'
-/// ranges in one statement from the index alone ([`stored_keys`]), and then the paths of the
-/// pairs it found by their full keys; when the ranges hold more rows than the probes would
-/// seek, it probes every depth of every pair by its full key instead ([`probe_pairs`]).
+/// ranges in one read ([`stored_keys`]), and then the paths of the pairs it found by their
+/// full keys; when the ranges hold more rows than the probes would seek, it probes every
+/// depth of every pair by its full key instead ([`probe_pairs`]). Each of these is one index
+/// scan where the host can read without statements.
 fn stored_pairs(
     conn: &mut dyn Conn,
     pairs: &[(i64, i64)],
@@ -252,9 +253,10 @@ fn stored_pairs(
 }
 
 /// The keys `[ancestor, depth, descendant]` of the stored rows of `ancestors` within
-/// `max_depth` hops, read from the primary key's index alone (a closure row's path is not in
-/// it, and a fetch of each row from the heap cost more than the probes it saved); `None` when
-/// they are more than `rows`, the count past which probing the pairs seeks less.
+/// `max_depth` hops: by one index scan where the host can, else by a statement the primary
+/// key's index answers alone (a closure row's path is not in it, and through SPI a fetch of
+/// each row from the heap cost more than the probes it saved); `None` when they are more than
+/// `rows`, the count past which probing the pairs seeks less.
 fn stored_keys(
     conn: &mut dyn Conn,
     ancestors: &[i64],
