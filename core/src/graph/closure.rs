@@ -36,8 +36,7 @@ pub(super) const KEYS_PER_DELETE: usize = 256;
 pub(super) const ROWS_PER_INSERT: usize = 64;
 
 /// The columns a closure row is read from: its key and its hops.
-const ROW_COLUMNS: &str = "ancestor, descendant, depth, hops";
-const ROW_NAMES: [&str; 4] = ["ancestor", "descendant", "depth", "hops"];
+const ROW_COLUMNS: [&str; 4] = ["ancestor", "descendant", "depth", "hops"];
 
 /// Rows of [`ROW_COLUMNS`] as stored paths.
 pub(crate) fn decode_rows(rows: Vec<crate::Row>) -> Result<Vec<Stored>> {
@@ -94,6 +93,20 @@ pub(crate) fn range_scan<'a>(
     (at, scan)
 }
 
+/// The read of the rows whose leading primary-key columns are each key of `each` in turn,
+/// showing `columns`.
+fn key_lookup<'a>(each: Each<'a>, columns: &'static [&'static str]) -> Scan<'a> {
+    Scan {
+        table: "mem_graph_closure",
+        index: "mem_graph_closure_pkey",
+        equal: &[],
+        from: None,
+        each: Some(each),
+        columns,
+        kept: false,
+    }
+}
+
 /// The stored paths that end at the node keyed `seq` (`Direction::In`) or start at it
 /// (`Out`), within `max_depth` hops, keyed by the other end's key; read without a statement
 /// where the host can.
@@ -104,9 +117,12 @@ fn stored_rows(
     max_depth: usize,
 ) -> Result<BTreeMap<i64, Stored>> {
     let params = [Value::Int(seq), Value::Int(max_depth as i64)];
-    let (at, scan) = range_scan(dir, &params[..1], &ROW_NAMES);
+    let (at, scan) = range_scan(dir, &params[..1], &ROW_COLUMNS);
     let sql = sql_text::cached("stored_rows", at, conn.dialect(), 0, || {
-        format!("SELECT {ROW_COLUMNS} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2{{home}}")
+        format!(
+            "SELECT {} FROM mem_graph_closure WHERE {at} = ?1 AND depth <= ?2{{home}}",
+            ROW_COLUMNS.join(", ")
+        )
     });
     let mut out = BTreeMap::new();
     scan_or_query(conn, &scan, &sql, &params, &mut |r| {
@@ -171,8 +187,9 @@ fn lookup_text(ancestors: usize, max_depth: usize, range: bool) -> std::rc::Rc<s
             format!("c.depth IN ({}) AND c.descendant IN ({{keys}})", depths.join(", "))
         };
         format!(
-            "SELECT {ROW_COLUMNS} FROM mem_graph_closure AS c \
-             WHERE c.ancestor IN ({heads}) AND {tests}{{home:c}}"
+            "SELECT {} FROM mem_graph_closure AS c \
+             WHERE c.ancestor IN ({heads}) AND {tests}{{home:c}}",
+            ROW_COLUMNS.join(", ")
         )
     })
 }
@@ -264,15 +281,7 @@ fn stored_keys(
     rows: usize,
 ) -> Result<Option<Vec<[i64; 3]>>> {
     let heads: Vec<Value> = ancestors.iter().map(|&a| Value::Int(a)).collect();
-    let scan = Scan {
-        table: "mem_graph_closure",
-        index: "mem_graph_closure_pkey",
-        equal: &[],
-        from: None,
-        each: Some(Each::single(&heads)),
-        columns: &["ancestor", "depth", "descendant"],
-        kept: false,
-    };
+    let scan = key_lookup(Each::single(&heads), &["ancestor", "depth", "descendant"]);
     let mut found = Vec::new();
     scan_or_else(
         conn,
@@ -312,15 +321,7 @@ fn stored_keys(
 /// as `numeric` and casting it back cost a tenth of an edge add.
 fn rows_at(conn: &mut dyn Conn, keys: &[[i64; 3]]) -> Result<Vec<Stored>> {
     let flat: Vec<Value> = keys.iter().flatten().map(|&k| Value::Int(k)).collect();
-    let scan = Scan {
-        table: "mem_graph_closure",
-        index: "mem_graph_closure_pkey",
-        equal: &[],
-        from: None,
-        each: Some(Each { width: 3, keys: &flat }),
-        columns: &ROW_NAMES,
-        kept: false,
-    };
+    let scan = key_lookup(Each { width: 3, keys: &flat }, &ROW_COLUMNS);
     let mut rows = Vec::new();
     scan_or_else(
         conn,
@@ -332,10 +333,11 @@ fn rows_at(conn: &mut dyn Conn, keys: &[[i64; 3]]) -> Result<Vec<Stored>> {
         |conn, f| {
             let sql = sql_text::cached("rows_at", "mem_graph_closure", conn.dialect(), 0, || {
                 format!(
-                    "SELECT {ROW_COLUMNS} FROM mem_graph_closure AS c \
+                    "SELECT {} FROM mem_graph_closure AS c \
                      CROSS JOIN unnest(CAST(?1 AS BIGINT[]), CAST(?2 AS INTEGER[]), \
                                        CAST(?3 AS BIGINT[])) AS k(a, dp, d) \
-                     WHERE c.ancestor = k.a AND c.depth = k.dp AND c.descendant = k.d{{home:c}}"
+                     WHERE c.ancestor = k.a AND c.depth = k.dp AND c.descendant = k.d{{home:c}}",
+                    ROW_COLUMNS.join(", ")
                 )
             });
             for chunk in keys.chunks(KEYS_PER_LOOKUP) {
