@@ -3,13 +3,15 @@
 graph_bench.py is loaded once into a template database, and each run copies it, reads the
 closure and node tables into shared buffers (pg_prewarm), and times `graph_edge_add` on the
 bench's sampled pairs, each its own transaction (with `--impact`, `graph_impact` at depth 3
-of the bench's sampled impact nodes instead, read as text as the bench reads it). Between runs
+of the bench's sampled impact nodes instead, read as text as the bench reads it; with
+`--neighbors D`, `graph_neighbors` at depth D of its sampled start nodes, every column, as the
+bench reads them). Between runs
 the next build's library is put in place of the installed one (a new connection loads it); the
 installed library is put back at the end. For a server of your own, with `pg_prewarm`
 available (PostgreSQL's contrib).
 
     add_ab.py --pg "host=… user=postgres" --build before=PATH/agentmem.so \\
-              --build after=PATH/agentmem.so [--rounds 3] [--adds 200] [--impact]
+              --build after=PATH/agentmem.so [--rounds 3] [--adds 200] [--impact | --neighbors D]
 
 The builds must share the schema version (the template is loaded by the first)."""
 import argparse, json, os, shutil, statistics, subprocess, sys, time
@@ -45,9 +47,9 @@ def install(path, installed):
     os.replace(installed + ".new", installed)
 
 
-def run(admin, dsn, pairs, impact):
-    """The times (ms) of the adds of `pairs`, or of `graph_impact` of the nodes `impact`, on a
-    fresh copy of the template."""
+def run(admin, dsn, pairs, queries):
+    """The times (ms) of the adds of `pairs`, or of `queries` (a statement and its nodes), on
+    a fresh copy of the template."""
     admin.execute(f"DROP DATABASE IF EXISTS {RUN}")
     admin.execute(f"CREATE DATABASE {RUN} TEMPLATE {TEMPLATE}")
     try:
@@ -58,10 +60,9 @@ def run(admin, dsn, pairs, impact):
                 "WHERE indrelid IN ('mem_graph_nodes'::regclass, 'mem_graph_edges'::regclass)")]
             for n in names:
                 c.execute("SELECT pg_prewarm(%s::regclass)", (n,))
-            if impact:
-                raw = graph_bench.raw_cursor(c)
-                sql = "SELECT graph_impact(%s, '{\"max_depth\":3,\"limit\":10000}')"
-                return graph_bench.timed(lambda n: raw.execute(sql, (n,)).fetchall(), impact)
+            if queries:
+                raw, (sql, nodes) = graph_bench.raw_cursor(c), queries
+                return graph_bench.timed(lambda n: raw.execute(sql, (n,)).fetchall(), nodes)
             return graph_bench.timed(
                 lambda p: c.execute("SELECT graph_edge_add(%s, %s, 'imports')", p).fetchall(),
                 pairs)
@@ -77,6 +78,7 @@ def main():
     ap.add_argument("--adds", type=int, default=200)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--impact", action="store_true")
+    ap.add_argument("--neighbors", type=int, metavar="DEPTH")
     args = ap.parse_args()
     builds = [b.split("=", 1) for b in args.build]
     libdir = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
@@ -90,7 +92,12 @@ def main():
                         "--out", gpath], check=True)
     graph_text = open(gpath).read()
     sample = graph_bench.sample(json.loads(graph_text), args.adds, args.seed)
-    pairs, impact = sample[2], sample[1] if args.impact else None
+    pairs, queries = sample[2], None
+    if args.impact:
+        queries = ("SELECT graph_impact(%s, '{\"max_depth\":3,\"limit\":10000}')", sample[1])
+    elif args.neighbors:
+        queries = (f"SELECT {graph_bench.NEIGHBOR_COLUMNS} FROM graph_neighbors(%s, "
+                   f"'{{\"max_depth\":{args.neighbors},\"limit\":10000}}')", sample[0])
     admin = connect(args.pg, "postgres")
     results = {name: [] for name, _ in builds}
     try:
@@ -100,7 +107,7 @@ def main():
             # Each round swaps the order, so neither build always runs first.
             for name, path in (builds if r % 2 == 0 else builds[::-1]):
                 install(path, installed)
-                t = run(admin, args.pg, pairs, impact)
+                t = run(admin, args.pg, pairs, queries)
                 results[name].append(t)
                 print(f"round {r + 1} {name}: p50 {statistics.median(t):.3f} ms, "
                       f"mean {statistics.mean(t):.3f} ms", file=sys.stderr)
@@ -108,9 +115,10 @@ def main():
         install(kept, installed)
         os.remove(kept)
         admin.execute(f"DROP DATABASE IF EXISTS {TEMPLATE}")
-    what = "`graph_impact` calls" if impact else "edge adds"
+    what = ("`graph_impact` calls" if args.impact else
+            f"`graph_neighbors` calls at depth {args.neighbors}" if queries else "edge adds")
     print(f"# {what[0].upper()}{what[1:]} on Postgres, builds alternated ({time.strftime('%Y-%m-%d')})\n")
-    print(f"`{' '.join(sys.argv)}`: {len(impact or pairs)} {what} per run, each its own "
+    print(f"`{' '.join(sys.argv)}`: {len(queries[1] if queries else pairs)} {what} per run, each its own "
           "transaction, on a fresh copy of the loaded bench graph with its tables in shared "
           "buffers.\n")
     print("| build | p50 of each run, ms | median of the runs' p50 | median of the runs' mean |")

@@ -199,11 +199,53 @@ unsafe fn scan_table(
     };
     let index = pg_sys::index_open(index_id, pg_sys::AccessShareLock as i32);
     let form = (*index).rd_index;
-    let keys = s.equal.len() + key_width;
-    if (*form).indrelid != relid || keys > (*form).indnkeyatts as usize {
+    let after = s.equal.len();
+    if (*form).indrelid != relid || after + key_width > (*form).indnkeyatts as usize {
         pg_sys::index_close(index, pg_sys::NoLock as i32);
         return Ok(false);
     }
+    // The table's attribute of each index column, when it is one (not an expression).
+    let column_of = |i: usize| {
+        let column = (*form).indkey.values.as_ptr().add(i).read();
+        (column > 0).then(|| column as usize - 1)
+    };
+    // Integer keys of one column that lie close are read a run at a time.
+    let runs = s.each.and_then(|each| {
+        let c = column_of(after)?;
+        is_integer(table.attribute(c).atttypid)
+            .then(|| each.runs(RUN_GAP))
+            .flatten()
+    });
+    // The scan keys: each index column, the value it is compared with and how.
+    let mut bounds: Vec<(usize, &Value, u32)> = s
+        .equal
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i, v, pg_sys::BTEqualStrategyNumber))
+        .collect();
+    match (&runs, s.each) {
+        (Some(runs), _) => {
+            let run = runs[0];
+            bounds.push((after, &run[0], pg_sys::BTGreaterEqualStrategyNumber));
+            bounds.push((
+                after,
+                &run[run.len() - 1],
+                pg_sys::BTLessEqualStrategyNumber,
+            ));
+        }
+        (None, Some(_)) => bounds.extend(
+            first
+                .iter()
+                .enumerate()
+                .map(|(j, v)| (after + j, v, pg_sys::BTEqualStrategyNumber)),
+        ),
+        (None, None) => bounds.extend(
+            first
+                .iter()
+                .map(|v| (after, v, pg_sys::BTGreaterEqualStrategyNumber)),
+        ),
+    }
+    let keys = bounds.len();
     // The columns found once: by name for every row, it cost more than reading them.
     let columns = match s
         .columns
@@ -217,25 +259,24 @@ unsafe fn scan_table(
             return Err(e);
         }
     };
-    let width = columns.iter().max().map_or(0, |&i| i + 1);
     let mut scan_keys: Vec<pg_sys::ScanKeyData> = vec![std::mem::zeroed(); keys];
-    let mut key_types = Vec::with_capacity(key_width);
-    for (i, key) in scan_keys.iter_mut().enumerate() {
-        let (value, strategy) = match s.equal.get(i) {
-            Some(v) => (v, pg_sys::BTEqualStrategyNumber),
-            None if s.each.is_some() => (&first[i - s.equal.len()], pg_sys::BTEqualStrategyNumber),
-            None => (&first[0], pg_sys::BTGreaterEqualStrategyNumber),
-        };
-        let column = (*form).indkey.values.as_ptr().add(i).read();
-        if column <= 0 {
+    let mut key_types = Vec::with_capacity(keys);
+    for (key, &(i, value, strategy)) in scan_keys.iter_mut().zip(&bounds) {
+        let Some(column) = column_of(i) else {
             pg_sys::index_close(index, pg_sys::NoLock as i32);
             return Ok(false);
-        }
-        let att = table.attribute(column as usize - 1);
-        if i >= s.equal.len() {
+        };
+        let att = table.attribute(column);
+        if i >= after {
             key_types.push(att.atttypid);
         }
-        let (datum, null) = to_datum(value, att.atttypid, attribute_name(att))?;
+        let (datum, null) = match to_datum(value, att.atttypid, attribute_name(att)) {
+            Ok(d) => d,
+            Err(e) => {
+                pg_sys::index_close(index, pg_sys::NoLock as i32);
+                return Err(e);
+            }
+        };
         let family = *(*index).rd_opfamily.add(i);
         let input = *(*index).rd_opcintype.add(i);
         let operator = pg_sys::get_opfamily_member(family, input, input, strategy as i16);
@@ -252,6 +293,13 @@ unsafe fn scan_table(
         );
         key.sk_collation = *(*index).rd_indcollation.add(i);
     }
+    // A run's rows are matched to its keys by the key column, read with the others.
+    let run_column = runs.as_ref().and_then(|_| column_of(after));
+    let width = columns
+        .iter()
+        .chain(&run_column)
+        .max()
+        .map_or(0, |&i| i + 1);
     // A writer's statement sees what the call wrote before it, on a snapshot taken now (read
     // committed); a reader's, the call's own snapshot.
     let snapshot = if crate::reader::in_reader() {
@@ -265,16 +313,23 @@ unsafe fn scan_table(
     let slot = pg_sys::table_slot_create(rel, null_mut());
     let mut outcome = Ok(true);
     let mut row = Vec::with_capacity(columns.len());
-    // One pass of the index per key of `each` (one pass without it), the last keys' values
-    // set anew for each; a key with a NULL in it matches no row.
-    let rest = s.each.map_or(&[][..], |each| &each.keys[key_width..]);
-    let passes = std::iter::once(first).chain(rest.chunks(key_width.max(1)));
-    'passes: for (n, key) in passes.enumerate() {
+    // One pass of the index per run, or per key of `each` (one pass without them), the last
+    // keys' values set anew for each; a key with a NULL in it matches no row.
+    let passes: Vec<&[Value]> = match (&runs, s.each) {
+        (Some(runs), _) => runs.clone(),
+        (None, Some(each)) => each.keys.chunks(key_width).collect(),
+        (None, None) => vec![first],
+    };
+    'passes: for (n, key) in passes.iter().enumerate() {
+        let bound: Vec<&Value> = match runs {
+            Some(_) => vec![&key[0], &key[key.len() - 1]],
+            None => key.iter().collect(),
+        };
         if n > 0 {
-            for (j, value) in key.iter().enumerate() {
+            for (j, value) in bound.into_iter().enumerate() {
                 match to_datum(value, key_types[j], "each") {
                     Ok((_, true)) => continue 'passes,
-                    Ok((datum, false)) => scan_keys[s.equal.len() + j].sk_argument = datum,
+                    Ok((datum, false)) => scan_keys[after + j].sk_argument = datum,
                     Err(e) => {
                         outcome = Err(e);
                         break 'passes;
@@ -283,9 +338,20 @@ unsafe fn scan_table(
             }
         }
         pg_sys::index_rescan(scan, scan_keys.as_mut_ptr(), keys as i32, null_mut(), 0);
+        // The run's next key not yet passed.
+        let mut next = 0;
         while pg_sys::index_getnext_slot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
             // Only the columns up to the last one read are taken apart.
             pg_sys::slot_getsomeattrs(slot, width as i32);
+            if let Some(c) = run_column {
+                let found = int_at(slot, c, table.attribute(c).atttypid);
+                while key.get(next).is_some_and(|k| k.as_i64() < Some(found)) {
+                    next += 1;
+                }
+                if key.get(next).and_then(Value::as_i64) != Some(found) {
+                    continue;
+                }
+            }
             // Text borrowed from the tuple, pinned until the scan moves on.
             row.clear();
             match columns
@@ -945,6 +1011,30 @@ unsafe fn insert_index_entries(
 unsafe fn close_indexes(indexes: *mut pg_sys::ResultRelInfo) {
     if !indexes.is_null() {
         pg_sys::ExecCloseIndices(indexes);
+    }
+}
+
+/// How far past the last key of a run the next may lie and still join it (see
+/// [`agentmem_core::db::direct::Each::runs`]): a row between them that was not asked for
+/// costs a read of its tuple, about a quarter of a descent from the index's root.
+pub(crate) const RUN_GAP: i64 = 4;
+
+fn is_integer(oid: pg_sys::Oid) -> bool {
+    matches!(oid, pg_sys::INT8OID | pg_sys::INT4OID | pg_sys::INT2OID)
+}
+
+/// The integer at attribute `i` of `slot`, whose type `oid` is one [`is_integer`] accepts;
+/// the values up to it are deformed and it is not NULL (an index key of a run).
+///
+/// # Safety
+///
+/// `slot` holds a row whose attributes up to `i` are deformed.
+unsafe fn int_at(slot: *mut pg_sys::TupleTableSlot, i: usize, oid: pg_sys::Oid) -> i64 {
+    let datum = *(*slot).tts_values.add(i);
+    match oid {
+        pg_sys::INT8OID => datum.value() as i64,
+        pg_sys::INT4OID => datum.value() as i32 as i64,
+        _ => datum.value() as i16 as i64,
     }
 }
 

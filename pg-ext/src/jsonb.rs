@@ -34,32 +34,57 @@ fn plain_strings(text: &str) -> Option<Vec<&str>> {
     if inner.is_empty() {
         return Some(out);
     }
-    let mut rest = inner;
+    // Bytes, not characters: every byte the test looks for is ASCII, and a UTF-8 sequence's
+    // bytes never are.
+    let bytes = inner.as_bytes();
+    let mut at = 0;
     loop {
-        rest = rest.strip_prefix('"')?;
-        let end = rest.find(|c: char| c == '"' || c == '\\' || c < ' ')?;
-        if rest.as_bytes()[end] != b'"' {
+        if bytes.get(at) != Some(&b'"') {
             return None;
         }
-        out.push(&rest[..end]);
-        rest = &rest[end + 1..];
-        if rest.is_empty() {
-            return Some(out);
+        let start = at + 1;
+        let len = bytes[start..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < b' ')?;
+        at = start + len;
+        if bytes[at] != b'"' {
+            return None;
         }
-        rest = rest.strip_prefix(',')?;
+        out.push(&inner[start..at]);
+        at += 1;
+        match bytes.get(at) {
+            None => return Some(out),
+            Some(b',') => at += 1,
+            Some(_) => return None,
+        }
     }
 }
 
 /// `text` as a `jsonb` datum in the current memory context, when it is an array of plain
-/// strings (see [`plain_strings`]) small enough for a JEntry's offsets.
+/// strings (see [`plain_strings`]) small enough for a JEntry's offsets. Laid out in place:
+/// the varlena header, the container's header, a JEntry per string, the strings.
 pub fn from_plain_array(text: &str) -> Option<pg_sys::Datum> {
     let items = plain_strings(text)?;
-    // Room for the whole layout at once: the headers and padding, a JEntry per string, and
-    // the strings, which are no longer than their JSON text.
-    let mut buf = Vec::with_capacity(pg_sys::VARHDRSZ + 8 + 4 * items.len() + text.len());
-    buf.resize(pg_sys::VARHDRSZ, 0);
-    array(&mut buf, &items, |buf, s| string(buf, s))?;
-    Some(datum(&buf))
+    let header = entry(0, items.len())? | JB_FARRAY;
+    let entries = pg_sys::VARHDRSZ + 4;
+    let size = entries + 4 * items.len() + items.iter().map(|s| s.len()).sum::<usize>();
+    // SAFETY: `size` bytes palloc'd in the current memory context and every one of them
+    // written below before the datum is handed out (left to the context if a length does not
+    // fit a JEntry); then its 4-byte varlena header set (JEntry widths keep it far below
+    // i32::MAX).
+    unsafe {
+        let p = pg_sys::palloc(size) as *mut u8;
+        let buf = std::slice::from_raw_parts_mut(p, size);
+        buf[pg_sys::VARHDRSZ..entries].copy_from_slice(&header.to_ne_bytes());
+        let (mut at, mut total) = (entries + 4 * items.len(), 0);
+        for (i, s) in items.iter().enumerate() {
+            buf[at..at + s.len()].copy_from_slice(s.as_bytes());
+            at += s.len();
+            total = member(buf, entries, i, total, entry(0, s.len())?)?;
+        }
+        pgrx::varlena::set_varsize_4b(p as *mut pg_sys::varlena, size as i32);
+        Some(pg_sys::Datum::from(p))
+    }
 }
 
 /// `text` as a `jsonb` datum in the current memory context, when it is an array or an object

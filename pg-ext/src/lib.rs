@@ -193,6 +193,45 @@ mod tests {
         );
     }
 
+    #[pg_test]
+    fn keys_read_as_runs_are_the_keys_asked_for() {
+        use agentmem_core::db::direct::{Each, Scan};
+        use agentmem_core::Value;
+        Spi::run("SET LOCAL search_path = public").unwrap();
+        Spi::run("CREATE TABLE runs_t (k bigint PRIMARY KEY, v text)").unwrap();
+        Spi::run(
+            "INSERT INTO runs_t SELECT k, 'v' || k FROM generate_series(1, 40) k WHERE k <> 7",
+        )
+        .unwrap();
+        // Runs with rows between their keys that were not asked for, a key with no row, and
+        // keys alone.
+        let asked = [2, 3, 5, 7, 9, 20, 22, 39];
+        let keys: Vec<Value> = asked.iter().map(|&k| Value::Int(k)).collect();
+        let runs = Each::single(&keys).runs(crate::direct::RUN_GAP).unwrap();
+        assert!(runs.len() < keys.len() && runs.len() > 1);
+        let scan = Scan {
+            table: "runs_t",
+            index: "runs_t_pkey",
+            equal: &[],
+            from: None,
+            each: Some(Each::single(&keys)),
+            columns: &["v", "k"],
+            kept: false,
+        };
+        let mut got = Vec::new();
+        let read = crate::direct::scan(&scan, &mut |r| {
+            got.push((r[1].as_i64().unwrap(), r[0].as_str().unwrap().to_owned()));
+            true
+        });
+        assert!(read.unwrap());
+        let want: Vec<(i64, String)> = asked
+            .iter()
+            .filter(|&&k| k != 7)
+            .map(|&k| (k, format!("v{k}")))
+            .collect();
+        assert_eq!(got, want);
+    }
+
     #[pg_test(error = "thread not found: nope")]
     fn unknown_thread_is_refused() {
         Spi::run("SELECT mem_message_add('nope', 'user', 'x')").unwrap();
