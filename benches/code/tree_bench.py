@@ -246,4 +246,5 @@ def main():
             f.write(text)
 
 
-main()
+if __name__ == "__main__":
+    main()
