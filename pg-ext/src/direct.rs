@@ -700,7 +700,7 @@ impl Table {
     fn column(&self, name: &str) -> Option<usize> {
         (0..self.width()).find(|&i| {
             let att = self.attribute(i);
-            !att.attisdropped && attribute_name(att) == name
+            !att.attisdropped && has_name(att, name)
         })
     }
 
@@ -861,6 +861,13 @@ unsafe fn caller_may_in(relid: pg_sys::Oid, namespace: pg_sys::Oid, modes: &[u32
 unsafe fn named(name: *const std::ffi::c_char, names: &[&str]) -> bool {
     let name = CStr::from_ptr(name).to_bytes();
     names.iter().any(|n| n.as_bytes() == name)
+}
+
+/// Whether `att` is named `name`, compared byte for byte: a scan looks up each of its columns
+/// by name, and reading every attribute's name as text first cost more than the compare.
+fn has_name(att: &pg_sys::FormData_pg_attribute, name: &str) -> bool {
+    let (data, name) = (&att.attname.data, name.as_bytes());
+    data.get(name.len()) == Some(&0) && data.iter().zip(name).all(|(&a, &b)| a as u8 == b)
 }
 
 fn attribute_name(att: &pg_sys::FormData_pg_attribute) -> &str {

@@ -3,14 +3,13 @@
 //! general parser into a tree and then lays the tree out: on a 15 KB answer (a
 //! `graph_impact` of a hundred dependents) that took about ten times as long as copying the
 //! text. Arrays of plain strings — a path's node ids, its edge types — are laid out from the
-//! text itself; other arrays and objects are parsed once by `serde_json` and laid out here.
+//! text itself; other arrays and objects are read once into a [`Node`] tree and laid out here.
 //! What this does not lay out exactly as `jsonb_in` would — a number that is not an integer
 //! (`numeric` keeps its text's digits and scale), a top-level scalar, U+0000 — goes through
 //! `jsonb_in`.
 
+use crate::json_node::{self, Node};
 use pgrx::{pg_sys, IntoDatum};
-
-use serde_json::{Map, Value as Json};
 
 /// `jsonb`'s container flags, and its JEntry flags and types (utils/jsonb.h).
 const JB_FARRAY: u32 = 0x4000_0000;
@@ -93,8 +92,9 @@ pub fn from_json(text: &str) -> Option<pg_sys::Datum> {
     if !text.trim_start().starts_with(['[', '{']) || has_non_integer(text) {
         return None;
     }
-    let value: Json = serde_json::from_str(text).ok()?;
-    let mut buf = vec![0u8; pg_sys::VARHDRSZ];
+    let value = json_node::parse(text)?;
+    let mut buf = Vec::with_capacity(pg_sys::VARHDRSZ + text.len() + text.len() / 2);
+    buf.resize(pg_sys::VARHDRSZ, 0);
     laid_out(&mut buf, &value)?;
     Some(datum(&buf))
 }
@@ -149,20 +149,20 @@ fn entry(kind: u32, len: usize) -> Option<u32> {
 }
 
 /// Appends `v` to `buf`; returns its JEntry (its type, and its length with any padding).
-fn laid_out(buf: &mut Vec<u8>, v: &Json) -> Option<u32> {
+fn laid_out(buf: &mut Vec<u8>, v: &Node<'_>) -> Option<u32> {
     match v {
-        Json::Null => Some(JENTRY_ISNULL),
-        Json::Bool(false) => Some(JENTRY_ISBOOL_FALSE),
-        Json::Bool(true) => Some(JENTRY_ISBOOL_TRUE),
-        Json::String(s) => string(buf, s),
-        Json::Number(n) => {
-            let digits = numeric(n.as_i64()?)?;
+        Node::Null => Some(JENTRY_ISNULL),
+        Node::Bool(false) => Some(JENTRY_ISBOOL_FALSE),
+        Node::Bool(true) => Some(JENTRY_ISBOOL_TRUE),
+        Node::Str(s) => string(buf, s),
+        Node::Int(n) => {
+            let digits = numeric(*n)?;
             let padding = pad(buf);
             buf.extend_from_slice(&digits);
             entry(JENTRY_ISNUMERIC, padding + digits.len())
         }
-        Json::Array(items) => array(buf, items, laid_out),
-        Json::Object(map) => object(buf, map),
+        Node::Array(items) => array(buf, items, laid_out),
+        Node::Object(members) => object(buf, members),
     }
 }
 
@@ -181,11 +181,20 @@ fn array<T>(
     entry(JENTRY_ISCONTAINER, buf.len() - start)
 }
 
-/// An object: its keys sorted as `jsonb` sorts them (shorter first, then by bytes), then its
-/// values in the keys' order.
-fn object(buf: &mut Vec<u8>, map: &Map<String, Json>) -> Option<u32> {
-    let mut pairs: Vec<(&String, &Json)> = map.iter().collect();
+/// An object: its keys sorted as `jsonb` sorts them (shorter first, then by bytes), a key
+/// given twice keeping its last value as `jsonb_in` keeps it, then its values in the keys'
+/// order.
+fn object(buf: &mut Vec<u8>, members: &[(std::borrow::Cow<'_, str>, Node<'_>)]) -> Option<u32> {
+    let mut pairs: Vec<(&str, &Node<'_>)> = members.iter().map(|(k, v)| (&**k, v)).collect();
+    // Stable: the members of one key stay in the text's order, and the last one is kept.
     pairs.sort_by(|(a, _), (b, _)| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    pairs.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
     let n = pairs.len();
     let (start, entries) = container(buf, n, 2, JB_FOBJECT)?;
     let mut total = 0;

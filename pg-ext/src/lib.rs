@@ -21,6 +21,7 @@ mod entry;
 mod error;
 mod functions;
 mod home;
+mod json_node;
 mod jsonb;
 mod local;
 mod owner;
@@ -187,10 +188,16 @@ mod tests {
         ] {
             assert!(crate::jsonb::from_json(text).is_none(), "{text}");
         }
-        assert_eq!(
-            bytes(crate::jsonb::from_json(r#"{"b":2,"a":1,"b":3}"#).unwrap()),
-            bytes(jsonb_in(r#"{"b":2,"a":1,"b":3}"#))
-        );
+        for repeated in [
+            r#"{"b":2,"a":1,"b":3}"#,
+            r#"{"a":1,"a":[2],"b\n":3,"a":{"c":4,"c":null},"b\n":"x\ty"}"#,
+        ] {
+            assert_eq!(
+                bytes(crate::jsonb::from_json(repeated).unwrap()),
+                bytes(jsonb_in(repeated)),
+                "{repeated}"
+            );
+        }
     }
 
     #[pg_test]
