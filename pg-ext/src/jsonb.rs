@@ -114,23 +114,32 @@ fn datum(buf: &[u8]) -> pg_sys::Datum {
 
 /// Whether JSON `text` holds a number with a fraction or an exponent, found without parsing
 /// it (outside strings, a `.` or an `e` after a digit): such text goes to `jsonb_in` at once
-/// rather than after a parse here that would find it.
+/// rather than after a parse here that would find it. Strings, most of a document, are
+/// skipped a closing quote at a time (`str::find` of one character is a `memchr`).
 fn has_non_integer(text: &str) -> bool {
-    let (mut in_string, mut escaped, mut prev) = (false, false, b' ');
-    for &b in text.as_bytes() {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-        } else if b == b'"' {
-            in_string = true;
-        } else if b == b'.' || (matches!(b, b'e' | b'E') && prev.is_ascii_digit()) {
-            return true;
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b'"' => loop {
+                let Some(end) = text[at + 1..].find('"').map(|j| at + 1 + j) else {
+                    return false;
+                };
+                let escapes = bytes[at + 1..end]
+                    .iter()
+                    .rev()
+                    .take_while(|&&c| c == b'\\')
+                    .count();
+                at = end;
+                if escapes % 2 == 0 {
+                    at += 1;
+                    break;
+                }
+            },
+            b'.' => return true,
+            b'e' | b'E' if at > 0 && bytes[at - 1].is_ascii_digit() => return true,
+            _ => at += 1,
         }
-        prev = b;
     }
     false
 }
@@ -267,13 +276,22 @@ mod tests {
 
     #[test]
     fn numbers_with_fractions_or_exponents_are_seen() {
-        for yes in [r#"[1.5]"#, r#"{"a":2e3}"#, r#"[1E-2]"#, r#"["x",0.1]"#] {
+        for yes in [
+            r#"[1.5]"#,
+            r#"{"a":2e3}"#,
+            r#"[1E-2]"#,
+            r#"["x",0.1]"#,
+            r#"["a\\",1.5]"#,
+            r#"["\"",""," é ",1e1]"#,
+        ] {
             assert!(has_non_integer(yes), "{yes}");
         }
         for no in [
             r#"[1,-2,true,false,null]"#,
             r#"["1.5","2e3"]"#,
             r#"{"e":1,"k":"a\".e"}"#,
+            r#"["a\\\".5","\\"]"#,
+            r#"["unclosed .5"#,
             "[]",
         ] {
             assert!(!has_non_integer(no), "{no}");
