@@ -93,6 +93,7 @@ pub fn from_json(text: &str) -> Option<pg_sys::Datum> {
         return None;
     }
     let value = json_node::parse(text)?;
+    // A layout is mostly larger than its text (a JEntry per value, padding, numerics).
     let mut buf = Vec::with_capacity(pg_sys::VARHDRSZ + text.len() + text.len() / 2);
     buf.resize(pg_sys::VARHDRSZ, 0);
     laid_out(&mut buf, &value)?;
