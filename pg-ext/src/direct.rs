@@ -216,35 +216,22 @@ unsafe fn scan_table(
             .then(|| each.runs(RUN_GAP))
             .flatten()
     });
-    // The scan keys: each index column, the value it is compared with and how.
+    // One pass of the index per run, or per key of `each` (one pass without them).
+    let by_runs = runs.is_some();
+    let passes: Vec<&[Value]> = match (runs, s.each) {
+        (Some(runs), _) => runs,
+        (None, Some(each)) => each.keys.chunks(key_width).collect(),
+        (None, None) => vec![first],
+    };
+    // The scan keys: each index column, the value it is compared with and how; the columns
+    // after `equal` as the first pass compares them.
     let mut bounds: Vec<(usize, &Value, u32)> = s
         .equal
         .iter()
         .enumerate()
         .map(|(i, v)| (i, v, pg_sys::BTEqualStrategyNumber))
         .collect();
-    match (&runs, s.each) {
-        (Some(runs), _) => {
-            let run = runs[0];
-            bounds.push((after, &run[0], pg_sys::BTGreaterEqualStrategyNumber));
-            bounds.push((
-                after,
-                &run[run.len() - 1],
-                pg_sys::BTLessEqualStrategyNumber,
-            ));
-        }
-        (None, Some(_)) => bounds.extend(
-            first
-                .iter()
-                .enumerate()
-                .map(|(j, v)| (after + j, v, pg_sys::BTEqualStrategyNumber)),
-        ),
-        (None, None) => bounds.extend(
-            first
-                .iter()
-                .map(|v| (after, v, pg_sys::BTGreaterEqualStrategyNumber)),
-        ),
-    }
+    bounds.extend(compared(passes[0], after, by_runs, s.each.is_some()));
     let keys = bounds.len();
     // The columns found once: by name for every row, it cost more than reading them.
     let columns = match s
@@ -294,7 +281,7 @@ unsafe fn scan_table(
         key.sk_collation = *(*index).rd_indcollation.add(i);
     }
     // A run's rows are matched to its keys by the key column, read with the others.
-    let run_column = runs.as_ref().and_then(|_| column_of(after));
+    let run_column = by_runs.then(|| column_of(after)).flatten();
     let width = columns
         .iter()
         .chain(&run_column)
@@ -313,20 +300,12 @@ unsafe fn scan_table(
     let slot = pg_sys::table_slot_create(rel, null_mut());
     let mut outcome = Ok(true);
     let mut row = Vec::with_capacity(columns.len());
-    // One pass of the index per run, or per key of `each` (one pass without them), the last
-    // keys' values set anew for each; a key with a NULL in it matches no row.
-    let passes: Vec<&[Value]> = match (&runs, s.each) {
-        (Some(runs), _) => runs.clone(),
-        (None, Some(each)) => each.keys.chunks(key_width).collect(),
-        (None, None) => vec![first],
-    };
+    // Each pass after the first sets the values after `equal` anew; a key with a NULL in it
+    // matches no row.
     'passes: for (n, key) in passes.iter().enumerate() {
-        let bound: Vec<&Value> = match runs {
-            Some(_) => vec![&key[0], &key[key.len() - 1]],
-            None => key.iter().collect(),
-        };
         if n > 0 {
-            for (j, value) in bound.into_iter().enumerate() {
+            let values = compared(key, after, by_runs, s.each.is_some());
+            for (j, &(_, value, _)) in values.iter().enumerate() {
                 match to_datum(value, key_types[j], "each") {
                     Ok((_, true)) => continue 'passes,
                     Ok((datum, false)) => scan_keys[after + j].sk_argument = datum,
@@ -1018,6 +997,27 @@ unsafe fn insert_index_entries(
 unsafe fn close_indexes(indexes: *mut pg_sys::ResultRelInfo) {
     if !indexes.is_null() {
         pg_sys::ExecCloseIndices(indexes);
+    }
+}
+
+/// What one pass of a scan compares the index columns from `at` with, and how: a run's first
+/// and last key as the bounds of one column, a key of `each` column by column, or `from` as
+/// a lower bound.
+fn compared(key: &[Value], at: usize, run: bool, each: bool) -> Vec<(usize, &Value, u32)> {
+    match (run, each) {
+        (true, _) => vec![
+            (at, &key[0], pg_sys::BTGreaterEqualStrategyNumber),
+            (at, &key[key.len() - 1], pg_sys::BTLessEqualStrategyNumber),
+        ],
+        (false, true) => key
+            .iter()
+            .enumerate()
+            .map(|(j, v)| (at + j, v, pg_sys::BTEqualStrategyNumber))
+            .collect(),
+        (false, false) => key
+            .iter()
+            .map(|v| (at, v, pg_sys::BTGreaterEqualStrategyNumber))
+            .collect(),
     }
 }
 
