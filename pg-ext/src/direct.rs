@@ -99,13 +99,11 @@ pub fn scan(s: &Scan<'_>, f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool) -> Result<
 /// table's lock, taken here as the statement would take it, brings the invalidations of
 /// transactions that committed since in before the rows are looked up.
 fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool) -> Result<bool> {
-    let name = CString::new(s.table).map_err(|_| Error::internal("a table name holds NUL"))?;
-    // SAFETY: a NUL-terminated name; the lock is the one a read of the table takes, held to
-    // the transaction's end.
-    let relid = unsafe { pg_sys::RelnameGetRelid(name.as_ptr()) };
+    let relid = crate::relids::table(s.table);
     if relid == pg_sys::InvalidOid {
         return Ok(false);
     }
+    // SAFETY: the lock is the one a read of the table takes, held to the transaction's end.
     unsafe { pg_sys::LockRelationOid(relid, pg_sys::AccessShareLock as i32) };
     watch_tables();
     let key = format!("{}:{:?}:{:?}:{:?}", s.index, s.equal, s.from, s.each);
@@ -156,10 +154,9 @@ fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool) -> Result
 /// backend's at once, everyone's when the transaction commits (an invalidation of the
 /// table's cached definition, which Postgres sends to every backend then).
 pub fn table_changed(table: &str) -> Result<()> {
-    let name = CString::new(table).map_err(|_| Error::internal("a table name holds NUL"))?;
-    // SAFETY: a NUL-terminated name; the invalidation is queued in this transaction.
+    let relid = crate::relids::table(table);
+    // SAFETY: the invalidation is queued in this transaction.
     unsafe {
-        let relid = pg_sys::RelnameGetRelid(name.as_ptr());
         if relid != pg_sys::InvalidOid {
             pg_sys::CacheInvalidateRelcacheByRelid(relid);
             forget_table(pg_sys::Datum::from(0usize), relid);
@@ -183,8 +180,7 @@ unsafe fn scan_table(
     if !caller_may(rel, &[pg_sys::ACL_SELECT]) {
         return Ok(false);
     }
-    let name = CString::new(s.index).map_err(|_| Error::internal("an index name holds NUL"))?;
-    let index_id = pg_sys::get_relname_relid(name.as_ptr(), (*(*rel).rd_rel).relnamespace);
+    let index_id = crate::relids::in_schema(s.index, (*(*rel).rd_rel).relnamespace);
     if index_id == pg_sys::InvalidOid {
         return Ok(false);
     }
@@ -640,10 +636,9 @@ impl Table {
 
     /// [`Table::open`] with the lock `lock` (a read's, or a write's).
     fn open_locked(name: &str, lock: u32) -> Result<Option<Table>> {
-        let c = CString::new(name).map_err(|_| Error::internal("a table name holds NUL"))?;
-        // SAFETY: a NUL-terminated name; the relation is opened only when it exists.
+        let relid = crate::relids::table(name);
+        // SAFETY: the relation is opened only when it exists.
         unsafe {
-            let relid = pg_sys::RelnameGetRelid(c.as_ptr());
             if relid == pg_sys::InvalidOid {
                 return Ok(None);
             }

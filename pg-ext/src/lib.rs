@@ -27,6 +27,7 @@ mod local;
 mod owner;
 mod page_space;
 mod reader;
+mod relids;
 mod route;
 mod session;
 mod transition;
@@ -237,6 +238,51 @@ mod tests {
             .map(|&k| (k, format!("v{k}")))
             .collect();
         assert_eq!(got, want);
+    }
+
+    #[pg_test]
+    fn remembered_names_follow_the_catalog_and_the_search_path() {
+        let found = |name: &str| {
+            let c = std::ffi::CString::new(name).unwrap();
+            // SAFETY: a NUL-terminated name, looked up in a transaction.
+            unsafe { pg_sys::RelnameGetRelid(c.as_ptr()) }
+        };
+        let same = |name: &str| {
+            assert_eq!(crate::relids::table(name), found(name), "{name}");
+        };
+        Spi::run("CREATE SCHEMA relids_a; CREATE SCHEMA relids_b").unwrap();
+        Spi::run("SET LOCAL search_path = relids_a, relids_b").unwrap();
+        assert_eq!(crate::relids::table("relids_t"), pg_sys::InvalidOid);
+        Spi::run("CREATE TABLE relids_b.relids_t (k int PRIMARY KEY)").unwrap();
+        same("relids_t");
+        let first = crate::relids::table("relids_t");
+        // A table earlier on the path now answers the name; then one dropped and made again.
+        Spi::run("CREATE TABLE relids_a.relids_t (k int PRIMARY KEY)").unwrap();
+        same("relids_t");
+        assert_ne!(crate::relids::table("relids_t"), first);
+        Spi::run("DROP TABLE relids_a.relids_t; CREATE TABLE relids_a.relids_t (k int)").unwrap();
+        same("relids_t");
+        Spi::run("ALTER TABLE relids_a.relids_t RENAME TO relids_u").unwrap();
+        same("relids_t");
+        same("relids_u");
+        // Another path, another answer; a renamed schema, its tables no longer on the path.
+        Spi::run("SET LOCAL search_path = relids_b").unwrap();
+        same("relids_t");
+        assert_eq!(crate::relids::table("relids_t"), first);
+        Spi::run("ALTER SCHEMA relids_b RENAME TO relids_c").unwrap();
+        same("relids_t");
+        assert_eq!(crate::relids::table("relids_t"), pg_sys::InvalidOid);
+        // Indexes by schema and name.
+        let ns = crate::relids::schema("relids_c");
+        assert_ne!(ns, pg_sys::InvalidOid);
+        let pkey = crate::relids::in_schema("relids_t_pkey", ns);
+        assert_ne!(pkey, pg_sys::InvalidOid);
+        Spi::run("ALTER INDEX relids_c.relids_t_pkey RENAME TO relids_t_key").unwrap();
+        assert_eq!(
+            crate::relids::in_schema("relids_t_pkey", ns),
+            pg_sys::InvalidOid
+        );
+        assert_eq!(crate::relids::in_schema("relids_t_key", ns), pkey);
     }
 
     #[pg_test(error = "thread not found: nope")]

@@ -14,16 +14,14 @@ use std::cell::Cell;
 
 thread_local! {
     /// The private schema's oid and its owner, as last looked up (a dropped and re-created
-    /// extension has a new schema oid, which refreshes it).
+    /// extension has a new schema oid, which refreshes it; a change of owner, [`forget`]).
     static OWNER: Cell<Option<(pg_sys::Oid, pg_sys::Oid)>> = const { Cell::new(None) };
 }
 
 /// The owner of the private schema; `None` while it does not exist (an install script
 /// before it creates it, or a database not yet updated to a version that has it).
 fn owner() -> Option<pg_sys::Oid> {
-    let name = std::ffi::CString::new(PRIVATE_SCHEMA).ok()?;
-    // SAFETY: a NUL-terminated name; missing_ok, so a missing schema gives InvalidOid.
-    let schema = unsafe { pg_sys::get_namespace_oid(name.as_ptr(), true) };
+    let schema = crate::relids::schema(PRIVATE_SCHEMA);
     if schema == pg_sys::InvalidOid {
         return None;
     }
@@ -40,6 +38,11 @@ fn owner() -> Option<pg_sys::Oid> {
     .flatten()?;
     OWNER.with(|c| c.set(Some((schema, owner))));
     Some(owner)
+}
+
+/// Forgets the owner: a schema's catalog row changed.
+pub fn forget() {
+    OWNER.with(|c| c.set(None));
 }
 
 /// Puts the previous user back when dropped: after the statement, or while an error unwinds.
