@@ -272,6 +272,20 @@ mod tests {
         Spi::run("ALTER SCHEMA relids_b RENAME TO relids_c").unwrap();
         same("relids_t");
         assert_eq!(crate::relids::table("relids_t"), pg_sys::InvalidOid);
+        // A path through the user's schema is not remembered: it answers another user
+        // otherwise, with no change to the catalog in between.
+        Spi::run("CREATE ROLE relids_r; GRANT USAGE ON SCHEMA relids_c TO relids_r").unwrap();
+        Spi::run("CREATE SCHEMA relids_r AUTHORIZATION relids_r").unwrap();
+        Spi::run("CREATE TABLE relids_r.relids_t (k int)").unwrap();
+        Spi::run("SET LOCAL search_path = \"$user\", relids_c").unwrap();
+        same("relids_t");
+        assert_eq!(crate::relids::table("relids_t"), first);
+        Spi::run("SET LOCAL ROLE relids_r").unwrap();
+        same("relids_t");
+        assert_ne!(crate::relids::table("relids_t"), first);
+        Spi::run("RESET ROLE").unwrap();
+        same("relids_t");
+        Spi::run("SET LOCAL search_path = relids_c").unwrap();
         // Indexes by schema and name.
         let ns = crate::relids::schema("relids_c");
         assert_ne!(ns, pg_sys::InvalidOid);
