@@ -22,8 +22,6 @@ builds to be the installed one's."""
 import argparse
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,40 +30,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE)), HERE]
 import edge_add_count  # noqa: E402
 import graph_bench  # noqa: E402
+import single_user  # noqa: E402
 from benchlib import report  # noqa: E402
 
 WORK = "/tmp/agentmem-query-count"
-DATA = os.path.join(WORK, "data")
-BIN = "/usr/lib/postgresql/15/bin"
 PORT = "5497"
 
 
-def as_postgres(cmd, **kw):
-    return subprocess.run(["su", "postgres", "-c", cmd], check=True, **kw)
-
-
 def load(graph_text):
-    """A cluster holding the graph in database `bench`, made once."""
-    if os.path.exists(os.path.join(WORK, "loaded")):
-        return
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
-    shutil.chown(WORK, "postgres")
-    as_postgres(f"{BIN}/initdb -D {DATA} -A trust -U postgres", stdout=subprocess.DEVNULL)
-    as_postgres(f"{BIN}/pg_ctl -D {DATA} -l {WORK}/server.log -w -o \"-p {PORT} -k /tmp -h ''\" "
-                "start", stdout=subprocess.DEVNULL)
-    try:
-        import psycopg
-        dsn = f"host=/tmp port={PORT} user=postgres"
-        with psycopg.connect(dsn + " dbname=postgres", autocommit=True) as c:
-            c.execute("CREATE DATABASE bench")
-        with psycopg.connect(dsn + " dbname=bench", autocommit=True) as c:
-            c.execute("CREATE EXTENSION agentmem")
-            c.execute("SELECT graph_load('bench', %s)", (graph_text,))
-            c.execute("VACUUM ANALYZE")
-    finally:
-        as_postgres(f"{BIN}/pg_ctl -D {DATA} -m fast -w stop", stdout=subprocess.DEVNULL)
-    open(os.path.join(WORK, "loaded"), "w").close()
+    """A cluster holding the graph in database `bench`, made once; its data directory."""
+    def fill(c):
+        c.execute("CREATE EXTENSION agentmem")
+        c.execute("SELECT graph_load('bench', %s)", (graph_text,))
+        c.execute("VACUUM ANALYZE")
+    return single_user.own_cluster(WORK, PORT, "bench", fill)
 
 
 def query_files(sample, adds):
@@ -99,21 +77,6 @@ def query_files(sample, adds):
     return paths
 
 
-def counted(sql_file):
-    """Instructions callgrind counted for a single-user backend running `sql_file`."""
-    out = subprocess.run(
-        ["su", "postgres", "-c", f"valgrind --tool=callgrind --callgrind-out-file=/dev/null "
-         f"{BIN}/postgres --single -D {DATA} bench < {sql_file} > /dev/null"],
-        capture_output=True, text=True, check=True).stderr
-    return int(re.search(r"refs:\s+([\d,]+)", out).group(1).replace(",", ""))
-
-
-def install(path, lib):
-    """Puts `path` in place of `lib` as a new file (a mapped library is never written over)."""
-    shutil.copy(path, lib + ".new")
-    os.rename(lib + ".new", lib)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", action="append", required=True, help="name=PATH/agentmem.so")
@@ -125,8 +88,6 @@ def main():
                     help="the SQLite extension edge_add_count.py picks the adds with")
     a = ap.parse_args()
     builds = [b.split("=", 1) for b in a.build]
-    lib = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
-                         check=True).stdout.strip() + "/agentmem.so"
     gpath = os.path.join(graph_bench.ROOT, "target", "bench-graph", "graph-all.json")
     if not os.path.exists(gpath):
         subprocess.run([sys.executable, os.path.join(HERE, "build_code_graph.py"), "--items",
@@ -134,24 +95,23 @@ def main():
     graph_text = open(gpath).read()
     graph = json.loads(graph_text)
     sample = graph_bench.sample(graph, 200, 42)
-    saved, files = lib + ".saved", None
-    shutil.copy(lib, saved)
-    try:
-        load(graph_text)
-        edge_pairs = edge_add_count.prepare(a.sqlite_ext, a.adds)
-        files = query_files(sample, edge_pairs)
-        rows = {}
-        for name, path in builds:
-            install(path, lib)
-            per_call = {q: counted(f) / n for q, (f, n, _) in files.items()}
-            for q, (_, _, base) in files.items():
-                if not q.endswith("baseline"):
-                    rows.setdefault(q, []).append(per_call[q] - per_call[base])
-    finally:
-        install(saved, lib)
-        os.remove(saved)
-        for path, _, _ in (files or {}).values():
-            os.remove(path)
+    files = None
+    rows = {}
+    with single_user.swapping_library() as use:
+        try:
+            data = load(graph_text)
+            edge_pairs = edge_add_count.prepare(a.sqlite_ext, a.adds)
+            files = query_files(sample, edge_pairs)
+            for name, path in builds:
+                use(path)
+                per_call = {q: single_user.counted(data, "bench", f) / n
+                            for q, (f, n, _) in files.items()}
+                for q, (_, _, base) in files.items():
+                    if not q.endswith("baseline"):
+                        rows.setdefault(q, []).append(per_call[q] - per_call[base])
+        finally:
+            for path, _, _ in (files or {}).values():
+                os.remove(path)
     head = " | ".join(name for name, _ in builds)
     lines = [f"`{' '.join(sys.argv)}`: instructions per call in a single-user backend "
              "(callgrind, less as many trivial statements), the dense bench graph's 200 "

@@ -20,20 +20,16 @@ the library) and the schema version of the builds to be the installed one's."""
 import argparse
 import os
 import random
-import re
-import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 import pg_calls_bench  # noqa: E402
+import single_user  # noqa: E402
 from benchlib import report  # noqa: E402
 
 WORK = "/tmp/agentmem-calls-count"
-DATA = os.path.join(WORK, "data")
 SAVED = os.path.join(WORK, "saved")
-BIN = "/usr/lib/postgresql/15/bin"
 PORT = "5495"
 
 STATEMENTS = {
@@ -44,32 +40,16 @@ STATEMENTS = {
 }
 
 
-def as_postgres(cmd, **kw):
-    return subprocess.run(["su", "postgres", "-c", cmd], check=True, **kw)
-
-
 def load(base_rows):
-    """The database `calls`, made once and copied aside."""
-    if os.path.exists(os.path.join(WORK, "loaded")):
-        return
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
-    shutil.chown(WORK, "postgres")
-    as_postgres(f"{BIN}/initdb -D {DATA} -A trust -U postgres", stdout=subprocess.DEVNULL)
-    as_postgres(f"{BIN}/pg_ctl -D {DATA} -l {WORK}/server.log -w -o \"-p {PORT} -k /tmp -h ''\" "
-                "start", stdout=subprocess.DEVNULL)
-    try:
-        import psycopg
-        dsn = f"host=/tmp port={PORT} user=postgres"
-        with psycopg.connect(dsn + " dbname=postgres", autocommit=True) as c:
-            c.execute("CREATE DATABASE calls")
-        with psycopg.connect(dsn + " dbname=calls", autocommit=True) as c:
-            pg_calls_bench.setup(c, "peer", base_rows)
-            pg_calls_bench.setup(c, "agentmem", base_rows)
-    finally:
-        as_postgres(f"{BIN}/pg_ctl -D {DATA} -m fast -w stop", stdout=subprocess.DEVNULL)
-    as_postgres(f"cp -a {DATA} {SAVED}")
-    open(os.path.join(WORK, "loaded"), "w").close()
+    """The database `calls`, made once and copied aside; the cluster's data directory."""
+    def fill(c):
+        pg_calls_bench.setup(c, "peer", base_rows)
+        pg_calls_bench.setup(c, "agentmem", base_rows)
+    fresh = not os.path.exists(os.path.join(WORK, "loaded"))
+    data = single_user.own_cluster(WORK, PORT, "calls", fill)
+    if fresh:
+        single_user.as_postgres(f"rm -rf {SAVED} && cp -a {data} {SAVED}")
+    return data
 
 
 def literal(s):
@@ -88,21 +68,10 @@ def query_file(name, sql, texts):
     return path
 
 
-def counted(sql_file):
-    """Instructions callgrind counted for a single-user backend running `sql_file` on the
-    database as it was loaded."""
-    as_postgres(f"rm -rf {DATA} && cp -a {SAVED} {DATA}")
-    out = subprocess.run(
-        ["su", "postgres", "-c", f"valgrind --tool=callgrind --callgrind-out-file=/dev/null "
-         f"{BIN}/postgres --single -D {DATA} calls < {sql_file} > /dev/null"],
-        capture_output=True, text=True, check=True).stderr
-    return int(re.search(r"refs:\s+([\d,]+)", out).group(1).replace(",", ""))
-
-
-def install(path, lib):
-    """Puts `path` in place of `lib` as a new file (a mapped library is never written over)."""
-    shutil.copy(path, lib + ".new")
-    os.rename(lib + ".new", lib)
+def counted(data, sql_file):
+    """Instructions for `sql_file` on the database as it was loaded."""
+    single_user.as_postgres(f"rm -rf {data} && cp -a {SAVED} {data}")
+    return single_user.counted(data, "calls", sql_file)
 
 
 def main():
@@ -114,25 +83,18 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "..", "results", "calls-count-latest.md"))
     a = ap.parse_args()
     builds = [b.split("=", 1) for b in a.build]
-    lib = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
-                         check=True).stdout.strip() + "/agentmem.so"
     texts = pg_calls_bench.messages(random.Random(7), a.large)
-    saved = lib + ".saved"
-    shutil.copy(lib, saved)
     rows = {}
-    try:
-        load(a.base)
+    with single_user.swapping_library() as use:
+        data = load(a.base)
         files = {name: (query_file(f"s{i}", sql, texts[:a.small]),
                         query_file(f"s{i}", sql, texts))
                  for i, (name, sql) in enumerate(STATEMENTS.items())}
         for _, path in builds:
-            install(path, lib)
+            use(path)
             for name, (small, large) in files.items():
-                per_call = (counted(large) - counted(small)) / (a.large - a.small)
+                per_call = (counted(data, large) - counted(data, small)) / (a.large - a.small)
                 rows.setdefault(name, []).append(per_call)
-    finally:
-        install(saved, lib)
-        os.remove(saved)
     head = " | ".join(name for name, _ in builds)
     lines = [f"`{' '.join(sys.argv)}`: instructions per statement, each its own transaction, "
              f"in a single-user backend (callgrind; {a.large} calls less {a.small}, the "

@@ -1,0 +1,72 @@
+"""What the instruction-counting benchmarks share: a Postgres cluster of the tool's own, loaded
+once; builds of the extension put in place of the installed library in turn; and a
+single-user backend (`postgres --single`, run as the postgres user) counted by callgrind.
+Needs valgrind and root (to run as postgres and to swap the library)."""
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+
+BIN = "/usr/lib/postgresql/15/bin"
+
+
+def as_postgres(cmd, **kw):
+    return subprocess.run(["su", "postgres", "-c", cmd], check=True, **kw)
+
+
+def own_cluster(work, port, db, fill):
+    """A cluster in `work`/data whose database `db` `fill(connection)` loads, made once (a
+    server started for the load and stopped after it); its data directory."""
+    data = os.path.join(work, "data")
+    if os.path.exists(os.path.join(work, "loaded")):
+        return data
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    shutil.chown(work, "postgres")
+    as_postgres(f"{BIN}/initdb -D {data} -A trust -U postgres", stdout=subprocess.DEVNULL)
+    as_postgres(f"{BIN}/pg_ctl -D {data} -l {work}/server.log -w -o \"-p {port} -k /tmp -h ''\" "
+                "start", stdout=subprocess.DEVNULL)
+    try:
+        import psycopg
+        dsn = f"host=/tmp port={port} user=postgres"
+        with psycopg.connect(dsn + " dbname=postgres", autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {db}")
+        with psycopg.connect(f"{dsn} dbname={db}", autocommit=True) as c:
+            fill(c)
+    finally:
+        as_postgres(f"{BIN}/pg_ctl -D {data} -m fast -w stop", stdout=subprocess.DEVNULL)
+    open(os.path.join(work, "loaded"), "w").close()
+    return data
+
+
+def counted(data, db, sql_file):
+    """Instructions callgrind counted for a single-user backend on `data` running `sql_file`
+    (one statement per line) in database `db`."""
+    out = subprocess.run(
+        ["su", "postgres", "-c", f"valgrind --tool=callgrind --callgrind-out-file=/dev/null "
+         f"{BIN}/postgres --single -D {data} {db} < {sql_file} > /dev/null"],
+        capture_output=True, text=True, check=True).stderr
+    return int(re.search(r"refs:\s+([\d,]+)", out).group(1).replace(",", ""))
+
+
+@contextlib.contextmanager
+def swapping_library():
+    """Yields `use(path)`, which puts the build at `path` in place of the installed library
+    (as a new file: a mapped library is never written over); the installed one is put back at
+    the end."""
+    lib = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
+                         check=True).stdout.strip() + "/agentmem.so"
+
+    def use(path):
+        shutil.copy(path, lib + ".new")
+        os.rename(lib + ".new", lib)
+
+    saved = lib + ".saved"
+    shutil.copy(lib, saved)
+    try:
+        yield use
+    finally:
+        use(saved)
+        os.remove(saved)
