@@ -70,3 +70,14 @@ def swapping_library():
     finally:
         use(saved)
         os.remove(saved)
+
+
+def count_table(first_column, builds, rows):
+    """Markdown rows of counts: one line per entry of `rows` (name → a count per build), the
+    last build's count over the first's at the end."""
+    head = " | ".join(name for name, _ in builds)
+    lines = [f"| {first_column} | {head} | last / first |", "|---|" + "---:|" * (len(builds) + 1)]
+    for name, counts in rows.items():
+        cells = " | ".join(f"{c:,.0f}" for c in counts)
+        lines.append(f"| {name} | {cells} | {counts[-1] / counts[0]:.3f} |")
+    return lines

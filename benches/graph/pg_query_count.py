@@ -112,15 +112,11 @@ def main():
         finally:
             for path, _, _ in (files or {}).values():
                 os.remove(path)
-    head = " | ".join(name for name, _ in builds)
     lines = [f"`{' '.join(sys.argv)}`: instructions per call in a single-user backend "
              "(callgrind, less as many trivial statements), the dense bench graph's 200 "
              f"sampled nodes per query; the {len(edge_pairs)} edge adds nearest the median size "
-             "(edge_add_count.py's), twice each, each rolled back.", "",
-             f"| query | {head} | last / first |", "|---|" + "---:|" * (len(builds) + 1)]
-    for q, counts in rows.items():
-        cells = " | ".join(f"{c:,.0f}" for c in counts)
-        lines.append(f"| {q} | {cells} | {counts[-1] / counts[0]:.3f} |")
+             "(edge_add_count.py's), twice each, each rolled back.", ""]
+    lines += single_user.count_table("query", builds, rows)
     report(lines, a.out)
 
 

@@ -95,14 +95,10 @@ def main():
             for name, (small, large) in files.items():
                 per_call = (counted(data, large) - counted(data, small)) / (a.large - a.small)
                 rows.setdefault(name, []).append(per_call)
-    head = " | ".join(name for name, _ in builds)
     lines = [f"`{' '.join(sys.argv)}`: instructions per statement, each its own transaction, "
              f"in a single-user backend (callgrind; {a.large} calls less {a.small}, the "
-             f"database restored before each count: {a.base} earlier messages, 50 threads).", "",
-             f"| statement | {head} | last / first |", "|---|" + "---:|" * (len(builds) + 1)]
-    for name, counts in rows.items():
-        cells = " | ".join(f"{c:,.0f}" for c in counts)
-        lines.append(f"| {name} | {cells} | {counts[-1] / counts[0]:.3f} |")
+             f"database restored before each count: {a.base} earlier messages, 50 threads).", ""]
+    lines += single_user.count_table("statement", builds, rows)
     report(lines, a.out)
 
 
