@@ -13,9 +13,10 @@ use pgrx::prelude::*;
 use std::cell::Cell;
 
 thread_local! {
-    /// The private schema's oid and its owner, as last looked up (a dropped and re-created
-    /// extension has a new schema oid, which refreshes it; a change of owner, [`forget`]).
-    static OWNER: Cell<Option<(pg_sys::Oid, pg_sys::Oid)>> = const { Cell::new(None) };
+    /// The private schema's oid and its owner, as last looked up, and the count of catalog
+    /// changes then (a dropped and re-created extension has a new schema oid; a change of
+    /// owner is a change to the schema's row).
+    static OWNER: Cell<Option<(u64, pg_sys::Oid, pg_sys::Oid)>> = const { Cell::new(None) };
 }
 
 /// The owner of the private schema; `None` while it does not exist (an install script
@@ -25,8 +26,9 @@ fn owner() -> Option<pg_sys::Oid> {
     if schema == pg_sys::InvalidOid {
         return None;
     }
-    if let Some((s, o)) = OWNER.with(Cell::get) {
-        if s == schema {
+    let changes = crate::relids::changes();
+    if let Some((c, s, o)) = OWNER.with(Cell::get) {
+        if (c, s) == (changes, schema) {
             return Some(o);
         }
     }
@@ -36,13 +38,8 @@ fn owner() -> Option<pg_sys::Oid> {
     )
     .ok()
     .flatten()?;
-    OWNER.with(|c| c.set(Some((schema, owner))));
+    OWNER.with(|c| c.set(Some((changes, schema, owner))));
     Some(owner)
-}
-
-/// Forgets the owner: a schema's catalog row changed.
-pub fn forget() {
-    OWNER.with(|c| c.set(None));
 }
 
 /// Puts the previous user back when dropped: after the statement, or while an error unwinds.

@@ -26,6 +26,13 @@ struct Memo {
 thread_local! {
     static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
     static WATCHING: Cell<bool> = const { Cell::new(false) };
+    static CHANGES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many times the memo was emptied: what is derived from the catalog and kept elsewhere
+/// (a schema's owner) is good while this stays the same.
+pub fn changes() -> u64 {
+    CHANGES.with(Cell::get)
 }
 
 /// The table `name` as the search path finds it (`RelnameGetRelid`), `InvalidOid` when there is
@@ -150,10 +157,10 @@ fn watch() {
 }
 
 /// Empties the memo: a relation or a schema was created, dropped, renamed or moved (or given
-/// another owner, which the owner's memo keeps).
+/// another owner; see [`changes`]).
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn forget(_arg: pg_sys::Datum, _cache: i32, _hash: u32) {
     // Never borrowed across a call into Postgres, so free whenever an invalidation arrives.
     MEMO.with(|m| *m.borrow_mut() = Memo::default());
-    crate::owner::forget();
+    CHANGES.with(|c| c.set(c.get() + 1));
 }
