@@ -3,7 +3,7 @@
 //!
 //! A read or write without a statement finds its table by the search path and its index in the
 //! table's schema: two catalog lookups, each a hash of the name and a probe of the system
-//! caches, repeated for every read of every call (a tenth of a `mem_message_add`). The answer
+//! caches, repeated for every read of every call (a twentieth of a `mem_message_add`). The answer
 //! changes only when a relation or a schema is created, dropped or renamed, or when the search
 //! path is another; Postgres announces the first through its invalidation callbacks, which
 //! empty the memo, and the memo keeps the search path it was filled under.
