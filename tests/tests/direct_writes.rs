@@ -205,6 +205,76 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
     scene.finish("after direct and statement writes");
 }
 
+/// A message's key is new to its table, not always to the index: a removed message leaves
+/// its key in a segment (merged away but inside the segment's key range, or marked dead by a
+/// delta row until the next flush), and a sequence set back hands such keys out again. An add
+/// written directly at either key is found by its own text only, and the index stays exact.
+#[test]
+fn an_add_at_a_key_a_removed_message_left_is_indexed_once() {
+    let Some(mut scene) = Scene::new("agentmem_direct_reused_keys") else {
+        return;
+    };
+    let (db, thread) = (&mut scene.db, scene.thread.clone());
+    add_all(
+        db,
+        &thread,
+        &["alpha one", "alpha two", "alpha three", "alpha four"],
+    );
+    let last = count(db, "SELECT max(seq) FROM mem_messages");
+    db.client
+        .execute("DELETE FROM mem_messages WHERE seq = $1", &[&(last - 1)])
+        .unwrap();
+    db.client.batch_execute("SELECT mem_optimize()").unwrap();
+    db.client
+        .execute("DELETE FROM mem_messages WHERE seq = $1", &[&last])
+        .unwrap();
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM agentmem_private.mem_idx_delta WHERE len IS NULL"
+        ),
+        1,
+        "the last removal is a delta row"
+    );
+    db.client
+        .execute(
+            "SELECT setval(pg_get_serial_sequence('mem_messages', 'seq'), $1)",
+            &[&(last - 2)],
+        )
+        .unwrap();
+    // Autocommit, as an add alone reads the index before its delta row.
+    add_all(db, &thread, &["beta back", "gamma back"]);
+    let seqs: Vec<i64> = db
+        .client
+        .query(
+            "SELECT seq FROM mem_messages WHERE raw_content LIKE '% back' ORDER BY seq",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(seqs, [last - 1, last], "the removed messages' keys");
+    for (word, found) in [
+        ("alpha", 2),
+        ("three", 0),
+        ("four", 0),
+        ("beta", 1),
+        ("gamma", 1),
+    ] {
+        let n: i64 = db
+            .client
+            .query_one(
+                "SELECT count(*) FROM mem_search($1, '{\"limit\":10}')",
+                &[&word],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(n, found, "messages found by {word:?}");
+    }
+    scene.finish("after adds at removed messages' keys");
+}
+
 /// Many connections adding to one thread at once, autocommit and in transactions, without
 /// statements: the booking's row lock gives each message its own place, and the counters and
 /// the index stay exact.

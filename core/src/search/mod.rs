@@ -145,11 +145,11 @@ pub(crate) fn index_new(
 }
 
 /// Indexes a new document whose row was written without a statement (see
-/// [`crate::db::direct`]), so that nothing writes held documents for it at the commit. Its
-/// delta row is written the same way once the key is known to be unused: in a transaction of
-/// several statements by the transaction's first look, which then answers from memory
-/// ([`store::may_be_indexed`]); alone, by index reads ([`store::unused_directly`]). Else as
-/// [`index_new`] writes it.
+/// [`crate::db::direct`]), so that nothing writes held documents for it at the commit; `doc`
+/// is the key of that row, which its insert found unique. Its delta row is written the same
+/// way once the key is known to be unused: in a transaction of several statements by the
+/// transaction's first look, which then answers from memory ([`store::may_be_indexed`]);
+/// alone, by index reads ([`store::unused_directly`]). Else as [`index_new`] writes it.
 pub(crate) fn index_fresh(
     conn: &mut dyn Conn,
     ns: &str,
