@@ -253,6 +253,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "add_skips_checks",
         script: include_str!("../../../sql/migrations/0035_add_skips_checks.sql"),
     },
+    Migration {
+        version: 36,
+        name: "thread_fillfactor",
+        script: include_str!("../../../sql/migrations/0036_thread_fillfactor.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -54,7 +54,7 @@ pub const RELEASES: &[Release] = &[
     },
     Release {
         version: "0.6.0",
-        schema: 35,
+        schema: 36,
         private_derived_data: true,
         trigger_catalog: true,
     },
