@@ -12,8 +12,9 @@ the peer's in one database) is made once in a cluster of this tool's own
 aside. For each build, put in place of the installed library, and each statement (the peer's
 `INSERT`, agentmem's `INSERT` and `mem_message_add`), the copy is put back and a single-user
 backend (`postgres --single`, run as the postgres user) runs `PREPARE` and then `--small` and
-`--large` `EXECUTE`s of the bench's messages, each its own transaction, under
-`valgrind --tool=callgrind`; the difference over the extra calls is the cost of one. The
+`--large` `EXECUTE`s of the bench's messages, each its own transaction and then in
+transactions of 100, under `valgrind --tool=callgrind`; the difference over the extra calls is
+the cost of one. The
 installed library is put back at the end. Needs valgrind, root (to run as postgres and to swap
 the library) and the schema version of the builds to be the installed one's."""
 
@@ -56,12 +57,21 @@ def literal(s):
     return "'" + s.replace("'", "''") + "'"
 
 
-def query_file(name, sql, texts):
+#: How the calls are grouped into transactions: calls per transaction (1: autocommit).
+SHAPES = {"autocommit": 1, "transactions of 100": 100}
+
+
+def query_file(name, sql, texts, per_transaction):
     """A file that prepares `sql` and runs it once per text (a statement per line, as the
-    single-user backend reads them)."""
+    single-user backend reads them), `per_transaction` calls in each transaction."""
     lines = [f"PREPARE p(text, text) AS {sql};"]
-    lines += [f"EXECUTE p({literal(f't{i % 50}')}, {literal(t)});" for i, t in enumerate(texts)]
-    path = os.path.join(WORK, f"{name}-{len(texts)}.sql")
+    for i, t in enumerate(texts):
+        if per_transaction > 1 and i % per_transaction == 0:
+            lines += ["BEGIN;"] if i == 0 else ["COMMIT;", "BEGIN;"]
+        lines.append(f"EXECUTE p({literal(f't{i % 50}')}, {literal(t)});")
+    if per_transaction > 1:
+        lines.append("COMMIT;")
+    path = os.path.join(WORK, f"{name}-{per_transaction}-{len(texts)}.sql")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     os.chmod(path, 0o644)
@@ -87,16 +97,18 @@ def main():
     rows = {}
     with single_user.swapping_library() as use:
         data = load(a.base)
-        files = {name: (query_file(f"s{i}", sql, texts[:a.small]),
-                        query_file(f"s{i}", sql, texts))
-                 for i, (name, sql) in enumerate(STATEMENTS.items())}
+        files = {f"{name}, {shape}": (query_file(f"s{i}", sql, texts[:a.small], n),
+                                      query_file(f"s{i}", sql, texts, n))
+                 for i, (name, sql) in enumerate(STATEMENTS.items())
+                 for shape, n in SHAPES.items()}
         for _, path in builds:
             use(path)
             for name, (small, large) in files.items():
                 per_call = (counted(data, large) - counted(data, small)) / (a.large - a.small)
                 rows.setdefault(name, []).append(per_call)
-    lines = [f"`{' '.join(sys.argv)}`: instructions per statement, each its own transaction, "
-             f"in a single-user backend (callgrind; {a.large} calls less {a.small}, the "
+    lines = [f"`{' '.join(sys.argv)}`: instructions per statement, each its own transaction "
+             f"or 100 to a transaction, in a single-user backend (callgrind; {a.large} calls "
+             f"less {a.small}, the "
              f"database restored before each count: {a.base} earlier messages, 50 threads).", ""]
     lines += single_user.count_table("statement", builds, rows)
     report(lines, a.out)
