@@ -125,7 +125,13 @@ fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool) -> Result
             if !read? {
                 return Ok(false);
             }
-            KEPT.with(|k| k.borrow_mut().insert((relid, key), rows.clone()));
+            KEPT.with(|k| {
+                let mut kept = k.borrow_mut();
+                if kept.len() >= KEPT_SCANS {
+                    kept.clear();
+                }
+                kept.insert((relid, key), rows.clone());
+            });
             rows
         }
     };
@@ -885,6 +891,10 @@ unsafe fn column_default(
     let datum = pg_sys::ExecEvalExpr(state, context, &mut null);
     (datum, null)
 }
+
+/// Kept scans a backend holds at most: a backend that writes to the search indexes of many
+/// resources keeps a read of each one's meta row; past the bound, all are read again.
+const KEPT_SCANS: usize = 4096;
 
 thread_local! {
     /// The sequences of identity columns, by table and column: Postgres finds one by scanning

@@ -361,7 +361,7 @@ fn a_kept_layout_follows_a_change_made_elsewhere() {
     );
     let in_shared = count(
         db,
-        "SELECT count(*) FROM mem_idx_delta WHERE ns = 'messages' AND resource_id = ''",
+        "SELECT count(*) FROM mem_idx_delta WHERE ns = 'msg' AND resource_id = ''",
     );
     assert_eq!(
         in_shared, 0,
@@ -374,6 +374,44 @@ fn a_kept_layout_follows_a_change_made_elsewhere() {
     assert_eq!(found, 2);
     drop(writer);
     scene.finish("after a layout change seen by another connection");
+}
+
+/// Which search indexes exist (their meta rows) is read without a statement and kept by each
+/// connection until a transaction that creates or drops one commits: a connection that wrote
+/// to a resource's index before another dropped it (a rebuild that found the resource without
+/// messages) makes it again with its next message, rather than write into an index that
+/// nothing lists.
+#[test]
+fn a_kept_index_row_follows_a_drop_made_elsewhere() {
+    let Some(mut scene) = Scene::new("agentmem_direct_meta") else {
+        return;
+    };
+    let mut writer = Postgres::connect(&scene.url);
+    let db = &mut scene.db;
+    db.client
+        .batch_execute("SELECT mem_index_partition('resource')")
+        .unwrap();
+    let thread: String = db
+        .client
+        .query_one("SELECT mem_thread_create('tenant_b')", &[])
+        .unwrap()
+        .get(0);
+    add_all(&mut writer, &thread, &["first words", "second words"]);
+    db.client
+        .execute("DELETE FROM mem_messages WHERE thread_id = $1", &[&thread])
+        .unwrap();
+    db.client.batch_execute("SELECT mem_reindex()").unwrap();
+    let meta = "SELECT count(*) FROM mem_idx_meta WHERE ns = 'msg' AND resource_id = 'tenant_b'";
+    assert_eq!(count(db, meta), 0, "the rebuild dropped the empty index");
+    add_all(&mut writer, &thread, &["third words"]);
+    assert_eq!(count(db, meta), 1, "the next message made the index again");
+    let found = count(
+        db,
+        "SELECT count(*) FROM mem_search('words', '{\"limit\":10}')",
+    );
+    assert_eq!(found, 1);
+    drop(writer);
+    scene.finish("after an index dropped under a connection that kept it");
 }
 
 /// Builds the same graph in `resource` (node ids prefixed by it): a ring of ten files with

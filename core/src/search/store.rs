@@ -352,7 +352,8 @@ pub(crate) fn insert_delta_fresh(conn: &mut dyn Conn, ns: &str, d: &DeltaRow) ->
 
 /// Whether the key of a row the caller has just inserted can take a delta row of its own,
 /// found by index reads without statements (`None` where the host cannot read so): the index
-/// has its meta row, and no delta row holds the key.
+/// has its meta row, and no delta row holds the key. Which meta rows exist changes only where
+/// [`lock_meta`] creates one and [`drop_index`] removes one, so the host may keep that read.
 ///
 /// Segments are not read, as [`insert_delta_fresh`] reads them. The insert of the row proved
 /// that no other row holds its key, and the index holds a live document for exactly the rows
@@ -372,7 +373,7 @@ pub(crate) fn unused_directly(conn: &mut dyn Conn, ns: &str, doc: i64) -> Result
         from: None,
         each: None,
         columns: &[],
-        kept: false,
+        kept: true,
     };
     if !conn.scan_directly(&meta, &mut |_| {
         found = true;
@@ -631,11 +632,14 @@ pub(crate) enum Lock {
 /// Creates the namespace's row if needed and locks it; `false` when [`Lock::TryExclusive`]
 /// found it taken. Callers re-read everything they rewrite after this.
 pub(crate) fn lock_meta(conn: &mut dyn Conn, ns: &str, lock: Lock) -> Result<bool> {
-    conn.execute(
+    let created = conn.query(
         "INSERT INTO mem_idx_meta (ns, resource_id, index_uuid, generation) VALUES (?1, ?2, ?3, 0) \
-         ON CONFLICT (ns, resource_id) DO NOTHING",
+         ON CONFLICT (ns, resource_id) DO NOTHING RETURNING 1",
         &keyed(ns, [random_id().to_string().into()]),
     )?;
+    if !created.is_empty() {
+        conn.table_changed("mem_idx_meta")?;
+    }
     let d = conn.dialect();
     if !d.has_concurrent_writers() {
         return Ok(true);
@@ -879,7 +883,7 @@ pub(crate) fn drop_index(conn: &mut dyn Conn, ns: &str) -> Result<()> {
         "DELETE FROM mem_idx_meta WHERE ns = ?1 AND resource_id = ?2",
         &key(ns),
     )?;
-    Ok(())
+    conn.table_changed("mem_idx_meta")
 }
 
 /// Pages a sequential reader fetched ahead of its position and has not passed yet: a merge
