@@ -87,6 +87,17 @@ fn count(db: &mut Postgres, sql: &str) -> i64 {
     db.client.query_one(sql, &[]).unwrap().get(0)
 }
 
+/// Messages `mem_search` finds for `query`, up to ten.
+fn found(db: &mut Postgres, query: &str) -> i64 {
+    db.client
+        .query_one(
+            "SELECT count(*) FROM mem_search($1, '{\"limit\":10}')",
+            &[&query],
+        )
+        .unwrap()
+        .get(0)
+}
+
 #[test]
 fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
     let Some(mut scene) = Scene::new("agentmem_direct_writes") else {
@@ -197,11 +208,11 @@ fn plain_tables_are_written_directly_and_user_additions_are_honoured() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(indexes, (0..6).collect::<Vec<i64>>());
-    let found = count(
-        db,
-        "SELECT count(*) FROM mem_search('written', '{\"limit\":10}')",
+    assert_eq!(
+        found(db, "written"),
+        1,
+        "a message written directly is found"
     );
-    assert_eq!(found, 1, "a message written directly is found");
     scene.finish("after direct and statement writes");
 }
 
@@ -255,22 +266,14 @@ fn an_add_at_a_key_a_removed_message_left_is_indexed_once() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(seqs, [last - 1, last], "the removed messages' keys");
-    for (word, found) in [
+    for (word, n) in [
         ("alpha", 2),
         ("three", 0),
         ("four", 0),
         ("beta", 1),
         ("gamma", 1),
     ] {
-        let n: i64 = db
-            .client
-            .query_one(
-                "SELECT count(*) FROM mem_search($1, '{\"limit\":10}')",
-                &[&word],
-            )
-            .unwrap()
-            .get(0);
-        assert_eq!(n, found, "messages found by {word:?}");
+        assert_eq!(found(db, word), n, "messages found by {word:?}");
     }
     scene.finish("after adds at removed messages' keys");
 }
@@ -367,11 +370,7 @@ fn a_kept_layout_follows_a_change_made_elsewhere() {
         in_shared, 0,
         "nothing written to the shared index after the change"
     );
-    let found = count(
-        db,
-        "SELECT count(*) FROM mem_search('after', '{\"limit\":10}')",
-    );
-    assert_eq!(found, 2);
+    assert_eq!(found(db, "after"), 2);
     drop(writer);
     scene.finish("after a layout change seen by another connection");
 }
@@ -405,11 +404,7 @@ fn a_kept_index_row_follows_a_drop_made_elsewhere() {
     assert_eq!(count(db, meta), 0, "the rebuild dropped the empty index");
     add_all(&mut writer, &thread, &["third words"]);
     assert_eq!(count(db, meta), 1, "the next message made the index again");
-    let found = count(
-        db,
-        "SELECT count(*) FROM mem_search('words', '{\"limit\":10}')",
-    );
-    assert_eq!(found, 1);
+    assert_eq!(found(db, "words"), 1);
     drop(writer);
     scene.finish("after an index dropped under a connection that kept it");
 }
