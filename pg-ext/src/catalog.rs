@@ -166,9 +166,52 @@ fn type_oid(t: Type) -> pg_sys::Oid {
     }
 }
 
+/// Whether `desc`, the row the executor expects of the call, has the catalog's columns' types
+/// in order (it then serves as the result's descriptor, without a catalog lookup per column).
+///
+/// # Safety
+///
+/// `desc` is null or a valid descriptor.
+unsafe fn describes(desc: pg_sys::TupleDesc, cols: &[api::Field]) -> bool {
+    // SAFETY: a non-null descriptor holds `natts` attributes.
+    unsafe {
+        !desc.is_null()
+            && usize::try_from((*desc).natts).is_ok_and(|n| n == cols.len())
+            && cols
+                .iter()
+                .enumerate()
+                .all(|(i, col)| (*(*desc).attrs.as_ptr().add(i)).atttypid == type_oid(col.ty))
+    }
+}
+
+/// A descriptor of the catalog's columns, made in the current memory context.
+///
+/// # Safety
+///
+/// Called in a memory context that outlives the descriptor's use.
+unsafe fn described(cols: &[api::Field]) -> pg_sys::TupleDesc {
+    // SAFETY: the descriptor is made with room for every column, each initialised once.
+    unsafe {
+        let desc = pg_sys::CreateTemplateTupleDesc(cols.len() as i32);
+        for (i, col) in cols.iter().enumerate() {
+            let name = std::ffi::CString::new(col.name).unwrap_or_default();
+            pg_sys::TupleDescInitEntry(
+                desc,
+                (i + 1) as pg_sys::AttrNumber,
+                name.as_ptr(),
+                type_oid(col.ty),
+                -1,
+                0,
+            );
+        }
+        desc
+    }
+}
+
 /// Returns `rows` as the result set of a set-returning call (materialise mode). The tuple
-/// descriptor is built from the catalog's columns, which `create_sql` declared: this works for
-/// one-column tables too, which Postgres treats as `SETOF` a scalar, not as a row type.
+/// descriptor is the executor's expected row when it has the catalog's columns (which
+/// `create_sql` declared), else it is built from them: this works for one-column tables too,
+/// which Postgres treats as `SETOF` a scalar, not as a row type.
 unsafe fn materialise(
     fcinfo: pg_sys::FunctionCallInfo,
     cols: &[api::Field],
@@ -191,19 +234,14 @@ unsafe fn materialise(
         }
         let random = ((*rsinfo).allowedModes as u32 & SFRM_Materialize_Random) != 0;
         let per_query = (*(*rsinfo).econtext).ecxt_per_query_memory;
+        let expected = (*rsinfo).expectedDesc;
         let (desc, store) = pgrx::PgMemoryContexts::For(per_query).switch_to(|_| {
-            let desc = pg_sys::CreateTemplateTupleDesc(cols.len() as i32);
-            for (i, col) in cols.iter().enumerate() {
-                let name = std::ffi::CString::new(col.name).unwrap_or_default();
-                pg_sys::TupleDescInitEntry(
-                    desc,
-                    (i + 1) as pg_sys::AttrNumber,
-                    name.as_ptr(),
-                    type_oid(col.ty),
-                    -1,
-                    0,
-                );
-            }
+            let desc = if describes(expected, cols) {
+                // A copy: the executor frees the descriptor it is handed back.
+                pg_sys::CreateTupleDescCopy(expected)
+            } else {
+                described(cols)
+            };
             (
                 desc,
                 pg_sys::tuplestore_begin_heap(random, false, pg_sys::work_mem),
