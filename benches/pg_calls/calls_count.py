@@ -14,9 +14,9 @@ aside. For each build, put in place of the installed library, and each statement
 backend (`postgres --single`, run as the postgres user) runs `PREPARE` and then `--small` and
 `--large` `EXECUTE`s of the bench's messages, each its own transaction and then in
 transactions of 100, under `valgrind --tool=callgrind`; the difference over the extra calls is
-the cost of one. The
-installed library is put back at the end. Needs valgrind, root (to run as postgres and to swap
-the library) and the schema version of the builds to be the installed one's."""
+the cost of one. The installed library is put back at the end. Needs valgrind, root (to run as
+postgres and to swap the library) and the schema version of the builds to be the installed
+one's."""
 
 import argparse
 import os
@@ -108,8 +108,8 @@ def main():
                 rows.setdefault(name, []).append(per_call)
     lines = [f"`{' '.join(sys.argv)}`: instructions per statement, each its own transaction "
              f"or 100 to a transaction, in a single-user backend (callgrind; {a.large} calls "
-             f"less {a.small}, the "
-             f"database restored before each count: {a.base} earlier messages, 50 threads).", ""]
+             f"less {a.small}, the database restored before each count: {a.base} earlier "
+             f"messages, 50 threads).", ""]
     lines += single_user.count_table("statement", builds, rows)
     report(lines, a.out)
 

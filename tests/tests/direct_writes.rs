@@ -240,10 +240,7 @@ fn an_add_at_a_key_a_removed_message_left_is_indexed_once() {
         .execute("DELETE FROM mem_messages WHERE seq = $1", &[&last])
         .unwrap();
     assert_eq!(
-        count(
-            db,
-            "SELECT count(*) FROM agentmem_private.mem_idx_delta WHERE len IS NULL"
-        ),
+        count(db, "SELECT count(*) FROM mem_idx_delta WHERE len IS NULL"),
         1,
         "the last removal is a delta row"
     );
