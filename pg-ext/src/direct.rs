@@ -94,6 +94,41 @@ pub fn scan(s: &Scan<'_>, f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool) -> Result<
     })
 }
 
+/// The key a kept scan's rows are found by: its index, its columns and every value it
+/// compares, each value written with its kind and length, so that no two scans share a key
+/// (writing them is cheaper than formatting them).
+fn kept_key(s: &Scan<'_>) -> String {
+    let mut key = String::with_capacity(64);
+    key.push_str(s.index);
+    for c in s.columns {
+        key.push(',');
+        key.push_str(c);
+    }
+    let (width, each) = s.each.map_or((0, &[][..]), |e| (e.width, e.keys));
+    for (part, values) in [('=', s.equal), ('>', s.from.as_slice()), ('*', each)] {
+        key.push(part);
+        for v in values {
+            push_value(&mut key, v);
+        }
+    }
+    push_value(&mut key, &Value::Int(width as i64));
+    key
+}
+
+/// Appends `v` to a [`kept_key`].
+fn push_value(key: &mut String, v: &Value) {
+    use std::fmt::Write;
+    // Writing to a String does not fail.
+    let _ = match v {
+        Value::Null => write!(key, "n"),
+        Value::Int(i) => write!(key, "i{i};"),
+        Value::Real(f) => write!(key, "r{};", f.to_bits()),
+        Value::Text(t) => write!(key, "t{}:{t}", t.len()),
+        Value::Blob(b) => write!(key, "b{}:", b.len())
+            .and_then(|()| b.iter().try_for_each(|byte| write!(key, "{byte:02x}"))),
+    };
+}
+
 /// [`scan`] of a table whose rows the backend keeps (see [`Scan::kept`]) until the table's
 /// cached definition is invalidated: its writers invalidate it ([`table_changed`]), and the
 /// table's lock, taken here as the statement would take it, brings the invalidations of
@@ -106,7 +141,7 @@ fn scan_kept(s: &Scan<'_>, f: &mut dyn FnMut(&[ValueRef<'_>]) -> bool) -> Result
     // SAFETY: the lock is the one a read of the table takes, held to the transaction's end.
     unsafe { pg_sys::LockRelationOid(relid, pg_sys::AccessShareLock as i32) };
     watch_tables();
-    let key = format!("{}:{:?}:{:?}:{:?}", s.index, s.equal, s.from, s.each);
+    let key = kept_key(s);
     let rows = match KEPT.with(|k| k.borrow().get(&(relid, key.clone())).cloned()) {
         Some(rows) => rows,
         None => {
@@ -266,21 +301,13 @@ unsafe fn scan_table(
                 return Err(e);
             }
         };
-        let family = *(*index).rd_opfamily.add(i);
-        let input = *(*index).rd_opcintype.add(i);
-        let operator = pg_sys::get_opfamily_member(family, input, input, strategy as i16);
-        if null || operator == pg_sys::InvalidOid {
-            pg_sys::index_close(index, pg_sys::NoLock as i32);
-            return Ok(false);
+        match scan_key(index, i, strategy, datum).filter(|_| !null) {
+            Some(k) => *key = k,
+            None => {
+                pg_sys::index_close(index, pg_sys::NoLock as i32);
+                return Ok(false);
+            }
         }
-        pg_sys::ScanKeyInit(
-            key,
-            i as i16 + 1,
-            strategy as u16,
-            pg_sys::get_opcode(operator),
-            datum,
-        );
-        key.sk_collation = *(*index).rd_indcollation.add(i);
     }
     // A run's rows are matched to its keys by the key column, read with the others.
     let run_column = by_runs.then(|| column_of(after)).flatten();
@@ -535,90 +562,198 @@ impl Inserter {
     }
 }
 
-/// Locks the row of `v.table` whose one-column primary key is `key`, as an `UPDATE` locks
-/// it (waiting for a writer that holds it, then reading its newest version), and writes what
-/// `change` makes of its `read` columns. `false` when there is no such row or `change`
-/// declines.
+/// Writes what `change` makes of the `read` columns of the row of `v.table` whose one-column
+/// primary key is `key`, as an `UPDATE` would: the row's newest committed version is read, and
+/// when a concurrent writer changed it before the new version was written (after waiting for
+/// that writer to end), it is read again and `change` asked again. `false` when there is no
+/// such row or `change` declines; the row is then left unlocked, as an `UPDATE` leaves a row
+/// its condition passed over.
+///
+/// No tuple lock is taken before the write (logical replication's lookup takes one): the
+/// update itself waits for and detects concurrent writers, and the lock would cost a WAL
+/// record and a page change on every call.
 pub fn update(v: &Vouch, key: &Value, read: &[&str], change: &mut Change<'_>) -> Result<bool> {
     with_rights(v.table, || update_row(v, key, read, change))
 }
 
 fn update_row(v: &Vouch, key: &Value, read: &[&str], change: &mut Change<'_>) -> Result<bool> {
     let table = Table::open(v.table)?.ok_or_else(|| gone(v))?;
-    // SAFETY: as in `insert`; the found row's slot keeps its buffer pinned until it is
-    // dropped, after the new version is written.
-    unsafe {
-        let rel = table.rel;
-        let (index, key_at) = table.primary_key().ok_or_else(|| gone(v))?;
-        let estate = pg_sys::CreateExecutorState();
-        let search = pg_sys::table_slot_create(rel, null_mut());
-        for i in 0..table.width() {
-            *(*search).tts_isnull.add(i) = true;
+    let (index_id, key_at) = match table.primary_key() {
+        Some(k) => k,
+        None => {
+            table.close();
+            return Err(gone(v));
         }
-        let key_att = table.attribute(key_at);
-        let (datum, null) = to_datum(key, key_att.atttypid, attribute_name(key_att))?;
-        *(*search).tts_values.add(key_at) = datum;
-        *(*search).tts_isnull.add(key_at) = null;
-        pg_sys::ExecStoreVirtualTuple(search);
-        let found = pg_sys::table_slot_create(rel, null_mut());
-        pg_sys::CommandCounterIncrement();
-        let locked = !null
-            && pg_sys::RelationFindReplTupleByIndex(
-                rel,
-                index,
-                pg_sys::LockTupleMode::LockTupleNoKeyExclusive,
-                search,
-                found,
-            );
-        let mut written = false;
-        if locked {
-            pg_sys::slot_getallattrs(found);
-            let columns = read
-                .iter()
-                .map(|c| table.read(found, c))
-                .collect::<Result<Vec<_>>>()?;
-            if let Some(changes) = change(&columns) {
-                let new = pg_sys::table_slot_create(rel, null_mut());
-                for i in 0..table.width() {
-                    *(*new).tts_values.add(i) = *(*found).tts_values.add(i);
-                    *(*new).tts_isnull.add(i) = *(*found).tts_isnull.add(i);
-                }
-                for (c, value) in &changes {
-                    check_params(std::slice::from_ref(value))?;
-                    let i = table
-                        .column(c)
-                        .ok_or_else(|| Error::internal(format!("{} has no column {c}", v.table)))?;
-                    let att = table.attribute(i);
-                    let (datum, null) = to_datum(value, att.atttypid, c)?;
-                    if null && att.attnotnull {
-                        return Err(Error::invalid(*c, format!("null value in column \"{c}\"")));
-                    }
-                    *(*new).tts_values.add(i) = datum;
-                    *(*new).tts_isnull.add(i) = null;
-                }
-                pg_sys::ExecStoreVirtualTuple(new);
-                let mut indexes_too = false;
-                pg_sys::simple_table_tuple_update(
-                    rel,
-                    &mut (*found).tts_tid,
-                    new,
-                    pg_sys::GetActiveSnapshot(),
-                    &mut indexes_too,
-                );
+    };
+    let key_att = table.attribute(key_at);
+    // SAFETY: the table is open; the index is opened and closed here (its lock kept to the
+    // transaction's end, as the statement's); each found version's slot keeps its buffer
+    // pinned until the new version is written.
+    let written = unsafe {
+        match to_datum(key, key_att.atttypid, attribute_name(key_att)) {
+            Ok((_, true)) => Ok(false),
+            Ok((datum, false)) => {
+                pg_sys::CommandCounterIncrement();
+                let index = pg_sys::index_open(index_id, pg_sys::RowExclusiveLock as i32);
+                let written = match scan_key(index, 0, pg_sys::BTEqualStrategyNumber, datum) {
+                    Some(mut skey) => update_found(v, &table, index, &mut skey, read, change),
+                    None => Err(gone(v)),
+                };
+                pg_sys::index_close(index, pg_sys::NoLock as i32);
+                pg_sys::CommandCounterIncrement();
+                written
+            }
+            Err(e) => Err(e),
+        }
+    };
+    table.close();
+    written
+}
+
+/// [`update_row`]'s reads and write, retried while a concurrent writer changes the row first.
+///
+/// # Safety
+///
+/// `table` and `index` (its primary key) are open; `skey` compares the index's column.
+unsafe fn update_found(
+    v: &Vouch,
+    table: &Table,
+    index: pg_sys::Relation,
+    skey: &mut pg_sys::ScanKeyData,
+    read: &[&str],
+    change: &mut Change<'_>,
+) -> Result<bool> {
+    let rel = table.rel;
+    let estate = pg_sys::CreateExecutorState();
+    let found = pg_sys::table_slot_create(rel, null_mut());
+    let new = pg_sys::table_slot_create(rel, null_mut());
+    let outcome = loop {
+        // The newest committed version (and this transaction's own earlier writes).
+        let snapshot = pg_sys::RegisterSnapshot(pg_sys::GetLatestSnapshot());
+        let scan = pg_sys::index_beginscan(rel, index, snapshot, 1, 0);
+        pg_sys::index_rescan(scan, skey, 1, null_mut(), 0);
+        let seen =
+            pg_sys::index_getnext_slot(scan, pg_sys::ScanDirection::ForwardScanDirection, found);
+        pg_sys::index_endscan(scan);
+        pg_sys::UnregisterSnapshot(snapshot);
+        if !seen {
+            break Ok(false);
+        }
+        pg_sys::slot_getallattrs(found);
+        let columns = match read
+            .iter()
+            .map(|c| table.read(found, c))
+            .collect::<Result<Vec<_>>>()
+        {
+            Ok(c) => c,
+            Err(e) => break Err(e),
+        };
+        let Some(changes) = change(&columns) else {
+            break Ok(false);
+        };
+        if let Err(e) = fill_new_version(v, table, found, new, &changes) {
+            break Err(e);
+        }
+        let mut tmfd: pg_sys::TM_FailureData = std::mem::zeroed();
+        let mut lockmode = pg_sys::LockTupleMode::LockTupleNoKeyExclusive;
+        let mut indexes_too = false;
+        let result = pg_sys::table_tuple_update(
+            rel,
+            &mut (*found).tts_tid,
+            new,
+            pg_sys::GetCurrentCommandId(true),
+            pg_sys::GetActiveSnapshot(),
+            null_mut(),
+            true,
+            &mut tmfd,
+            &mut lockmode,
+            &mut indexes_too,
+        );
+        match result {
+            pg_sys::TM_Result::TM_Ok => {
                 if indexes_too {
                     write_index_entries(rel, new, estate, true);
                 }
-                pg_sys::ExecDropSingleTupleTableSlot(new);
-                written = true;
+                break Ok(true);
+            }
+            // A concurrent writer updated or removed the row and committed: read it again.
+            pg_sys::TM_Result::TM_Updated | pg_sys::TM_Result::TM_Deleted => continue,
+            other => {
+                break Err(Error::internal(format!(
+                    "the update of a {} row failed ({other})",
+                    v.table
+                )))
             }
         }
-        pg_sys::ExecDropSingleTupleTableSlot(found);
-        pg_sys::ExecDropSingleTupleTableSlot(search);
-        pg_sys::FreeExecutorState(estate);
-        table.close();
-        pg_sys::CommandCounterIncrement();
-        Ok(written)
+    };
+    pg_sys::ExecDropSingleTupleTableSlot(new);
+    pg_sys::ExecDropSingleTupleTableSlot(found);
+    pg_sys::FreeExecutorState(estate);
+    outcome
+}
+
+/// Fills the slot `new` with the version of `found` that `changes` make, as a virtual tuple.
+///
+/// # Safety
+///
+/// Both slots are the table's; `found` holds a row.
+unsafe fn fill_new_version(
+    v: &Vouch,
+    table: &Table,
+    found: *mut pg_sys::TupleTableSlot,
+    new: *mut pg_sys::TupleTableSlot,
+    changes: &[(&'static str, Value)],
+) -> Result<()> {
+    pg_sys::ExecClearTuple(new);
+    for i in 0..table.width() {
+        *(*new).tts_values.add(i) = *(*found).tts_values.add(i);
+        *(*new).tts_isnull.add(i) = *(*found).tts_isnull.add(i);
     }
+    for (c, value) in changes {
+        check_params(std::slice::from_ref(value))?;
+        let i = table
+            .column(c)
+            .ok_or_else(|| Error::internal(format!("{} has no column {c}", v.table)))?;
+        let att = table.attribute(i);
+        let (datum, null) = to_datum(value, att.atttypid, c)?;
+        if null && att.attnotnull {
+            return Err(Error::invalid(*c, format!("null value in column \"{c}\"")));
+        }
+        *(*new).tts_values.add(i) = datum;
+        *(*new).tts_isnull.add(i) = null;
+    }
+    pg_sys::ExecStoreVirtualTuple(new);
+    Ok(())
+}
+
+/// The key that compares column `i` of the B-tree `index` with `datum` by `strategy`, the
+/// operator its operator family has for the column's type; `None` when it has none.
+///
+/// # Safety
+///
+/// `index` is open and has a column `i`.
+unsafe fn scan_key(
+    index: pg_sys::Relation,
+    i: usize,
+    strategy: u32,
+    datum: pg_sys::Datum,
+) -> Option<pg_sys::ScanKeyData> {
+    let family = *(*index).rd_opfamily.add(i);
+    let input = *(*index).rd_opcintype.add(i);
+    let operator = pg_sys::get_opfamily_member(family, input, input, strategy as i16);
+    if operator == pg_sys::InvalidOid {
+        return None;
+    }
+    let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
+    pg_sys::ScanKeyInit(
+        &mut key,
+        i as i16 + 1,
+        strategy as u16,
+        pg_sys::get_opcode(operator),
+        datum,
+    );
+    key.sk_collation = *(*index).rd_indcollation.add(i);
+    Some(key)
 }
 
 /// The error for a table that went away between the check and the write (a core bug, or DDL
@@ -994,14 +1129,23 @@ unsafe fn insert_index_entries(
     }
 }
 
-/// Closes what [`open_indexes`] opened.
+/// Closes what [`open_indexes`] opened. The indexes' locks stay until the transaction ends,
+/// as the table's do (`ExecCloseIndices` releases them, and taking them again for the next
+/// row or call cost more than holding them: a call writes seven indexes).
 ///
 /// # Safety
 ///
 /// `indexes` came from [`open_indexes`] and is closed once.
 unsafe fn close_indexes(indexes: *mut pg_sys::ResultRelInfo) {
-    if !indexes.is_null() {
-        pg_sys::ExecCloseIndices(indexes);
+    if indexes.is_null() {
+        return;
+    }
+    let n = usize::try_from((*indexes).ri_NumIndices).unwrap_or(0);
+    for i in 0..n {
+        let index = *(*indexes).ri_IndexRelationDescs.add(i);
+        if !index.is_null() {
+            pg_sys::index_close(index, pg_sys::NoLock as i32);
+        }
     }
 }
 

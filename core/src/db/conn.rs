@@ -239,10 +239,10 @@ pub trait Conn {
         )))
     }
 
-    /// Locks the row of `v.table` whose primary key (one column) is `key`, as an `UPDATE`
-    /// would, shows its `read` columns to `change`, and writes the new values it returns.
-    /// `false` when there is no such row, or `change` returned `None` (the row stays locked
-    /// until the transaction ends, as a row an `UPDATE` passed over after locking it). Only
+    /// Updates the row of `v.table` whose primary key (one column) is `key` as an `UPDATE`
+    /// would: shows its newest version's `read` columns to `change` and writes the new values
+    /// it returns, asking again when a concurrent writer changed the row first. `false` when
+    /// there is no such row, or `change` returned `None` (the row is left as it was). Only
     /// after [`Conn::writes_directly`] said yes for `v` in this call.
     fn update_directly(
         &mut self,
