@@ -83,6 +83,8 @@ entry_point!(
 unsafe fn call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // SAFETY: fcinfo is valid; mem__call's fn_extra holds catalog entries only.
     let f: &Function = unsafe { declaration(fcinfo, "function catalog", api::find) };
+    let runs_statements = !matches!(f.nature, Nature::Pure | Nature::Volatile);
+    let _settings = crate::pinned::for_call(runs_statements, f.generic_plans);
     let nargs = usize::try_from(unsafe { (*fcinfo).nargs }).unwrap_or(0);
     let values: Vec<Value> = (0..nargs.min(f.args.len()))
         .map(|i| unsafe { argument(fcinfo, i, f.args[i].ty) })

@@ -136,6 +136,7 @@ fn with_plan<T>(
     f: impl FnOnce(pgrx::spi::SpiTupleTable<'_>) -> Result<T>,
 ) -> Result<T> {
     agentmem_core::db::value::check_params(params)?;
+    crate::pinned::before_statement();
     let args: Vec<DatumWithOid> = params.iter().map(param).collect();
     let oids: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();
     let kept = plans::kept(sql, &oids);
@@ -224,6 +225,8 @@ impl Conn for SpiConn {
         // subtransaction ends, either way, as PL/pgSQL does around its exception blocks.
         let (context, owner) =
             unsafe { (pg_sys::CurrentMemoryContext, pg_sys::CurrentResourceOwner) };
+        // Outside the subtransaction: its end, either way, would put back settings set in it.
+        crate::pinned::before_statement();
         unsafe {
             pg_sys::BeginInternalSubTransaction(std::ptr::null());
             pg_sys::MemoryContextSwitchTo(context);
@@ -377,6 +380,7 @@ impl Conn for SpiConn {
     }
 
     fn execute_batch(&mut self, sql: &str) -> Result<()> {
+        crate::pinned::before_statement();
         let sql = Dialect::Postgres.statement(sql);
         Spi::connect_mut(|client| {
             client

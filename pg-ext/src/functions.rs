@@ -3,7 +3,7 @@
 
 use crate::conn::SpiConn;
 use crate::error::ok;
-use agentmem_core::api::{self, Nature};
+use agentmem_core::api;
 use agentmem_core::db::privilege::DERIVED;
 use agentmem_core::schema::{self, PRIVATE_SCHEMA, RELEASES};
 use agentmem_core::{triggers, Conn, Value};
@@ -101,17 +101,14 @@ fn secure(home: &str) {
         let (Some(name), Some(signature)) = (row.next(), row.next()) else {
             continue;
         };
-        // A catalog function or trigger as its declaration says (functions that run no
-        // statement need no path, and calls stay cheap). pgrx's own (bootstrap, migrations)
-        // are internal: pinned and the owner's, but mem__internal() and mem__adding(), which
-        // the schema's guards and triggers call as the caller, and mem__delegate().
+        // A catalog function sets its statements' settings itself, at its first statement
+        // (see `pinned`); a trigger as its declaration says. pgrx's own (bootstrap,
+        // migrations) are internal: pinned and the owner's, but mem__internal() and
+        // mem__adding(), which the schema's guards and triggers call as the caller, and
+        // mem__delegate().
         let (runs_sql, generic_plans, owner_only) = match (api::find(&name), triggers::find(&name))
         {
-            (Some(f), _) => (
-                !matches!(f.nature, Nature::Pure | Nature::Volatile),
-                f.generic_plans,
-                f.owner_only,
-            ),
+            (Some(f), _) => (false, false, f.owner_only),
             (None, Some(t)) => (true, t.generic_plans, true),
             // mem__delegate runs a routed catalog function with the caller's rights, as a
             // direct call would.

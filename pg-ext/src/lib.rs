@@ -26,6 +26,7 @@ mod jsonb;
 mod local;
 mod owner;
 mod page_space;
+mod pinned;
 mod reader;
 mod relids;
 mod route;
@@ -241,62 +242,68 @@ mod tests {
     }
 
     #[pg_test]
-    fn remembered_names_follow_the_catalog_and_the_search_path() {
-        let found = |name: &str| {
-            let c = std::ffi::CString::new(name).unwrap();
-            // SAFETY: a NUL-terminated name, looked up in a transaction.
-            unsafe { pg_sys::RelnameGetRelid(c.as_ptr()) }
+    fn tables_are_found_in_the_extensions_schemas_whatever_the_search_path() {
+        let regclass = |name: &str| {
+            Spi::get_one::<pg_sys::Oid>(&format!("SELECT CAST('{name}' AS regclass)::oid"))
+                .unwrap()
+                .unwrap()
         };
-        let same = |name: &str| {
-            assert_eq!(crate::relids::table(name), found(name), "{name}");
-        };
-        Spi::run("CREATE SCHEMA relids_a; CREATE SCHEMA relids_b").unwrap();
-        Spi::run("SET LOCAL search_path = relids_a, relids_b").unwrap();
+        let home: String = Spi::get_one(
+            "SELECT quote_ident(n.nspname) FROM pg_extension e \
+             JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'agentmem'",
+        )
+        .unwrap()
+        .unwrap();
+        let private = agentmem_core::schema::PRIVATE_SCHEMA;
         assert_eq!(crate::relids::table("relids_t"), pg_sys::InvalidOid);
-        Spi::run("CREATE TABLE relids_b.relids_t (k int PRIMARY KEY)").unwrap();
-        same("relids_t");
-        let first = crate::relids::table("relids_t");
-        // A table earlier on the path now answers the name; then one dropped and made again.
-        Spi::run("CREATE TABLE relids_a.relids_t (k int PRIMARY KEY)").unwrap();
-        same("relids_t");
-        assert_ne!(crate::relids::table("relids_t"), first);
-        Spi::run("DROP TABLE relids_a.relids_t; CREATE TABLE relids_a.relids_t (k int)").unwrap();
-        same("relids_t");
-        Spi::run("ALTER TABLE relids_a.relids_t RENAME TO relids_u").unwrap();
-        same("relids_t");
-        same("relids_u");
-        // Another path, another answer; a renamed schema, its tables no longer on the path.
-        Spi::run("SET LOCAL search_path = relids_b").unwrap();
-        same("relids_t");
+        Spi::run(&format!("CREATE TABLE {home}.relids_t (k int PRIMARY KEY)")).unwrap();
+        let first = regclass(&format!("{home}.relids_t"));
         assert_eq!(crate::relids::table("relids_t"), first);
-        Spi::run("ALTER SCHEMA relids_b RENAME TO relids_c").unwrap();
-        same("relids_t");
+        // A table of the same name earlier on the caller's path changes nothing, nor does a
+        // path without the extension's schema, nor one through the user's schema.
+        Spi::run("CREATE SCHEMA relids_a; CREATE TABLE relids_a.relids_t (k int)").unwrap();
+        for path in ["relids_a", "relids_a, public", "\"$user\", relids_a"] {
+            Spi::run(&format!("SET LOCAL search_path = {path}")).unwrap();
+            assert_eq!(crate::relids::table("relids_t"), first, "{path}");
+        }
+        Spi::run("RESET search_path").unwrap();
+        // Dropped and made again; renamed.
+        Spi::run(&format!(
+            "DROP TABLE {home}.relids_t; CREATE TABLE {home}.relids_t (k int PRIMARY KEY)"
+        ))
+        .unwrap();
+        let again = regclass(&format!("{home}.relids_t"));
+        assert_ne!(again, first);
+        assert_eq!(crate::relids::table("relids_t"), again);
+        Spi::run(&format!("ALTER TABLE {home}.relids_t RENAME TO relids_u")).unwrap();
         assert_eq!(crate::relids::table("relids_t"), pg_sys::InvalidOid);
-        // A path through the user's schema is not remembered: it answers another user
-        // otherwise, with no change to the catalog in between.
-        Spi::run("CREATE ROLE relids_r; GRANT USAGE ON SCHEMA relids_c TO relids_r").unwrap();
-        Spi::run("CREATE SCHEMA relids_r AUTHORIZATION relids_r").unwrap();
-        Spi::run("CREATE TABLE relids_r.relids_t (k int)").unwrap();
-        Spi::run("SET LOCAL search_path = \"$user\", relids_c").unwrap();
-        same("relids_t");
-        assert_eq!(crate::relids::table("relids_t"), first);
-        Spi::run("SET LOCAL ROLE relids_r").unwrap();
-        same("relids_t");
-        assert_ne!(crate::relids::table("relids_t"), first);
-        Spi::run("RESET ROLE").unwrap();
-        same("relids_t");
-        Spi::run("SET LOCAL search_path = relids_c").unwrap();
-        // Indexes by schema and name.
-        let ns = crate::relids::schema("relids_c");
-        assert_ne!(ns, pg_sys::InvalidOid);
-        let pkey = crate::relids::in_schema("relids_t_pkey", ns);
-        assert_ne!(pkey, pg_sys::InvalidOid);
-        Spi::run("ALTER INDEX relids_c.relids_t_pkey RENAME TO relids_t_key").unwrap();
+        assert_eq!(crate::relids::table("relids_u"), again);
+        // The private schema is looked in after the extension's.
+        Spi::run(&format!(
+            "CREATE TABLE {private}.relids_p (k int PRIMARY KEY)"
+        ))
+        .unwrap();
+        let private_t = regclass(&format!("{private}.relids_p"));
+        assert_eq!(crate::relids::table("relids_p"), private_t);
+        Spi::run(&format!("CREATE TABLE {home}.relids_p (k int)")).unwrap();
         assert_eq!(
-            crate::relids::in_schema("relids_t_pkey", ns),
+            crate::relids::table("relids_p"),
+            regclass(&format!("{home}.relids_p"))
+        );
+        // Indexes by schema and name.
+        let ns = crate::relids::schema(private);
+        assert_ne!(ns, pg_sys::InvalidOid);
+        let pkey = crate::relids::in_schema("relids_p_pkey", ns);
+        assert_eq!(pkey, regclass(&format!("{private}.relids_p_pkey")));
+        Spi::run(&format!(
+            "ALTER INDEX {private}.relids_p_pkey RENAME TO relids_p_key"
+        ))
+        .unwrap();
+        assert_eq!(
+            crate::relids::in_schema("relids_p_pkey", ns),
             pg_sys::InvalidOid
         );
-        assert_eq!(crate::relids::in_schema("relids_t_key", ns), pkey);
+        assert_eq!(crate::relids::in_schema("relids_p_key", ns), pkey);
     }
 
     #[pg_test(error = "thread not found: nope")]

@@ -32,8 +32,9 @@ fn owner() -> Option<pg_sys::Oid> {
             return Some(o);
         }
     }
+    // Every name qualified, the operator too: a call's settings may not be set yet.
     let owner = Spi::get_one_with_args::<pg_sys::Oid>(
-        "SELECT nspowner FROM pg_catalog.pg_namespace WHERE oid = $1",
+        "SELECT nspowner FROM pg_catalog.pg_namespace WHERE oid OPERATOR(pg_catalog.=) $1",
         &[schema.into()],
     )
     .ok()

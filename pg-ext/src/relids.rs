@@ -1,22 +1,25 @@
 //! The relations the core's tables and indexes name, found by name once and remembered until
 //! the catalog changes.
 //!
-//! A read or write without a statement finds its table by the search path and its index in the
-//! table's schema: two catalog lookups, each a hash of the name and a probe of the system
-//! caches, repeated for every read of every call (a twentieth of a `mem_message_add`). The answer
-//! changes only when a relation or a schema is created, dropped or renamed, or when the search
-//! path is another; Postgres announces the first through its invalidation callbacks, which
-//! empty the memo, and the memo keeps the search path it was filled under.
+//! A read or write without a statement finds its table where the pinned search path of the
+//! core's statements finds it — in the extension's schema, else in the private one — and its
+//! index in the table's schema, whatever the caller's search path: catalog lookups, each a hash
+//! of the name and a probe of the system caches, repeated for every read of every call (a
+//! twentieth of a `mem_message_add`). The answers change only when a relation or a schema is
+//! created, dropped, renamed or moved; Postgres announces that through its invalidation
+//! callbacks, which empty the memo.
 
+use agentmem_core::schema::PRIVATE_SCHEMA;
 use pgrx::pg_sys;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 
-/// What the lookups found, under which search path.
+/// What the lookups found.
 #[derive(Default)]
 struct Memo {
-    path: Vec<u8>,
+    /// The extension's schema, once read.
+    home: Option<pg_sys::Oid>,
     schemas: HashMap<String, pg_sys::Oid>,
     tables: HashMap<String, pg_sys::Oid>,
     /// By schema and name: a few dozen, compared without making a key.
@@ -35,20 +38,76 @@ pub fn changes() -> u64 {
     CHANGES.with(Cell::get)
 }
 
-/// The table `name` as the search path finds it (`RelnameGetRelid`), `InvalidOid` when there is
+/// The core's table `name`: in the extension's schema, else in the private one (the pinned
+/// search path's order; the caller's search path plays no part); `InvalidOid` when there is
 /// none (not remembered: it may be created).
 pub fn table(name: &str) -> pg_sys::Oid {
     remembered(
         |m| m.tables.get(name).copied(),
         || {
-            let c = CString::new(name).ok()?;
-            // SAFETY: a NUL-terminated name, looked up in a transaction.
-            Some(unsafe { pg_sys::RelnameGetRelid(c.as_ptr()) })
+            let home = home();
+            let private = schema(PRIVATE_SCHEMA);
+            let found = [home, private]
+                .into_iter()
+                .filter(|&ns| ns != pg_sys::InvalidOid)
+                .map(|ns| in_schema(name, ns))
+                .find(|&oid| oid != pg_sys::InvalidOid);
+            Some(found.unwrap_or(pg_sys::InvalidOid))
         },
         |m, oid| {
             m.tables.insert(name.to_owned(), oid);
         },
     )
+}
+
+/// The schema the extension is installed in (`pg_extension.extnamespace`, read by the
+/// extension's name), `InvalidOid` when it is not installed.
+pub fn home() -> pg_sys::Oid {
+    remembered(
+        |m| m.home,
+        // SAFETY: a catalog scan by the unique name index, in a transaction.
+        || Some(unsafe { extension_schema() }),
+        |m, oid| m.home = Some(oid),
+    )
+}
+
+/// [`home`] read from the catalog.
+///
+/// # Safety
+///
+/// In a transaction.
+unsafe fn extension_schema() -> pg_sys::Oid {
+    let rel = pg_sys::table_open(pg_sys::ExtensionRelationId, pg_sys::AccessShareLock as i32);
+    let mut key: pg_sys::ScanKeyData = std::mem::zeroed();
+    pg_sys::ScanKeyInit(
+        &mut key,
+        pg_sys::Anum_pg_extension_extname as i16,
+        pg_sys::BTEqualStrategyNumber as u16,
+        pg_sys::Oid::from(pg_sys::F_NAMEEQ),
+        pg_sys::Datum::from(c"agentmem".as_ptr()),
+    );
+    let scan = pg_sys::systable_beginscan(
+        rel,
+        pg_sys::Oid::from(pg_sys::ExtensionNameIndexId),
+        true,
+        std::ptr::null_mut(),
+        1,
+        &mut key,
+    );
+    let tuple = pg_sys::systable_getnext(scan);
+    let ns = if tuple.is_null() {
+        pg_sys::InvalidOid
+    } else {
+        let data = (*tuple).t_data;
+        let form = data
+            .cast::<u8>()
+            .add(usize::from((*data).t_hoff))
+            .cast::<pg_sys::FormData_pg_extension>();
+        (*form).extnamespace
+    };
+    pg_sys::systable_endscan(scan);
+    pg_sys::table_close(rel, pg_sys::AccessShareLock as i32);
+    ns
 }
 
 /// The schema `name` (`get_namespace_oid`), `InvalidOid` when there is none.
@@ -87,52 +146,22 @@ pub fn in_schema(name: &str, namespace: pg_sys::Oid) -> pg_sys::Oid {
     )
 }
 
-/// `known`'s answer from the memo when it was filled under the current search path, else
-/// `look`'s, kept by `keep` when it names a relation.
+/// `known`'s answer from the memo, else `look`'s, kept by `keep` when it names something.
 fn remembered(
     known: impl FnOnce(&Memo) -> Option<pg_sys::Oid>,
     look: impl FnOnce() -> Option<pg_sys::Oid>,
     keep: impl FnOnce(&mut Memo, pg_sys::Oid),
 ) -> pg_sys::Oid {
     watch();
-    // SAFETY: the search path GUC's string, NUL-terminated, read before any other call.
-    let path = unsafe {
-        let p = pg_sys::namespace_search_path;
-        if p.is_null() {
-            &[][..]
-        } else {
-            CStr::from_ptr(p).to_bytes()
-        }
-    };
-    let hit = MEMO.with(|m| {
-        let m = m.borrow();
-        if m.path == path {
-            known(&m)
-        } else {
-            None
-        }
-    });
-    if let Some(oid) = hit {
+    if let Some(oid) = MEMO.with(|m| known(&m.borrow())) {
         return oid;
     }
-    let path = path.to_vec();
     // Never borrowed across the lookup: it may run the invalidation callback.
     let Some(oid) = look() else {
         return pg_sys::InvalidOid;
     };
-    // A path that names the current user's schema answers each user alike only by chance (the
-    // core's statements switch to the owner for derived data); the pinned path never does.
-    if oid != pg_sys::InvalidOid && !path.windows(5).any(|w| w == b"$user") {
-        MEMO.with(|m| {
-            let mut m = m.borrow_mut();
-            if m.path != path {
-                *m = Memo {
-                    path,
-                    ..Memo::default()
-                };
-            }
-            keep(&mut m, oid);
-        });
+    if oid != pg_sys::InvalidOid {
+        MEMO.with(|m| keep(&mut m.borrow_mut(), oid));
     }
     oid
 }

@@ -226,20 +226,39 @@ fn postgres_upgrades_from_v1() {
     let Some(url) = agentmem_tests::pg_url() else {
         return;
     };
-    // A database of its own: the migrations run in a schema of their own, and the functions
-    // must resolve names through that schema, so their pinned search path is reset here (an
-    // install never runs like this; `extension_upgrade.rs` tests the real update route).
+    // A database of its own: the extension's functions find their tables in its schema, so
+    // what the install's migrations made there and in the private schema (tables, and SQL
+    // functions) is taken out of the extension and dropped, and the migrations run there
+    // again from version 1, in the session's search path (an install never runs like this;
+    // `extension_upgrade.rs` tests the real update route).
     let mut db = Postgres::connect(&agentmem_tests::pg_database(&url, "agentmem_upgrade_v1"));
     db.client
-        .batch_execute(
+        .batch_execute(&format!(
             "CREATE EXTENSION agentmem; \
+             DO $$DECLARE r record; BEGIN \
+               FOR r IN SELECT c.oid::regclass AS name, c.relkind FROM pg_depend d \
+                 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'agentmem' \
+                 JOIN pg_class c ON c.oid = d.objid \
+                 WHERE d.classid = 'pg_class'::regclass AND d.deptype = 'e' \
+               LOOP EXECUTE format('ALTER EXTENSION agentmem DROP %s %s', \
+                 CASE r.relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW' ELSE 'TABLE' END, \
+                 r.name); END LOOP; END$$; \
+             DO $$DECLARE t record; BEGIN \
+               FOR t IN SELECT schemaname, tablename FROM pg_tables \
+                 WHERE schemaname IN ('public', '{}') \
+               LOOP EXECUTE format('DROP TABLE IF EXISTS %I.%I CASCADE', t.schemaname, \
+                 t.tablename); END LOOP; END$$; \
              DO $$DECLARE f regprocedure; BEGIN \
-               FOR f IN SELECT objid::regprocedure FROM pg_depend d JOIN pg_extension e \
-                 ON e.oid = d.refobjid AND e.extname = 'agentmem' \
+               FOR f IN SELECT p.oid::regprocedure FROM pg_depend d \
+                 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'agentmem' \
+                 JOIN pg_proc p ON p.oid = d.objid \
+                 JOIN pg_language l ON l.oid = p.prolang AND l.lanname <> 'c' \
                  WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e' \
-               LOOP EXECUTE format('ALTER FUNCTION %s RESET search_path', f); END LOOP; END$$; \
-             CREATE SCHEMA upgrade_test; SET search_path = upgrade_test, public",
-        )
+               LOOP EXECUTE format('ALTER EXTENSION agentmem DROP FUNCTION %s', f); \
+                 EXECUTE format('DROP FUNCTION %s CASCADE', f); END LOOP; END$$; \
+             ALTER FUNCTION mem__migrate(bigint) RESET search_path",
+            agentmem_core::schema::PRIVATE_SCHEMA
+        ))
         .unwrap();
     upgrade_from_v1(
         &mut db,
