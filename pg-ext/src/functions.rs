@@ -92,7 +92,7 @@ fn secure(home: &str) {
          ORDER BY 2",
         &[],
     ));
-    let pinned = format!("pg_catalog, {home}, {PRIVATE_SCHEMA}, pg_temp");
+    let pinned = crate::pinned::path(Some(home));
     // One script for all of them: a statement per call would cost every install a round of
     // SPI calls per function.
     let mut script = String::new();

@@ -105,7 +105,17 @@ unsafe fn set(name: &CStr, value: &CStr) {
     );
 }
 
-/// `pg_catalog, <the extension's schema>, <the private schema>, pg_temp`, the schemas quoted.
+/// The pinned search path: `pg_catalog`, the extension's schema `home` (quoted; left out when
+/// there is none), the private schema, and temporary tables last. Also the `SET` clause of
+/// the functions that keep one (see `functions`).
+pub fn path(home: Option<&str>) -> String {
+    let mut schemas = vec!["pg_catalog"];
+    schemas.extend(home);
+    schemas.extend([PRIVATE_SCHEMA, "pg_temp"]);
+    schemas.join(", ")
+}
+
+/// [`path`] of the extension's schema, made once per state of `relids`' memo.
 fn search_path() -> CString {
     let changes = crate::relids::changes();
     if let Some(path) = PATH.with(|p| {
@@ -121,16 +131,14 @@ fn search_path() -> CString {
     // returns its argument or a palloc'd copy, read at once.
     let home = unsafe {
         let name = pg_sys::get_namespace_name(home);
-        if name.is_null() {
-            "public".to_owned()
-        } else {
+        (!name.is_null()).then(|| {
             CStr::from_ptr(pg_sys::quote_identifier(name))
                 .to_string_lossy()
                 .into_owned()
-        }
+        })
     };
-    let path =
-        CString::new(format!("pg_catalog, {home}, {PRIVATE_SCHEMA}, pg_temp")).unwrap_or_default();
-    PATH.with(|p| *p.borrow_mut() = Some((crate::relids::changes(), path.clone())));
+    let path = CString::new(path(home.as_deref())).unwrap_or_default();
+    // Under the memo state it was read in: an invalidation during the lookups makes it stale.
+    PATH.with(|p| *p.borrow_mut() = Some((changes, path.clone())));
     path
 }
