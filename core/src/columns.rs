@@ -84,6 +84,14 @@ impl Column for JsonText {
     }
 }
 
+/// A list of strings: a JSON array of them (Postgres `jsonb`, SQLite text).
+impl Column for crate::Strings {
+    const TYPE: Type = Type::Json;
+    fn into_value(self) -> Value {
+        Value::Strings(self)
+    }
+}
+
 impl Column for i64 {
     const TYPE: Type = Type::Int;
     fn into_value(self) -> Value {

@@ -11,6 +11,7 @@
 use crate::conn::SpiConn;
 use crate::entry::{declaration, entry_point};
 use crate::error::{jsonb, ok};
+use crate::row_datums::RowDatums;
 use agentmem_core::api::{self, Function, Nature, Returns, Type};
 use agentmem_core::{Conn, Error, Value};
 use pgrx::{pg_sys, FromDatum, IntoDatum};
@@ -147,6 +148,7 @@ unsafe fn datum(v: Value, ty: Type) -> Option<pg_sys::Datum> {
         },
         Type::Json => match v {
             Value::Text(s) => jsonb(s),
+            Value::Strings(l) => crate::jsonb::from_strings(&l).or_else(|| jsonb(l.to_json())),
             other => wrong(&other),
         },
         Type::Blob => match v {
@@ -251,12 +253,32 @@ unsafe fn materialise(
         });
         let mut values = vec![pg_sys::Datum::from(0); cols.len()];
         let mut nulls = vec![true; cols.len()];
+        // Text and plain jsonb arrays go into one buffer per row, the rest is palloc'd; the
+        // buffer's datums are known once the row's last value is placed.
+        let mut buffer = RowDatums::default();
+        let mut placed: Vec<Option<usize>> = vec![None; cols.len()];
         for row in rows {
+            buffer.clear();
             let mut row = row.into_iter();
             for (i, col) in cols.iter().enumerate() {
-                let d = datum(row.next().unwrap_or(Value::Null), col.ty);
+                let v = row.next().unwrap_or(Value::Null);
+                placed[i] = match (&v, col.ty) {
+                    (Value::Text(s), Type::Text) => buffer.text(s),
+                    (Value::Text(s), Type::Json) => buffer.plain_array(s),
+                    (Value::Strings(l), Type::Json) => buffer.strings(l),
+                    _ => None,
+                };
+                let d = match placed[i] {
+                    Some(_) => Some(pg_sys::Datum::from(0)),
+                    None => datum(v, col.ty),
+                };
                 nulls[i] = d.is_none();
                 values[i] = d.unwrap_or(pg_sys::Datum::from(0));
+            }
+            for (value, at) in values.iter_mut().zip(&placed) {
+                if let Some(at) = at {
+                    *value = buffer.datum(*at);
+                }
             }
             pg_sys::tuplestore_putvalues(store, desc, values.as_mut_ptr(), nulls.as_mut_ptr());
         }

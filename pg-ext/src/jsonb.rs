@@ -9,6 +9,7 @@
 //! `jsonb_in`.
 
 use crate::json_node::{self, Node};
+use agentmem_core::Strings;
 use pgrx::{pg_sys, IntoDatum};
 
 /// `jsonb`'s container flags, and its JEntry flags and types (utils/jsonb.h).
@@ -25,65 +26,145 @@ const JENTRY_OFFLENMASK: usize = 0x0FFF_FFFF;
 /// Every this-many'th JEntry holds its end offset instead of its length.
 const JB_OFFSET_STRIDE: usize = 32;
 
-/// The strings of `text` when it is a JSON array of strings, compact (no whitespace), with
-/// no escapes and no control characters; `None` otherwise.
-fn plain_strings(text: &str) -> Option<Vec<&str>> {
-    let inner = text.strip_prefix('[')?.strip_suffix(']')?;
-    let mut out = Vec::new();
-    if inner.is_empty() {
-        return Some(out);
+/// Whether a JSON string's bytes hold an escape or a control character (which plain text
+/// never holds); every byte is tested, which the compiler does many at a time.
+fn escaped(s: &[u8]) -> bool {
+    s.iter()
+        .fold(false, |seen, &b| seen | (b == b'\\') | (b < b' '))
+}
+
+/// A JSON array of strings, compact (no whitespace), with no escapes and no control
+/// characters: its strings are its text's bytes between quotes, and its `jsonb` layout is
+/// those bytes after a JEntry each.
+pub struct PlainArray<'a> {
+    /// The text inside the brackets.
+    inner: &'a str,
+    count: usize,
+    /// The strings' bytes together.
+    bytes: usize,
+}
+
+impl<'a> PlainArray<'a> {
+    /// `text`'s strings when it is such an array; `None` otherwise.
+    pub fn of(text: &'a str) -> Option<PlainArray<'a>> {
+        let inner = text.strip_prefix('[')?.strip_suffix(']')?;
+        let mut plain = PlainArray {
+            inner,
+            count: 0,
+            bytes: 0,
+        };
+        if inner.is_empty() {
+            return Some(plain);
+        }
+        // Bytes, not characters: every byte the test looks for is ASCII, and a UTF-8
+        // sequence's bytes never are.
+        let bytes = inner.as_bytes();
+        let mut at = 0;
+        loop {
+            if bytes.get(at) != Some(&b'"') {
+                return None;
+            }
+            let start = at + 1;
+            let len = memchr::memchr(b'"', &bytes[start..])?;
+            if escaped(&bytes[start..start + len]) {
+                return None;
+            }
+            plain.count += 1;
+            plain.bytes += len;
+            at = start + len + 1;
+            match bytes.get(at) {
+                None => return Some(plain),
+                Some(b',') => at += 1,
+                Some(_) => return None,
+            }
+        }
     }
-    // Bytes, not characters: every byte the test looks for is ASCII, and a UTF-8 sequence's
-    // bytes never are.
-    let bytes = inner.as_bytes();
-    let mut at = 0;
-    loop {
-        if bytes.get(at) != Some(&b'"') {
+
+    /// The strings, in order: each is what lies between a quote and the next one (checked
+    /// plain, no string holds a quote), then a comma.
+    pub fn strings(&self) -> impl Iterator<Item = &'a str> {
+        let mut rest = if self.count > 0 { self.inner } else { "" };
+        std::iter::from_fn(move || {
+            let body = rest.get(1..)?;
+            let end = memchr::memchr(b'"', body.as_bytes())?;
+            rest = body.get(end + 2..).unwrap_or("");
+            Some(&body[..end])
+        })
+    }
+
+    /// The size of the `jsonb` datum, its varlena header included; `None` when a length does
+    /// not fit a JEntry.
+    pub fn size(&self) -> Option<usize> {
+        array_size(self.count, self.bytes)
+    }
+
+    /// Lays the `jsonb` datum out in `out`, [`size`](Self::size) bytes at a 4-byte boundary,
+    /// its varlena header included.
+    pub fn write(&self, out: &mut [u8]) -> Option<()> {
+        write_array(out, self.count, self.strings())
+    }
+}
+
+/// The size of a `jsonb` array of `count` strings of `bytes` bytes in all, its varlena header
+/// included; `None` when a length does not fit a JEntry.
+pub fn array_size(count: usize, bytes: usize) -> Option<usize> {
+    entry(0, count)?;
+    entry(0, bytes)?;
+    Some(pg_sys::VARHDRSZ + 4 + 4 * count + bytes)
+}
+
+/// Lays out a `jsonb` array of the `count` strings `strings` in `out`, [`array_size`] bytes at
+/// a 4-byte boundary, its varlena header included: the container's header, a JEntry per
+/// string, the strings' bytes (which `jsonb` keeps unescaped). `None` for a string holding
+/// U+0000, which `jsonb` refuses.
+pub fn write_array<'s>(
+    out: &mut [u8],
+    count: usize,
+    strings: impl Iterator<Item = &'s str>,
+) -> Option<()> {
+    let header = entry(0, count)? | JB_FARRAY;
+    let entries = pg_sys::VARHDRSZ + 4;
+    out[pg_sys::VARHDRSZ..entries].copy_from_slice(&header.to_ne_bytes());
+    let (mut at, mut total) = (entries + 4 * count, 0);
+    for (i, s) in strings.enumerate() {
+        if memchr::memchr(0, s.as_bytes()).is_some() {
             return None;
         }
-        let start = at + 1;
-        let len = bytes[start..]
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < b' ')?;
-        at = start + len;
-        if bytes[at] != b'"' {
-            return None;
-        }
-        out.push(&inner[start..at]);
-        at += 1;
-        match bytes.get(at) {
-            None => return Some(out),
-            Some(b',') => at += 1,
-            Some(_) => return None,
-        }
+        out[at..at + s.len()].copy_from_slice(s.as_bytes());
+        at += s.len();
+        total = member(out, entries, i, total, entry(0, s.len())?)?;
+    }
+    let size = i32::try_from(at).ok()?;
+    // SAFETY: `out` starts with the four bytes of the varlena header.
+    unsafe { pgrx::varlena::set_varsize_4b(out.as_mut_ptr() as *mut pg_sys::varlena, size) };
+    Some(())
+}
+
+/// A list of strings as a `jsonb` datum in the current memory context; `None` when a string
+/// holds U+0000 or a length does not fit a JEntry.
+pub fn from_strings(list: &Strings) -> Option<pg_sys::Datum> {
+    palloced(array_size(list.len(), list.text_len())?, |out| {
+        write_array(out, list.len(), list.iter())
+    })
+}
+
+/// A datum of `size` bytes palloc'd in the current memory context and filled by `fill`.
+fn palloced(size: usize, fill: impl FnOnce(&mut [u8]) -> Option<()>) -> Option<pg_sys::Datum> {
+    // SAFETY: `size` bytes palloc'd in the current memory context (which aligns them), every
+    // one of them written by `fill` before the datum is handed out (left to the context if it
+    // fails).
+    unsafe {
+        let p = pg_sys::palloc(size) as *mut u8;
+        fill(std::slice::from_raw_parts_mut(p, size))?;
+        Some(pg_sys::Datum::from(p))
     }
 }
 
 /// `text` as a `jsonb` datum in the current memory context, when it is an array of plain
-/// strings (see [`plain_strings`]) small enough for a JEntry's offsets. Laid out in place:
-/// the varlena header, the container's header, a JEntry per string, the strings.
+/// strings ([`PlainArray`]) small enough for a JEntry's offsets.
 pub fn from_plain_array(text: &str) -> Option<pg_sys::Datum> {
-    let items = plain_strings(text)?;
-    let header = entry(0, items.len())? | JB_FARRAY;
-    let entries = pg_sys::VARHDRSZ + 4;
-    let size = entries + 4 * items.len() + items.iter().map(|s| s.len()).sum::<usize>();
-    // SAFETY: `size` bytes palloc'd in the current memory context and every one of them
-    // written below before the datum is handed out (left to the context if a length does not
-    // fit a JEntry); then its 4-byte varlena header set (JEntry widths keep it far below
-    // i32::MAX).
-    unsafe {
-        let p = pg_sys::palloc(size) as *mut u8;
-        let buf = std::slice::from_raw_parts_mut(p, size);
-        buf[pg_sys::VARHDRSZ..entries].copy_from_slice(&header.to_ne_bytes());
-        let (mut at, mut total) = (entries + 4 * items.len(), 0);
-        for (i, s) in items.iter().enumerate() {
-            buf[at..at + s.len()].copy_from_slice(s.as_bytes());
-            at += s.len();
-            total = member(buf, entries, i, total, entry(0, s.len())?)?;
-        }
-        pgrx::varlena::set_varsize_4b(p as *mut pg_sys::varlena, size as i32);
-        Some(pg_sys::Datum::from(p))
-    }
+    let plain = PlainArray::of(text)?;
+    palloced(plain.size()?, |out| plain.write(out))
 }
 
 /// `text` as a `jsonb` datum in the current memory context, when it is an array or an object
@@ -273,7 +354,11 @@ fn numeric(n: i64) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{has_non_integer, plain_strings};
+    use super::{has_non_integer, PlainArray};
+
+    fn plain_strings(text: &str) -> Option<Vec<&str>> {
+        PlainArray::of(text).map(|p| p.strings().collect())
+    }
 
     #[test]
     fn numbers_with_fractions_or_exponents_are_seen() {

@@ -30,6 +30,7 @@ mod pinned;
 mod reader;
 mod relids;
 mod route;
+mod row_datums;
 mod session;
 mod transition;
 mod triggers;
@@ -107,9 +108,61 @@ mod tests {
     fn plain_string_arrays_are_what_jsonb_in_makes() {
         let many: Vec<String> = (0..70).map(|i| format!("node-{i}")).collect();
         let many = serde_json::to_string(&many).unwrap();
-        for text in ["[]", r#"["a"]"#, r#"["é","b c",""]"#, many.as_str()] {
+        let mut row = crate::row_datums::RowDatums::default();
+        for text in [
+            "[]",
+            r#"["a"]"#,
+            r#"["é","b c",""]"#,
+            r#"["",""]"#,
+            many.as_str(),
+        ] {
             let ours = crate::jsonb::from_plain_array(text).unwrap();
             assert_eq!(bytes(ours), bytes(jsonb_in(text)), "{text}");
+            // Placed in a row's buffer after a value of an odd length.
+            row.clear();
+            row.text("odd").unwrap();
+            let at = row.plain_array(text).unwrap();
+            assert_eq!(bytes(row.datum(at)), bytes(jsonb_in(text)), "{text}");
+        }
+    }
+
+    #[pg_test]
+    fn lists_of_strings_are_what_jsonb_in_makes() {
+        let many: Vec<String> = (0..70).map(|i| format!("node-{i}")).collect();
+        let lists: [Vec<&str>; 5] = [
+            vec![],
+            vec!["a"],
+            vec!["é∑😀", "b c", ""],
+            vec!["q\"uote", "back\\slash", "tab\there", "\u{1f}"],
+            many.iter().map(String::as_str).collect(),
+        ];
+        let mut row = crate::row_datums::RowDatums::default();
+        for items in lists {
+            let list: agentmem_core::Strings = items.iter().collect();
+            let json = list.to_json();
+            let ours = crate::jsonb::from_strings(&list).unwrap();
+            assert_eq!(bytes(ours), bytes(jsonb_in(&json)), "{json}");
+            row.clear();
+            row.text("odd").unwrap();
+            let at = row.strings(&list).unwrap();
+            assert_eq!(bytes(row.datum(at)), bytes(jsonb_in(&json)), "{json}");
+        }
+        let nul: agentmem_core::Strings = ["a\u{0}b"].iter().collect();
+        assert!(crate::jsonb::from_strings(&nul).is_none());
+    }
+
+    #[pg_test]
+    fn texts_in_a_rows_buffer_are_what_postgres_makes() {
+        let mut row = crate::row_datums::RowDatums::default();
+        let long = "x".repeat(5000);
+        let texts = ["", "a", "é∑😀", "three", long.as_str()];
+        let placed: Vec<usize> = texts.iter().map(|t| row.text(t).unwrap()).collect();
+        for (t, at) in texts.iter().zip(placed) {
+            assert_eq!(
+                bytes(row.datum(at)),
+                bytes((*t).into_datum().unwrap()),
+                "{t}"
+            );
         }
     }
 

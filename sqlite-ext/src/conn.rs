@@ -146,6 +146,16 @@ impl SqliteConn {
                         b.len() as c_int,
                         transient()
                     )),
+                    Value::Strings(l) => {
+                        let json = l.to_json();
+                        call!(bind_text(
+                            stmt.raw,
+                            i,
+                            json.as_ptr() as *const c_char,
+                            json.len() as c_int,
+                            transient()
+                        ))
+                    }
                 }
             };
             if rc != SQLITE_OK {

@@ -17,4 +17,5 @@ pub(crate) mod scan;
 pub mod seen;
 pub mod session;
 pub(crate) mod sql_text;
+pub mod strings;
 pub mod value;

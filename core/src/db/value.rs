@@ -1,6 +1,7 @@
 //! The values that cross between SQL and the core.
 
-/// One SQL value. Both adapters map their native types onto these five.
+/// One SQL value. Both adapters map their native types onto the first five; a list of
+/// strings is a value of a JSON result column only, which each host renders as its JSON type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Null,
@@ -8,6 +9,7 @@ pub enum Value {
     Real(f64),
     Text(String),
     Blob(Vec<u8>),
+    Strings(crate::Strings),
 }
 
 /// One result row, columns in statement order.
@@ -78,6 +80,7 @@ impl Value {
             Value::Real(v) => ValueRef::Real(*v),
             Value::Text(s) => ValueRef::Text(std::borrow::Cow::Borrowed(s)),
             Value::Blob(b) => ValueRef::Blob(b),
+            Value::Strings(l) => ValueRef::Text(std::borrow::Cow::Owned(l.to_json())),
         }
     }
 }
@@ -140,6 +143,12 @@ impl From<&str> for Value {
 impl From<String> for Value {
     fn from(v: String) -> Self {
         Value::Text(v)
+    }
+}
+
+impl From<crate::Strings> for Value {
+    fn from(v: crate::Strings) -> Self {
+        Value::Strings(v)
     }
 }
 

@@ -17,6 +17,7 @@
 //! Cycles are legal: paths never revisit a node, and a node is never its own descendant.
 
 use super::bound::{self, Bound};
+use super::flat::FlatPaths;
 use super::keys::Keys;
 use super::path::Path;
 use super::stored::Stored;
@@ -47,25 +48,38 @@ pub(crate) fn decode_rows(rows: Vec<crate::Row>) -> Result<Vec<Stored>> {
                 Some(Value::Blob(hops)) => Some(hops.as_slice()),
                 _ => None,
             };
-            decode_parts([int(0), int(1), int(2)], hops)
+            let (a, d, depth, hops) = parts([int(0), int(1), int(2)], hops)?;
+            Stored::decode(a, d, depth, hops)
         })
         .collect()
 }
 
 /// A row of [`ROW_COLUMNS`] (other columns may follow) as a stored path.
 pub(crate) fn decode_row(r: &[ValueRef<'_>]) -> Result<Stored> {
+    let (a, d, depth, hops) = row_parts(r)?;
+    Stored::decode(a, d, depth, hops)
+}
+
+/// A row of [`ROW_COLUMNS`] (other columns may follow) added to `paths`.
+pub(crate) fn push_row(r: &[ValueRef<'_>], paths: &mut FlatPaths) -> Result<()> {
+    let (a, d, depth, hops) = row_parts(r)?;
+    paths.push(a, d, depth, hops)
+}
+
+/// A row's ancestor, descendant, depth and hops.
+fn row_parts<'a>(r: &[ValueRef<'a>]) -> Result<(i64, i64, usize, &'a [u8])> {
     let int = |i: usize| r.get(i).and_then(ValueRef::as_i64);
     let hops = match r.get(3) {
         Some(ValueRef::Blob(hops)) => Some(*hops),
         _ => None,
     };
-    decode_parts([int(0), int(1), int(2)], hops)
+    parts([int(0), int(1), int(2)], hops)
 }
 
-/// A closure row's ancestor, descendant and depth, and its hops, as a stored path.
-fn decode_parts(keys: [Option<i64>; 3], hops: Option<&[u8]>) -> Result<Stored> {
+/// A closure row's ancestor, descendant and depth, and its hops, all present.
+fn parts(keys: [Option<i64>; 3], hops: Option<&[u8]>) -> Result<(i64, i64, usize, &[u8])> {
     match (keys, hops) {
-        ([Some(a), Some(d), Some(depth)], Some(hops)) => Stored::decode(a, d, depth as usize, hops),
+        ([Some(a), Some(d), Some(depth)], Some(hops)) => Ok((a, d, depth as usize, hops)),
         _ => Err(crate::Error::internal("mem_graph_closure holds a malformed row")),
     }
 }

@@ -13,6 +13,7 @@ pub(crate) mod closure;
 pub(crate) mod gopkg;
 internal!(edges);
 internal!(files);
+pub(crate) mod flat;
 #[cfg(feature = "code")]
 internal!(index);
 pub(crate) mod keys;

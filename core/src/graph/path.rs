@@ -146,12 +146,6 @@ impl Path {
     }
 }
 
-/// A list as JSON text, serialised in place (no copy into a `serde_json::Value` first).
-pub(crate) fn json_list<T: serde::Serialize>(items: &[T]) -> crate::Result<String> {
-    serde_json::to_string(items)
-        .map_err(|e| crate::Error::internal(format!("a path did not serialise: {e}")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,18 +4,19 @@
 use super::bound::{self, Bound};
 use super::closure;
 use super::keys::{self, Keys};
-use super::path::{json_list, EdgeType, Path};
+use super::flat::FlatPaths;
+use super::path::{EdgeType, Path};
 use super::walk::{walk, Direction, EdgeFilter};
 use crate::cluster::route;
 use crate::args::check_one_of;
-use crate::columns::{row, JsonText};
+use crate::columns::row;
 use crate::db::access::{self, Act};
 use crate::db::batch::{for_each_lookup, Lookup};
 use crate::db::direct::{Each, Scan};
 use crate::db::scan::scan_or_query;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
-use crate::{Conn, Error, Result, Value, ValueRef};
+use crate::{Conn, Error, Result, Strings, Value, ValueRef};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -24,9 +25,9 @@ row! {
     pub(crate) struct Neighbor {
         pub node_id: String,
         pub depth: i64,
-        pub path: JsonText,
+        pub path: Strings,
         pub total_weight: f64,
-        pub edge_types: JsonText,
+        pub edge_types: Strings,
         pub r#type: String,
         pub label: String,
         pub file_path: Option<String>,
@@ -48,9 +49,9 @@ pub(crate) struct Reached {
     pub id: String,
     pub depth: usize,
     pub total_weight: f64,
-    /// The path's node ids (a JSON array; empty when the query asked for no paths) and the
-    /// type of each hop.
-    pub path: String,
+    /// The path's node ids (none when the query asked for no paths) and the type of each
+    /// hop.
+    pub path: Strings,
     pub edge_types: Vec<EdgeType>,
     pub ty: String,
     pub label: String,
@@ -200,9 +201,9 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
                 depth: p.depth(),
                 total_weight: p.total_weight(),
                 path: if a.paths {
-                    json_list(&p.nodes)?
+                    Strings::of(&p.nodes)
                 } else {
-                    String::new()
+                    Strings::default()
                 },
                 edge_types: p.types,
                 id: n.id,
@@ -246,34 +247,34 @@ fn from_closure(
                 columns.join(", ")
             )
         });
-        let (mut paths, mut weights) = (Vec::new(), Vec::new());
+        let (mut paths, mut weights) = (FlatPaths::default(), Vec::new());
         scan_or_query(conn, &scan, &sql, &params, &mut |r| {
-            let path = closure::decode_row(r)?;
             // Read directly, the index goes on past the depth and the range.
-            if path.types.len() > a.max_depth {
+            if r.get(2).and_then(ValueRef::as_i64).is_some_and(|d| d > a.max_depth as i64) {
                 return Ok(false);
             }
-            paths.push(path);
+            closure::push_row(r, &mut paths)?;
             weights.push(r.get(4).and_then(ValueRef::as_f64).unwrap_or(0.0));
             Ok(paths.len() < range)
         })?;
         let complete = paths.len() < range;
+        let depth = |i: usize| paths.types(i).len();
         // The rows of a cut range's last depth wait for a wider one.
-        let counted = match (complete, paths.last()) {
-            (false, Some(last)) => paths
-                .iter()
-                .take_while(|p| p.types.len() < last.types.len())
-                .count(),
+        let counted = match (complete, paths.len().checked_sub(1)) {
+            (false, Some(last)) => (0..paths.len()).take_while(|&i| depth(i) < depth(last)).count(),
             _ => paths.len(),
         };
-        let end_of = |p: &Path<i64>| match dir {
-            Direction::Out => p.nodes[p.nodes.len() - 1],
-            Direction::In => p.nodes[0],
+        let end_of = |i: usize| {
+            let nodes = paths.nodes(i);
+            match dir {
+                Direction::Out => nodes[nodes.len() - 1],
+                Direction::In => nodes[0],
+            }
         };
         let mut seqs: Vec<i64> = if a.paths {
-            paths.iter().flat_map(|p| p.nodes.iter().copied()).collect()
+            paths.all_nodes().to_vec()
         } else {
-            paths.iter().map(end_of).collect()
+            (0..paths.len()).map(end_of).collect()
         };
         seqs.sort_unstable();
         seqs.dedup();
@@ -282,42 +283,38 @@ fn from_closure(
             .filter(|&k| k != start)
             .map(Value::Int)
             .collect();
-        let mut nodes: std::collections::HashMap<i64, NodeRow> = node_rows(conn, By::Seq, &seqs)?
-            .into_iter()
-            .map(|n| (n.seq, n))
-            .collect();
-        let rows: Vec<(Path<i64>, f64)> = paths.into_iter().zip(weights).take(counted).collect();
+        let mut nodes = BySeq::of(node_rows(conn, By::Seq, &seqs)?);
         // The paths as ids first, while every node is there to be read; then each reached
         // node's fields move into its row (a node ends one row of a range at most).
-        let mut ids_of = Vec::with_capacity(if a.paths { rows.len() } else { 0 });
+        let mut ids_of = Vec::with_capacity(if a.paths { counted } else { 0 });
         if a.paths {
-            for (s, _) in &rows {
-                let ids = s
-                    .nodes
-                    .iter()
-                    .map(|&k| match k == start {
-                        true => Ok(start_id),
-                        false => nodes.get(&k).map(|r| r.id.as_str()).ok_or_else(|| keys::missing(k)),
-                    })
-                    .collect::<Result<Vec<&str>>>()?;
-                ids_of.push(json_list(&ids)?);
+            for i in 0..counted {
+                let keys = paths.nodes(i);
+                if let Some(&k) = keys.iter().find(|&&k| k != start && nodes.get(k).is_none()) {
+                    return Err(keys::missing(k));
+                }
+                let id = |&k: &i64| match k == start {
+                    true => start_id,
+                    false => nodes.get(k).map_or("", |r| r.id.as_str()),
+                };
+                ids_of.push(Strings::of(keys.iter().map(id)));
             }
         }
         let mut ids_of = ids_of.into_iter();
-        let mut out = Vec::with_capacity(rows.len());
-        for (s, w) in rows {
-            let end = end_of(&s);
+        let mut out = Vec::with_capacity(counted);
+        for (i, &w) in weights.iter().enumerate().take(counted) {
+            let end = end_of(i);
             let path = ids_of.next().unwrap_or_default();
-            let n = nodes.remove(&end).ok_or_else(|| keys::missing(end))?;
+            let n = nodes.take(end).ok_or_else(|| keys::missing(end))?;
             if n.stale {
                 continue;
             }
             out.push(Reached {
                 id: n.id,
-                depth: s.types.len(),
+                depth: depth(i),
                 total_weight: w,
                 path,
-                edge_types: s.types,
+                edge_types: paths.types(i).to_vec(),
                 ty: n.ty,
                 label: n.label,
                 file_path: n.file_path,
@@ -357,6 +354,29 @@ struct NodeRow {
     label: String,
     file_path: Option<String>,
     stale: bool,
+}
+
+/// Node rows by key, each to be taken once: a list in key order searched by halves, which
+/// costs less than hashing every key of a large answer.
+struct BySeq(Vec<(i64, Option<NodeRow>)>);
+
+impl BySeq {
+    fn of(mut rows: Vec<NodeRow>) -> BySeq {
+        rows.sort_unstable_by_key(|n| n.seq);
+        BySeq(rows.into_iter().map(|n| (n.seq, Some(n))).collect())
+    }
+
+    fn at(&self, seq: i64) -> Option<usize> {
+        self.0.binary_search_by_key(&seq, |(k, _)| *k).ok()
+    }
+
+    fn get(&self, seq: i64) -> Option<&NodeRow> {
+        self.at(seq).and_then(|i| self.0[i].1.as_ref())
+    }
+
+    fn take(&mut self, seq: i64) -> Option<NodeRow> {
+        self.at(seq).and_then(|i| self.0[i].1.take())
+    }
 }
 
 /// The nodes whose `by` column (`id` or `seq`) is one of `keys` (no key twice).
@@ -426,9 +446,9 @@ pub(crate) fn neighbors(conn: &mut dyn Conn, node: &str, options: Option<&str>) 
             Ok(Neighbor {
                 node_id: r.id,
                 depth: r.depth as i64,
-                path: JsonText(r.path),
+                path: r.path,
                 total_weight: r.total_weight,
-                edge_types: JsonText(json_list(&r.edge_types)?),
+                edge_types: Strings::of(&r.edge_types),
                 r#type: r.ty,
                 label: r.label,
                 file_path: r.file_path,

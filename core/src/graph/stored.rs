@@ -12,7 +12,7 @@
 //! bytes.
 
 use super::bound;
-use super::path::{Path, KNOWN_TYPES};
+use super::path::{EdgeType, Path, KNOWN_TYPES};
 use std::borrow::Cow;
 use crate::{Error, Result};
 
@@ -56,16 +56,36 @@ impl Stored {
     /// The path of a row from `first` to `last`, `depth` hops, whose hops column is `hops`.
     #[cfg_attr(feature = "testing", visibility::make(pub))]
     pub(crate) fn decode(first: i64, last: i64, depth: usize, hops: &[u8]) -> Result<Stored> {
-        let bad = || Error::internal("mem_graph_closure holds a malformed hops column");
-        let mut r = Reader { bytes: hops, at: 0 };
         // The stored depth sizes the lists (bounded: the row is not trusted yet).
-        let hops_hint = depth.min(bound::MAX_DEPTH);
+        let hint = depth.min(bound::MAX_DEPTH);
         let mut s = Stored {
-            nodes: Vec::with_capacity(hops_hint + 1),
-            types: Vec::with_capacity(hops_hint),
-            weights: Vec::with_capacity(hops_hint),
+            nodes: Vec::with_capacity(hint + 1),
+            types: Vec::with_capacity(hint),
+            weights: Vec::with_capacity(hint),
         };
-        s.nodes.push(first);
+        append(first, last, depth, hops, &mut s.nodes, &mut s.types, Some(&mut s.weights))?;
+        Ok(s)
+    }
+}
+
+/// Appends the path of a row (as [`Stored::decode`] reads it) to `nodes`, `types` and, when
+/// given, `weights`: the lists of one path, or of many paths laid end to end. Nothing is
+/// appended when the row is malformed.
+pub(crate) fn append(
+    first: i64,
+    last: i64,
+    depth: usize,
+    hops: &[u8],
+    nodes: &mut Vec<i64>,
+    types: &mut Vec<EdgeType>,
+    mut weights: Option<&mut Vec<f64>>,
+) -> Result<()> {
+    let bad = || Error::internal("mem_graph_closure holds a malformed hops column");
+    let marks = (nodes.len(), types.len(), weights.as_ref().map_or(0, |w| w.len()));
+    let mut r = Reader { bytes: hops, at: 0 };
+    let mut read = || -> Result<()> {
+        nodes.push(first);
+        let mut count = 0;
         loop {
             let hop = *r.take(1).ok_or_else(bad)?.first().ok_or_else(bad)?;
             let ty = match usize::from(hop & !WEIGHTED) {
@@ -76,23 +96,36 @@ impl Stored {
                 }
                 k => Cow::Borrowed(*KNOWN_TYPES.get(k - 1).ok_or_else(bad)?),
             };
-            s.types.push(ty);
-            s.weights.push(if hop & WEIGHTED == 0 {
+            types.push(ty);
+            count += 1;
+            let weight = if hop & WEIGHTED == 0 {
                 1.0
             } else {
                 f64::from_le_bytes(r.take(8).ok_or_else(bad)?.try_into().map_err(|_| bad())?)
-            });
+            };
+            if let Some(w) = weights.as_deref_mut() {
+                w.push(weight);
+            }
             if r.at == hops.len() {
                 break;
             }
-            s.nodes.push(unzigzag(r.varint().ok_or_else(bad)?));
+            nodes.push(unzigzag(r.varint().ok_or_else(bad)?));
         }
-        if s.types.len() != depth {
+        if count != depth {
             return Err(bad());
         }
-        s.nodes.push(last);
-        Ok(s)
+        nodes.push(last);
+        Ok(())
+    };
+    let outcome = read();
+    if outcome.is_err() {
+        nodes.truncate(marks.0);
+        types.truncate(marks.1);
+        if let Some(w) = weights {
+            w.truncate(marks.2);
+        }
     }
+    outcome
 }
 
 fn zigzag(v: i64) -> u64 {

@@ -64,9 +64,8 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
 /// A reached node as the LLM reads it: `direction` is `out` when its path runs from the
 /// target (the target uses it), `in` otherwise.
 fn neighbor(r: &Reached, target: &str) -> Json {
-    let path: Vec<String> = serde_json::from_str(&r.path).unwrap_or_default();
     let via = &r.edge_types;
-    let direction = if path.first().is_some_and(|n| n == target) {
+    let direction = if r.path.iter().next() == Some(target) {
         "out"
     } else {
         "in"
