@@ -138,7 +138,7 @@ mod tests {
         ];
         let mut row = crate::row_datums::RowDatums::default();
         for items in lists {
-            let list: agentmem_core::Strings = items.iter().collect();
+            let list = agentmem_core::Strings::of(&items);
             let json = list.to_json();
             let ours = crate::jsonb::from_strings(&list).unwrap();
             assert_eq!(bytes(ours), bytes(jsonb_in(&json)), "{json}");
@@ -147,7 +147,7 @@ mod tests {
             let at = row.strings(&list).unwrap();
             assert_eq!(bytes(row.datum(at)), bytes(jsonb_in(&json)), "{json}");
         }
-        let nul: agentmem_core::Strings = ["a\u{0}b"].iter().collect();
+        let nul = agentmem_core::Strings::of(["a\u{0}b"]);
         assert!(crate::jsonb::from_strings(&nul).is_none());
     }
 

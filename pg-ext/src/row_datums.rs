@@ -37,33 +37,39 @@ impl RowDatums {
         (at, &mut bytes[at..])
     }
 
+    /// A value of `size` bytes written by `fill` (as `jsonb::palloced` writes one in Postgres'
+    /// memory); its offset, or `None` when `fill` fails.
+    fn place(&mut self, size: usize, fill: impl FnOnce(&mut [u8]) -> Option<()>) -> Option<usize> {
+        let (at, out) = self.room(size);
+        fill(out)?;
+        Some(at)
+    }
+
     /// `s` as a `text` value (a 4-byte varlena header, then the bytes); its offset. `None`
     /// when it is too long for a varlena.
     pub fn text(&mut self, s: &str) -> Option<usize> {
         let size = pg_sys::VARHDRSZ + s.len();
         let header = i32::try_from(size).ok().filter(|&n| n <= 0x3FFF_FFFF)?;
-        let (at, out) = self.room(size);
-        out[pg_sys::VARHDRSZ..].copy_from_slice(s.as_bytes());
-        // SAFETY: `out` starts with the four bytes of the varlena header.
-        unsafe { pgrx::varlena::set_varsize_4b(out.as_mut_ptr() as *mut pg_sys::varlena, header) };
-        Some(at)
+        self.place(size, |out| {
+            out[pg_sys::VARHDRSZ..].copy_from_slice(s.as_bytes());
+            // SAFETY: `out` starts with the four bytes of the varlena header.
+            unsafe {
+                pgrx::varlena::set_varsize_4b(out.as_mut_ptr() as *mut pg_sys::varlena, header)
+            };
+            Some(())
+        })
     }
 
     /// JSON `text` as a `jsonb` value when it is an array of plain strings; its offset.
     pub fn plain_array(&mut self, text: &str) -> Option<usize> {
         let plain = PlainArray::of(text)?;
-        let size = plain.size()?;
-        let (at, out) = self.room(size);
-        plain.write(out)?;
-        Some(at)
+        self.place(plain.size()?, |out| plain.write(out))
     }
 
     /// A list of strings as a `jsonb` value; its offset. `None` when a string holds U+0000.
     pub fn strings(&mut self, list: &Strings) -> Option<usize> {
         let size = jsonb::array_size(list.len(), list.text_len())?;
-        let (at, out) = self.room(size);
-        jsonb::write_array(out, list.len(), list.iter())?;
-        Some(at)
+        self.place(size, |out| jsonb::write_array(out, list.len(), list.iter()))
     }
 
     /// The datum of the value placed at `at`, valid until the buffer is cleared or grows.

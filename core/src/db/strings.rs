@@ -25,6 +25,23 @@ impl Strings {
         }
     }
 
+    /// The list of `items`, in a buffer sized once.
+    pub fn of<S, I>(items: I) -> Strings
+    where
+        S: AsRef<str>,
+        I: IntoIterator<Item = S> + Clone,
+    {
+        let (count, bytes) = items
+            .clone()
+            .into_iter()
+            .fold((0, 0), |(n, b), s| (n + 1, b + s.as_ref().len()));
+        let mut out = Strings::with_capacity(count, bytes);
+        for s in items {
+            out.push(s.as_ref());
+        }
+        out
+    }
+
     /// Appends `s`.
     pub fn push(&mut self, s: &str) {
         self.bytes
@@ -86,32 +103,10 @@ impl Strings {
     }
 }
 
-impl<S: AsRef<str>> FromIterator<S> for Strings {
-    fn from_iter<I: IntoIterator<Item = S>>(items: I) -> Strings {
-        let mut out = Strings::default();
-        for s in items {
-            out.push(s.as_ref());
-        }
-        out
-    }
-}
-
-impl Strings {
-    /// The list of `items`, in a buffer sized once.
-    pub fn of<S, I>(items: I) -> Strings
-    where
-        S: AsRef<str>,
-        I: IntoIterator<Item = S> + Clone,
-    {
-        let (count, bytes) = items
-            .clone()
-            .into_iter()
-            .fold((0, 0), |(n, b), s| (n + 1, b + s.as_ref().len()));
-        let mut out = Strings::with_capacity(count, bytes);
-        for s in items {
-            out.push(s.as_ref());
-        }
-        out
+/// A sequence of strings (JSON's array), as the core's JSON answers serialise a list.
+impl serde::Serialize for Strings {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        out.collect_seq(self.iter())
     }
 }
 
@@ -135,8 +130,9 @@ mod tests {
             &["\u{1f}", "mixed \\ \" \n end"],
         ];
         for items in cases {
-            let list: Strings = items.iter().collect();
+            let list = Strings::of(items);
             assert_eq!(list.to_json(), serde_json::to_string(items).unwrap());
+            assert_eq!(serde_json::to_string(&list).unwrap(), list.to_json());
             assert_eq!(list.iter().collect::<Vec<_>>(), items);
             assert_eq!(list.len(), items.len());
             assert_eq!(

@@ -5,7 +5,7 @@ use super::bound::{self, Bound};
 use super::closure;
 use super::keys::{self, Keys};
 use super::flat::FlatPaths;
-use super::path::{EdgeType, Path};
+use super::path::Path;
 use super::walk::{walk, Direction, EdgeFilter};
 use crate::cluster::route;
 use crate::args::check_one_of;
@@ -52,7 +52,7 @@ pub(crate) struct Reached {
     /// The path's node ids (none when the query asked for no paths) and the type of each
     /// hop.
     pub path: Strings,
-    pub edge_types: Vec<EdgeType>,
+    pub edge_types: Strings,
     pub ty: String,
     pub label: String,
     pub file_path: Option<String>,
@@ -205,7 +205,7 @@ fn reach(conn: &mut dyn Conn, node: &str, s: &Start, a: &Ask) -> Result<Vec<Reac
                 } else {
                     Strings::default()
                 },
-                edge_types: p.types,
+                edge_types: Strings::of(&p.types),
                 id: n.id,
                 ty: n.ty,
                 label: n.label,
@@ -288,16 +288,17 @@ fn from_closure(
         // node's fields move into its row (a node ends one row of a range at most).
         let mut ids_of = Vec::with_capacity(if a.paths { counted } else { 0 });
         if a.paths {
+            // One lookup per node: a path's ids gathered in a list reused from path to path.
+            let mut ids: Vec<&str> = Vec::new();
             for i in 0..counted {
-                let keys = paths.nodes(i);
-                if let Some(&k) = keys.iter().find(|&&k| k != start && nodes.get(k).is_none()) {
-                    return Err(keys::missing(k));
+                ids.clear();
+                for &k in paths.nodes(i) {
+                    ids.push(match k == start {
+                        true => start_id,
+                        false => nodes.get(k).ok_or_else(|| keys::missing(k))?.id.as_str(),
+                    });
                 }
-                let id = |&k: &i64| match k == start {
-                    true => start_id,
-                    false => nodes.get(k).map_or("", |r| r.id.as_str()),
-                };
-                ids_of.push(Strings::of(keys.iter().map(id)));
+                ids_of.push(Strings::of(&ids));
             }
         }
         let mut ids_of = ids_of.into_iter();
@@ -314,7 +315,7 @@ fn from_closure(
                 depth: depth(i),
                 total_weight: w,
                 path,
-                edge_types: paths.types(i).to_vec(),
+                edge_types: Strings::of(paths.types(i)),
                 ty: n.ty,
                 label: n.label,
                 file_path: n.file_path,
@@ -440,21 +441,19 @@ fn node_rows(conn: &mut dyn Conn, by: By, keys: &[Value]) -> Result<Vec<NodeRow>
 /// (epoch ms: the edges valid then), `limit` (default 100). Order: depth, then total weight
 /// descending, then node id.
 pub(crate) fn neighbors(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<Vec<Neighbor>> {
-    reached(conn, node, options)?
+    Ok(reached(conn, node, options)?
         .into_iter()
-        .map(|r| {
-            Ok(Neighbor {
-                node_id: r.id,
-                depth: r.depth as i64,
-                path: r.path,
-                total_weight: r.total_weight,
-                edge_types: Strings::of(&r.edge_types),
-                r#type: r.ty,
-                label: r.label,
-                file_path: r.file_path,
-            })
+        .map(|r| Neighbor {
+            node_id: r.id,
+            depth: r.depth as i64,
+            path: r.path,
+            total_weight: r.total_weight,
+            edge_types: r.edge_types,
+            r#type: r.ty,
+            label: r.label,
+            file_path: r.file_path,
         })
-        .collect()
+        .collect())
 }
 
 /// [`neighbors`] as the reached nodes themselves, for callers in the core.
@@ -547,7 +546,7 @@ struct Dependent<'a> {
     id: &'a str,
     label: &'a str,
     r#type: &'a str,
-    via: &'a [EdgeType],
+    via: &'a Strings,
 }
 
 /// `graph_stats(resource_id)` → JSON counts: nodes (and stale ones), edges (stale, no longer
