@@ -851,6 +851,28 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
             handed[0].contains(&format!(":{node} ")),
             "{call} went to {node}: {sent:#?}"
         );
+        // A call that writes commits there in two phases (an error then means nothing was
+        // written); one that reads does not pay for it.
+        let name = handed[0]
+            .split("mem__delegate(")
+            .nth(1)
+            .and_then(|args| args.split('\'').nth(3))
+            .unwrap_or_else(|| panic!("the handed-over function's name: {}", handed[0]));
+        let writes: bool = c
+            .query_one(
+                "SELECT bool_or(provolatile = 'v') FROM pg_proc WHERE proname = $1",
+                &[&name],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            (
+                issued(&sent, "PREPARE TRANSACTION"),
+                issued(&sent, "COMMIT PREPARED")
+            ),
+            (writes, writes),
+            "{call}: {name} writes: {writes}; {sent:#?}"
+        );
         for s in &sent {
             let port = worker_ports.iter().find(|p| s.contains(&format!(":{p} ")));
             // Only a call that names a row (a thread, task, memory or node) and not its
@@ -871,6 +893,23 @@ fn mem_distribute_keeps_every_answer_and_sends_each_call_to_its_resource() {
             );
         }
     }
+    // A call that writes where it is called, its statements routed by Citus to one worker,
+    // commits in two phases as well.
+    sent.lock().unwrap().clear();
+    logged
+        .batch_execute("SELECT mem_thread_archive('t2-x')")
+        .unwrap();
+    let sent = sent.lock().unwrap().clone();
+    assert!(
+        issued(&sent, "PREPARE TRANSACTION") && issued(&sent, "COMMIT PREPARED"),
+        "mem_thread_archive: {sent:#?}"
+    );
+}
+
+/// Whether the coordinator sent a worker `command` (as `citus.log_remote_commands` logs it).
+fn issued(sent: &[String], command: &str) -> bool {
+    sent.iter()
+        .any(|s| s.contains(&format!("issuing {command}")))
 }
 
 #[test]
