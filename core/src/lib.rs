@@ -44,6 +44,7 @@ internal!(code);
 
 pub use db::conn::Conn;
 pub use db::dialect::Dialect;
+pub use db::json_tree::JsonTree;
 pub use db::strings::Strings;
 pub use db::value::{Row, Value, ValueRef};
 pub use error::{Error, Result};

@@ -154,6 +154,7 @@ unsafe fn datum(v: Value, ty: Type) -> Option<pg_sys::Datum> {
         Type::Json => match v {
             Value::Text(s) => jsonb(s),
             Value::Strings(l) => crate::jsonb::from_strings(&l).or_else(|| jsonb(l.to_json())),
+            Value::Json(j) => crate::jsonb::from_tree(&j).or_else(|| jsonb(j.to_text())),
             other => wrong(&other),
         },
         Type::Blob => match v {

@@ -26,6 +26,7 @@ fn param(v: &Value) -> DatumWithOid<'_> {
         Value::Text(s) => s.as_str().into(),
         Value::Blob(b) => b.as_slice().into(),
         Value::Strings(l) => l.to_json().into(),
+        Value::Json(j) => j.to_text().into(),
     }
 }
 

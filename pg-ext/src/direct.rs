@@ -130,6 +130,10 @@ fn push_value(key: &mut String, v: &Value) {
             let json = l.to_json();
             write!(key, "l{}:{json}", json.len())
         }
+        Value::Json(j) => {
+            let json = j.to_text();
+            write!(key, "j{}:{json}", json.len())
+        }
     };
 }
 

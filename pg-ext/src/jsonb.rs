@@ -2,14 +2,13 @@
 //! `jsonb_in` would make of its text (tests compare the two). `jsonb_in` reads text through a
 //! general parser into a tree and then lays the tree out: on a 15 KB answer (a
 //! `graph_impact` of a hundred dependents) that took about ten times as long as copying the
-//! text. Arrays of plain strings — a path's node ids, its edge types — are laid out from the
-//! text itself; other arrays and objects are read once into a [`Node`] tree and laid out here.
-//! What this does not lay out exactly as `jsonb_in` would — a number that is not an integer
-//! (`numeric` keeps its text's digits and scale), a top-level scalar, U+0000 — goes through
-//! `jsonb_in`.
+//! text. A tree the core built ([`JsonTree`]) is laid out as it is; arrays of plain strings —
+//! a path's node ids, its edge types — from the text itself; other JSON text is read once into
+//! a tree and laid out here. What this does not lay out exactly as `jsonb_in` would — a number
+//! that is not an integer (`numeric` keeps its text's digits and scale), a top-level scalar,
+//! U+0000 — goes through `jsonb_in`.
 
-use crate::json_node::{self, Node};
-use agentmem_core::Strings;
+use agentmem_core::{JsonTree, Strings};
 use pgrx::{pg_sys, IntoDatum};
 
 /// `jsonb`'s container flags, and its JEntry flags and types (utils/jsonb.h).
@@ -173,11 +172,26 @@ pub fn from_json(text: &str) -> Option<pg_sys::Datum> {
     if !text.trim_start().starts_with(['[', '{']) || has_non_integer(text) {
         return None;
     }
-    let value = json_node::parse(text)?;
     // A layout is mostly larger than its text (a JEntry per value, padding, numerics).
-    let mut buf = Vec::with_capacity(pg_sys::VARHDRSZ + text.len() + text.len() / 2);
+    laid_out_datum(&JsonTree::parse(text)?, text.len() + text.len() / 2)
+}
+
+/// A tree the core built as a `jsonb` datum in the current memory context, when it is an
+/// array or an object; `None` otherwise, or when a string holds U+0000.
+pub fn from_tree(tree: &JsonTree<'_>) -> Option<pg_sys::Datum> {
+    match tree {
+        JsonTree::Array(_) | JsonTree::Object(_) | JsonTree::Strings(_) => {
+            laid_out_datum(tree, 1024)
+        }
+        _ => None,
+    }
+}
+
+/// `tree`'s layout as a datum, in a buffer that starts with room for `capacity` bytes.
+fn laid_out_datum(tree: &JsonTree<'_>, capacity: usize) -> Option<pg_sys::Datum> {
+    let mut buf = Vec::with_capacity(pg_sys::VARHDRSZ + capacity);
     buf.resize(pg_sys::VARHDRSZ, 0);
-    laid_out(&mut buf, &value)?;
+    laid_out(&mut buf, tree)?;
     Some(datum(&buf))
 }
 
@@ -240,32 +254,34 @@ fn entry(kind: u32, len: usize) -> Option<u32> {
 }
 
 /// Appends `v` to `buf`; returns its JEntry (its type, and its length with any padding).
-fn laid_out(buf: &mut Vec<u8>, v: &Node<'_>) -> Option<u32> {
+fn laid_out(buf: &mut Vec<u8>, v: &JsonTree<'_>) -> Option<u32> {
     match v {
-        Node::Null => Some(JENTRY_ISNULL),
-        Node::Bool(false) => Some(JENTRY_ISBOOL_FALSE),
-        Node::Bool(true) => Some(JENTRY_ISBOOL_TRUE),
-        Node::Str(s) => string(buf, s),
-        Node::Int(n) => {
+        JsonTree::Null => Some(JENTRY_ISNULL),
+        JsonTree::Bool(false) => Some(JENTRY_ISBOOL_FALSE),
+        JsonTree::Bool(true) => Some(JENTRY_ISBOOL_TRUE),
+        JsonTree::Str(s) => string(buf, s),
+        JsonTree::Int(n) => {
             let digits = numeric(*n)?;
             let padding = pad(buf);
             buf.extend_from_slice(&digits);
             entry(JENTRY_ISNUMERIC, padding + digits.len())
         }
-        Node::Array(items) => array(buf, items, laid_out),
-        Node::Object(members) => object(buf, members),
+        JsonTree::Strings(l) => array(buf, l.len(), l.iter(), string),
+        JsonTree::Array(items) => array(buf, items.len(), items.iter(), laid_out),
+        JsonTree::Object(members) => object(buf, members),
     }
 }
 
-/// An array of `items`, each laid out by `lay`.
+/// An array of the `count` `items`, each laid out by `lay`.
 fn array<T>(
     buf: &mut Vec<u8>,
-    items: &[T],
-    lay: impl Fn(&mut Vec<u8>, &T) -> Option<u32>,
+    count: usize,
+    items: impl Iterator<Item = T>,
+    lay: impl Fn(&mut Vec<u8>, T) -> Option<u32>,
 ) -> Option<u32> {
-    let (start, entries) = container(buf, items.len(), 1, JB_FARRAY)?;
+    let (start, entries) = container(buf, count, 1, JB_FARRAY)?;
     let mut total = 0;
-    for (i, item) in items.iter().enumerate() {
+    for (i, item) in items.enumerate() {
         let meta = lay(buf, item)?;
         total = member(buf, entries, i, total, meta)?;
     }
@@ -275,8 +291,8 @@ fn array<T>(
 /// An object: its keys sorted as `jsonb` sorts them (shorter first, then by bytes), a key
 /// given twice keeping its last value as `jsonb_in` keeps it, then its values in the keys'
 /// order.
-fn object(buf: &mut Vec<u8>, members: &[(std::borrow::Cow<'_, str>, Node<'_>)]) -> Option<u32> {
-    let mut pairs: Vec<(&str, &Node<'_>)> = members.iter().map(|(k, v)| (&**k, v)).collect();
+fn object(buf: &mut Vec<u8>, members: &[(std::borrow::Cow<'_, str>, JsonTree<'_>)]) -> Option<u32> {
+    let mut pairs: Vec<(&str, &JsonTree<'_>)> = members.iter().map(|(k, v)| (&**k, v)).collect();
     // Stable: the members of one key stay in the text's order, and the last one is kept.
     pairs.sort_by(|(a, _), (b, _)| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
     pairs.dedup_by(|later, kept| {

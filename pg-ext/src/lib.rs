@@ -21,7 +21,6 @@ mod entry;
 mod error;
 mod functions;
 mod home;
-mod json_node;
 mod jsonb;
 mod local;
 mod owner;
@@ -253,6 +252,42 @@ mod tests {
                 "{repeated}"
             );
         }
+    }
+
+    #[pg_test]
+    fn trees_the_core_builds_are_what_jsonb_in_makes() {
+        use agentmem_core::{JsonTree as T, Strings};
+        let many: Vec<String> = (0..70).map(|i| format!("n-{i}")).collect();
+        let lists: [Vec<&str>; 4] = [
+            vec![],
+            vec!["a"],
+            many.iter().map(String::as_str).collect(),
+            vec!["q\"uote", "é∑😀", "tab\there", "back\\slash"],
+        ];
+        for list in lists {
+            let list = Strings::of(&list);
+            let tree = T::Object(vec![
+                ("via".into(), T::Strings(list.clone())),
+                ("id".into(), T::from("x")),
+                ("filePath".into(), T::from(None)),
+                (
+                    "byDepth".into(),
+                    T::Array(vec![T::Int(3), T::Strings(list.clone()), T::Bool(true)]),
+                ),
+            ]);
+            let text = tree.to_text();
+            let ours = crate::jsonb::from_tree(&tree).unwrap();
+            assert_eq!(bytes(ours), bytes(jsonb_in(&text)), "{text}");
+            let top = T::Strings(list);
+            let ours = crate::jsonb::from_tree(&top).unwrap();
+            assert_eq!(bytes(ours), bytes(jsonb_in(&top.to_text())));
+        }
+        // Scalars, and a string jsonb refuses, are left to jsonb_in.
+        for scalar in [T::Int(1), T::from("s"), T::Null] {
+            assert!(crate::jsonb::from_tree(&scalar).is_none());
+        }
+        let nul = T::Array(vec![T::Strings(Strings::of(["a\u{0}b"]))]);
+        assert!(crate::jsonb::from_tree(&nul).is_none());
     }
 
     #[pg_test]

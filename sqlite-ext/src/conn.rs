@@ -146,16 +146,8 @@ impl SqliteConn {
                         b.len() as c_int,
                         transient()
                     )),
-                    Value::Strings(l) => {
-                        let json = l.to_json();
-                        call!(bind_text(
-                            stmt.raw,
-                            i,
-                            json.as_ptr() as *const c_char,
-                            json.len() as c_int,
-                            transient()
-                        ))
-                    }
+                    Value::Strings(l) => bind_json(stmt.raw, i, &l.to_json()),
+                    Value::Json(j) => bind_json(stmt.raw, i, &j.to_text()),
                 }
             };
             if rc != SQLITE_OK {
@@ -165,6 +157,20 @@ impl SqliteConn {
         }
         Ok(stmt)
     }
+}
+
+/// Binds JSON text the core's value rendered (a list, a tree) as parameter `i`, copied.
+///
+/// # Safety
+/// `stmt` is a live statement with at least `i` parameters.
+unsafe fn bind_json(stmt: *mut sqlite3_stmt, i: c_int, json: &str) -> c_int {
+    call!(bind_text(
+        stmt,
+        i,
+        json.as_ptr() as *const c_char,
+        json.len() as c_int,
+        transient()
+    ))
 }
 
 /// A statement held ready for later use within one call, out of the cache until it drops.

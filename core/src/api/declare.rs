@@ -71,7 +71,7 @@ macro_rules! scalars {
 
 scalars! {
     Text: String => Value::Text, &'static str => |s: &str| Value::Text(s.to_owned());
-    Json: String => Value::Text;
+    Json: String => Value::Text, crate::JsonTree<'static> => Value::Json;
     Int: i64 => Value::Int;
     Real: f64 => Value::Real;
     Bool: bool => |b: bool| Value::Int(b.into());

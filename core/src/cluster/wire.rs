@@ -17,6 +17,7 @@ fn encode(v: &Value) -> Option<String> {
         Value::Real(r) => Some(format!("{r:?}")),
         Value::Text(s) => Some(s.clone()),
         Value::Strings(l) => Some(l.to_json()),
+        Value::Json(j) => Some(j.to_text()),
         Value::Blob(b) => Some(b.iter().map(|x| format!("{x:02x}")).collect()),
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod dialect;
 pub mod direct;
 pub(crate) mod failpoint;
 pub mod home;
+pub mod json_tree;
 pub(crate) mod newest;
 pub mod privilege;
 pub mod row;

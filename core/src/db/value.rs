@@ -1,7 +1,8 @@
 //! The values that cross between SQL and the core.
 
 /// One SQL value. Both adapters map their native types onto the first five; a list of
-/// strings is a value of a JSON result column only, which each host renders as its JSON type.
+/// strings and a JSON tree are values of a JSON result column only, which each host renders
+/// as its JSON type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Null,
@@ -10,6 +11,7 @@ pub enum Value {
     Text(String),
     Blob(Vec<u8>),
     Strings(crate::Strings),
+    Json(crate::JsonTree<'static>),
 }
 
 /// One result row, columns in statement order.
@@ -81,6 +83,7 @@ impl Value {
             Value::Text(s) => ValueRef::Text(std::borrow::Cow::Borrowed(s)),
             Value::Blob(b) => ValueRef::Blob(b),
             Value::Strings(l) => ValueRef::Text(std::borrow::Cow::Owned(l.to_json())),
+            Value::Json(j) => ValueRef::Text(std::borrow::Cow::Owned(j.to_text())),
         }
     }
 }
@@ -149,6 +152,12 @@ impl From<String> for Value {
 impl From<crate::Strings> for Value {
     fn from(v: crate::Strings) -> Self {
         Value::Strings(v)
+    }
+}
+
+impl From<crate::JsonTree<'static>> for Value {
+    fn from(v: crate::JsonTree<'static>) -> Self {
+        Value::Json(v)
     }
 }
 

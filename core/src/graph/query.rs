@@ -16,7 +16,7 @@ use crate::db::direct::{Each, Scan};
 use crate::db::scan::scan_or_query;
 use crate::db::row::Fields;
 use crate::json_opts::Opts;
-use crate::{Conn, Error, Result, Strings, Value, ValueRef};
+use crate::{Conn, Error, JsonTree, Result, Strings, Value, ValueRef};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -478,7 +478,11 @@ const IMPACT_OPTIONS: &[&str] = NEIGHBOR_OPTIONS.split_at(1).1;
 /// path to it, within `max_depth`, default the resource's depth), grouped by depth, and the
 /// files they are in — what to re-check when the node changes. `hubs` lists the reached hubs,
 /// whose dependents were not followed (ask `graph_impact` of each).
-pub(crate) fn impact(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> Result<String> {
+pub(crate) fn impact(
+    conn: &mut dyn Conn,
+    node: &str,
+    options: Option<&str>,
+) -> Result<JsonTree<'static>> {
     let o = Opts::parse("options", options, IMPACT_OPTIONS)?;
     let s = start(conn, node)?;
     let a = Ask {
@@ -487,15 +491,9 @@ pub(crate) fn impact(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> 
     };
     let reached = reach(conn, node, &s, &a)?;
     let hubs = bound::hubs(conn, &s.resource)?;
-    let mut by_depth: BTreeMap<usize, Vec<Dependent>> = BTreeMap::new();
+    let mut by_depth: BTreeMap<usize, Vec<JsonTree<'static>>> = BTreeMap::new();
     for r in &reached {
-        by_depth.entry(r.depth).or_default().push(Dependent {
-            file_path: r.file_path.as_deref(),
-            id: &r.id,
-            label: &r.label,
-            r#type: &r.ty,
-            via: &r.edge_types,
-        });
+        by_depth.entry(r.depth).or_default().push(dependent(r));
     }
     let mut files: Vec<&str> = reached.iter().filter_map(|r| r.file_path.as_deref()).collect();
     files.sort_unstable();
@@ -506,47 +504,34 @@ pub(crate) fn impact(conn: &mut dyn Conn, node: &str, options: Option<&str>) -> 
         .map(|r| r.id.as_str())
         .collect();
     unfollowed.sort_unstable();
-    let answer = Impact {
-        by_depth: by_depth
-            .into_iter()
-            .map(|(depth, nodes)| Depth { depth, nodes })
-            .collect(),
-        dependents: reached.len(),
-        files,
-        hubs: unfollowed,
-        node_id: node,
-    };
-    serde_json::to_string(&answer)
-        .map_err(|e| Error::internal(format!("graph_impact's answer did not serialise: {e}")))
+    let by_depth = by_depth
+        .into_iter()
+        .map(|(depth, nodes)| {
+            JsonTree::Object(vec![
+                ("depth".into(), JsonTree::Int(depth as i64)),
+                ("nodes".into(), JsonTree::Array(nodes)),
+            ])
+        })
+        .collect();
+    // Keys in the order JSON objects print them everywhere else.
+    Ok(JsonTree::Object(vec![
+        ("byDepth".into(), JsonTree::Array(by_depth)),
+        ("dependents".into(), JsonTree::Int(reached.len() as i64)),
+        ("files".into(), JsonTree::Strings(Strings::of(&files))),
+        ("hubs".into(), JsonTree::Strings(Strings::of(&unfollowed))),
+        ("nodeId".into(), JsonTree::from(node)),
+    ]))
 }
 
-/// `graph_impact`'s answer, its keys in the order JSON objects print them everywhere else.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Impact<'a> {
-    by_depth: Vec<Depth<'a>>,
-    dependents: usize,
-    files: Vec<&'a str>,
-    hubs: Vec<&'a str>,
-    node_id: &'a str,
-}
-
-/// The dependents at one depth.
-#[derive(serde::Serialize)]
-struct Depth<'a> {
-    depth: usize,
-    nodes: Vec<Dependent<'a>>,
-}
-
-/// A dependent, with the edge types of its path (`via`).
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Dependent<'a> {
-    file_path: Option<&'a str>,
-    id: &'a str,
-    label: &'a str,
-    r#type: &'a str,
-    via: &'a Strings,
+/// A dependent in `graph_impact`'s answer, with the edge types of its path (`via`).
+fn dependent(r: &Reached) -> JsonTree<'static> {
+    JsonTree::Object(vec![
+        ("filePath".into(), JsonTree::from(r.file_path.as_deref())),
+        ("id".into(), JsonTree::from(r.id.as_str())),
+        ("label".into(), JsonTree::from(r.label.as_str())),
+        ("type".into(), JsonTree::from(r.ty.as_str())),
+        ("via".into(), JsonTree::Strings(r.edge_types.clone())),
+    ])
 }
 
 /// `graph_stats(resource_id)` → JSON counts: nodes (and stale ones), edges (stale, no longer

@@ -20,7 +20,7 @@ fn run(conn: &mut dyn Conn, i: &Input) -> Answer {
     }
     let answer = query::impact(conn, &node, Some(&Json::Object(o).to_string()))
         .map_err(|e| Failure::renamed(e, &[("options.max_depth", "maxDepth")]))?;
-    Ok(succeeded(&answer))
+    Ok(succeeded(&answer.to_text()))
 }
 
 /// The tool as the LLM sees it.
