@@ -12,7 +12,7 @@ use crate::conn::SpiConn;
 use crate::entry::{declaration, entry_point};
 use crate::error::{jsonb, ok};
 use crate::row_datums::RowDatums;
-use agentmem_core::api::{self, Function, Nature, Returns, Type};
+use agentmem_core::api::{self, Function, Nature, Returns, Route, Type};
 use agentmem_core::{Conn, Error, Value};
 use pgrx::{pg_sys, FromDatum, IntoDatum};
 
@@ -92,10 +92,13 @@ unsafe fn call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
         .collect();
     // On Citus a write that reaches one other node only would commit there in one phase,
     // and a lost answer would make a written call fail: ask for two.
-    if f.nature == Nature::Writer && crate::citus::installed() {
+    // Whether Citus is here (a catalog lookup on its servers) matters to writers and to calls
+    // routed by resource only.
+    let citus = (f.nature == Nature::Writer || f.route != Route::Here) && crate::citus::installed();
+    if f.nature == Nature::Writer && citus {
         crate::citus::commit_in_two_phases();
     }
-    let rows = match crate::route::destination(f, &values) {
+    let rows = match crate::route::destination(f, &values, citus) {
         Some(resource) => crate::route::hand_over(f, &resource, &values),
         None => crate::local::run(f, values),
     };

@@ -14,8 +14,9 @@ use pgrx::prelude::*;
 
 /// The resource whose node must run this call of `f`: on a distributed database, for a
 /// function routed by resource, unless this backend is running a handed-over call already.
-pub fn destination(f: &Function, values: &[Value]) -> Option<String> {
-    if f.route == Route::Here || !crate::citus::installed() || route::home(&mut SpiConn).is_some() {
+/// `citus`: whether Citus is installed here ([`crate::citus::installed`]).
+pub fn destination(f: &Function, values: &[Value], citus: bool) -> Option<String> {
+    if f.route == Route::Here || !citus || route::home(&mut SpiConn).is_some() {
         return None;
     }
     if !ok(route::distributed(&mut SpiConn)) {

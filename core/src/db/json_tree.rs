@@ -50,8 +50,14 @@ impl From<&str> for JsonTree<'static> {
     }
 }
 
-impl From<Option<&str>> for JsonTree<'static> {
-    fn from(s: Option<&str>) -> Self {
+impl From<String> for JsonTree<'static> {
+    fn from(s: String) -> Self {
+        JsonTree::Str(Cow::Owned(s))
+    }
+}
+
+impl From<Option<String>> for JsonTree<'static> {
+    fn from(s: Option<String>) -> Self {
         s.map_or(JsonTree::Null, JsonTree::from)
     }
 }

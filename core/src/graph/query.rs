@@ -491,19 +491,22 @@ pub(crate) fn impact(
     };
     let reached = reach(conn, node, &s, &a)?;
     let hubs = bound::hubs(conn, &s.resource)?;
-    let mut by_depth: BTreeMap<usize, Vec<JsonTree<'static>>> = BTreeMap::new();
-    for r in &reached {
-        by_depth.entry(r.depth).or_default().push(dependent(r));
-    }
     let mut files: Vec<&str> = reached.iter().filter_map(|r| r.file_path.as_deref()).collect();
     files.sort_unstable();
     files.dedup();
+    let files = Strings::of(&files);
     let mut unfollowed: Vec<&str> = reached
         .iter()
         .filter(|r| hubs.contains(&r.id))
         .map(|r| r.id.as_str())
         .collect();
     unfollowed.sort_unstable();
+    let unfollowed = Strings::of(&unfollowed);
+    let dependents = reached.len() as i64;
+    let mut by_depth: BTreeMap<usize, Vec<JsonTree<'static>>> = BTreeMap::new();
+    for r in reached {
+        by_depth.entry(r.depth).or_default().push(dependent(r));
+    }
     let by_depth = by_depth
         .into_iter()
         .map(|(depth, nodes)| {
@@ -516,21 +519,22 @@ pub(crate) fn impact(
     // Keys in the order JSON objects print them everywhere else.
     Ok(JsonTree::Object(vec![
         ("byDepth".into(), JsonTree::Array(by_depth)),
-        ("dependents".into(), JsonTree::Int(reached.len() as i64)),
-        ("files".into(), JsonTree::Strings(Strings::of(&files))),
-        ("hubs".into(), JsonTree::Strings(Strings::of(&unfollowed))),
+        ("dependents".into(), JsonTree::Int(dependents)),
+        ("files".into(), JsonTree::Strings(files)),
+        ("hubs".into(), JsonTree::Strings(unfollowed)),
         ("nodeId".into(), JsonTree::from(node)),
     ]))
 }
 
-/// A dependent in `graph_impact`'s answer, with the edge types of its path (`via`).
-fn dependent(r: &Reached) -> JsonTree<'static> {
+/// A dependent in `graph_impact`'s answer, with the edge types of its path (`via`); its
+/// strings move into the answer.
+fn dependent(r: Reached) -> JsonTree<'static> {
     JsonTree::Object(vec![
-        ("filePath".into(), JsonTree::from(r.file_path.as_deref())),
-        ("id".into(), JsonTree::from(r.id.as_str())),
-        ("label".into(), JsonTree::from(r.label.as_str())),
-        ("type".into(), JsonTree::from(r.ty.as_str())),
-        ("via".into(), JsonTree::Strings(r.edge_types.clone())),
+        ("filePath".into(), JsonTree::from(r.file_path)),
+        ("id".into(), JsonTree::from(r.id)),
+        ("label".into(), JsonTree::from(r.label)),
+        ("type".into(), JsonTree::from(r.ty)),
+        ("via".into(), JsonTree::Strings(r.edge_types)),
     ])
 }
 
