@@ -11,6 +11,8 @@
 #   CITUS_DIR  where the three data folders live (default target/citus)
 #   CITUS_PORT the first port tried (default 5610); the chosen ports are written to
 #              $CITUS_DIR/ports, the coordinator's first.
+#   CITUS_FSYNC the nodes' fsync setting (default off: a throwaway cluster; on to measure
+#              what a flush costs, as a real one pays)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -27,6 +29,7 @@ PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 BIN=$("$PG_CONFIG" --bindir)
 CITUS_DIR=${CITUS_DIR:-$ROOT/target/citus}
 CITUS_PORT=${CITUS_PORT:-5610}
+CITUS_FSYNC=${CITUS_FSYNC:-off}
 NODES=(coordinator worker1 worker2)
 
 as_pg() { if [ "$(id -u)" -eq 0 ]; then sudo -u postgres "$@"; else "$@"; fi; }
@@ -84,7 +87,7 @@ free_port() {
 run_node() {
   local n=$1 port=$2
   as_pg "$BIN/pg_ctl" -D "$CITUS_DIR/$n" -l "$CITUS_DIR/$n.log" -w \
-    -o "-p $port -k $CITUS_DIR -c listen_addresses=127.0.0.1 -c fsync=off \
+    -o "-p $port -k $CITUS_DIR -c listen_addresses=127.0.0.1 -c fsync=$CITUS_FSYNC \
         -c shared_preload_libraries=citus -c max_connections=100 -c max_prepared_transactions=100 \
         -c wal_level=logical" start >/dev/null \
     || { cat "$CITUS_DIR/$n.log"; exit 1; }
