@@ -30,6 +30,10 @@ BIN=$("$PG_CONFIG" --bindir)
 CITUS_DIR=${CITUS_DIR:-$ROOT/target/citus}
 CITUS_PORT=${CITUS_PORT:-5610}
 CITUS_FSYNC=${CITUS_FSYNC:-off}
+case "$CITUS_FSYNC" in
+  on | off) ;;
+  *) echo "CITUS_FSYNC must be on or off, not '$CITUS_FSYNC'" >&2; exit 2 ;;
+esac
 NODES=(coordinator worker1 worker2)
 
 as_pg() { if [ "$(id -u)" -eq 0 ]; then sudo -u postgres "$@"; else "$@"; fi; }

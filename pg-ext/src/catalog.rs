@@ -90,11 +90,11 @@ unsafe fn call(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     let values: Vec<Value> = (0..nargs.min(f.args.len()))
         .map(|i| unsafe { argument(fcinfo, i, f.args[i].ty) })
         .collect();
-    // On Citus a write that reaches one other node only would commit there in one phase,
-    // and a lost answer would make a written call fail: ask for two.
     // Whether Citus is here (a catalog lookup on its servers) matters to writers and to calls
     // routed by resource only.
     let citus = (f.nature == Nature::Writer || f.route != Route::Here) && crate::citus::installed();
+    // On Citus a write that reaches one other node only would commit there in one phase,
+    // and a lost answer would make a written call fail: ask for two.
     if f.nature == Nature::Writer && citus {
         crate::citus::commit_in_two_phases();
     }
