@@ -88,7 +88,7 @@ impl Column for JsonText {
 impl Column for crate::Strings {
     const TYPE: Type = Type::Json;
     fn into_value(self) -> Value {
-        Value::Strings(self)
+        self.into()
     }
 }
 

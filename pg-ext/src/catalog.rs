@@ -13,7 +13,7 @@ use crate::entry::{declaration, entry_point};
 use crate::error::{jsonb, ok};
 use crate::row_datums::RowDatums;
 use agentmem_core::api::{self, Function, Nature, Returns, Route, Type};
-use agentmem_core::{Conn, Error, Value};
+use agentmem_core::{Conn, Error, JsonTree, Value};
 use pgrx::{pg_sys, FromDatum, IntoDatum};
 
 /// The SQL type Postgres uses for a catalog type.
@@ -156,7 +156,6 @@ unsafe fn datum(v: Value, ty: Type) -> Option<pg_sys::Datum> {
         },
         Type::Json => match v {
             Value::Text(s) => jsonb(s),
-            Value::Strings(l) => crate::jsonb::from_strings(&l).or_else(|| jsonb(l.to_json())),
             Value::Json(j) => crate::jsonb::from_tree(&j).or_else(|| jsonb(j.to_text())),
             other => wrong(&other),
         },
@@ -274,7 +273,7 @@ unsafe fn materialise(
                 placed[i] = match (&v, col.ty) {
                     (Value::Text(s), Type::Text) => buffer.text(s),
                     (Value::Text(s), Type::Json) => buffer.plain_array(s),
-                    (Value::Strings(l), Type::Json) => buffer.strings(l),
+                    (Value::Json(JsonTree::Strings(l)), Type::Json) => buffer.strings(l),
                     _ => None,
                 };
                 let d = match placed[i] {

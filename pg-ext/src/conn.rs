@@ -25,7 +25,6 @@ fn param(v: &Value) -> DatumWithOid<'_> {
         Value::Real(f) => (*f).into(),
         Value::Text(s) => s.as_str().into(),
         Value::Blob(b) => b.as_slice().into(),
-        Value::Strings(l) => l.to_json().into(),
         Value::Json(j) => j.to_text().into(),
     }
 }

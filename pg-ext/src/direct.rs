@@ -126,10 +126,6 @@ fn push_value(key: &mut String, v: &Value) {
         Value::Text(t) => write!(key, "t{}:{t}", t.len()),
         Value::Blob(b) => write!(key, "b{}:", b.len())
             .and_then(|()| b.iter().try_for_each(|byte| write!(key, "{byte:02x}"))),
-        Value::Strings(l) => {
-            let json = l.to_json();
-            write!(key, "l{}:{json}", json.len())
-        }
         Value::Json(j) => {
             let json = j.to_text();
             write!(key, "j{}:{json}", json.len())

@@ -180,9 +180,8 @@ pub fn from_json(text: &str) -> Option<pg_sys::Datum> {
 /// array or an object; `None` otherwise, or when a string holds U+0000.
 pub fn from_tree(tree: &JsonTree<'_>) -> Option<pg_sys::Datum> {
     match tree {
-        JsonTree::Array(_) | JsonTree::Object(_) | JsonTree::Strings(_) => {
-            laid_out_datum(tree, 1024)
-        }
+        JsonTree::Strings(l) => from_strings(l),
+        JsonTree::Array(_) | JsonTree::Object(_) => laid_out_datum(tree, 1024),
         _ => None,
     }
 }

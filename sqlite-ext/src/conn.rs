@@ -146,7 +146,6 @@ impl SqliteConn {
                         b.len() as c_int,
                         transient()
                     )),
-                    Value::Strings(l) => bind_json(stmt.raw, i, &l.to_json()),
                     Value::Json(j) => bind_json(stmt.raw, i, &j.to_text()),
                 }
             };

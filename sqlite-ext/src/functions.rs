@@ -20,7 +20,6 @@ pub fn set_result(ctx: *mut sqlite3_context, v: &Value) -> sqlite_loadable::Resu
         Value::Real(f) => sqlite_api::result_double(ctx, *f),
         Value::Text(s) => result_text(ctx, s)?,
         Value::Blob(b) => sqlite_api::result_blob(ctx, b),
-        Value::Strings(l) => result_text(ctx, &l.to_json())?,
         Value::Json(j) => result_text(ctx, &j.to_text())?,
     }
     Ok(())

@@ -90,7 +90,6 @@ impl Base for &str {
             Value::Int(v) => v.to_string(),
             Value::Real(v) => v.to_string(),
             Value::Text(s) => s.clone(),
-            Value::Strings(l) => l.to_json(),
             Value::Json(j) => j.to_text(),
             Value::Blob(b) => String::from_utf8(b.clone())
                 .map_err(|_| Error::invalid(name, "must be valid UTF-8 text"))?,
@@ -147,7 +146,6 @@ impl Base for RawText {
             Value::Int(v) => v.to_string().into_bytes(),
             Value::Real(v) => v.to_string().into_bytes(),
             Value::Text(s) => s.clone().into_bytes(),
-            Value::Strings(l) => l.to_json().into_bytes(),
             Value::Json(j) => j.to_text().into_bytes(),
             Value::Blob(b) => b.clone(),
             Value::Null => unreachable!("NULL is read by Arg"),

@@ -16,7 +16,6 @@ fn encode(v: &Value) -> Option<String> {
         Value::Int(i) => Some(i.to_string()),
         Value::Real(r) => Some(format!("{r:?}")),
         Value::Text(s) => Some(s.clone()),
-        Value::Strings(l) => Some(l.to_json()),
         Value::Json(j) => Some(j.to_text()),
         Value::Blob(b) => Some(b.iter().map(|x| format!("{x:02x}")).collect()),
     }

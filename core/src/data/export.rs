@@ -88,7 +88,6 @@ fn to_json(table: &str, col: &str, kind: Kind, v: Value) -> Result<Json> {
         (_, Value::Real(f)) => json!(f),
         (_, Value::Text(s)) => Json::String(s),
         (_, Value::Blob(b)) => Json::String(hex(&b)),
-        (_, Value::Strings(l)) => Json::Array(l.iter().map(Json::from).collect()),
         (_, Value::Json(j)) => serde_json::to_value(&j)
             .map_err(|e| Error::internal(format!("{table}.{col}: {e}")))?,
     })

@@ -39,6 +39,10 @@ impl JsonTree<'_> {
 
     /// The document as compact JSON text, members in their order.
     pub fn to_text(&self) -> String {
+        if let JsonTree::Strings(l) = self {
+            // A result column's list, in a string sized once.
+            return l.to_json();
+        }
         // Serialising strings, integers, lists and maps with string keys cannot fail.
         serde_json::to_string(self).unwrap_or_default()
     }

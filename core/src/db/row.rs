@@ -154,7 +154,6 @@ fn describe(v: &Value) -> String {
         Value::Real(f) => format!("the real {f}"),
         Value::Text(s) => format!("the text {}", echo(s)),
         Value::Blob(b) => format!("a blob of {} bytes", b.len()),
-        Value::Strings(l) => format!("a list of {} strings", l.len()),
         Value::Json(_) => "a JSON document".into(),
     }
 }

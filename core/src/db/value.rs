@@ -1,8 +1,8 @@
 //! The values that cross between SQL and the core.
 
-/// One SQL value. Both adapters map their native types onto the first five; a list of
-/// strings and a JSON tree are values of a JSON result column only, which each host renders
-/// as its JSON type.
+/// One SQL value. Both adapters map their native types onto the first five; a JSON tree (a
+/// list of strings among them) is a value of a JSON result column only, which each host
+/// renders as its JSON type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Null,
@@ -10,7 +10,6 @@ pub enum Value {
     Real(f64),
     Text(String),
     Blob(Vec<u8>),
-    Strings(crate::Strings),
     Json(crate::JsonTree<'static>),
 }
 
@@ -82,7 +81,6 @@ impl Value {
             Value::Real(v) => ValueRef::Real(*v),
             Value::Text(s) => ValueRef::Text(std::borrow::Cow::Borrowed(s)),
             Value::Blob(b) => ValueRef::Blob(b),
-            Value::Strings(l) => ValueRef::Text(std::borrow::Cow::Owned(l.to_json())),
             Value::Json(j) => ValueRef::Text(std::borrow::Cow::Owned(j.to_text())),
         }
     }
@@ -151,7 +149,7 @@ impl From<String> for Value {
 
 impl From<crate::Strings> for Value {
     fn from(v: crate::Strings) -> Self {
-        Value::Strings(v)
+        Value::Json(crate::JsonTree::Strings(v))
     }
 }
 

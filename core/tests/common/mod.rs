@@ -33,7 +33,6 @@ fn to_sql(v: &Value) -> rusqlite::types::Value {
         Value::Real(f) => V::Real(*f),
         Value::Text(s) => V::Text(s.clone()),
         Value::Blob(b) => V::Blob(b.clone()),
-        Value::Strings(l) => V::Text(l.to_json()),
         Value::Json(j) => V::Text(j.to_text()),
     }
 }
@@ -197,7 +196,7 @@ mod triggers {
                         Value::Text(s) => types::Arg::Text(s.as_bytes()),
                         Value::Blob(_) => types::Arg::Blob,
                         // A result value only: the functions are called with SQL's own.
-                        Value::Strings(_) | Value::Json(_) => types::Arg::Null,
+                        Value::Json(_) => types::Arg::Null,
                     })
                     .collect();
                 types::check(&args, name == types::CHECK_CHANGES).map(|()| Value::Null)
