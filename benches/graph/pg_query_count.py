@@ -52,7 +52,7 @@ def query_files(sample, adds):
     outs, ins, _, leaves = sample
     neighbors = "SELECT count(*) FROM graph_neighbors('{}', '{{\"max_depth\":{},\"limit\":10000}}');"
     # The answer printed as a client gets it, measured in bytes: `length` would count its
-    # characters, a sixth of the figure that no client pays.
+    # characters, an eighth of the figure that no client pays.
     impact = "SELECT octet_length(graph_impact('{}', '{{\"max_depth\":3,\"limit\":10000}}')::text);"
     trivial = "SELECT count(*) FROM (SELECT '{}') x;"
     # Each add rolled back, so that every add meets the graph as loaded; run twice, so that
