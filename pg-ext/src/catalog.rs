@@ -13,6 +13,7 @@ use crate::entry::{declaration, entry_point};
 use crate::error::{jsonb, ok};
 use crate::row_datums::RowDatums;
 use agentmem_core::api::{self, Function, Nature, Returns, Route, Type};
+use agentmem_core::schema::PRIVATE_SCHEMA;
 use agentmem_core::{Conn, Error, JsonTree, Value};
 use pgrx::{pg_sys, FromDatum, IntoDatum};
 
@@ -43,9 +44,10 @@ pub fn create_sql(f: &Function) -> String {
             format!("{} {}{default}", quoted(a.name), sql_type(a.ty))
         })
         .collect();
-    let returns = match f.returns {
-        Returns::Scalar(t, _) => sql_type(t).to_string(),
-        Returns::Table(cols, _) => {
+    let returns = match (f.returns, row_type(f)) {
+        (_, Some(ty)) => format!("SETOF {ty}"),
+        (Returns::Scalar(t, _), None) => sql_type(t).to_string(),
+        (Returns::Table(cols, _), None) => {
             let cols: Vec<String> = cols
                 .iter()
                 .map(|c| format!("{} {}", quoted(c.name), sql_type(c.ty)))
@@ -66,12 +68,110 @@ pub fn create_sql(f: &Function) -> String {
     )
 }
 
-/// Creates every catalog function (inside `CREATE EXTENSION`, so they belong to it).
+/// The row type a table function of more than one column returns: a composite type named
+/// after it in the private schema. Postgres describes a `RETURNS TABLE` result anew from the
+/// function's catalog row whenever a statement calling it is parsed and again when it starts
+/// (the argument arrays read, each column's type looked up: 27 thousand instructions of a
+/// `graph_neighbors` call that finds no rows, 137 thousand), a row type's from its cache. A
+/// one-column table stays `TABLE`: Postgres returns it as `SETOF` the scalar, not as rows.
+fn row_type(f: &Function) -> Option<String> {
+    match f.returns {
+        Returns::Table(cols, _) if cols.len() > 1 => Some(format!(
+            "{PRIVATE_SCHEMA}.{}",
+            quoted(&format!("{}_row", f.name))
+        )),
+        _ => None,
+    }
+}
+
+/// Creates every catalog function (inside `CREATE EXTENSION` or an update, so they belong to
+/// the extension), each with its row type ([`declare`]).
 pub fn create_all() {
-    let script: String = api::functions()
-        .map(|f| format!("{};\n", create_sql(f)))
-        .collect();
+    let mut script = format!(
+        "CREATE SCHEMA IF NOT EXISTS {PRIVATE_SCHEMA};\n\
+         REVOKE ALL ON SCHEMA {PRIVATE_SCHEMA} FROM PUBLIC;\n"
+    );
+    for f in api::functions() {
+        script.push_str(&declare(f));
+    }
     ok(SpiConn.execute_batch(&script));
+}
+
+/// The statements that declare `f`. A table function with a row type ([`row_type`]) is
+/// declared over it: as is when the type has its columns and the function returns it or does
+/// not exist yet. Else the function as an earlier release declared it (`RETURNS TABLE`, or
+/// other columns) is dropped, the type made again, the function created and its privileges,
+/// when they were not the default, given back. A function other objects depend on (a view of
+/// the user's) keeps its declaration, which answers the same, and a notice says so.
+pub(crate) fn declare(f: &Function) -> String {
+    let create = format!("{};\n", create_sql(f));
+    let (Some(ty), Returns::Table(cols, _)) = (row_type(f), f.returns) else {
+        return create;
+    };
+    let signature = format!(
+        "{}({})",
+        quoted(f.name),
+        f.args
+            .iter()
+            .map(|a| sql_type(a.ty))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let found = ok(SpiConn.query(
+        "SELECT p.oid IS NOT NULL, p.prorettype IS NOT DISTINCT FROM to_regtype(?2), \
+           EXISTS (SELECT 1 FROM pg_catalog.pg_depend d \
+                   WHERE d.refclassid = 'pg_catalog.pg_proc'::regclass AND d.refobjid = p.oid \
+                     AND d.deptype = 'n'), \
+           (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' \
+                              ORDER BY a.attnum) \
+            FROM pg_catalog.pg_type t JOIN pg_catalog.pg_attribute a ON a.attrelid = t.typrelid \
+            WHERE t.oid = to_regtype(?2) AND a.attnum > 0 AND NOT a.attisdropped), \
+           (SELECT 'REVOKE ALL ON FUNCTION ' || ?1 || ' FROM PUBLIC;' || string_agg( \
+              'GRANT EXECUTE ON FUNCTION ' || ?1 || ' TO ' || CASE WHEN x.grantee = 0 \
+              THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(x.grantee)) END \
+              || CASE WHEN x.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END || ';', '') \
+            FROM aclexplode(p.proacl) x) \
+         FROM (SELECT to_regprocedure(?1) AS oid) r \
+         LEFT JOIN pg_catalog.pg_proc p ON p.oid = r.oid",
+        &[Value::from(signature.as_str()), Value::from(ty.as_str())],
+    ));
+    let row = found.into_iter().next().unwrap_or_default();
+    let flag = |i: usize| row.get(i).and_then(Value::as_i64) == Some(1);
+    let (exists, returns_it, depended_on) = (flag(0), flag(1), flag(2));
+    let text = |i: usize| row.get(i).and_then(Value::as_str);
+    let columns: Vec<String> = cols
+        .iter()
+        .map(|c| format!("{} {}", c.name, sql_type(c.ty)))
+        .collect();
+    let current = text(3) == Some(columns.join(", ").as_str());
+    let replaced = exists && !(current && returns_it);
+    if replaced && depended_on {
+        pgrx::notice!(
+            "{} keeps its earlier declaration: other objects depend on it",
+            f.name
+        );
+        return String::new();
+    }
+    let mut sql = String::new();
+    if replaced {
+        sql.push_str(&format!("DROP FUNCTION {signature};\n"));
+    }
+    if !current {
+        if text(3).is_some() {
+            sql.push_str(&format!("DROP TYPE {ty};\n"));
+        }
+        let columns: Vec<String> = cols
+            .iter()
+            .map(|c| format!("{} {}", quoted(c.name), sql_type(c.ty)))
+            .collect();
+        sql.push_str(&format!("CREATE TYPE {ty} AS ({});\n", columns.join(", ")));
+    }
+    sql.push_str(&create);
+    if replaced {
+        // Nothing when the function's privileges were the default.
+        sql.push_str(text(4).unwrap_or_default());
+    }
+    sql
 }
 
 entry_point!(

@@ -394,6 +394,43 @@ mod tests {
         assert_eq!(crate::relids::in_schema("relids_p_key", ns), pkey);
     }
 
+    /// A table function declared as an earlier library did (`RETURNS TABLE`) is declared over
+    /// its row type again by an update, unless other objects depend on it.
+    #[pg_test]
+    fn a_declaration_others_depend_on_is_kept() {
+        let f = agentmem_core::api::find("mem_thread_list").expect("in the catalog");
+        let (signature, definition) = Spi::get_two::<String, String>(
+            "SELECT CAST(p.oid AS regprocedure)::text, pg_get_functiondef(p.oid) \
+             FROM pg_proc p WHERE p.proname = 'mem_thread_list'",
+        )
+        .unwrap();
+        let (signature, definition) = (signature.unwrap(), definition.unwrap());
+        let (ty, columns) = Spi::get_two::<String, String>(
+            "SELECT CAST(t.oid AS regtype)::text, string_agg(a.attname || ' ' \
+             || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum) \
+             FROM pg_proc p JOIN pg_type t ON t.oid = p.prorettype \
+             JOIN pg_attribute a ON a.attrelid = t.typrelid AND a.attnum > 0 \
+             WHERE p.proname = 'mem_thread_list' GROUP BY t.oid",
+        )
+        .unwrap();
+        let (ty, columns) = (ty.unwrap(), columns.unwrap());
+        let as_table = definition.replace(
+            &format!("RETURNS SETOF {ty}"),
+            &format!("RETURNS TABLE({columns})"),
+        );
+        assert_ne!(as_table, definition);
+        Spi::run(&format!(
+            "ALTER EXTENSION agentmem DROP FUNCTION {signature}; DROP FUNCTION {signature}; \
+             {as_table}; ALTER EXTENSION agentmem ADD FUNCTION {signature}; \
+             CREATE VIEW public.threads_of_mine AS SELECT * FROM mem_thread_list()"
+        ))
+        .unwrap();
+        assert_eq!(crate::catalog::declare(f), "");
+        Spi::run("DROP VIEW public.threads_of_mine").unwrap();
+        assert!(crate::catalog::declare(f)
+            .starts_with(&format!("DROP FUNCTION {}", "\"mem_thread_list\"")));
+    }
+
     #[pg_test(error = "thread not found: nope")]
     fn unknown_thread_is_refused() {
         Spi::run("SELECT mem_message_add('nope', 'user', 'x')").unwrap();

@@ -138,13 +138,37 @@ fn postgres_creates_the_catalog() {
         assert_eq!(text(&rows[0], 0), args.join(", "), "{}: arguments", f.name);
         let result = match f.returns {
             Returns::Scalar(t, _) => pg_type(t).to_string(),
-            Returns::Table(cols, _) => format!(
-                "TABLE({})",
-                cols.iter()
+            Returns::Table(cols, _) => {
+                let columns = cols
+                    .iter()
                     .map(|c| format!("{} {}", c.name, pg_type(c.ty)))
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+                    .join(", ");
+                if cols.len() == 1 {
+                    format!("TABLE({columns})")
+                } else {
+                    // Rows of a composite type of the same columns, named after the function.
+                    let ty = format!("{}.{}_row", agentmem_core::schema::PRIVATE_SCHEMA, f.name);
+                    let declared = db
+                        .query(
+                            "SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, \
+                             a.atttypmod), ', ' ORDER BY a.attnum) FROM pg_attribute a \
+                             WHERE a.attrelid = (SELECT typrelid FROM pg_type \
+                             WHERE oid = to_regtype($1)) AND a.attnum > 0 AND NOT a.attisdropped",
+                            &[agentmem_tests::backend::Param::Text(ty.clone())],
+                        )
+                        .unwrap();
+                    assert_eq!(text(&declared[0], 0), columns, "{}: row type", f.name);
+                    // Named as the session's search path shows it.
+                    let shown = db
+                        .query(
+                            "SELECT CAST(to_regtype($1) AS text)",
+                            &[agentmem_tests::backend::Param::Text(ty)],
+                        )
+                        .unwrap();
+                    format!("SETOF {}", text(&shown[0], 0))
+                }
+            }
         };
         assert_eq!(text(&rows[0], 1), result, "{}: result", f.name);
         let volatility = match f.nature {

@@ -57,7 +57,7 @@ impl Drop for Installed {
 }
 
 /// Every object of the extension, described: functions with their signatures and
-/// volatility, columns with types, defaults and nullability, indexes, constraints and
+/// volatility, row types with their columns, columns with types, defaults and nullability, indexes, constraints and
 /// triggers of its tables.
 fn catalog(db: &mut Postgres) -> Vec<String> {
     let members = "SELECT d.objid FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid \
@@ -72,6 +72,11 @@ fn catalog(db: &mut Postgres) -> Vec<String> {
          FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped \
          LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum \
          WHERE c.oid IN ({members}) AND c.relkind = 'r' \
+         UNION ALL SELECT 'type ' || CAST(t.oid AS regtype)::text || ' (' || (SELECT \
+           string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' \
+           ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0 \
+           AND NOT a.attisdropped) || ')' FROM pg_type t WHERE t.oid IN ({members}) \
+           AND t.typtype = 'c' \
          UNION ALL SELECT 'index ' || pg_get_indexdef(i.indexrelid) FROM pg_index i \
          WHERE i.indrelid IN ({members}) \
          UNION ALL SELECT 'constraint ' || conrelid::regclass::text || ' ' || pg_get_constraintdef(oid) \
@@ -185,6 +190,7 @@ fn alter_extension_update_from_every_release() {
             "{} installs its own schema version",
             release.version
         );
+        declare_as_tables(&mut db);
         // The dump's SQL, without psql's meta-commands (`\restrict`) and the schema's
         // version rows (the install script writes them; releases before 0.2.0 dumped them
         // too); it empties the search path, which is put back after.
@@ -243,6 +249,18 @@ fn alter_extension_update_from_every_release() {
         assert_eq!(
             one(&mut db, "SELECT mem_init()", &[]),
             agentmem_core::schema::latest_version().to_string()
+        );
+        // The privileges of a function declared again came back with it.
+        assert_eq!(
+            one(
+                &mut db,
+                "SELECT count(*) FROM pg_proc p, aclexplode(p.proacl) x \
+                 WHERE p.oid = 'graph_neighbors(text, text)'::regprocedure AND x.grantee = 0",
+                &[]
+            ),
+            "0",
+            "graph_neighbors is still refused to PUBLIC after the update from {}",
+            release.version
         );
         let got = catalog(&mut db);
         let missing: Vec<&String> = want.iter().filter(|w| !got.contains(w)).collect();
@@ -317,6 +335,45 @@ fn alter_extension_update_from_every_release() {
     for name in ["agentmem_upgrade_old", "agentmem_upgrade_fresh"] {
         agentmem_tests::pg_drop_database(&url, name);
     }
+}
+
+/// Declares the table functions as libraries before row types did, `RETURNS TABLE`, still
+/// members of the extension, and refuses one of them to PUBLIC: what an update from an
+/// install such a library made meets (this build's library installs an earlier release with
+/// its own declarations).
+fn declare_as_tables(db: &mut Postgres) {
+    let rows = db
+        .query(
+            "SELECT CAST(p.oid AS regprocedure)::text, pg_get_functiondef(p.oid), \
+             CAST(t.oid AS regtype)::text, (SELECT string_agg(quote_ident(a.attname) || ' ' \
+             || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum) FROM pg_attribute a \
+             WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped) \
+             FROM pg_proc p JOIN pg_type t ON t.oid = p.prorettype \
+             JOIN pg_namespace n ON n.oid = t.typnamespace \
+             WHERE n.nspname = $1 AND t.typtype = 'c'",
+            &[text(agentmem_core::schema::PRIVATE_SCHEMA)],
+        )
+        .unwrap();
+    assert!(!rows.is_empty(), "no table function returns a row type");
+    for r in rows {
+        let [signature, definition, ty, columns] = [0, 1, 2, 3].map(|i| r[i].to_string());
+        let as_table = definition.replace(
+            &format!("RETURNS SETOF {ty}"),
+            &format!("RETURNS TABLE({columns})"),
+        );
+        assert_ne!(as_table, definition, "{signature}: {definition}");
+        // Names and definitions come from the catalog, not from a user.
+        db.client
+            .batch_execute(&format!(
+                "ALTER EXTENSION agentmem DROP FUNCTION {signature}; DROP FUNCTION {signature}; \
+                 ALTER EXTENSION agentmem DROP TYPE {ty}; DROP TYPE {ty}; {as_table}; \
+                 ALTER EXTENSION agentmem ADD FUNCTION {signature};"
+            ))
+            .unwrap();
+    }
+    db.client
+        .batch_execute("REVOKE ALL ON FUNCTION graph_neighbors(text, text) FROM PUBLIC")
+        .unwrap();
 }
 
 /// Writes the data fixtures of the release this build's library is (`make-fixture.sh` runs
