@@ -102,7 +102,8 @@ pub fn create_all() {
 /// not exist yet. Else the function as an earlier release declared it (`RETURNS TABLE`, or
 /// other columns) is dropped, the type made again, the function created and its privileges,
 /// when they were not the default, given back. A function other objects depend on (a view of
-/// the user's) keeps its declaration, which answers the same, and a notice says so.
+/// the user's) keeps its declaration while that answers the same columns, and a notice says
+/// so; when the columns change, the update fails and says why.
 pub(crate) fn declare(f: &Function) -> String {
     let create = format!("{};\n", create_sql(f));
     let (Some(ty), Returns::Table(cols, _)) = (row_type(f), f.returns) else {
@@ -130,7 +131,10 @@ pub(crate) fn declare(f: &Function) -> String {
               'GRANT EXECUTE ON FUNCTION ' || ?1 || ' TO ' || CASE WHEN x.grantee = 0 \
               THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(x.grantee)) END \
               || CASE WHEN x.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END || ';', '') \
-            FROM aclexplode(p.proacl) x) \
+            FROM aclexplode(p.proacl) x), \
+           (SELECT string_agg(u.n || ' ' || format_type(u.t, NULL), ', ' ORDER BY u.o) \
+            FROM unnest(p.proallargtypes, p.proargmodes, p.proargnames) \
+              WITH ORDINALITY AS u(t, m, n, o) WHERE u.m = 't') \
          FROM (SELECT to_regprocedure(?1) AS oid) r \
          LEFT JOIN pg_catalog.pg_proc p ON p.oid = r.oid",
         &[Value::from(signature.as_str()), Value::from(ty.as_str())],
@@ -146,11 +150,19 @@ pub(crate) fn declare(f: &Function) -> String {
     let current = text(3) == Some(columns.join(", ").as_str());
     let replaced = exists && !(current && returns_it);
     if replaced && depended_on {
-        pgrx::notice!(
-            "{} keeps its earlier declaration: other objects depend on it",
-            f.name
-        );
-        return String::new();
+        // Kept only while it answers the same columns (a `TABLE` of them).
+        if text(5) == Some(columns.join(", ").as_str()) {
+            pgrx::notice!(
+                "{} keeps its earlier declaration: other objects depend on it",
+                f.name
+            );
+            return String::new();
+        }
+        ok::<()>(Err(Error::invalid(
+            f.name,
+            "changes its result columns, and other objects depend on it: drop them, update, \
+             and create them again",
+        )));
     }
     let mut sql = String::new();
     if replaced {
