@@ -394,62 +394,6 @@ mod tests {
         assert_eq!(crate::relids::in_schema("relids_p_key", ns), pkey);
     }
 
-    /// Declares `mem_thread_list` as an earlier library did, `RETURNS TABLE` of `columns`
-    /// (its row type's columns when `None`), still a member of the extension, and a view over
-    /// it; its catalog entry.
-    fn declared_as_table_under_a_view(
-        columns: Option<&str>,
-    ) -> &'static agentmem_core::api::Function {
-        let (signature, definition, ty) = Spi::get_three::<String, String, String>(
-            "SELECT CAST(p.oid AS regprocedure)::text, pg_get_functiondef(p.oid), \
-             CAST(t.oid AS regtype)::text FROM pg_proc p JOIN pg_type t ON t.oid = p.prorettype \
-             WHERE p.proname = 'mem_thread_list'",
-        )
-        .unwrap();
-        let (signature, definition, ty) = (signature.unwrap(), definition.unwrap(), ty.unwrap());
-        let own_columns = Spi::get_one::<String>(
-            "SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' \
-             ORDER BY a.attnum) FROM pg_proc p JOIN pg_type t ON t.oid = p.prorettype \
-             JOIN pg_attribute a ON a.attrelid = t.typrelid AND a.attnum > 0 \
-             WHERE p.proname = 'mem_thread_list'",
-        )
-        .unwrap()
-        .unwrap();
-        let as_table = definition.replace(
-            &format!("RETURNS SETOF {ty}"),
-            &format!("RETURNS TABLE({})", columns.unwrap_or(&own_columns)),
-        );
-        assert_ne!(as_table, definition);
-        Spi::run(&format!(
-            "ALTER EXTENSION agentmem DROP FUNCTION {signature}; DROP FUNCTION {signature}; \
-             {as_table}; ALTER EXTENSION agentmem ADD FUNCTION {signature}; \
-             CREATE VIEW public.threads_of_mine AS SELECT * FROM mem_thread_list()"
-        ))
-        .unwrap();
-        agentmem_core::api::find("mem_thread_list").expect("in the catalog")
-    }
-
-    /// A table function declared as an earlier library did (`RETURNS TABLE`) is declared over
-    /// its row type again by an update, unless other objects depend on it: then it keeps its
-    /// declaration, which answers the same columns.
-    #[pg_test]
-    fn a_declaration_others_depend_on_is_kept() {
-        let f = declared_as_table_under_a_view(None);
-        assert_eq!(crate::catalog::declare(f), "");
-        Spi::run("DROP VIEW public.threads_of_mine").unwrap();
-        assert!(crate::catalog::declare(f).starts_with("DROP FUNCTION \"mem_thread_list\""));
-    }
-
-    /// When the columns changed, a function other objects depend on cannot be kept: the
-    /// update fails and says why.
-    #[pg_test(
-        error = "mem_thread_list: changes its result columns, and other objects depend on it: drop them, update, and create them again"
-    )]
-    fn a_declaration_others_depend_on_with_other_columns_is_refused() {
-        let f = declared_as_table_under_a_view(Some("id text, title text"));
-        crate::catalog::declare(f);
-    }
-
     #[pg_test(error = "thread not found: nope")]
     fn unknown_thread_is_refused() {
         Spi::run("SELECT mem_message_add('nope', 'user', 'x')").unwrap();
