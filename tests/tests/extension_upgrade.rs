@@ -57,8 +57,8 @@ impl Drop for Installed {
 }
 
 /// Every object of the extension, described: functions with their signatures and
-/// volatility, row types with their columns, columns with types, defaults and nullability, indexes, constraints and
-/// triggers of its tables.
+/// volatility, row types with their columns, and the columns with types, defaults and
+/// nullability, indexes, constraints and triggers of its tables.
 fn catalog(db: &mut Postgres) -> Vec<String> {
     let members = "SELECT d.objid FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid \
                    AND e.extname = 'agentmem' WHERE d.deptype = 'e'";
