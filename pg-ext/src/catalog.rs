@@ -85,7 +85,8 @@ fn row_type(f: &Function) -> Option<String> {
 }
 
 /// Creates every catalog function (inside `CREATE EXTENSION` or an update, so they belong to
-/// the extension), each with its row type ([`declare`]).
+/// the extension), each with its row type ([`declare`]), in the private schema, which is made
+/// here, closed to PUBLIC.
 pub fn create_all() {
     let mut script = format!(
         "CREATE SCHEMA IF NOT EXISTS {PRIVATE_SCHEMA};\n\
@@ -143,15 +144,16 @@ pub(crate) fn declare(f: &Function) -> String {
     let flag = |i: usize| row.get(i).and_then(Value::as_i64) == Some(1);
     let (exists, returns_it, depended_on) = (flag(0), flag(1), flag(2));
     let text = |i: usize| row.get(i).and_then(Value::as_str);
-    let columns: Vec<String> = cols
+    let columns = cols
         .iter()
         .map(|c| format!("{} {}", c.name, sql_type(c.ty)))
-        .collect();
-    let current = text(3) == Some(columns.join(", ").as_str());
+        .collect::<Vec<_>>()
+        .join(", ");
+    let current = text(3) == Some(columns.as_str());
     let replaced = exists && !(current && returns_it);
     if replaced && depended_on {
         // Kept only while it answers the same columns (a `TABLE` of them).
-        if text(5) == Some(columns.join(", ").as_str()) {
+        if text(5) == Some(columns.as_str()) {
             pgrx::notice!(
                 "{} keeps its earlier declaration: other objects depend on it",
                 f.name

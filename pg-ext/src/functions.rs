@@ -73,12 +73,11 @@ fn mem__bootstrap() -> i64 {
 /// schemas or temporary tables); the index's maintenance functions and the internal ones are
 /// the owner's alone.
 fn secure(home: &str) {
-    let mut moves = format!(
-        "CREATE SCHEMA IF NOT EXISTS {PRIVATE_SCHEMA}; \
-         REVOKE ALL ON SCHEMA {PRIVATE_SCHEMA} FROM PUBLIC;\n"
-    );
-    // Moved when they are still in the extension's schema (an update from a release that
-    // kept them there); already private otherwise.
+    // The private schema exists, closed to PUBLIC: the catalog's functions, created first,
+    // put their row types there (`catalog::create_all`). Derived tables are moved into it
+    // when they are still in the extension's schema (an update from a release that kept them
+    // there); already private otherwise.
+    let mut moves = String::new();
     for table in DERIVED {
         moves.push_str(&format!(
             "ALTER TABLE IF EXISTS {home}.{table} SET SCHEMA {PRIVATE_SCHEMA};\n"
