@@ -58,6 +58,51 @@ fn is_word(c: char) -> bool {
     c == '_' || c.is_alphanumeric()
 }
 
+/// What an ASCII byte is to the scan: bits of [`WORD`], [`UPPER`], [`LOWER`], [`DIGIT`]. ASCII
+/// is most of an agent's text; one lookup judges a byte where the `char` tests take several.
+static ASCII: [u8; 128] = ascii_classes();
+const WORD: u8 = 1;
+const UPPER: u8 = 2;
+const LOWER: u8 = 4;
+const DIGIT: u8 = 8;
+
+const fn ascii_classes() -> [u8; 128] {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        t[b] = if c.is_ascii_uppercase() {
+            WORD | UPPER
+        } else if c.is_ascii_lowercase() {
+            WORD | LOWER
+        } else if c.is_ascii_digit() {
+            WORD | DIGIT
+        } else if c == b'_' {
+            WORD
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+}
+
+/// Whether ASCII byte `b` is of `class`.
+fn ascii_is(b: u8, class: u8) -> bool {
+    ASCII[usize::from(b & 0x7f)] & class != 0
+}
+
+/// Whether the character at byte `i` of `text` is a word character, and its length in bytes.
+fn word_at(text: &str, i: usize) -> (bool, usize) {
+    match text.as_bytes()[i] {
+        b @ 0..=0x7f => (ascii_is(b, WORD), 1),
+        _ => {
+            let c = char_at(text, i);
+            (is_word(c), c.len_utf8())
+        }
+    }
+}
+
 /// The character starting at byte `i` of `text` (a character boundary before its end): one
 /// byte read for ASCII, which is most of an agent's text.
 fn char_at(text: &str, i: usize) -> char {
@@ -98,26 +143,51 @@ fn cut_at(s: &mut String, max: usize) {
     s.truncate(end);
 }
 
-/// Splits one piece (word characters only) into atom byte ranges relative to `text`.
-fn split_atoms(text: &str, base: usize, out: &mut Vec<(usize, usize)>) {
-    // Most pieces are ASCII: their characters are their bytes, with no decoding.
-    if text.is_ascii() {
-        split_chars(text, base, text.bytes().map(char::from).enumerate(), out);
+/// Splits one piece (word characters only, `ascii` when every one is ASCII) into atom byte
+/// ranges relative to `text`.
+fn split_atoms(text: &str, base: usize, ascii: bool, out: &mut Vec<(usize, usize)>) {
+    if ascii {
+        split_ascii(text.as_bytes(), base, out);
     } else {
-        split_chars(text, base, text.char_indices(), out);
+        split_chars(text, base, out);
     }
 }
 
-/// [`split_atoms`] over the piece's characters with their byte offsets.
-fn split_chars(
-    text: &str,
-    base: usize,
-    chars: impl Iterator<Item = (usize, char)>,
-    out: &mut Vec<(usize, usize)>,
-) {
+/// [`split_chars`] of a piece of ASCII word characters, read byte by byte: the same atoms.
+fn split_ascii(piece: &[u8], base: usize, out: &mut Vec<(usize, usize)>) {
+    let mut start: Option<usize> = None;
+    let mut prev = 0u8;
+    for (off, &b) in piece.iter().enumerate() {
+        if b == b'_' {
+            if let Some(s) = start.take() {
+                out.push((base + s, base + off));
+            }
+        } else if let Some(s) = start {
+            let lower = |c: &u8| ascii_is(*c, LOWER);
+            let boundary = ascii_is(b, UPPER)
+                && (lower(&prev)
+                    || ascii_is(prev, DIGIT) && piece[s..off].iter().any(lower)
+                    || ascii_is(prev, UPPER) && piece.get(off + 1).is_some_and(lower));
+            if boundary {
+                out.push((base + s, base + off));
+                start = Some(off);
+            }
+        } else {
+            start = Some(off);
+        }
+        prev = b;
+    }
+    if let Some(s) = start {
+        out.push((base + s, base + piece.len()));
+    }
+}
+
+/// Splits a piece into atoms at `_`, at camel-case boundaries (`loginSchema`, `HTTPServer`,
+/// `utf8Decode`) and around each ideograph, by its characters.
+fn split_chars(text: &str, base: usize, out: &mut Vec<(usize, usize)>) {
     let mut start: Option<usize> = None;
     let mut prev = '\0';
-    let mut it = chars.peekable();
+    let mut it = text.char_indices().peekable();
     while let Some((off, c)) = it.next() {
         let next = it.peek().map(|&(_, n)| n);
         if c == '_' {
@@ -197,15 +267,15 @@ pub(crate) fn scan(text: &str, emit: &mut dyn FnMut(&str, u32, usize, usize, Kin
     let mut pos: u32 = 0;
     let mut i = 0;
     let bytes = text.len();
-    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let mut pieces: Vec<(usize, usize, bool)> = Vec::new();
     let mut atoms: Vec<(usize, usize)> = Vec::new();
     let mut piece_atoms: Vec<usize> = Vec::new();
     let mut buf = String::new();
     let mut stem_buf = String::new();
     while i < bytes {
-        let c = char_at(text, i);
-        if !is_word(c) {
-            i += c.len_utf8();
+        let (word, len) = word_at(text, i);
+        if !word {
+            i += len;
             continue;
         }
         // A compound starts at i.
@@ -213,14 +283,25 @@ pub(crate) fn scan(text: &str, emit: &mut dyn FnMut(&str, u32, usize, usize, Kin
         let start = i;
         loop {
             let ps = i;
+            let mut ascii = true;
             while i < bytes {
+                // `word_at` inlined: an ASCII byte needs no length.
+                let b = text.as_bytes()[i];
+                if b < 0x80 {
+                    if !ascii_is(b, WORD) {
+                        break;
+                    }
+                    i += 1;
+                    continue;
+                }
                 let c = char_at(text, i);
                 if !is_word(c) {
                     break;
                 }
+                ascii = false;
                 i += c.len_utf8();
             }
-            pieces.push((ps, i));
+            pieces.push((ps, i, ascii));
             let j = joiner_len(&text[i..]);
             if j == 0 {
                 break;
@@ -230,9 +311,9 @@ pub(crate) fn scan(text: &str, emit: &mut dyn FnMut(&str, u32, usize, usize, Kin
         let end = i;
         atoms.clear();
         piece_atoms.clear();
-        for &(ps, pe) in &pieces {
+        for &(ps, pe, ascii) in &pieces {
             let before = atoms.len();
-            split_atoms(&text[ps..pe], ps, &mut atoms);
+            split_atoms(&text[ps..pe], ps, ascii, &mut atoms);
             piece_atoms.push(atoms.len() - before);
         }
         if atoms.is_empty() {
@@ -247,7 +328,7 @@ pub(crate) fn scan(text: &str, emit: &mut dyn FnMut(&str, u32, usize, usize, Kin
             }
         }
         let mut a = 0;
-        for (k, &(ps, pe)) in pieces.iter().enumerate() {
+        for (k, &(ps, pe, _)) in pieces.iter().enumerate() {
             let na = piece_atoms[k];
             if na > 1 && pieces.len() > 1 {
                 let (ws, we) = trim_underscores(text, ps, pe);
@@ -290,6 +371,33 @@ pub(crate) fn token_texts(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn ascii_classes_are_the_char_tests() {
+        for b in 0u8..0x80 {
+            let c = char::from(b);
+            assert_eq!(ascii_is(b, WORD), is_word(c), "{b:#x}");
+            assert_eq!(ascii_is(b, UPPER), c.is_uppercase(), "{b:#x}");
+            assert_eq!(ascii_is(b, LOWER), c.is_lowercase(), "{b:#x}");
+            assert_eq!(ascii_is(b, DIGIT), c.is_numeric(), "{b:#x}");
+            assert_eq!(word_at(&c.to_string(), 0), (is_word(c), 1), "{b:#x}");
+        }
+    }
+
+    /// ASCII pieces: any word characters, or runs of camel case, digits and underscores.
+    const PIECES: &str = "[A-Za-z0-9_]{0,24}|([A-Z]{1,3}[a-z]{0,3}[0-9]{0,2}_?){1,6}";
+
+    proptest! {
+        /// The byte-wise split of an ASCII piece finds the atoms the split by characters finds.
+        #[test]
+        fn ascii_split_is_the_char_split(piece in PIECES, base in 0usize..1000) {
+            let (mut bytes, mut chars) = (Vec::new(), Vec::new());
+            split_ascii(piece.as_bytes(), base, &mut bytes);
+            split_chars(&piece, base, &mut chars);
+            prop_assert_eq!(bytes, chars);
+        }
+    }
 
     fn texts(s: &str) -> Vec<String> {
         token_texts(s)
