@@ -16,37 +16,59 @@
 //! 5. `\s*[\r\n]+`
 //! 6. `\s+(?!\S)`, then 7. `\s+`
 
-/// ASCII byte classes of the expression.
-fn is_upper(b: u8) -> bool {
-    b.is_ascii_uppercase()
-}
-
-fn is_lower(b: u8) -> bool {
-    b.is_ascii_lowercase()
-}
-
+/// What each byte is to the expression: bits of the classes below, so that a byte is judged
+/// by one lookup (the scan reads every byte of every message written).
+static CLASSES: [u8; 256] = classes();
+const UPPER: u8 = 1;
+const LOWER: u8 = 2;
+const DIGIT: u8 = 4;
 /// `\s` on ASCII: tab, line feed, vertical tab, form feed, carriage return, space.
-fn is_space(b: u8) -> bool {
-    matches!(b, b'\t'..=b'\r' | b' ')
-}
-
-fn is_newline(b: u8) -> bool {
-    matches!(b, b'\r' | b'\n')
-}
-
+const SPACE: u8 = 8;
+const NEWLINE: u8 = 16;
 /// `[^\s\p{L}\p{N}]`: punctuation, symbols and control characters.
-fn is_other(b: u8) -> bool {
-    !b.is_ascii_alphanumeric() && !is_space(b)
-}
-
+const OTHER: u8 = 32;
 /// `[^\r\n\p{L}\p{N}]`: the optional first byte of a word piece.
-fn is_word_prefix(b: u8) -> bool {
-    !b.is_ascii_alphanumeric() && !is_newline(b)
+const PREFIX: u8 = 64;
+const SLASH: u8 = 128;
+
+const fn classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let space = matches!(b, b'\t'..=b'\r' | b' ');
+        let newline = matches!(b, b'\r' | b'\n');
+        let alnum = b.is_ascii_alphanumeric();
+        t[i] = bit(b.is_ascii_uppercase(), UPPER)
+            | bit(b.is_ascii_lowercase(), LOWER)
+            | bit(b.is_ascii_digit(), DIGIT)
+            | bit(space, SPACE)
+            | bit(newline, NEWLINE)
+            | bit(!alnum && !space, OTHER)
+            | bit(!alnum && !newline, PREFIX)
+            | bit(b == b'/', SLASH);
+        i += 1;
+    }
+    t
 }
 
-/// End of the run of bytes matching `class` from `i`.
-fn run(t: &[u8], mut i: usize, class: fn(u8) -> bool) -> usize {
-    while i < t.len() && class(t[i]) {
+/// `class` when `on`, else no class.
+const fn bit(on: bool, class: u8) -> u8 {
+    if on {
+        class
+    } else {
+        0
+    }
+}
+
+/// Whether byte `b` is of any of `classes`.
+fn is(b: u8, classes: u8) -> bool {
+    CLASSES[usize::from(b)] & classes != 0
+}
+
+/// End of the run of bytes of `classes` from `i`.
+fn run(t: &[u8], mut i: usize, classes: u8) -> usize {
+    while i < t.len() && is(t[i], classes) {
         i += 1;
     }
     i
@@ -70,34 +92,34 @@ fn contraction(t: &[u8], i: usize) -> usize {
 fn piece_end(t: &[u8], i: usize) -> usize {
     let b = t[i];
     // 1 and 2: an optional prefix byte, then letters.
-    let letters = if is_word_prefix(b) { i + 1 } else { i };
-    let upper_end = run(t, letters, is_upper);
-    let lower_end = run(t, upper_end, is_lower);
+    let letters = if is(b, PREFIX) { i + 1 } else { i };
+    let upper_end = run(t, letters, UPPER);
+    let lower_end = run(t, upper_end, LOWER);
     if lower_end > upper_end || upper_end > letters {
         return contraction(t, lower_end);
     }
     // 3: up to three digits.
-    if b.is_ascii_digit() {
+    if is(b, DIGIT) {
         let mut e = i + 1;
-        while e < t.len() && e < i + 3 && t[e].is_ascii_digit() {
+        while e < t.len() && e < i + 3 && is(t[e], DIGIT) {
             e += 1;
         }
         return e;
     }
     // 4: an optional space, symbols, then line breaks and slashes.
-    let symbols = if b == b' ' && t.get(i + 1).is_some_and(|&c| is_other(c)) {
+    let symbols = if b == b' ' && t.get(i + 1).is_some_and(|&c| is(c, OTHER)) {
         i + 1
     } else {
         i
     };
-    if symbols < t.len() && is_other(t[symbols]) {
-        let e = run(t, symbols, is_other);
-        return run(t, e, |c| is_newline(c) || c == b'/');
+    if symbols < t.len() && is(t[symbols], OTHER) {
+        let e = run(t, symbols, OTHER);
+        return run(t, e, NEWLINE | SLASH);
     }
     // Only whitespace is left: b is a space byte.
-    let spaces_end = run(t, i, is_space);
+    let spaces_end = run(t, i, SPACE);
     // 5: whitespace up to and including its last line break.
-    if let Some(last) = t[i..spaces_end].iter().rposition(|&c| is_newline(c)) {
+    if let Some(last) = t[i..spaces_end].iter().rposition(|&c| is(c, NEWLINE)) {
         return i + last + 1;
     }
     // 6: whitespace not followed by a non-space keeps its last byte for the next piece; at
