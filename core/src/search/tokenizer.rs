@@ -58,18 +58,19 @@ fn is_word(c: char) -> bool {
     c == '_' || c.is_alphanumeric()
 }
 
-/// What an ASCII byte is to the scan: bits of [`WORD`], [`UPPER`], [`LOWER`], [`DIGIT`]. ASCII
-/// is most of an agent's text; one lookup judges a byte where the `char` tests take several.
-static ASCII: [u8; 128] = ascii_classes();
+/// What a byte is to the scan: bits of [`WORD`], [`UPPER`], [`LOWER`], [`DIGIT`] for ASCII,
+/// none for the bytes of wider characters. ASCII is most of an agent's text; one lookup judges
+/// a byte where the `char` tests take several.
+static ASCII: [u8; 256] = ascii_classes();
 const WORD: u8 = 1;
 const UPPER: u8 = 2;
 const LOWER: u8 = 4;
 const DIGIT: u8 = 8;
 
-const fn ascii_classes() -> [u8; 128] {
-    let mut t = [0u8; 128];
+const fn ascii_classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
     let mut b = 0;
-    while b < 128 {
+    while b < 256 {
         let c = b as u8;
         t[b] = if c.is_ascii_uppercase() {
             WORD | UPPER
@@ -87,9 +88,9 @@ const fn ascii_classes() -> [u8; 128] {
     t
 }
 
-/// Whether ASCII byte `b` is of `class`.
+/// Whether byte `b` is an ASCII character of `class`.
 fn ascii_is(b: u8, class: u8) -> bool {
-    ASCII[usize::from(b & 0x7f)] & class != 0
+    ASCII[usize::from(b)] & class != 0
 }
 
 /// Whether the character at byte `i` of `text` is a word character, and its length in bytes.
