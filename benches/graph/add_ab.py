@@ -86,11 +86,7 @@ def main():
     installed = os.path.join(libdir, "agentmem.so")
     kept = installed + ".add_ab"
     shutil.copyfile(installed, kept)
-    gpath = os.path.join(ROOT, "target", "bench-graph", "graph-all.json")
-    if not os.path.exists(gpath):
-        subprocess.run([sys.executable, os.path.join(HERE, "build_code_graph.py"), "--items",
-                        "--out", gpath], check=True)
-    graph_text = open(gpath).read()
+    graph_text = graph_bench.load_text()
     sample = graph_bench.sample(json.loads(graph_text), args.adds, args.seed)
     pairs, queries = sample[2], None
     if args.impact:

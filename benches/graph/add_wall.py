@@ -66,8 +66,7 @@ def main():
                                                   "add-wall-latest.md"))
     a = ap.parse_args()
     edge_add_count.prepare(a.ext[0], 2)
-    gpath = os.path.join(graph_bench.ROOT, "target", "bench-graph", "graph-all.json")
-    pairs = graph_bench.sample(json.load(open(gpath)), 200, 42)[2]
+    pairs = graph_bench.sample(json.loads(graph_bench.load_text()), 200, 42)[2]
     times = {ext: ([], []) for ext in a.ext}
     for _ in range(a.rounds):
         for ext in a.ext:

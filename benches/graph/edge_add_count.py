@@ -33,11 +33,7 @@ PASSES = 2
 def prepare(ext, adds):
     """Loads the graph once and picks the adds nearest the median size; their ids."""
     os.makedirs(WORK, exist_ok=True)
-    gpath = os.path.join(graph_bench.ROOT, "target", "bench-graph", "graph-all.json")
-    if not os.path.exists(gpath):
-        subprocess.run([sys.executable, os.path.join(HERE, "build_code_graph.py"), "--items",
-                        "--out", gpath], check=True)
-    graph = json.load(open(gpath))
+    graph = json.loads(graph_bench.load_text())
     if not os.path.exists(DB):
         c = open_sqlite(DB, ext)
         c.execute("SELECT mem_init()")

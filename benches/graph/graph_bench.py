@@ -390,6 +390,18 @@ def table(r, s, kz=None):
     return lines
 
 
+
+def load_text(max_crates=0):
+    """The bench graph as `graph_load` takes it (of the first `max_crates` crates, 0 for all),
+    built by build_code_graph.py on first use and kept under target/bench-graph."""
+    path = os.path.join(ROOT, "target", "bench-graph", f"graph-{max_crates or 'all'}.json")
+    if not os.path.exists(path):
+        cmd = [sys.executable, os.path.join(HERE, "build_code_graph.py"), "--items", "--out", path]
+        if max_crates:
+            cmd += ["--max-crates", str(max_crates)]
+        subprocess.run(cmd, check=True)
+    return open(path).read()
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ext", default=os.path.join(ROOT, "dist", "agentmem0"))
@@ -399,13 +411,7 @@ def main():
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--out", default=os.path.join(ROOT, "benches", "results", "graph-latest.md"))
     args = ap.parse_args()
-    gpath = os.path.join(ROOT, "target", "bench-graph", f"graph-{args.max_crates or 'all'}.json")
-    if not os.path.exists(gpath):
-        cmd = [sys.executable, os.path.join(HERE, "build_code_graph.py"), "--items", "--out", gpath]
-        if args.max_crates:
-            cmd += ["--max-crates", str(args.max_crates)]
-        subprocess.run(cmd, check=True)
-    graph_text = open(gpath).read()
+    graph_text = load_text(args.max_crates)
     graph = json.loads(graph_text)
     s = sample(graph, args.queries, args.seed)
     results = {"sqlite": bench_sqlite(graph_text, s, args)}

@@ -22,7 +22,6 @@ builds to be the installed one's."""
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -90,11 +89,7 @@ def main():
                     help="the SQLite extension edge_add_count.py picks the adds with")
     a = ap.parse_args()
     builds = [b.split("=", 1) for b in a.build]
-    gpath = os.path.join(graph_bench.ROOT, "target", "bench-graph", "graph-all.json")
-    if not os.path.exists(gpath):
-        subprocess.run([sys.executable, os.path.join(HERE, "build_code_graph.py"), "--items",
-                        "--out", gpath], check=True)
-    graph_text = open(gpath).read()
+    graph_text = graph_bench.load_text()
     graph = json.loads(graph_text)
     sample = graph_bench.sample(graph, 200, 42)
     files = None
