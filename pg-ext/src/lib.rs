@@ -11,6 +11,9 @@
 
 use pgrx::prelude::*;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod catalog;
 mod citus;
 mod conn;

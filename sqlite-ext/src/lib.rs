@@ -18,6 +18,9 @@ mod table;
 use sqlite_loadable::ext::{sqlite3, sqlite3_api_routines};
 use std::os::raw::{c_char, c_int};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SQLITE_OK: c_int = 0;
 const SQLITE_ERROR: c_int = 1;
 
