@@ -390,7 +390,6 @@ def table(r, s, kz=None):
     return lines
 
 
-
 def load_text(max_crates=0):
     """The bench graph as `graph_load` takes it (of the first `max_crates` crates, 0 for all),
     built by build_code_graph.py on first use and kept under target/bench-graph."""
@@ -401,6 +400,7 @@ def load_text(max_crates=0):
             cmd += ["--max-crates", str(max_crates)]
         subprocess.run(cmd, check=True)
     return open(path).read()
+
 
 def main():
     ap = argparse.ArgumentParser()

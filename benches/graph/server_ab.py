@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]
 import graph_bench  # noqa: E402
 import pg_query_count  # noqa: E402
+import psycopg  # noqa: E402
 import single_user  # noqa: E402
 from benchlib import report  # noqa: E402
 
@@ -64,7 +65,6 @@ def main():
     builds = [b.split("=", 1) for b in a.build]
     graph_text = graph_bench.load_text()
     sample = graph_bench.sample(json.loads(graph_text), 200, 42)
-    import psycopg
     figures = {}
     with single_user.swapping_library() as use:
         data = pg_query_count.load(graph_text)

@@ -11,6 +11,8 @@
 
 use pgrx::prelude::*;
 
+/// Rust memory comes from mimalloc, not the host's `malloc`: a call's many short-lived values
+/// cost a fraction there (docs/design.md, "Allocation").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -18,6 +18,8 @@ mod table;
 use sqlite_loadable::ext::{sqlite3, sqlite3_api_routines};
 use std::os::raw::{c_char, c_int};
 
+/// Rust memory comes from mimalloc, not the host's `malloc`: a call's many short-lived values
+/// cost a fraction there (docs/design.md, "Allocation").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
