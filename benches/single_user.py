@@ -26,19 +26,28 @@ def own_cluster(work, port, db, fill):
     os.makedirs(work)
     shutil.chown(work, "postgres")
     as_postgres(f"{BIN}/initdb -D {data} -A trust -U postgres", stdout=subprocess.DEVNULL)
-    as_postgres(f"{BIN}/pg_ctl -D {data} -l {work}/server.log -w -o \"-p {port} -k /tmp -h ''\" "
-                "start", stdout=subprocess.DEVNULL)
-    try:
+    with serving(data, port) as dsn:
         import psycopg
-        dsn = f"host=/tmp port={port} user=postgres"
         with psycopg.connect(dsn + " dbname=postgres", autocommit=True) as c:
             c.execute(f"CREATE DATABASE {db}")
         with psycopg.connect(f"{dsn} dbname={db}", autocommit=True) as c:
             fill(c)
-    finally:
-        as_postgres(f"{BIN}/pg_ctl -D {data} -m fast -w stop", stdout=subprocess.DEVNULL)
     open(os.path.join(work, "loaded"), "w").close()
     return data
+
+
+@contextlib.contextmanager
+def serving(data, port):
+    """A server on the cluster at `data`, listening on a socket in /tmp only, for the body of
+    the `with`; yields its connection string (no database named). Its log goes beside
+    `data`."""
+    log = os.path.join(os.path.dirname(data), "server.log")
+    as_postgres(f"{BIN}/pg_ctl -D {data} -l {log} -w -o \"-p {port} -k /tmp -h ''\" start",
+                stdout=subprocess.DEVNULL)
+    try:
+        yield f"host=/tmp port={port} user=postgres"
+    finally:
+        as_postgres(f"{BIN}/pg_ctl -D {data} -m fast -w stop", stdout=subprocess.DEVNULL)
 
 
 def counted(data, db, sql_file):

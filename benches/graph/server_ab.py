@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -68,24 +67,16 @@ def main():
     figures = {}
     with single_user.swapping_library() as use:
         data = pg_query_count.load(graph_text)
-        work = os.path.dirname(data)
-        single_user.as_postgres(
-            f"{single_user.BIN}/pg_ctl -D {data} -l {work}/server.log -w "
-            f"-o \"-p {pg_query_count.PORT} -k /tmp -h ''\" start", stdout=subprocess.DEVNULL)
-        try:
+        with single_user.serving(data, pg_query_count.PORT) as dsn:
             for r in range(a.rounds):
                 for name, path in (builds if r % 2 == 0 else builds[::-1]):
                     use(path)
-                    with psycopg.connect(f"host=/tmp port={pg_query_count.PORT} user=postgres "
-                                         "dbname=bench", autocommit=True) as c:
+                    with psycopg.connect(dsn + " dbname=bench", autocommit=True) as c:
                         for q, (sql, which) in QUERIES.items():
                             ms = per_call(c, sql, sample[which], a.repeats)
                             figures.setdefault(q, {}).setdefault(name, []).append(ms)
                     print(f"round {r + 1} {name}: " + ", ".join(
                         f"{q} {figures[q][name][-1]:.4f} ms" for q in QUERIES), file=sys.stderr)
-        finally:
-            single_user.as_postgres(f"{single_user.BIN}/pg_ctl -D {data} -m fast -w stop",
-                                    stdout=subprocess.DEVNULL)
     names = [name for name, _ in builds]
     lines = [f"`{' '.join(sys.argv)}`: ms per call inside one statement over the dense bench "
              f"graph's 200 sampled nodes, median of {a.repeats} statements per round, median "
