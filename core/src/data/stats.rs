@@ -211,9 +211,10 @@ pub(crate) fn stats(conn: &mut dyn Conn, options: Option<&str>) -> Result<String
     Ok(Json::Object(out).to_string())
 }
 
-/// Messages and tokens per UTC day of `created_at` within [since, until], oldest first. An
-/// agent scope reads its threads' messages through the `(thread_id, created_at,
-/// token_count)` index.
+/// Messages and tokens per UTC day of `created_at` within [since, until], oldest first. A
+/// resource scope reads its messages through the `(resource_id, created_at, token_count)`
+/// index, an agent scope its threads' through `(thread_id, created_at, token_count)`; the
+/// whole database is scanned (no index on `created_at` alone: it would cost every message).
 fn by_day(
     conn: &mut dyn Conn,
     scope: &Scope,

@@ -258,6 +258,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "thread_fillfactor",
         script: include_str!("../../../sql/migrations/0036_thread_fillfactor.sql"),
     },
+    Migration {
+        version: 37,
+        name: "messages_created_index",
+        script: include_str!("../../../sql/migrations/0037_messages_created_index.sql"),
+    },
 ];
 
 /// The schema version this build creates.

@@ -54,7 +54,7 @@ pub const RELEASES: &[Release] = &[
     },
     Release {
         version: "0.6.0",
-        schema: 36,
+        schema: 37,
         private_derived_data: true,
         trigger_catalog: true,
     },
