@@ -5,14 +5,16 @@ turns (and, with `--code`, on the benches' real-code messages) with the schema, 
 transactions of `ingest_bench.py`.
 
     instructions.py --dialogue target/quality/realtalk.json [--code CORPUS.jsonl]
-                    --ext NAME=DIR/agentmem0 [...] [--messages 5000] [--out FILE]
+                    --ext NAME=DIR/agentmem0 [...] [--messages 5000] [--caches] [--out FILE]
 
 Wall-clock rates on a shared machine differ by a tenth from run to run, more than most single
 changes; an instruction count does not. Each system runs twice in a child process, with one
 message and with `--messages`: the difference over the extra messages is the cost of one,
 without the start-up both runs pay (Python, the schema, the token tables). Instructions are
 not time (a cache miss costs many), so the rates of `make bench-ingest` stay the measure of the
-goal; this says where a change moved the work. Needs valgrind (Debian's package).
+goal; this says where a change moved the work. `--caches` counts under cachegrind instead, with
+the misses of its simulated first-level caches, where the clock and the instructions part.
+Needs valgrind (Debian's package).
 """
 
 import argparse
@@ -45,21 +47,28 @@ def child(args):
         shutil.rmtree(d)
 
 
-def counted(system, ext, n, corpus):
-    """Instructions callgrind counts for a child writing `n` messages of `corpus` (its
-    arguments) with `system`."""
-    fd, out = tempfile.mkstemp(prefix="agentmem-callgrind-")
+def counted(system, ext, n, corpus, caches):
+    """What valgrind counts for a child writing `n` messages of `corpus` (its arguments) with
+    `system`: instructions (callgrind), and with `caches` also the first-level cache misses of
+    instruction fetches and of data reads and writes (cachegrind's simulated caches)."""
+    fd, out = tempfile.mkstemp(prefix="agentmem-valgrind-")
     os.close(fd)
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, sys.executable,
-           os.path.abspath(__file__), "--child", system, "--child-messages", str(n)] + corpus \
-        + (["--ext", ext] if ext else [])
+    tool = ["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=" + out] if caches \
+        else ["--tool=callgrind", "--callgrind-out-file=" + out]
+    cmd = ["valgrind"] + tool + [sys.executable, os.path.abspath(__file__), "--child", system,
+                                 "--child-messages", str(n)] + corpus + (["--ext", ext] if ext else [])
     log = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
     os.remove(out)
-    return int(re.search(r"Collected : (\d+)", log).group(1))
+    if not caches:
+        return {"instructions": int(re.search(r"Collected : (\d+)", log).group(1))}
+    number = lambda label: int(re.search(label + r":\s+([\d,]+)", log).group(1).replace(",", ""))
+    return {"instructions": number("I   refs"), "I1": number("I1  misses"),
+            "D1": number("D1  misses")}
 
 
-def per_message(system, ext, n, corpus):
-    return (counted(system, ext, n, corpus) - counted(system, ext, 1, corpus)) / (n - 1)
+def per_message(system, ext, n, corpus, caches):
+    more, one = counted(system, ext, n, corpus, caches), counted(system, ext, 1, corpus, caches)
+    return {k: (more[k] - one[k]) / (n - 1) for k in more}
 
 
 def main():
@@ -69,6 +78,8 @@ def main():
     ap.add_argument("--ext", action="append", default=[], help="NAME=PATH of agentmem0")
     ap.add_argument("--messages", type=int, default=5000)
     ap.add_argument("--out")
+    ap.add_argument("--caches", action="store_true",
+                    help="count first-level cache misses too (cachegrind; slower)")
     ap.add_argument("--child")
     ap.add_argument("--child-messages", type=int)
     a = ap.parse_args()
@@ -78,18 +89,24 @@ def main():
     if a.code:
         corpora.append(("real-code messages", ["--dialogue", a.dialogue, "--code", a.code]))
     lines = []
+    misses = " | L1 instruction misses | L1 data misses" if a.caches else ""
+    cells = lambda c: f"{c['instructions']:,.0f}" + (
+        f" | {c['I1']:,.0f} | {c['D1']:,.0f}" if a.caches else "")
     for title, corpus in corpora:
-        peer = per_message("fts5", None, a.messages, corpus)
+        peer = per_message("fts5", None, a.messages, corpus, a.caches)
         lines += [f"Instructions per message, {a.messages:,} {title} "
-                  f"(`benches/ingest/instructions.py`); ratio: FTS5's count over ours.", "",
-                  "| system | instructions | ratio to FTS5 |", "|---|---:|---:|",
-                  f"| FTS5 | {peer:,.0f} | 1.00× |"]
+                  f"(`benches/ingest/instructions.py{' --caches' if a.caches else ''}`); "
+                  "ratio: FTS5's instructions over ours.", "",
+                  f"| system | instructions{misses} | ratio to FTS5 |",
+                  "|---|---:|---:|" + ("---:|---:|" if a.caches else ""),
+                  f"| FTS5 | {cells(peer)} | 1.00× |"]
         for spec in a.ext:
             name, path = spec.split("=", 1)
             for system in ("insert", "add"):
-                n = per_message(system, path, a.messages, corpus)
+                c = per_message(system, path, a.messages, corpus, a.caches)
                 label = "plain `INSERT`" if system == "insert" else "`mem_message_add`"
-                lines.append(f"| {name}: {label} | {n:,.0f} | {peer / n:.2f}× |")
+                lines.append(f"| {name}: {label} | {cells(c)} | "
+                             f"{peer['instructions'] / c['instructions']:.2f}× |")
         lines.append("")
     text = "\n".join(lines)
     print(text)
