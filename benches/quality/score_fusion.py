@@ -13,7 +13,9 @@ reported on flatters it.
 Then, in the second setting, how each list's scores are put on the 0–1 scale (`NORMS`): BM25
 divided by its best (the call's) or min-max over its list, its square root or square; cosine
 raw (the call's), divided by the dense list's best, min-max over that list, or squared. Each
-pair gets its best R@5 over the shares and its cross-validated R@5.
+pair gets its best R@5 over the shares and its cross-validated R@5. Before them, the band the
+raw cosines of a dense list sit in: the median question's first and last cosine, and its last
+divided by its first (where dividing by the best puts the list's end).
 
     score_fusion.py target/quality/realtalk.json [--ext dist/agentmem0] [--lists 20,30]
                     [--speaker-prefix]
@@ -67,6 +69,7 @@ def main():
     every = {a: [] for a in SHARES}
     # R@5 per normalisation, share and chat (for the folds), on the call's lists
     lists = {n: {a: [[] for _ in data] for a in SHARES} for n in NORMS}
+    band = []  # (first, last) cosine of each question's dense list
     for ci, conv_json in enumerate(data):
         conv = dialogue.Conversation(conv_json, args.speaker_prefix)
         engine = dialogue.Agentmem(conv, args.ext)
@@ -85,6 +88,7 @@ def main():
             every_bm25[list(bm25)] = [s / best for s in bm25.values()]
             listed = [k for k, _ in sorted(bm25.items(), key=lambda kv: -kv[1])[:n_bm25]]
             dense = np.argsort(-cos, kind="stable")[:n_dense].tolist()
+            band.append((cos[dense[0]], cos[dense[-1]]))
             keys = list(dict.fromkeys(listed + dense))
             for a in SHARES:
                 every[a].append(recall5((1 - a) * every_bm25 + a * scaled, all_keys, gold))
@@ -105,6 +109,9 @@ def main():
     print("|---:|---:|---:|")
     for a in SHARES:
         print("| %.1f | %.3f | %.3f |" % (a, np.mean(every[a]), mean(lists[CALLS][a])))
+    first, last = np.array(band).T
+    print("\nThe dense lists' raw cosines, median over the questions: first %.3f, last %.3f, "
+          "last / first %.3f." % (np.median(first), np.median(last), np.median(last / first)))
     half = len(data) // 2
     folds = (list(range(half)), list(range(half, len(data))))
     print("\n| BM25 scale | cosine scale | best R@5 (share) | cross-validated R@5 (shares chosen) |")
