@@ -237,10 +237,13 @@ bench-hybrid: deps-sqlite sqlite-release $(QUALITY_VENV)/.ready
 	  --out ../../target/quality/realtalk-hybrid.json
 	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python score_fusion.py ../../target/quality/realtalk.json \
 	  --speaker-prefix
+	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python turn_context.py ../../target/quality/realtalk.json \
+	  --speaker-prefix
 	@echo "Without the speakers' names in the turns:"
 	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python dialogue.py ../../target/quality/realtalk.json \
 	  --systems agentmem,dense,hybrid --out ../../target/quality/realtalk-hybrid-unnamed.json
 	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python score_fusion.py ../../target/quality/realtalk.json
+	@cd benches/quality && ../../$(QUALITY_VENV)/bin/python turn_context.py ../../target/quality/realtalk.json
 
 ## SQLite ingest, plain INSERT and mem_message_add against make bench's FTS5 peer, at 200k and
 ## 1M on the benches' code corpus and on chat turns (REALTALK=DIR, as for bench-hybrid)
