@@ -20,7 +20,7 @@ import numpy as np
 
 import dialogue
 from minilm import MiniLM
-from score_fusion import mean, recall5
+from score_fusion import cross_validated, mean, recall5
 
 BETAS = (0.0, 0.1, 0.2, 0.3, 0.5)
 DENSE_SHARE = 2 / 3  # mem_recall_hybrid's default weights: BM25 0.25, dense 0.5
@@ -75,18 +75,12 @@ def main():
                     keys = list(scores)
                     r5[w][b][ci].append(
                         recall5(np.array([scores[k] for k in keys]), keys, gold) if keys else 0.0)
-    half = len(data) // 2
-    folds = (list(range(half)), list(range(half, len(data))))
     print("| way | %s | cross-validated (lifts chosen) |" % " | ".join("lift %.1f" % b for b in BETAS))
     print("|---|%s---:|" % ("---:|" * len(BETAS)))
     for w in WAYS:
-        tested, picks = [], []
-        for train, test in (folds, folds[::-1]):
-            pick = max(BETAS, key=lambda b: mean(r5[w][b], train))
-            picks.append("%.1f" % pick)
-            tested += sum((r5[w][pick][i] for i in test), [])
+        tested, picks = cross_validated(r5[w])
         print("| %s | %s | %.3f (%s) |" % (
-            w, " | ".join("%.3f" % mean(r5[w][b]) for b in BETAS), np.mean(tested), ", ".join(picks)))
+            w, " | ".join("%.3f" % mean(r5[w][b]) for b in BETAS), tested, ", ".join(picks)))
 
 
 if __name__ == "__main__":
