@@ -23,6 +23,11 @@ pub trait Db: Send {
     fn in_process(&self) -> bool {
         false
     }
+
+    /// Readies the connection for a write of many rows; what that means is the database's.
+    fn expect_bulk(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Bytes as lower-case hex (vectors, in JSON output).

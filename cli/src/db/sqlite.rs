@@ -62,6 +62,16 @@ impl Db for Sqlite {
         true
     }
 
+    /// A page cache of 128 MiB instead of SQLite's 2 MiB: a large write reads the closure's
+    /// and the search index's pages again and again, each a `read()` once it left the cache.
+    /// Not from the start, because a page first read into a larger cache is new memory for
+    /// the process, which costs a short run more than it saves (docs/install.md).
+    fn expect_bulk(&mut self) -> Result<()> {
+        self.conn
+            .pragma_update(None, "cache_size", -131_072)
+            .map_err(|e| e.to_string())
+    }
+
     fn placeholder(&self, n: usize, ty: super::Type) -> String {
         match ty {
             super::Type::Int | super::Type::Bool => format!("CAST(?{n} AS INTEGER)"),

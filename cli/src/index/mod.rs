@@ -353,6 +353,8 @@ impl Run {
         );
         self.seen.insert(rel);
         if self.batch.full() {
+            // A pass that fills a batch is a large write.
+            db.expect_bulk()?;
             self.flush(db, resource)?;
         }
         Ok(())
