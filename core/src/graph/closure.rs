@@ -676,6 +676,70 @@ fn remove_through(
     Ok(())
 }
 
+/// Makes the stored rows of `ancestors` those of `paths` (each from one of them), writing
+/// only what differs: a row stored as found is left, a stored row not found goes, a path not
+/// stored is written. A rebuild after a large write finds most rows as they were, and
+/// reading a row costs a fraction of deleting and writing it again.
+pub(super) fn replace_paths(
+    conn: &mut dyn Conn,
+    keys: &mut Keys,
+    resource: &str,
+    ancestors: &[i64],
+    paths: Vec<Path>,
+) -> Result<()> {
+    let rows = batch::query_in(
+        conn,
+        &format!(
+            "SELECT {} FROM mem_graph_closure WHERE ancestor IN ({{keys}}) AND resource_id = ?1",
+            ROW_COLUMNS.join(", ")
+        ),
+        &[resource.into()],
+        &ancestors.iter().map(|a| Value::Int(*a)).collect::<Vec<_>>(),
+    )?;
+    // A malformed row is not compared but replaced with the rest (a rebuild repairs).
+    let Ok(stored) = decode_rows(rows) else {
+        delete_ancestors(conn, resource, ancestors.to_vec())?;
+        return put_paths(conn, keys, resource, paths);
+    };
+    let mut stored: BTreeMap<(i64, usize, i64), Stored> = stored
+        .into_iter()
+        .map(|s| ((s.first(), s.depth(), s.last()), s))
+        .collect();
+    keys.load_ids(conn, paths.iter().flat_map(|p| p.nodes.iter().map(String::as_str)))?;
+    let (mut new, mut changed) = (Vec::new(), Vec::new());
+    for p in paths {
+        let s = keys.stored(p)?;
+        match stored.remove(&(s.first(), s.depth(), s.last())) {
+            Some(old) if old == s => {}
+            Some(old) => {
+                changed.push(old);
+                new.push(s);
+            }
+            None => new.push(s),
+        }
+    }
+    changed.extend(stored.into_values());
+    delete_rows(conn, &changed)?;
+    put_all(conn, resource, &new)
+}
+
+/// Deletes every stored row from the nodes keyed `ancestors`.
+pub(super) fn delete_ancestors(conn: &mut dyn Conn, resource: &str, ancestors: Vec<i64>) -> Result<()> {
+    let ancestors: Vec<Value> = ancestors.into_iter().map(Value::Int).collect();
+    for chunk in batch::shaped(&ancestors, KEYS_PER_DELETE) {
+        let mut params = vec![Value::from(resource)];
+        params.extend_from_slice(chunk);
+        conn.execute(
+            &format!(
+                "DELETE FROM mem_graph_closure WHERE resource_id = ?1 AND ancestor IN ({})",
+                batch::values("#", chunk.len(), 2)
+            ),
+            &params,
+        )?;
+    }
+    Ok(())
+}
+
 /// [`put_all`] for paths of ids.
 pub(super) fn put_paths(conn: &mut dyn Conn, keys: &mut Keys, resource: &str, paths: Vec<Path>) -> Result<()> {
     keys.load_ids(conn, paths.iter().flat_map(|p| p.nodes.iter().map(String::as_str)))?;

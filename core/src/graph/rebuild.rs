@@ -11,7 +11,7 @@
 //! `depth - 1`, read before any of it is rewritten. Every other row stays.
 
 use super::bound::{self, Bound};
-use super::closure::{put_paths, KEYS_PER_DELETE, ROWS_PER_INSERT};
+use super::closure::{delete_ancestors, replace_paths, KEYS_PER_DELETE, ROWS_PER_INSERT};
 use super::keys::Keys;
 use super::path::Path;
 use super::walk::{walk, walk_over, Direction, EdgeFilter, Present};
@@ -34,20 +34,29 @@ pub(crate) fn rebuild(conn: &mut dyn Conn, resource: &str) -> Result<()> {
     let (_, hub_in_degree) = bound::settings(conn, resource)?;
     bound::recount(conn, resource, hub_in_degree)?;
     let b = Bound::of(conn, resource)?;
-    conn.execute(
-        "DELETE FROM mem_graph_closure WHERE resource_id = ?1",
-        &[resource.into()],
-    )?;
     let mut edges = Present::load(conn, resource)?;
     let keys = &mut Keys::default();
     keys.load_resource(conn, resource)?;
     let sources = edges.sources();
     put_walks(conn, keys, resource, &sources, |_, s| {
         walk_over(&mut edges, s, Direction::Out, b.depth, &b)
-    })
+    })?;
+    // The rows of nodes with no edge out now.
+    let walked: HashSet<i64> = sources.iter().filter_map(|s| keys.seq(s).ok()).collect();
+    let mut left = Vec::new();
+    for r in conn.query(
+        "SELECT DISTINCT ancestor FROM mem_graph_closure WHERE resource_id = ?1",
+        &[resource.into()],
+    )? {
+        if let Some(a) = Fields::new(r).int().filter(|a| !walked.contains(a)) {
+            left.push(a);
+        }
+    }
+    delete_ancestors(conn, resource, left)
 }
 
-/// Writes the rows `walk` finds from each of `starts`, many per statement.
+/// Makes the stored rows of each of `starts` those `walk` finds from it, many starts per
+/// statement, rewriting only the rows that differ ([`replace_paths`]).
 fn put_walks(
     conn: &mut dyn Conn,
     keys: &mut Keys,
@@ -55,15 +64,18 @@ fn put_walks(
     starts: &[String],
     mut walk: impl FnMut(&mut dyn Conn, &str) -> Result<BTreeMap<String, Path>>,
 ) -> Result<()> {
-    let mut pending: Vec<Path> = Vec::new();
+    keys.load_ids(conn, starts.iter().map(String::as_str))?;
+    let (mut from, mut pending): (Vec<i64>, Vec<Path>) = (Vec::new(), Vec::new());
     for s in starts {
         conn.check_interrupt()?;
+        from.extend(keys.seq(s).ok());
         pending.extend(walk(conn, s)?.into_values());
-        if pending.len() >= ROWS_PER_INSERT * 10 {
-            put_paths(conn, keys, resource, std::mem::take(&mut pending))?;
+        if pending.len() >= ROWS_PER_INSERT * 10 || from.len() >= KEYS_PER_DELETE {
+            let (from, pending) = (std::mem::take(&mut from), std::mem::take(&mut pending));
+            replace_paths(conn, keys, resource, &from, pending)?;
         }
     }
-    put_paths(conn, keys, resource, pending)
+    replace_paths(conn, keys, resource, &from, pending)
 }
 
 /// Rebuilds the closure of every resource with edges (a new closure layout).
@@ -180,18 +192,9 @@ pub(crate) fn around(conn: &mut dyn Conn, resource: &str, t: Touched) -> Result<
     if !more_than(conn, from, resource, redo.len() * WHOLE)? {
         return rebuild(conn, resource);
     }
-    let stale: Vec<Value> = stale.into_iter().map(Value::Int).collect();
-    for chunk in batch::shaped(&stale, KEYS_PER_DELETE) {
-        let mut params = vec![Value::from(resource)];
-        params.extend_from_slice(chunk);
-        conn.execute(
-            &format!(
-                "DELETE FROM mem_graph_closure WHERE resource_id = ?1 AND ancestor IN ({})",
-                batch::values("#", chunk.len(), 2)
-            ),
-            &params,
-        )?;
-    }
+    // The removed nodes' rows go; the others are rewritten where their walks differ.
+    let removed = stale.into_iter().filter(|a| keys.id(*a).is_err()).collect();
+    delete_ancestors(conn, resource, removed)?;
     put_walks(conn, keys, resource, &redo, |conn, s| {
         walk(conn, s, Direction::Out, b.depth, &EdgeFilter::present(), &b)
     })
