@@ -298,14 +298,14 @@ fn a_rebuild_repairs_rows_it_cannot_read() {
     let (first, last) = (seq(&mut c, 0), seq(&mut c, 3));
     c.execute(
         "UPDATE mem_graph_closure SET hops = x'ff' WHERE ancestor = ?1 AND descendant = ?2",
-        &[first.clone(), last],
+        &[first.clone(), last.clone()],
     )
     .unwrap();
-    let stray = seq(&mut c, 3);
+    // Node 3 has no edge out: a row from it is stray.
     c.execute(
         "INSERT INTO mem_graph_closure (ancestor, depth, descendant, resource_id, total_weight, hops) \
          VALUES (?1, 1, ?2, 'r', 1.0, x'01')",
-        &[stray, first],
+        &[last, first],
     )
     .unwrap();
     configure::configure(&mut c, "r", Some(r#"{"hub_in_degree":999}"#)).unwrap();

@@ -10,12 +10,20 @@ use serde_json::{json, Value as Json};
 /// once, not resolved elsewhere first and moved. A batch may grow as large as everything
 /// sent before it: a tree indexed from nothing then goes in a few calls, each of which
 /// builds the closure once instead of keeping it edge by edge.
+///
+/// The last call must be large too. A call much smaller than the graph keeps the closure
+/// edge by edge, and its files relink references of every file sent before (a removal walks
+/// again from each ancestor it reaches): the last 124 files of a 1,148-file tree, sent
+/// alone, took 13.6 of its 34.9 s. So a batch is not cut while the source still to come is
+/// less than half of what will have been sent: that rest joins it.
 pub(super) struct Batch {
     size: usize,
     files: Vec<Json>,
     bytes: usize,
     sent_files: usize,
     sent_bytes: usize,
+    /// Bytes of the files still to be taken, when the pass knows them (after its walk).
+    coming: Option<u64>,
 }
 
 /// Source bytes per call at most.
@@ -29,6 +37,19 @@ impl Batch {
             bytes: 0,
             sent_files: 0,
             sent_bytes: 0,
+            coming: None,
+        }
+    }
+
+    /// Tells the batch that files of `bytes` bytes in all are still to be taken.
+    pub(super) fn expect(&mut self, bytes: u64) {
+        self.coming = Some(bytes);
+    }
+
+    /// Takes `bytes` off the bytes still to come (a file taken, whether it is sent or not).
+    pub(super) fn taken(&mut self, bytes: u64) {
+        if let Some(c) = &mut self.coming {
+            *c = c.saturating_sub(bytes);
         }
     }
 
@@ -38,8 +59,13 @@ impl Batch {
     }
 
     pub(super) fn full(&self) -> bool {
-        self.files.len() >= self.size.max(self.sent_files)
-            || self.bytes >= BATCH_BYTES.max(self.sent_bytes)
+        let large = self.files.len() >= self.size.max(self.sent_files)
+            || self.bytes >= BATCH_BYTES.max(self.sent_bytes);
+        let sent = (self.sent_bytes + self.bytes) as u64;
+        large
+            && self
+                .coming
+                .is_none_or(|rest| rest.saturating_mul(2) >= sent)
     }
 
     /// Indexes the batch in one call; when the core refuses it, each file alone, so the one
@@ -78,5 +104,35 @@ impl Batch {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(bytes: usize) -> (Json, usize) {
+        (json!({"path": "f", "source": "x".repeat(bytes)}), bytes)
+    }
+
+    /// A batch is full at its size, or once the rest to come could go in a call as large.
+    #[test]
+    fn a_small_rest_joins_the_batch() {
+        let mut unknown = Batch::new(2);
+        let (f, b) = file(10);
+        unknown.push(f.clone(), b);
+        assert!(!unknown.full());
+        unknown.push(f, b);
+        assert!(unknown.full(), "no rest known: full at its size");
+        for (rest, full) in [(9, false), (10, true), (100, true)] {
+            let mut batch = Batch::new(2);
+            batch.expect(20 + rest);
+            for _ in 0..2 {
+                let (f, b) = file(10);
+                batch.taken(b as u64);
+                batch.push(f, b);
+            }
+            assert_eq!(batch.full(), full, "rest of {rest} bytes after 20");
+        }
     }
 }

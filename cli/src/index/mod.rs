@@ -246,6 +246,15 @@ fn pass(
             walk::stat_files(root, rels),
         ),
     };
+    run.batch.expect(
+        found
+            .iter()
+            .map(|f| match f {
+                Found::File { stat, .. } => stat.0,
+                _ => 0,
+            })
+            .sum(),
+    );
     for found in found {
         match found {
             Found::File { rel, path, stat } => run.file(db, resource, &held, rel, path, stat)?,
@@ -316,6 +325,7 @@ impl Run {
         path: PathBuf,
         stat: Stat,
     ) -> Result<()> {
+        self.batch.taken(stat.0);
         let t = &mut self.t;
         t.files += 1;
         if stat.0 > self.max_size {

@@ -23,7 +23,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// Rebuilds the closure of a resource from its edges and settings: the hubs are recounted,
 /// the present edges read once, then one bounded walk (in memory) per node with an outgoing
-/// edge, its rows written many per statement. A change of settings and repairs use it.
+/// edge, of whose rows only those that differ from the stored ones are written
+/// ([`put_walks`]); the rows of nodes with no edge out go. A change of settings and repairs
+/// use it.
 /// Memory: the resource's present edges. A caller that may not write the resource
 /// ([`access::may`]) rebuilds nothing: its view of the resource is empty, and the closure
 /// built from it would replace the one its owner sees.
