@@ -22,7 +22,7 @@ pub(super) struct Batch {
     bytes: usize,
     sent_files: usize,
     sent_bytes: usize,
-    /// Bytes of the files still to be taken, when the pass knows them (after its walk).
+    /// Bytes of the files still to be read, when the pass knows them (after its walk).
     coming: Option<u64>,
 }
 
@@ -41,12 +41,14 @@ impl Batch {
         }
     }
 
-    /// Tells the batch that files of `bytes` bytes in all are still to be taken.
+    /// Tells the batch that files of `bytes` bytes in all are still to be read: a warm pass
+    /// counts only the files whose stat changed, so that the unchanged ones, never sent, do
+    /// not make a small last batch look large.
     pub(super) fn expect(&mut self, bytes: u64) {
         self.coming = Some(bytes);
     }
 
-    /// Takes `bytes` off the bytes still to come (a file taken, whether it is sent or not).
+    /// Takes `bytes` off the bytes still to come (a file read, whether it is sent or not).
     pub(super) fn taken(&mut self, bytes: u64) {
         if let Some(c) = &mut self.coming {
             *c = c.saturating_sub(bytes);
@@ -115,7 +117,8 @@ mod tests {
         (json!({"path": "f", "source": "x".repeat(bytes)}), bytes)
     }
 
-    /// A batch is full at its size, or once the rest to come could go in a call as large.
+    /// A batch at its size is full unless the source still to come is less than half of
+    /// what will have been sent; with no rest known, it is full at its size.
     #[test]
     fn a_small_rest_joins_the_batch() {
         let mut unknown = Batch::new(2);

@@ -250,7 +250,7 @@ fn pass(
         found
             .iter()
             .map(|f| match f {
-                Found::File { stat, .. } => stat.0,
+                Found::File { rel, stat, .. } if run.reads(&held, rel, *stat) => stat.0,
                 _ => 0,
             })
             .sum(),
@@ -314,8 +314,14 @@ struct Run {
 }
 
 impl Run {
+    /// Whether the file `rel` at `stat` is read: it is not too large, nor held at that stat.
+    /// Only these count in the source still to come of a batch (see [`Batch::expect`]).
+    fn reads(&self, held: &Held, rel: &str, stat: Stat) -> bool {
+        stat.0 <= self.max_size && !held_at(held, rel, stat)
+    }
+
     /// Takes the file `rel` the walk found at `stat`: counted, and read into the batch when
-    /// it is not held at that stat.
+    /// [`Run::reads`] it.
     fn file(
         &mut self,
         db: &mut dyn Db,
@@ -325,7 +331,6 @@ impl Run {
         path: PathBuf,
         stat: Stat,
     ) -> Result<()> {
-        self.batch.taken(stat.0);
         let t = &mut self.t;
         t.files += 1;
         if stat.0 > self.max_size {
@@ -337,6 +342,7 @@ impl Run {
             self.seen.insert(rel);
             return Ok(());
         }
+        self.batch.taken(stat.0);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) => {
