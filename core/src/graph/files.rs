@@ -84,7 +84,7 @@ pub(crate) fn remove_file(conn: &mut dyn Conn, resource: &str, path: &str) -> Re
         0
     } else {
         let own = std::iter::once(file_id.clone()).collect();
-        refs::relink_others(conn, resource, &own, &[path], &names, &gone)?
+        refs::relink_others(conn, &mut refs::Defs::default(), resource, &own, &[path], &names, &gone)?
     };
     Ok(json!({"removed": held.len(), "relinked": relinked}).to_string())
 }

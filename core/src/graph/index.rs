@@ -275,8 +275,10 @@ fn refresh(
 fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<usize> {
     let mut wanted = Vec::with_capacity(written.len());
     let go = &mut gopkg::View::default();
+    // The nodes are all written: from here on the call writes references and edges only.
+    let defs = &mut refs::Defs::default();
     for w in written.iter_mut() {
-        refs::resolve(conn, go, resource, &w.path, &w.file_id, &mut w.rows)?;
+        refs::resolve(conn, go, defs, resource, &w.path, &w.file_id, &mut w.rows)?;
         refs::store(conn, resource, &w.file_id, &w.rows)?;
         let mut edges = refs::edges_of(&w.rows);
         edges.extend(w.defines.iter().cloned());
@@ -289,7 +291,7 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
     }
     let adding: usize = wanted.iter().map(Vec::len).sum();
     let bulk = load::goes_in_bulk(conn, resource, adding)?;
-    let write = |conn: &mut dyn Conn| -> Result<usize> {
+    let mut write = |conn: &mut dyn Conn| -> Result<usize> {
         let mut types = refs::REF_TYPES.to_vec();
         types.push("defines");
         for (w, edges) in written.iter().zip(&wanted) {
@@ -304,7 +306,7 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
             .filter(|w| w.new || gopkg::is_go_mod(&w.path))
             .map(|w| w.path.as_str())
             .collect();
-        refs::relink_others(conn, resource, &own, &paths, &names, &gone)
+        refs::relink_others(conn, defs, resource, &own, &paths, &names, &gone)
     };
     if bulk {
         load::bulk(conn, resource, write)

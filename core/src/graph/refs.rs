@@ -49,62 +49,75 @@ fn fitting(kind: &str) -> &'static [&'static str] {
     }
 }
 
-/// Every definition of some names in a resource that a reference may resolve to: (label,
-/// type) → [(id, file path)].
-struct Defs(HashMap<(String, String), Vec<(String, String)>>);
+/// The definitions a reference may resolve to, by name: (type, id, file path) of each
+/// symbol. Loaded name by name as references need them and kept: the caller holds one for a
+/// part of a call that writes references and edges but no nodes, so each name's symbols
+/// are read once however many files name it (`new` is thousands of symbols in a large tree).
+#[derive(Default)]
+pub(crate) struct Defs {
+    by_name: HashMap<String, Vec<(String, String, String)>>,
+    loaded: HashSet<String>,
+}
 
 impl Defs {
-    fn of<'a>(conn: &mut dyn Conn, resource: &str, names: impl Iterator<Item = &'a str>) -> Result<Defs> {
-        let names: BTreeSet<&str> = names.collect();
+    /// Reads the definitions of the `names` not read yet.
+    fn load<'a>(&mut self, conn: &mut dyn Conn, resource: &str, names: impl Iterator<Item = &'a str>) -> Result<()> {
+        let names: BTreeSet<&str> = names.filter(|n| !self.loaded.contains(*n)).collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        self.loaded.extend(names.iter().map(|n| (*n).to_owned()));
         let keys: Vec<Value> = names.into_iter().map(Value::from).collect();
-        let mut out: HashMap<(String, String), Vec<(String, String)>> = HashMap::new();
-        if !keys.is_empty() {
-            // The kinds are this module's constants, spelled into the statement so that the
-            // node key index (resource, type, label) answers it.
-            let kinds: Vec<String> = CALLABLE.iter().chain(TYPES).map(|k| format!("'{k}'")).collect();
-            let sql = format!(
-                "SELECT label, type, id, coalesce(file_path, '') FROM mem_graph_nodes \
-                 WHERE resource_id = ?1 AND type IN ({}) AND label IN ({{keys}}) AND source = 'ast'",
-                kinds.join(", ")
-            );
-            for r in query_in(conn, &sql, &[resource.into()], &keys)? {
-                let mut f = Fields::new(r);
-                if let (Some(l), Some(t), Some(id), Some(p)) = (f.text(), f.text(), f.text(), f.text()) {
-                    out.entry((l, t)).or_default().push((id, p));
-                }
+        // The kinds are this module's constants, spelled into the statement so that the
+        // node key index (resource, type, label) answers it.
+        let kinds: Vec<String> = CALLABLE.iter().chain(TYPES).map(|k| format!("'{k}'")).collect();
+        let sql = format!(
+            "SELECT label, type, id, coalesce(file_path, '') FROM mem_graph_nodes \
+             WHERE resource_id = ?1 AND type IN ({}) AND label IN ({{keys}}) AND source = 'ast'",
+            kinds.join(", ")
+        );
+        for r in query_in(conn, &sql, &[resource.into()], &keys)? {
+            let mut f = Fields::new(r);
+            if let (Some(l), Some(t), Some(id), Some(p)) = (f.text(), f.text(), f.text(), f.text()) {
+                self.by_name.entry(l).or_default().push((t, id, p));
             }
         }
-        Ok(Defs(out))
+        Ok(())
     }
 
     /// The node a name reference of the file at `path` (which imports the files `imported`)
     /// resolves to: the one fitting symbol in the file, else in the files it imports, else in
     /// the resource.
     fn resolve(&self, r: &RefRow, path: &str, imported: &HashSet<String>) -> Option<String> {
-        let fits: Vec<&(String, String)> = fitting(r.kind)
-            .iter()
-            .filter_map(|t| self.0.get(&(r.target.clone(), (*t).to_owned())))
+        let kinds = fitting(r.kind);
+        let fits: Vec<(&str, &str)> = self
+            .by_name
+            .get(&r.target)
+            .into_iter()
             .flatten()
+            .filter(|(t, ..)| kinds.contains(&t.as_str()))
+            .map(|(_, id, p)| (id.as_str(), p.as_str()))
             .collect();
-        let local: Vec<_> = fits.iter().filter(|(_, p)| p == path).collect();
-        let near: Vec<_> = fits.iter().filter(|(_, p)| imported.contains(p)).collect();
+        let local: Vec<_> = fits.iter().filter(|(_, p)| *p == path).collect();
+        let near: Vec<_> = fits.iter().filter(|(_, p)| imported.contains(*p)).collect();
         let to = match (local.as_slice(), near.as_slice(), fits.as_slice()) {
-            ([one], _, _) => Some(&one.0),
-            ([], [one], _) => Some(&one.0),
-            ([], [], [one]) => Some(&one.0),
+            ([one], _, _) => Some(one.0),
+            ([], [one], _) => Some(one.0),
+            ([], [], [one]) => Some(one.0),
             _ => None,
         };
-        to.filter(|t| **t != r.from_id).cloned()
+        to.filter(|t| *t != r.from_id).map(str::to_owned)
     }
 }
 
 /// Resolves every row of the file at `path`: imports first (a call looks in the files they
 /// name first), then names. A Go import names a package: it resolves to each of its files, as
 /// many rows as files (see [`super::gopkg`]), read through `go`, the view of the resource's
-/// packages the caller keeps for its whole batch.
+/// packages the caller keeps for its whole batch; names through `defs`, kept as long.
 pub(crate) fn resolve(
     conn: &mut dyn Conn,
     go: &mut gopkg::View,
+    defs: &mut Defs,
     resource: &str,
     path: &str,
     file_id: &str,
@@ -115,7 +128,7 @@ pub(crate) fn resolve(
     } else {
         files(conn, resource, file_id, rows)?
     };
-    let defs = Defs::of(conn, resource, rows.iter().filter(|r| r.kind != "imports").map(|r| r.target.as_str()))?;
+    defs.load(conn, resource, rows.iter().filter(|r| r.kind != "imports").map(|r| r.target.as_str()))?;
     for r in rows.iter_mut().filter(|r| r.kind != "imports") {
         r.to_id = defs.resolve(r, path, &imported);
     }
@@ -315,9 +328,11 @@ pub(crate) fn sync_edges(
 /// one of their nodes that went (`gone`), or to the path of a file that came or went — are
 /// resolved again. Only those rows are read, with the definitions of their names and the
 /// imports of their files; a file whose import may now name another file is resolved whole
-/// (its calls look there first). Returns how many files changed.
+/// (its calls look there first). Returns how many files changed. `defs` may hold names read
+/// since the files were written, and is kept for the rest of the call.
 pub(crate) fn relink_others(
     conn: &mut dyn Conn,
+    defs: &mut Defs,
     resource: &str,
     own: &HashSet<String>,
     paths: &[&str],
@@ -350,7 +365,7 @@ pub(crate) fn relink_others(
     let whole: BTreeSet<String> = rows.iter().filter(|(.., r)| r.kind == "imports").map(|(_, f, _)| f.clone()).collect();
     let mut changed = 0;
     for f in &whole {
-        changed += usize::from(relink(conn, go, resource, f)?);
+        changed += usize::from(relink(conn, go, defs, resource, f)?);
     }
     rows.retain(|(_, f, _)| !whole.contains(f));
     if rows.is_empty() {
@@ -380,7 +395,7 @@ pub(crate) fn relink_others(
             imported.entry(id).or_default().insert(p);
         }
     }
-    let defs = Defs::of(conn, resource, rows.iter().map(|(.., r)| r.target.as_str()))?;
+    defs.load(conn, resource, rows.iter().map(|(.., r)| r.target.as_str()))?;
     let none = HashSet::new();
     // The nodes whose edges change, by file.
     let mut moved: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -407,7 +422,7 @@ pub(crate) fn relink_others(
 
 /// Resolves a file's stored references again; where one now names another node, its row and
 /// the file's edges follow. `false` when nothing changed.
-fn relink(conn: &mut dyn Conn, go: &mut gopkg::View, resource: &str, file_id: &str) -> Result<bool> {
+fn relink(conn: &mut dyn Conn, go: &mut gopkg::View, defs: &mut Defs, resource: &str, file_id: &str) -> Result<bool> {
     let Some(path) = conn
         .query_value(
             "SELECT file_path FROM mem_graph_nodes WHERE id = ?1 AND resource_id = ?2",
@@ -421,7 +436,7 @@ fn relink(conn: &mut dyn Conn, go: &mut gopkg::View, resource: &str, file_id: &s
     let seqs: Vec<i64> = stored.iter().map(|(seq, ..)| *seq).collect();
     let before: Vec<RefRow> = stored.into_iter().map(|(.., r)| r).collect();
     let mut rows = before.clone();
-    resolve(conn, go, resource, &path, file_id, &mut rows)?;
+    resolve(conn, go, defs, resource, &path, file_id, &mut rows)?;
     if rows == before {
         return Ok(false);
     }
