@@ -40,34 +40,58 @@ fn kind_named(kind: &str) -> Option<&'static str> {
     REF_TYPES.iter().copied().find(|k| *k == kind)
 }
 
-/// The kinds of symbol a reference of `kind` may name.
-fn fitting(kind: &str) -> &'static [&'static str] {
-    if kind == "calls" {
-        CALLABLE
-    } else {
-        TYPES
+/// The definitions a reference may resolve to, by name. Loaded name by name as references
+/// need them and kept: the caller holds one for a part of a call that writes references and
+/// edges but no nodes, so each name's symbols are read once however many files name it
+/// (`new` is thousands of symbols in a large tree), and kept by path, so a reference
+/// resolves in the time of its file's imports, not of the name's symbols.
+#[derive(Default)]
+pub(crate) struct Defs {
+    /// A name read holds its callables and its types, both empty when it names nothing.
+    by_name: HashMap<String, [Fits; 2]>,
+}
+
+/// The symbols of one name that a kind of reference may name.
+#[derive(Default)]
+struct Fits {
+    count: usize,
+    /// Their ids by the path of their file.
+    by_path: HashMap<String, Vec<String>>,
+}
+
+impl Fits {
+    /// The one symbol in the file at `path`, else in the files it imports, else anywhere.
+    fn one(&self, path: &str, imported: &HashSet<String>) -> Option<&str> {
+        if let Some(local) = self.by_path.get(path) {
+            return match local.as_slice() {
+                [one] => Some(one.as_str()),
+                _ => None,
+            };
+        }
+        let mut near = imported.iter().filter_map(|p| self.by_path.get(p)).flatten();
+        match (near.next(), near.next()) {
+            (Some(one), None) => Some(one.as_str()),
+            (Some(_), Some(_)) => None,
+            _ if self.count == 1 => self.by_path.values().flatten().next().map(String::as_str),
+            _ => None,
+        }
     }
 }
 
-/// The definitions a reference may resolve to, by name: (type, id, file path) of each
-/// symbol. Loaded name by name as references need them and kept: the caller holds one for a
-/// part of a call that writes references and edges but no nodes, so each name's symbols
-/// are read once however many files name it (`new` is thousands of symbols in a large tree).
-#[derive(Default)]
-pub(crate) struct Defs {
-    by_name: HashMap<String, Vec<(String, String, String)>>,
-    loaded: HashSet<String>,
+/// Which of a name's [`Fits`] a reference of `kind` looks in.
+fn class(kind: &str) -> usize {
+    usize::from(kind != "calls")
 }
 
 impl Defs {
     /// Reads the definitions of the `names` not read yet.
     fn load<'a>(&mut self, conn: &mut dyn Conn, resource: &str, names: impl Iterator<Item = &'a str>) -> Result<()> {
-        let names: BTreeSet<&str> = names.filter(|n| !self.loaded.contains(*n)).collect();
+        let names: BTreeSet<&str> = names.filter(|n| !self.by_name.contains_key(*n)).collect();
         if names.is_empty() {
             return Ok(());
         }
-        self.loaded.extend(names.iter().map(|n| (*n).to_owned()));
-        let keys: Vec<Value> = names.into_iter().map(Value::from).collect();
+        let keys: Vec<Value> = names.iter().map(|n| Value::from(*n)).collect();
+        self.by_name.extend(names.into_iter().map(|n| (n.to_owned(), Default::default())));
         // The kinds are this module's constants, spelled into the statement so that the
         // node key index (resource, type, label) answers it.
         let kinds: Vec<String> = CALLABLE.iter().chain(TYPES).map(|k| format!("'{k}'")).collect();
@@ -79,7 +103,9 @@ impl Defs {
         for r in query_in(conn, &sql, &[resource.into()], &keys)? {
             let mut f = Fields::new(r);
             if let (Some(l), Some(t), Some(id), Some(p)) = (f.text(), f.text(), f.text(), f.text()) {
-                self.by_name.entry(l).or_default().push((t, id, p));
+                let fits = &mut self.by_name.entry(l).or_default()[usize::from(TYPES.contains(&t.as_str()))];
+                fits.count += 1;
+                fits.by_path.entry(p).or_default().push(id);
             }
         }
         Ok(())
@@ -89,24 +115,8 @@ impl Defs {
     /// resolves to: the one fitting symbol in the file, else in the files it imports, else in
     /// the resource.
     fn resolve(&self, r: &RefRow, path: &str, imported: &HashSet<String>) -> Option<String> {
-        let kinds = fitting(r.kind);
-        let fits: Vec<(&str, &str)> = self
-            .by_name
-            .get(&r.target)
-            .into_iter()
-            .flatten()
-            .filter(|(t, ..)| kinds.contains(&t.as_str()))
-            .map(|(_, id, p)| (id.as_str(), p.as_str()))
-            .collect();
-        let local: Vec<_> = fits.iter().filter(|(_, p)| *p == path).collect();
-        let near: Vec<_> = fits.iter().filter(|(_, p)| imported.contains(*p)).collect();
-        let to = match (local.as_slice(), near.as_slice(), fits.as_slice()) {
-            ([one], _, _) => Some(one.0),
-            ([], [one], _) => Some(one.0),
-            ([], [], [one]) => Some(one.0),
-            _ => None,
-        };
-        to.filter(|t| *t != r.from_id).map(str::to_owned)
+        let fits = &self.by_name.get(&r.target)?[class(r.kind)];
+        fits.one(path, imported).filter(|t| *t != r.from_id).map(str::to_owned)
     }
 }
 
