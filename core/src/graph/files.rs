@@ -43,17 +43,6 @@ pub(crate) fn nodes_of(conn: &mut dyn Conn, resource: &str, path: &str) -> Resul
         .collect())
 }
 
-/// The names a symbol of these kinds can be referred to by, with how often each is defined.
-pub(crate) fn names<'a>(nodes: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, usize)> {
-    let mut out: std::collections::BTreeMap<String, usize> = Default::default();
-    for (label, ty) in nodes {
-        if refs::CALLABLE.contains(&ty) || refs::TYPES.contains(&ty) {
-            *out.entry(label.to_owned()).or_default() += 1;
-        }
-    }
-    out.into_iter().collect()
-}
-
 /// `graph_remove_file(resource_id, path)` → JSON `{removed, relinked}`: the file's node, its
 /// symbols (their edges and closure rows with them), its references and chunks are deleted;
 /// the references of other files into it are resolved again (`relinked` files changed).
@@ -76,15 +65,13 @@ pub(crate) fn remove_file(conn: &mut dyn Conn, resource: &str, path: &str) -> Re
         )?;
     }
     let gone: Vec<String> = held.iter().map(|n| n.0.clone()).collect();
-    let names: Vec<String> = names(held.iter().map(|(_, l, t)| (l.as_str(), t.as_str())))
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
+    let mut gained = refs::Gained::default();
+    gained.add(held.iter().map(|(_, l, t)| (l.as_str(), t.as_str())), std::iter::empty());
     let relinked = if held.is_empty() {
         0
     } else {
         let own = std::iter::once(file_id.clone()).collect();
-        refs::relink_others(conn, &mut refs::Defs::default(), resource, &own, &[path], &names, &gone)?
+        refs::relink_others(conn, &mut refs::Defs::default(), resource, &own, &[path], &gained, &gone)?
     };
     Ok(json!({"removed": held.len(), "relinked": relinked}).to_string())
 }

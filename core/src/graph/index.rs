@@ -157,9 +157,9 @@ struct Written {
     defines: Vec<(String, String, &'static str)>,
     from_ids: Vec<String>,
     edges: BTreeMap<&'static str, usize>,
-    /// What other files' references may now resolve differently: names whose count changed,
-    /// nodes that went, and its path when the file is new.
-    names: Vec<String>,
+    /// What other files' references may now resolve differently: the symbols it gained and
+    /// lost by name, nodes that went, and its path when the file is new.
+    gained: refs::Gained,
     gone: Vec<String>,
     new: bool,
 }
@@ -221,8 +221,11 @@ fn write(conn: &mut dyn Conn, resource: &str, f: FileIn) -> Result<Option<Writte
         .enumerate()
         .map(|(i, s)| (s.parent.map_or(&file_id, |p| &sym_ids[p]).clone(), sym_ids[i].clone(), "defines"))
         .collect();
-    let before = files::names(old.iter().map(|(_, l, t)| (l.as_str(), t.as_str())));
-    let after = files::names(out.symbols.iter().map(|s| (s.name.as_str(), s.kind)));
+    let mut gained = refs::Gained::default();
+    gained.add(
+        old.iter().map(|(_, l, t)| (l.as_str(), t.as_str())),
+        out.symbols.iter().map(|s| (s.name.as_str(), s.kind)),
+    );
     let mut from_ids = sym_ids.clone();
     from_ids.push(file_id.clone());
     Ok(Some(Written {
@@ -236,7 +239,7 @@ fn write(conn: &mut dyn Conn, resource: &str, f: FileIn) -> Result<Option<Writte
         defines,
         from_ids,
         edges: BTreeMap::new(),
-        names: symmetric_difference(&before, &after),
+        gained,
         gone,
         new: old.is_empty(),
     }))
@@ -298,7 +301,10 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
             refs::sync_edges(conn, &w.from_ids, &types, edges)?;
         }
         let own: HashSet<String> = written.iter().map(|w| w.file_id.clone()).collect();
-        let names: Vec<String> = written.iter().flat_map(|w| w.names.iter().cloned()).collect();
+        let mut gained = refs::Gained::default();
+        for w in written.iter() {
+            gained.merge(&w.gained);
+        }
         let gone: Vec<String> = written.iter().flat_map(|w| w.gone.iter().cloned()).collect();
         // A go.mod that changed may map every Go import elsewhere.
         let paths: Vec<&str> = written
@@ -306,7 +312,7 @@ fn link(conn: &mut dyn Conn, resource: &str, written: &mut [Written]) -> Result<
             .filter(|w| w.new || gopkg::is_go_mod(&w.path))
             .map(|w| w.path.as_str())
             .collect();
-        refs::relink_others(conn, defs, resource, &own, &paths, &names, &gone)
+        refs::relink_others(conn, defs, resource, &own, &paths, &gained, &gone)
     };
     if bulk {
         load::bulk(conn, resource, write)
@@ -323,21 +329,6 @@ fn write_chunks(conn: &mut dyn Conn, resource: &str, written: &[Written]) -> Res
         chunks::sync(conn, resource, &w.file_id, &w.path, &w.chunks)?;
     }
     Ok(())
-}
-
-/// The names whose count differs between two sorted (name, count) lists.
-fn symmetric_difference(a: &[(String, usize)], b: &[(String, usize)]) -> Vec<String> {
-    let a: HashMap<&str, usize> = a.iter().map(|(n, c)| (n.as_str(), *c)).collect();
-    let b: HashMap<&str, usize> = b.iter().map(|(n, c)| (n.as_str(), *c)).collect();
-    let mut out: Vec<String> = a
-        .keys()
-        .chain(b.keys())
-        .filter(|n| a.get(*n) != b.get(*n))
-        .map(|n| (*n).to_owned())
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// The file's references as rows: one per name, one per candidate path of an import (an

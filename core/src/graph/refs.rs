@@ -40,6 +40,50 @@ fn kind_named(kind: &str) -> Option<&'static str> {
     REF_TYPES.iter().copied().find(|k| *k == kind)
 }
 
+/// How many symbols of each name some files gained (below zero: lost), callables and types
+/// apart, for every name whose count changed in one of them (in a batch, one file may lose
+/// what another gains): what tells which references of other files may now resolve
+/// differently.
+#[derive(Default)]
+pub(crate) struct Gained(BTreeMap<String, [i64; 2]>);
+
+impl Gained {
+    /// Adds a file's change: the symbols it held and those it holds, as (label, type).
+    pub(crate) fn add<'a>(
+        &mut self,
+        before: impl Iterator<Item = (&'a str, &'a str)>,
+        after: impl Iterator<Item = (&'a str, &'a str)>,
+    ) {
+        let mut file: BTreeMap<&str, [i64; 2]> = BTreeMap::new();
+        for ((label, ty), by) in before.map(|n| (n, -1)).chain(after.map(|n| (n, 1))) {
+            if let Some(k) = class_of(ty) {
+                file.entry(label).or_default()[k] += by;
+            }
+        }
+        for (label, g) in file.into_iter().filter(|(_, g)| *g != [0, 0]) {
+            self.count(label, g);
+        }
+    }
+
+    /// Adds what other files gained.
+    pub(crate) fn merge(&mut self, other: &Gained) {
+        for (label, g) in &other.0 {
+            self.count(label, *g);
+        }
+    }
+
+    fn count(&mut self, label: &str, [a, b]: [i64; 2]) {
+        let e = self.0.entry(label.to_owned()).or_default();
+        e[0] += a;
+        e[1] += b;
+    }
+
+    /// The names.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+}
+
 /// The definitions a reference may resolve to, by name. Loaded name by name as references
 /// need them and kept: the caller holds one for a part of a call that writes references and
 /// edges but no nodes, so each name's symbols are read once however many files name it
@@ -83,6 +127,15 @@ fn class(kind: &str) -> usize {
     usize::from(kind != "calls")
 }
 
+/// Which of a name's [`Fits`] a symbol of type `ty` is in, if any.
+fn class_of(ty: &str) -> Option<usize> {
+    if CALLABLE.contains(&ty) {
+        Some(0)
+    } else {
+        TYPES.contains(&ty).then_some(1)
+    }
+}
+
 impl Defs {
     /// Reads the definitions of the `names` not read yet.
     fn load<'a>(&mut self, conn: &mut dyn Conn, resource: &str, names: impl Iterator<Item = &'a str>) -> Result<()> {
@@ -103,12 +156,28 @@ impl Defs {
         for r in query_in(conn, &sql, &[resource.into()], &keys)? {
             let mut f = Fields::new(r);
             if let (Some(l), Some(t), Some(id), Some(p)) = (f.text(), f.text(), f.text(), f.text()) {
-                let fits = &mut self.by_name.entry(l).or_default()[usize::from(TYPES.contains(&t.as_str()))];
-                fits.count += 1;
-                fits.by_path.entry(p).or_default().push(id);
+                if let Some(k) = class_of(&t) {
+                    let fits = &mut self.by_name.entry(l).or_default()[k];
+                    fits.count += 1;
+                    fits.by_path.entry(p).or_default().push(id);
+                }
             }
         }
         Ok(())
+    }
+
+    /// Whether no reference to `name` can resolve differently since the files that changed
+    /// it gained `gained`, unless its file imports one of them: for each kind of reference,
+    /// the name has no symbol before or after, or two or more before and after. A reference
+    /// resolves to a symbol in its own file (unchanged), else in the files it imports, else to
+    /// the only one in the resource, which there is neither before nor after. Needs the
+    /// name's definitions read.
+    fn settled(&self, name: &str, gained: [i64; 2]) -> bool {
+        let Some(fits) = self.by_name.get(name) else { return false };
+        fits.iter().zip(gained).all(|(f, g)| {
+            let (after, before) = (f.count as i64, f.count as i64 - g);
+            (before == 0 && after == 0) || (before >= 2 && after >= 2)
+        })
     }
 
     /// The node a name reference of the file at `path` (which imports the files `imported`)
@@ -334,11 +403,13 @@ pub(crate) fn sync_edges(
 }
 
 /// After some files (`own`) changed or went: the references of the other files of the
-/// resource that may now resolve differently — to a name they gained or lost (`names`), to
+/// resource that may now resolve differently — to a name they gained or lost (`gained`), to
 /// one of their nodes that went (`gone`), or to the path of a file that came or went — are
 /// resolved again. Only those rows are read, with the definitions of their names and the
 /// imports of their files; a file whose import may now name another file is resolved whole
-/// (its calls look there first). Returns how many files changed. `defs` may hold names read
+/// (its calls look there first). A name [`Defs::settled`] is looked up only in the files
+/// that import one of `own`: adding a `new` to a file moves none of the thousands of
+/// references to `new` elsewhere. Returns how many files changed. `defs` may hold names read
 /// since the files were written, and is kept for the rest of the call.
 pub(crate) fn relink_others(
     conn: &mut dyn Conn,
@@ -346,10 +417,12 @@ pub(crate) fn relink_others(
     resource: &str,
     own: &HashSet<String>,
     paths: &[&str],
-    names: &[String],
+    gained: &Gained,
     gone: &[String],
 ) -> Result<usize> {
-    let mut targets: Vec<Value> = names.iter().map(|n| Value::from(n.as_str())).collect();
+    defs.load(conn, resource, gained.names())?;
+    let (settled, moving): (Vec<_>, Vec<_>) = gained.0.iter().partition(|(n, g)| defs.settled(n, **g));
+    let mut targets: Vec<Value> = moving.iter().map(|(n, _)| Value::from(n.as_str())).collect();
     targets.extend(paths.iter().map(|p| Value::from(*p)));
     // A Go file that came or went changes its folder's package; a go.mod, every package.
     let go = &mut gopkg::View::default();
@@ -369,6 +442,13 @@ pub(crate) fn relink_others(
     }
     let gone: Vec<Value> = gone.iter().map(|g| Value::from(g.as_str())).collect();
     rows.extend(load(conn, &format!("{ROW} WHERE to_id IN ({{keys}})"), &[], &gone)?);
+    if !settled.is_empty() {
+        let settled: Vec<Value> = settled.iter().map(|(n, _)| Value::from(n.as_str())).collect();
+        for file in importers(conn, resource, own)? {
+            let sql = format!("{ROW} WHERE file_id = ?1 AND target IN ({{keys}})");
+            rows.extend(load(conn, &sql, &[file.into()], &settled)?);
+        }
+    }
     rows.retain(|(_, f, _)| !own.contains(f));
     rows.sort_by_key(|(seq, ..)| *seq);
     rows.dedup_by_key(|(seq, ..)| *seq);
@@ -428,6 +508,17 @@ pub(crate) fn relink_others(
         sync_edges(conn, &from, REF_TYPES, &edges_of(&rows))?;
     }
     Ok(changed + moved.len())
+}
+
+/// The files, other than `own`, whose imports resolve to one of `own`.
+fn importers(conn: &mut dyn Conn, resource: &str, own: &HashSet<String>) -> Result<BTreeSet<String>> {
+    let keys: Vec<Value> = own.iter().map(|f| Value::from(f.as_str())).collect();
+    let sql = "SELECT file_id FROM mem_graph_refs WHERE kind = 'imports' AND to_id IN ({keys}) AND resource_id = ?1";
+    Ok(query_in(conn, sql, &[resource.into()], &keys)?
+        .into_iter()
+        .filter_map(|r| Fields::new(r).text())
+        .filter(|f| !own.contains(f))
+        .collect())
 }
 
 /// Resolves a file's stored references again; where one now names another node, its row and
