@@ -78,7 +78,7 @@ impl Gained {
         e[1] += b;
     }
 
-    /// The names.
+    /// The names whose count changed in one of the files.
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.0.keys().map(String::as_str)
     }
@@ -168,7 +168,7 @@ impl Defs {
 
     /// Whether no reference to `name` can resolve differently since the files that changed
     /// it gained `gained`, unless its file imports one of them: for each kind of reference,
-    /// the name has no symbol before or after, or two or more before and after. A reference
+    /// the name has no symbol before and after, or two or more before and after. A reference
     /// resolves to a symbol in its own file (unchanged), else in the files it imports, else to
     /// the only one in the resource, which there is neither before nor after. Needs the
     /// name's definitions read.
